@@ -1,0 +1,27 @@
+"""The papers' own methods. Agents register themselves with :mod:`papergym.agents.base`."""
+
+from papergym.agents.base import (
+    Agent,
+    AgentInfo,
+    BatchedAgent,
+    PerRunFromBatched,
+    UnknownAgentError,
+    get_agent_info,
+    list_agents,
+    make_agent,
+    make_batched_agent,
+    register_agent,
+)
+
+__all__ = [
+    "Agent",
+    "AgentInfo",
+    "BatchedAgent",
+    "PerRunFromBatched",
+    "UnknownAgentError",
+    "get_agent_info",
+    "list_agents",
+    "make_agent",
+    "make_batched_agent",
+    "register_agent",
+]

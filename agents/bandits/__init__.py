@@ -1,0 +1,1 @@
+"""Bandit agents of the papers (importing this package registers them)."""

@@ -1,0 +1,257 @@
+"""Agent protocols and the agent registry.
+
+An :class:`Agent` plays one run; a :class:`BatchedAgent` plays ``n_envs`` independent runs at once
+over a leading batch axis (used by the runner with an env's native vector entry point). A batched
+agent must give, for every run, exactly what the per-run agent gives with the same seed: batching is
+a speed-up, never a change of algorithm. Agents draw randomness only from generators built from the
+seed they are given (see :class:`papergym.envs.spec.UniformStream`).
+
+Registry::
+
+    register_agent("mdbe", factory, envs=["NonStatLipschitz-v0"], role="paper",
+                   batched_factory=BatchedMDBE)
+    agent = make_agent("mdbe", problem, seed=agent_seed(0), c0=0.4)
+    list_agents("NonStatLipschitz-v0")           # -> [AgentInfo(...), ...]
+
+Roles: ``paper`` (the paper's method), ``baseline`` (what the paper compares with) and ``oracle``
+(privileged reference lines: the factory also receives ``oracle=`` -- one per run, or a list for the
+batched factory -- and the result is drawn as a reference and never ranked).
+
+Diagnostics (optional): an agent may define ``diagnostics() -> dict``; the runner stores it with the
+run. Per-run agents return scalars or lists (e.g. ``{"restarts": 3, "restart_times": [...]}``);
+batched agents return, for each key, a sequence with one entry per run. ``restarts`` is the
+conventional key for the number of restarts / detected changes and is shown in comparison tables.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "Agent",
+    "BatchedAgent",
+    "AgentInfo",
+    "register_agent",
+    "make_agent",
+    "make_batched_agent",
+    "list_agents",
+    "get_agent_info",
+    "UnknownAgentError",
+    "ROLES",
+    "PerRunFromBatched",
+]
+
+Role = Literal["paper", "baseline", "oracle"]
+ROLES: tuple[str, ...] = ("paper", "baseline", "oracle")
+
+# packages whose import registers agents; loaded lazily by the registry functions
+_AGENT_PACKAGES = ("papergym.agents.bandits", "papergym.baselines.bandits")
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """One run. ``__init__(problem, *, seed=None, **hyperparameters)``."""
+
+    def act(self, observation: Any) -> Any:
+        """Action for the next round."""
+
+    def update(self, action: Any, reward: float, observation: Any) -> None:
+        """Feedback after ``env.step(action)`` returned ``(observation, reward, ...)``."""
+
+
+@runtime_checkable
+class BatchedAgent(Protocol):
+    """``n_envs`` independent runs. ``__init__(problem, *, seeds, **hyperparameters)``.
+
+    ``act(observations)`` takes the ``(n_envs, ...)`` observations and returns ``(n_envs, ...)``
+    actions; ``update(actions, rewards, observations)`` takes ``(n_envs,)`` rewards.
+    """
+
+    n_envs: int
+
+    def act(self, observations: np.ndarray) -> np.ndarray: ...
+
+    def update(self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray) -> None: ...
+
+
+class UnknownAgentError(KeyError):
+    """An agent name that is not registered (for the env asked)."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    name: str
+    factory: Callable[..., Any]
+    envs: tuple[str, ...]
+    role: str
+    batched_factory: Callable[..., Any] | None = None
+    description: str = ""
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def code_hash(self) -> str:
+        """Hash of the source files of the factories (part of every cell key)."""
+        return _code_hash(self.factory, self.batched_factory)
+
+
+_REGISTRY: dict[str, AgentInfo] = {}
+
+
+def _module_file_bytes(obj: Any) -> bytes:
+    mod = sys.modules.get(getattr(obj, "__module__", ""), None)
+    try:
+        path = inspect.getsourcefile(mod) if mod is not None else None
+        if path:
+            with open(path, "rb") as fh:
+                return fh.read()
+    except (TypeError, OSError):
+        pass
+    return repr(obj).encode()
+
+
+def _code_hash(*objs: Any) -> str:
+    h = hashlib.sha256()
+    for o in objs:
+        if o is not None:
+            h.update(_module_file_bytes(o))
+    return h.hexdigest()[:16]
+
+
+def register_agent(
+    name: str,
+    factory: Callable[..., Any],
+    envs: Iterable[str],
+    role: Role = "baseline",
+    *,
+    batched_factory: Callable[..., Any] | None = None,
+    description: str = "",
+    defaults: dict[str, Any] | None = None,
+) -> None:
+    """Register an agent under a kebab-case ``name`` for the env ids in ``envs``.
+
+    ``factory(problem, *, seed=None, **hp)`` builds an :class:`Agent`; the optional
+    ``batched_factory(problem, *, seeds, **hp)`` a :class:`BatchedAgent`. Oracle-role factories also
+    take ``oracle=`` (batched: ``oracles=``, a list). ``defaults`` documents the hyperparameters and
+    their default values (shown by ``papergym list``).
+    """
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+    if not name or name != name.lower() or "_" in name or " " in name:
+        raise ValueError(f"agent names are kebab-case, got {name!r}")
+    _REGISTRY[name] = AgentInfo(
+        name=name,
+        factory=factory,
+        envs=tuple(envs),
+        role=role,
+        batched_factory=batched_factory,
+        description=description,
+        defaults=dict(defaults or {}),
+    )
+
+
+def _load_all() -> None:
+    for pkg in _AGENT_PACKAGES:
+        try:
+            importlib.import_module(pkg)
+        except ModuleNotFoundError as exc:  # an optional domain whose extra is not installed
+            if exc.name and exc.name.startswith("papergym"):
+                raise
+
+
+def list_agents(env_id: str | None = None, role: str | None = None) -> list[AgentInfo]:
+    """Registered agents (for ``env_id`` if given; ``role`` filters), papers first, then by name."""
+    _load_all()
+    out = [a for a in _REGISTRY.values() if (env_id is None or _env_matches(env_id, a.envs))]
+    if role is not None:
+        out = [a for a in out if a.role == role]
+    order = {r: i for i, r in enumerate(ROLES)}
+    return sorted(out, key=lambda a: (order[a.role], a.name))
+
+
+def _env_matches(env_id: str, envs: Sequence[str]) -> bool:
+    base = env_id.split(":")[-1]
+    return base in envs
+
+
+def get_agent_info(name: str, env_id: str | None = None) -> AgentInfo:
+    """The registry entry of ``name``; a clear error listing the valid names otherwise."""
+    _load_all()
+    info = _REGISTRY.get(name)
+    valid = [a.name for a in list_agents(env_id)]
+    if info is None or (env_id is not None and not _env_matches(env_id, info.envs)):
+        where = f" for {env_id}" if env_id else ""
+        raise UnknownAgentError(f"unknown agent {name!r}{where}; valid agents: {', '.join(valid)}")
+    return info
+
+
+def make_agent(name: str, problem: Any, *, seed: Any = None, oracle: Any = None, **hyperparameters: Any) -> Any:
+    """Build the per-run agent ``name`` for ``problem`` (a :class:`~papergym.envs.spec.ProblemSpec`)."""
+    info = get_agent_info(name, getattr(problem, "env_id", None))
+    kwargs = dict(hyperparameters)
+    if info.role == "oracle":
+        if oracle is None:
+            raise ValueError(f"agent {name!r} has role 'oracle' and needs oracle=env.unwrapped.oracle")
+        kwargs["oracle"] = oracle
+    return info.factory(problem, seed=seed, **kwargs)
+
+
+def make_batched_agent(
+    name: str, problem: Any, *, seeds: Sequence[Any], oracles: Sequence[Any] | None = None, **hyperparameters: Any
+) -> Any | None:
+    """Build the batched agent ``name`` over ``seeds``, or ``None`` if it has no batched version."""
+    info = get_agent_info(name, getattr(problem, "env_id", None))
+    if info.batched_factory is None:
+        return None
+    kwargs = dict(hyperparameters)
+    if info.role == "oracle":
+        if oracles is None:
+            raise ValueError(f"agent {name!r} has role 'oracle' and needs oracles=[...] (one per run)")
+        kwargs["oracles"] = list(oracles)
+    return info.batched_factory(problem, seeds=list(seeds), **kwargs)
+
+
+class PerRunFromBatched:
+    """A per-run :class:`Agent` made from a batched implementation run with a single seed.
+
+    Subclass and set ``batched_cls``; the per-run agent is then, by construction, bit-identical to
+    one row of the batched agent with the same seed. Oracle-role agents take ``oracle=`` and pass it
+    on as ``oracles=[oracle]``.
+    """
+
+    batched_cls: Any = None
+
+    def __init__(self, problem: Any, *, seed: Any = None, oracle: Any = None, **hyperparameters: Any):
+        kwargs = dict(hyperparameters)
+        if oracle is not None:
+            kwargs["oracles"] = [oracle]
+        self.problem = problem
+        self._batched = self.batched_cls(problem, seeds=[seed], **kwargs)
+
+    def act(self, observation: Any) -> np.ndarray:
+        obs = np.asarray(observation, dtype=float).reshape(1, -1)
+        return np.array(self._batched.act(obs)[0], copy=True)
+
+    def update(self, action: Any, reward: float, observation: Any) -> None:
+        self._batched.update(
+            np.asarray(action, dtype=float).reshape(1, -1),
+            np.array([float(reward)]),
+            np.asarray(observation, dtype=float).reshape(1, -1),
+        )
+
+    def diagnostics(self) -> dict[str, Any]:
+        """The batched agent's diagnostics for this single run (scalars / lists)."""
+        diag = getattr(self._batched, "diagnostics", None)
+        if diag is None:
+            return {}
+        return {k: (v[0] if not np.isscalar(v) else v) for k, v in diag().items()}

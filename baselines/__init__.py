@@ -1,0 +1,1 @@
+"""Baselines the papers compare with."""

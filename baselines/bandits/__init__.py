@@ -1,0 +1,1 @@
+"""Bandit baselines (importing this package registers them)."""

@@ -1,0 +1,1 @@
+"""Bandit environments: NonStatLipschitz-v0 (lipschitz.py)."""
