@@ -1,0 +1,8 @@
+"""Run, score and report: :func:`compare` (regret comparisons on envs), statistics and figures.
+
+The leaderboard store, submissions and the HTML page come in a later issue.
+"""
+
+from papergym.leaderboard.runner import Cell, CompareResult, cell_key, compare, default_cache_dir
+
+__all__ = ["Cell", "CompareResult", "cell_key", "compare", "default_cache_dir"]

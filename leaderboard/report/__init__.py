@@ -1,0 +1,1 @@
+"""Figures and (in a later issue) the static HTML leaderboard."""

@@ -1,0 +1,686 @@
+"""Regret comparisons of agents on an environment, over seeds: :func:`compare`.
+
+Cells
+-----
+A *cell* is one run: (env id, env code hash, resolved env kwargs, agent name, agent code hash,
+hyperparameters, seed). Its key is a SHA-256 of the canonical JSON of those fields (sorted keys,
+numpy scalars as Python numbers), so it does not depend on the order in which kwargs were given.
+Cells are pure: the same cell gives the same result, bit for bit, on every backend and in every
+batch. Each finished cell is written at once, atomically (temporary file + ``os.replace``), as one
+parquet file ``<out>/<env>/<agent>/<key>.parquet``; a failed cell writes ``<key>.error.json`` with
+its status and traceback and is never cached: a rerun tries it again. An interrupted comparison,
+rerun, computes only the missing cells.
+
+Execution
+---------
+Cells that share everything but the seed form *jobs*. A job runs its seeds together through the
+env's native vector entry point and the agent's batched implementation when both exist
+(``mode="batched"``), otherwise one Gymnasium env and one per-run agent per seed
+(``mode="per-run"``). Both give the same numbers; the batched path is many times faster. The
+regret of the action played at round ``t`` is ``oracle.regret(action, t)``, from means, computed
+before the env steps. Cumulative regret is stored at checkpoints: 100 log-spaced and 100
+linearly spaced rounds, and ``T``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pandas as pd
+
+from papergym.agents.base import get_agent_info, list_agents, make_agent, make_batched_agent
+from papergym.leaderboard.executors import BACKENDS, default_n_jobs, run_jobs
+from papergym.leaderboard.stats import bootstrap_ci
+
+__all__ = ["compare", "CompareResult", "Cell", "cell_key", "default_cache_dir", "run_cells", "checkpoints"]
+
+RESULT_FORMAT = 1  # bump when the content of a cell file changes
+N_LOG_POINTS = 100
+N_LIN_POINTS = 100
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def default_cache_dir() -> Path:
+    """User cache folder of cell files (``$PAPERGYM_CACHE`` overrides it)."""
+    env = os.environ.get("PAPERGYM_CACHE")
+    if env:
+        return Path(env)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("papergym")) / "cells"
+
+
+def _canon(obj: Any) -> Any:
+    """JSON-canonical form: dict keys sorted (by json.dumps), numpy values as Python values."""
+    if isinstance(obj, Mapping):
+        return {str(k): _canon(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_canon(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _canon(obj.tolist())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return repr(obj)
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"value {obj!r} of type {type(obj).__name__} is not JSON-serialisable; kwargs and "
+                    "hyperparameters must be JSON values")
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(_canon(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def checkpoints(horizon: int) -> np.ndarray:
+    """Rounds at which cumulative regret is stored: log- and linearly spaced, always ending at ``T``."""
+    T = int(horizon)
+    pts = np.concatenate(
+        [np.geomspace(1, T, N_LOG_POINTS), np.linspace(1, T, N_LIN_POINTS + 1)[1:], [T]]
+    )
+    return np.unique(np.clip(np.round(pts).astype(np.int64), 1, T))
+
+
+def _file_hash(obj: Any) -> str:
+    mod = sys.modules.get(getattr(obj, "__module__", ""))
+    h = hashlib.sha256()
+    try:
+        with open(inspect.getsourcefile(mod), "rb") as fh:  # type: ignore[arg-type]
+            h.update(fh.read())
+    except (TypeError, OSError):
+        h.update(repr(obj).encode())
+    return h.hexdigest()[:16]
+
+
+def _env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
+    import papergym.envs as penvs
+
+    base = penvs.check_env_id(env_id)
+    return gym.spec(base)
+
+
+def _env_class(env_id: str):
+    spec = _env_spec(env_id)
+    return gym.envs.registration.load_env_creator(spec.entry_point)
+
+
+def resolve_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None, horizon: int | None) -> dict[str, Any]:
+    """Env kwargs with the constructor's defaults filled in and ``horizon`` set, validated by
+    building the env once (its errors name the offending field)."""
+    kwargs = dict(env_kwargs or {})
+    if horizon is not None:
+        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+            raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
+        kwargs["horizon"] = int(horizon)
+    cls = _env_class(env_id)
+    sig = inspect.signature(cls)
+    resolved: dict[str, Any] = {}
+    for name, p in sig.parameters.items():
+        if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) or name == "render_mode":
+            continue
+        if name in kwargs:
+            resolved[name] = kwargs[name]
+        elif p.default is not inspect.Parameter.empty:
+            resolved[name] = p.default
+    resolved.update(kwargs)
+    env = cls(**resolved)  # validation: raises ValueError naming the field
+    try:
+        resolved["horizon"] = int(env.problem.horizon)
+    finally:
+        env.close()
+    _canon(resolved)  # JSON check
+    return resolved
+
+
+def validate_hyperparameters(env_id: str, hyperparameters: Mapping[str, Mapping[str, Any]]) -> None:
+    """Check that every hyperparameter name is accepted by its agent's factories (a clear error
+    listing the accepted names otherwise) and that every value is JSON."""
+    for agent, hp in hyperparameters.items():
+        info = get_agent_info(agent, env_id)
+        for fac in (info.factory, info.batched_factory):
+            if fac is None:
+                continue
+            params = inspect.signature(fac).parameters
+            if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+                continue
+            accepted = sorted(n for n, p in params.items()
+                              if p.kind is p.KEYWORD_ONLY and n not in ("seed", "seeds", "oracle", "oracles"))
+            bad = sorted(set(hp) - set(accepted))
+            if bad:
+                raise ValueError(f"unknown hyperparameter(s) {bad} for agent {agent!r}; "
+                                 f"accepted: {', '.join(accepted) or '(none)'}")
+        _canon(hp)
+
+
+# --------------------------------------------------------------------------------------------- cells
+@dataclass(frozen=True)
+class Cell:
+    env_id: str
+    env_hash: str
+    env_kwargs: Mapping[str, Any]
+    agent: str
+    agent_hash: str
+    hyperparameters: Mapping[str, Any]
+    seed: int
+
+    @property
+    def key(self) -> str:
+        return cell_key(self)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "env_id": self.env_id,
+            "env_hash": self.env_hash,
+            "env_kwargs": _canon(self.env_kwargs),
+            "agent": self.agent,
+            "agent_hash": self.agent_hash,
+            "hyperparameters": _canon(self.hyperparameters),
+            "seed": int(self.seed),
+            "format": RESULT_FORMAT,
+        }
+
+
+def cell_key(cell: Cell) -> str:
+    """Canonical, order-independent SHA-256 key of a cell (first 32 hex digits)."""
+    return hashlib.sha256(canonical_json(cell.as_dict()).encode()).hexdigest()[:32]
+
+
+def _cell_path(out: Path, cell: Cell) -> Path:
+    return out / cell.env_id / cell.agent / f"{cell.key}.parquet"
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _write_cell(out: Path, cell: Cell, res: dict[str, Any]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = _cell_path(out, cell)
+    err_path = path.with_suffix(".error.json")
+    if res["status"] != "ok":
+        record = {"cell": cell.as_dict(), "key": cell.key, **{k: res[k] for k in ("status", "error", "traceback")}}
+        _atomic_write_bytes(err_path, json.dumps(record, indent=1).encode())
+        return
+    meta = {
+        "cell": cell.as_dict(),
+        "key": cell.key,
+        "status": "ok",
+        "mode": res["mode"],
+        "seconds": res["seconds"],
+        "steps": res["steps"],
+        "batch_size": res["batch_size"],
+        "diagnostics": _canon(res["diagnostics"]),
+    }
+    table = pa.table({"t": pa.array(res["t"], pa.int64()), "cum_regret": pa.array(res["cum_regret"], pa.float64())})
+    table = table.replace_schema_metadata({b"papergym": json.dumps(meta).encode()})
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    _atomic_write_bytes(path, sink.getvalue().to_pybytes())
+    if err_path.exists():
+        err_path.unlink()
+
+
+def _read_cell(path: Path) -> tuple[dict[str, Any], pd.DataFrame] | None:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+        meta = json.loads(table.schema.metadata[b"papergym"])
+    except Exception:  # a corrupt or foreign file is not a cached result
+        return None
+    return meta, table.to_pandas()
+
+
+# ---------------------------------------------------------------------------------------------- jobs
+def run_cells(
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    agent: str,
+    hyperparameters: Mapping[str, Any],
+    seeds: Sequence[int],
+    mode: str = "auto",
+) -> list[dict[str, Any]]:
+    """Run one job: ``agent`` on ``env_id`` for every seed. Pure; never raises for a failing agent.
+
+    Returns one result dict per seed with ``status`` ``"ok"`` (``t``, ``cum_regret``,
+    ``diagnostics``, ``seconds``...) or ``"error"`` (``error``, ``traceback``).
+    """
+    from threadpoolctl import threadpool_limits
+
+    import papergym.envs  # noqa: F401  (registers the envs in worker processes)
+
+    seeds = [int(s) for s in seeds]
+    with threadpool_limits(limits=1):
+        try:
+            if mode not in ("auto", "batched", "per-run"):
+                raise ValueError(f"mode must be 'auto', 'batched' or 'per-run', got {mode!r}")
+            out = None
+            if mode in ("auto", "batched"):
+                out = _run_batched(env_id, env_kwargs, agent, hyperparameters, seeds)
+                if out is None and mode == "batched":
+                    raise ValueError(f"agent {agent!r} or env {env_id!r} has no batched implementation")
+            if out is None:
+                out = [_run_one(env_id, env_kwargs, agent, hyperparameters, s) for s in seeds]
+            for res in out:
+                res["agent"] = agent
+            return out
+        except Exception as exc:  # recorded per cell, never cached
+            from papergym.envs.spec import InvalidActionError
+
+            tb = traceback.format_exc()
+            status = ("invalid_action" if isinstance(exc, InvalidActionError)
+                      else "oom" if isinstance(exc, MemoryError) else "error")
+            return [
+                {"agent": agent, "seed": s, "status": status, "error": f"{type(exc).__name__}: {exc}",
+                 "traceback": tb}
+                for s in seeds
+            ]
+
+
+def _per_run_diag(diag: Mapping[str, Any] | None, i: int | None) -> dict[str, Any]:
+    if not diag:
+        return {}
+    out = {}
+    for k, v in diag.items():
+        out[k] = v if i is None else v[i]
+    return _canon(out)
+
+
+def _run_batched(env_id, env_kwargs, agent, hp, seeds):
+    from papergym.envs.spec import agent_seed
+
+    spec = _env_spec(env_id)
+    if spec.vector_entry_point is None:
+        return None
+    info = get_agent_info(agent, env_id)
+    if info.batched_factory is None:
+        return None
+    n = len(seeds)
+    venv_cls = gym.envs.registration.load_env_creator(spec.vector_entry_point)
+    venv = venv_cls(num_envs=n, **env_kwargs)
+    t0 = time.perf_counter()
+    obs, _ = venv.reset(seed=list(seeds))
+    problem = venv.problem
+    oracles = venv.oracles if info.role == "oracle" else None
+    pol = make_batched_agent(agent, problem, seeds=[agent_seed(s) for s in seeds], oracles=oracles, **hp)
+    T = int(problem.horizon)
+    ck = checkpoints(T)
+    hist = np.empty((len(ck), n))
+    cum = np.zeros(n)
+    j = 0
+    next_ck = ck[0]
+    regret = venv.oracle.regret
+    for t in range(1, T + 1):
+        a = pol.act(obs)
+        cum += regret(a, t)
+        obs, rew, _, _, _ = venv.step(a)
+        pol.update(a, rew, obs)
+        if t == next_ck:
+            hist[j] = cum
+            j += 1
+            next_ck = ck[j] if j < len(ck) else -1
+    seconds = time.perf_counter() - t0
+    diag = pol.diagnostics() if hasattr(pol, "diagnostics") else {}
+    venv.close()
+    return [
+        {
+            "seed": s,
+            "status": "ok",
+            "mode": "batched",
+            "t": ck,
+            "cum_regret": hist[:, i].copy(),
+            "diagnostics": _per_run_diag(diag, i),
+            "seconds": seconds / n,
+            "steps": T,
+            "batch_size": n,
+        }
+        for i, s in enumerate(seeds)
+    ]
+
+
+def _run_one(env_id, env_kwargs, agent, hp, seed):
+    from papergym.envs.spec import agent_seed
+    from papergym.envs.wrappers import RegretRecorder
+
+    env = RegretRecorder(gym.make(_env_spec(env_id).id, **env_kwargs))
+    t0 = time.perf_counter()
+    obs, _ = env.reset(seed=seed)
+    base = env.unwrapped
+    problem = base.problem
+    info = get_agent_info(agent, env_id)
+    pol = make_agent(agent, problem, seed=agent_seed(seed), oracle=base.oracle if info.role == "oracle" else None, **hp)
+    T = int(problem.horizon)
+    for _ in range(T):
+        a = pol.act(obs)
+        obs, rew, term, trunc, _ = env.step(a)
+        pol.update(a, rew, obs)
+        if term or trunc:
+            break
+    seconds = time.perf_counter() - t0
+    ck = checkpoints(T)
+    # running sum in float64, in round order: the same additions as the batched path
+    curve = np.cumsum(np.asarray(env.regrets, dtype=float))
+    diag = pol.diagnostics() if hasattr(pol, "diagnostics") else {}
+    env.close()
+    return {
+        "seed": seed,
+        "status": "ok",
+        "mode": "per-run",
+        "t": ck,
+        "cum_regret": curve[ck - 1],
+        "diagnostics": _per_run_diag(diag, None),
+        "seconds": seconds,
+        "steps": T,
+        "batch_size": 1,
+    }
+
+
+# ------------------------------------------------------------------------------------------- results
+@dataclass
+class CompareResult:
+    """What :func:`compare` returns.
+
+    ``runs``: one row per cell (agent, role, seed, status, final_regret, restarts, seconds,
+    sec_per_1k_steps, key). ``curves``: long format (agent, role, seed, t, cum_regret).
+    ``summary``: one row per agent: mean final dynamic regret with its 95 % bootstrap CI over seeds,
+    mean restarts (where the agent reports them), seconds per 1,000 steps, counts of runs and
+    failures. Oracle-role agents are reference lines and are listed last, unranked.
+    """
+
+    env_id: str
+    env_kwargs: dict[str, Any]
+    runs: pd.DataFrame
+    curves: pd.DataFrame
+    summary: pd.DataFrame
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def plot(self, path: str | os.PathLike | None = None, *, ax=None, log_x: bool = False):
+        """Cumulative-regret curves (mean and 95 % bootstrap band over seeds).
+
+        With ``path`` (no suffix or any), writes ``<path>.png`` and ``<path>.svg``. Returns the figure.
+        """
+        from papergym.leaderboard.report.plots import plot_regret_curves
+
+        title = f"{self.env_id}  " + ", ".join(
+            f"{k}={v}" for k, v in self.env_kwargs.items() if k in ("instance", "horizon", "d", "noise")
+        )
+        fig = plot_regret_curves(self.curves, title=title, ax=ax, log_x=log_x)
+        if path is not None:
+            stem = Path(path)
+            stem = stem.with_suffix("") if stem.suffix in (".png", ".svg") else stem
+            stem.parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(stem.with_suffix(".png"), dpi=150, bbox_inches="tight")
+            fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")
+        return fig
+
+    def format_table(self) -> str:
+        """The summary as a plain-text table."""
+        s = self.summary
+        if s.empty:
+            return "(no results)"
+        rows = []
+        for _, r in s.iterrows():
+            ci = f"[{r.ci_low:,.1f}, {r.ci_high:,.1f}]" if np.isfinite(r.final_regret) else "-"
+            rows.append(
+                [
+                    r.agent + (" (oracle)" if r.role == "oracle" else ""),
+                    f"{r.final_regret:,.1f}" if np.isfinite(r.final_regret) else "-",
+                    ci,
+                    "-" if not np.isfinite(r.restarts) else f"{r.restarts:.1f}",
+                    f"{r.sec_per_1k_steps:.4f}" if np.isfinite(r.sec_per_1k_steps) else "-",
+                    f"{int(r.n_ok)}/{int(r.n_ok + r.n_failed)}",
+                ]
+            )
+        head = ["agent", "final regret", "95% CI", "restarts", "s/1k steps", "ok runs"]
+        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
+        line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))
+        out = [line, "-" * len(line)]
+        for row in rows:
+            out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        return "\n".join(out)
+
+    def save(self, folder: str | os.PathLike) -> Path:
+        """Write ``summary.csv``, ``runs.parquet``, ``curves.parquet`` and ``regret.png/.svg``."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.summary.to_csv(folder / "summary.csv", index=False)
+        runs = self.runs.copy()
+        runs["diagnostics"] = runs["diagnostics"].map(canonical_json)
+        runs.to_parquet(folder / "runs.parquet", index=False)
+        self.curves.to_parquet(folder / "curves.parquet", index=False)
+        (folder / "table.txt").write_text(self.format_table() + "\n")
+        (folder / "config.json").write_text(json.dumps({"env_id": self.env_id, "env_kwargs": _canon(self.env_kwargs)}, indent=1))
+        if not self.curves.empty:
+            import matplotlib.pyplot as plt
+
+            fig = self.plot(folder / "regret")
+            plt.close(fig)
+        return folder
+
+
+def _summarise(runs: pd.DataFrame, agent_order: Sequence[str]) -> pd.DataFrame:
+    rows = []
+    for name in agent_order:
+        r = runs[runs.agent == name]
+        ok = r[r.status == "ok"]
+        est, lo, hi = bootstrap_ci(ok.final_regret.to_numpy()) if len(ok) else (np.nan,) * 3
+        restarts = ok.restarts.to_numpy(dtype=float)
+        rows.append(
+            {
+                "agent": name,
+                "role": r.role.iloc[0] if len(r) else "",
+                "final_regret": est,
+                "ci_low": lo,
+                "ci_high": hi,
+                "restarts": float(np.nanmean(restarts)) if np.isfinite(restarts).any() else np.nan,
+                "sec_per_1k_steps": float(ok.sec_per_1k_steps.mean()) if len(ok) else np.nan,
+                "n_ok": len(ok),
+                "n_failed": len(r) - len(ok),
+            }
+        )
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    df["_oracle"] = df.role == "oracle"
+    return df.sort_values(["_oracle", "final_regret"], na_position="last").drop(columns="_oracle").reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------------------------- compare
+def _chunk(seq: Sequence[int], size: int) -> list[list[int]]:
+    return [list(seq[i : i + size]) for i in range(0, len(seq), size)]
+
+
+def compare(
+    env_id: str,
+    agents: Iterable[str] | None = None,
+    seeds: Iterable[int] = range(10),
+    horizon: int | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    backend: str = "joblib",
+    out: str | os.PathLike | None = None,
+    cache: bool = True,
+    *,
+    hyperparameters: Mapping[str, Mapping[str, Any]] | None = None,
+    n_jobs: int | None = None,
+    scheduler: Any = None,
+    mode: str = "auto",
+    batch_size: int | None = None,
+    progress: bool | None = None,
+) -> CompareResult:
+    """Run every agent on ``env_id`` for every seed and collect dynamic-regret results.
+
+    Parameters
+    ----------
+    env_id:
+        A registered papergym env id (``"NonStatLipschitz-v0"``).
+    agents:
+        Registered agent names (default: every agent registered for the env).
+    seeds:
+        Run seeds (each splits into instance, noise and agent streams).
+    horizon, env_kwargs:
+        Env constructor arguments (``horizon`` overrides ``env_kwargs["horizon"]``).
+    backend:
+        ``"serial"``, ``"joblib"`` (default) or ``"dask"`` (see :mod:`~papergym.leaderboard.executors`).
+    out:
+        Folder of cell files (default: :func:`default_cache_dir`).
+    cache:
+        Reuse finished cells found in ``out`` (failed cells are always rerun).
+    hyperparameters:
+        ``{agent: {name: value}}`` passed to the agents' factories (part of the cell key).
+    n_jobs, scheduler:
+        Workers; dask scheduler address, ``"slurm"`` or a ``distributed.Client``.
+    mode:
+        ``"auto"`` (batched where available), ``"batched"`` or ``"per-run"``.
+    batch_size:
+        Seeds per job (default: enough jobs to keep every worker busy, at most 100 seeds a job).
+        Results do not depend on it.
+    progress:
+        Show a progress bar (default: when stderr is a terminal).
+    """
+    import papergym.envs as penvs
+
+    base_id = penvs.check_env_id(env_id)
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; valid backends: {', '.join(BACKENDS)}")
+    if mode not in ("auto", "batched", "per-run"):
+        raise ValueError(f"mode must be 'auto', 'batched' or 'per-run', got {mode!r}")
+    registered = [a.name for a in list_agents(base_id)]
+    agent_list = list(registered if agents is None else agents)
+    if isinstance(agents, str):
+        raise TypeError("agents must be a list of names, not a string")
+    if not agent_list:
+        raise ValueError("no agents to compare")
+    for a in agent_list:
+        get_agent_info(a, base_id)  # raises with the valid names
+    agent_list = list(dict.fromkeys(agent_list))
+    seed_list = list(dict.fromkeys(int(s) for s in seeds))
+    for s in seed_list:
+        if s < 0:
+            raise ValueError(f"seeds must be non-negative integers, got {s}")
+    if not seed_list:
+        raise ValueError("no seeds given")
+    hps = {k: dict(v) for k, v in (hyperparameters or {}).items()}
+    unknown_hp = sorted(set(hps) - set(agent_list))
+    if unknown_hp:
+        raise ValueError(f"hyperparameters given for agents not compared: {unknown_hp}")
+    validate_hyperparameters(base_id, hps)
+    kwargs = resolve_env_kwargs(base_id, env_kwargs, horizon)
+    out_dir = Path(out) if out is not None else default_cache_dir()
+    env_hash = _file_hash(_env_class(base_id))
+
+    cells: dict[tuple[str, int], Cell] = {}
+    for a in agent_list:
+        info = get_agent_info(a, base_id)
+        for s in seed_list:
+            cells[(a, s)] = Cell(base_id, env_hash, kwargs, a, info.code_hash, hps.get(a, {}), s)
+
+    results: dict[tuple[str, int], tuple[dict, pd.DataFrame | None]] = {}
+    missing: dict[str, list[int]] = {}
+    for (a, s), cell in cells.items():
+        got = _read_cell(_cell_path(out_dir, cell)) if cache else None
+        if got is not None and got[0].get("key") == cell.key:
+            results[(a, s)] = got
+        else:
+            missing.setdefault(a, []).append(s)
+
+    n_workers = 1 if backend == "serial" else (n_jobs or default_n_jobs())
+    n_missing = sum(len(v) for v in missing.values())
+    if batch_size is None:
+        per_job = max(1, math.ceil(n_missing / max(1, n_workers)))
+        batch_size = min(100, per_job)
+    jobs = [
+        (base_id, kwargs, a, hps.get(a, {}), chunk, mode)
+        for a, ss in missing.items()
+        for chunk in _chunk(ss, int(batch_size))
+    ]
+    if progress is None:
+        progress = sys.stderr.isatty()
+    errors: list[dict[str, Any]] = []
+    if jobs:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n_missing, desc=f"{base_id} runs", unit="run", disable=not progress)
+        for res_list in run_jobs(run_cells, jobs, backend=backend, n_jobs=n_jobs, scheduler=scheduler):
+            for res in res_list:
+                a = res["agent"]
+                cell = cells[(a, res["seed"])]
+                _write_cell(out_dir, cell, res)
+                if res["status"] == "ok":
+                    df = pd.DataFrame({"t": res["t"], "cum_regret": res["cum_regret"]})
+                    meta = {
+                        "key": cell.key,
+                        "mode": res["mode"],
+                        "seconds": res["seconds"],
+                        "steps": res["steps"],
+                        "diagnostics": res["diagnostics"],
+                    }
+                    results[(a, res["seed"])] = (meta, df)
+                else:
+                    errors.append({"agent": a, "seed": res["seed"], "status": res["status"], "error": res["error"],
+                                   "traceback": res["traceback"]})
+                bar.update(1)
+        bar.close()
+    return _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors)
+
+
+def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors) -> CompareResult:
+    roles = {a: get_agent_info(a, env_id).role for a in agent_list}
+    run_rows, curve_frames = [], []
+    err_index = {(e["agent"], e["seed"]): e for e in errors}
+    for a in agent_list:
+        for s in seed_list:
+            got = results.get((a, s))
+            if got is None:
+                e = err_index.get((a, s), {})
+                run_rows.append({"agent": a, "role": roles[a], "seed": s, "status": e.get("status", "missing"),
+                                 "final_regret": np.nan, "restarts": np.nan, "seconds": np.nan,
+                                 "sec_per_1k_steps": np.nan, "diagnostics": {}, "key": cells[(a, s)].key,
+                                 "error": e.get("error", "")})
+                continue
+            meta, df = got
+            diag = meta.get("diagnostics") or {}
+            steps = meta.get("steps") or int(df.t.iloc[-1])
+            run_rows.append({"agent": a, "role": roles[a], "seed": s, "status": "ok",
+                             "final_regret": float(df.cum_regret.iloc[-1]),
+                             "restarts": float(diag["restarts"]) if "restarts" in diag else np.nan,
+                             "seconds": float(meta["seconds"]),
+                             "sec_per_1k_steps": 1000.0 * float(meta["seconds"]) / steps,
+                             "diagnostics": diag, "key": meta["key"], "error": ""})
+            c = df[["t", "cum_regret"]].copy()
+            c.insert(0, "seed", s)
+            c.insert(0, "role", roles[a])
+            c.insert(0, "agent", a)
+            curve_frames.append(c)
+    runs = pd.DataFrame(run_rows)
+    curves = (pd.concat(curve_frames, ignore_index=True) if curve_frames
+              else pd.DataFrame(columns=["agent", "role", "seed", "t", "cum_regret"]))
+    summary = _summarise(runs, agent_list)
+    return CompareResult(env_id=env_id, env_kwargs=dict(kwargs), runs=runs, curves=curves, summary=summary,
+                         errors=errors)
