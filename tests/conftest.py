@@ -1,6 +1,6 @@
 """Shared test helpers.
 
-``needs(module)``: a test that needs an optional dependency or service skips on a user's machine
+``needs`` fixture: ``needs(module)`` a test that needs an optional dependency or service skips on a user's machine
 without it, but fails in CI (``CI=true``), so a missing install step cannot hide.
 """
 
@@ -14,7 +14,7 @@ import pytest
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def needs(module: str):
+def _needs(module: str):
     try:
         return importlib.import_module(module)
     except ImportError:
@@ -27,3 +27,9 @@ def needs(module: str):
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Cell files of every test go to a temporary folder, never to the user's cache."""
     monkeypatch.setenv("PAPERGYM_CACHE", str(tmp_path_factory.mktemp("cells")))
+
+
+@pytest.fixture
+def needs():
+    """``needs("distributed")`` imports an optional module: skip locally, fail in CI, if it is missing."""
+    return _needs

@@ -1,0 +1,86 @@
+"""The papergym command: clear errors (exit 2, nothing written) and an end-to-end comparison."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from papergym.leaderboard.cli import main
+
+ENV = "NonStatLipschitz-v0"
+
+
+def _exit_code(argv):
+    """main()'s return value, or the status of the SystemExit argparse raises."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+@pytest.mark.parametrize(
+    "argv,expect",
+    [
+        (["compare", "NoSuch-v0"], ["unknown environment", "NonStatLipschitz-v0"]),
+        (["compare", ENV, "--agents", "mdbe,ucb"], ["--agents", "'ucb'", "binning-ucb", "zooming"]),
+        (["compare", ENV, "--instance", "three-peaks"], ["three-peaks", "two-peak-cyclic", "piecewise-tents"]),
+        (["compare", ENV, "--seeds", "abc"], ["--seeds"]),
+        (["compare", ENV, "--seeds", "0"], ["--seeds"]),
+        (["compare", ENV, "--horizon", "0"], ["--horizon"]),
+        (["compare", ENV, "--horizon", "ten"], ["--horizon"]),
+        (["compare", ENV, "--backend", "spark"], ["--backend", "serial", "joblib", "dask"]),
+        (["compare", ENV, "--phasez", "3"], ["phasez"]),
+        (["compare", ENV, "--noise", "laplace"], ["noise", "bernoulli", "gaussian"]),
+        (["compare", ENV, "--hp", "mdbe.c00=1"], ["c00", "c0"]),
+        (["compare", ENV, "--hp", "c0=1"], ["--hp"]),
+        (["compare", ENV, "--scheduler", "tcp://x:1"], ["--backend dask"]),
+        (["frobnicate"], ["invalid choice", "compare"]),
+    ],
+)
+def test_bad_values_exit_2_naming_them_and_write_nothing(argv, expect, tmp_path, capsys):
+    out = tmp_path / "out"
+    cache = tmp_path / "cache"
+    if argv[0] == "compare":
+        argv = [*argv, "--out", str(out), "--cache-dir", str(cache)]
+    assert _exit_code(argv) == 2
+    err = capsys.readouterr().err
+    for e in expect:
+        assert e in err, (e, err)
+    assert not out.exists() and not cache.exists()
+
+
+def test_compare_end_to_end(tmp_path, capsys):
+    out = tmp_path / "res"
+    code = main(["compare", ENV, "--horizon", "300", "--seeds", "3", "--agents", "mdbe,binning-ucb,binning-ucb-oracle",
+                 "--backend", "serial", "--out", str(out), "--cache-dir", str(tmp_path / "c"), "--quiet",
+                 "--instance", "piecewise-tents", "--phases", "3"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "mdbe" in text and "binning-ucb-oracle (oracle)" in text and str(out) in text
+    assert "phases=3" in text and "instance=piecewise-tents" in text
+    s = pd.read_csv(out / "summary.csv")
+    assert set(s.agent) == {"mdbe", "binning-ucb", "binning-ucb-oracle"}
+    assert (s.n_ok == 3).all()
+    for f in ("regret.png", "regret.svg", "runs.parquet", "curves.parquet", "table.txt"):
+        assert (out / f).exists()
+
+
+def test_console_script_list_and_compare(tmp_path):
+    exe = shutil.which("papergym")
+    cmd = [exe] if exe else [sys.executable, "-m", "papergym.leaderboard.cli"]
+    env = {**os.environ, "PAPERGYM_CACHE": str(tmp_path / "c")}
+    r = subprocess.run([*cmd, "list"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0
+    assert "NonStatLipschitz-v0" in r.stdout and "mdbe" in r.stdout and "oracle" in r.stdout
+    r = subprocess.run([*cmd, "compare", ENV, "--horizon", "100", "--seeds", "2", "--agents", "uniform-random",
+                        "--out", str(tmp_path / "o")], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o" / "regret.png").exists()
+    r = subprocess.run([*cmd, "compare", "Nope-v0"], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert r.returncode == 2 and "valid environments" in r.stderr and r.stdout == ""
+    assert not (tmp_path / "papergym-out").exists()
