@@ -39,8 +39,16 @@ class _Illegal(_Failing):
         return np.array([1.5])
 
 
-register_agent("test-failing", _Failing, envs=[ENV], role="baseline")
-register_agent("test-illegal", _Illegal, envs=[ENV], role="baseline")
+@pytest.fixture
+def broken_agents():
+    """Two misbehaving agents, registered for one test only."""
+    from papergym.agents import base
+
+    register_agent("test-failing", _Failing, envs=[ENV], role="baseline")
+    register_agent("test-illegal", _Illegal, envs=[ENV], role="baseline")
+    yield
+    base._REGISTRY.pop("test-failing")
+    base._REGISTRY.pop("test-illegal")
 
 
 def test_checkpoints_log_and_linear_and_end_at_T():
@@ -137,7 +145,7 @@ def test_cache_and_resume_after_interruption(tmp_path, monkeypatch):
     assert len(calls) == 1
 
 
-def test_failed_cells_are_recorded_never_cached(tmp_path):
+def test_failed_cells_are_recorded_never_cached(tmp_path, broken_agents):
     res = compare(ENV, ["test-failing", "test-illegal", "uniform-random"], [0, 1], horizon=50,
                   backend="serial", out=tmp_path)
     st = res.runs.set_index(["agent", "seed"]).status
