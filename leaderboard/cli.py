@@ -105,8 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "constructor arguments (e.g. --phases 8).")
     c.add_argument("env_id", help="environment id, e.g. NonStatLipschitz-v0")
     c.add_argument("--agents", help="comma-separated agent names (default: all registered for the env)")
-    c.add_argument("--seeds", default="10", help="count (10), range (5:15) or list (1,4,9); default 10")
-    c.add_argument("--horizon", type=int, help="number of rounds T (default: the env's)")
+    c.add_argument("--seeds", help="count (10), range (5:15) or list (1,4,9); default: the env's compare "
+                                    "default (NonStatLipschitz-v0: 100, the paper's protocol), else 10")
+    c.add_argument("--horizon", type=int, help="number of rounds T (default: the env's compare default, "
+                                               "NonStatLipschitz-v0: 100000, else the env's own)")
     c.add_argument("--instance", help="instance family (see `papergym list`)")
     c.add_argument("--backend", choices=BACKENDS, default="joblib", help="executor (default joblib)")
     c.add_argument("--n-jobs", type=int, help="workers (default: all cores)")
@@ -130,16 +132,26 @@ def _fail(msg: str) -> int:
     return 2
 
 
-def _cmd_list() -> int:
+def _env_module(env_id: str):
+    import importlib
+
     import gymnasium as gym
 
+    return importlib.import_module(gym.spec(env_id).entry_point.split(":")[0])
+
+
+def _compare_defaults(env_id: str) -> dict[str, Any]:
+    """``COMPARE_DEFAULTS`` of the env's module (horizon, seeds of ``papergym compare``), if any."""
+    return dict(getattr(_env_module(env_id), "COMPARE_DEFAULTS", {}))
+
+
+def _cmd_list() -> int:
     import papergym.envs as penvs
     from papergym.agents.base import list_agents
 
     print("Environments")
     for env_id in penvs.list_envs():
-        entry = gym.spec(env_id).entry_point
-        mod = __import__(entry.split(":")[0], fromlist=["_"])
+        mod = _env_module(env_id)
         inst = getattr(mod, "INSTANCES", ())
         print(f"  {env_id}" + (f"  instances: {', '.join(inst)}" if inst else ""))
         for a in list_agents(env_id):
@@ -169,7 +181,9 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
         raise CLIError(f"--n-jobs must be at least 1, got {args.n_jobs}")
     if args.scheduler and args.backend != "dask":
         raise CLIError("--scheduler needs --backend dask")
-    seeds = _parse_seeds(args.seeds)
+    defaults = _compare_defaults(env_id)
+    seeds = _parse_seeds(args.seeds if args.seeds is not None else str(defaults.get("seeds", 10)))
+    horizon = args.horizon if args.horizon is not None else defaults.get("horizon")
     if args.agents:
         agents = [a.strip() for a in args.agents.split(",") if a.strip()]
         for a in agents:
@@ -184,7 +198,7 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
         if a not in agents:
             raise CLIError(f"--hp: agent {a!r} is not among the compared agents ({', '.join(agents)})")
     try:
-        resolve_env_kwargs(env_id, env_kwargs, args.horizon)
+        resolve_env_kwargs(env_id, env_kwargs, horizon)
         validate_hyperparameters(env_id, hps)
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from None
@@ -202,7 +216,7 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
         env_id,
         agents=agents,
         seeds=seeds,
-        horizon=args.horizon,
+        horizon=horizon,
         env_kwargs=env_kwargs,
         backend=args.backend,
         out=args.cache_dir,
@@ -243,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_compare(args, extra)
     except CLIError as exc:
         return _fail(str(exc))
+    except BrokenPipeError:  # output piped into `head` and closed: not an error of ours
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

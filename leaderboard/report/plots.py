@@ -6,7 +6,6 @@ import matplotlib
 
 matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from papergym.leaderboard.stats import bootstrap_mean_ci_columns  # noqa: E402
