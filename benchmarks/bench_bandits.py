@@ -9,9 +9,10 @@ Rows:
    loop (``gym.make`` + ``RegretRecorder`` + per-run agent) of the same agent: agent-steps per second
    and their ratio, for ``binning-ucb`` and ``mdbe``. Both paths are the runner's own
    (``run_cells(mode="batched" | "per-run")``) and give identical numbers (tested).
-2. Against the anchor measured on this kind of machine: SMPyBandits 0.9.7's UCB (K = 32,
-   T = 10^5) at 11.5 µs per step (it needs scipy < 1.14, so it is not installed next to papergym;
-   if ``SMPyBandits`` is importable it is timed here instead).
+2. SMPyBandits 0.9.7's UCB (K = 32, T = 10^5). It needs scipy < 1.14, so it cannot live next to
+   papergym: ``--smpy-python`` names the interpreter of a separate venv that has it, and its UCB is
+   timed there in the same run; without it, the anchor measured on this kind of machine (11.5 µs per
+   step) is used.
 3. MDBE's seconds per 10^4 rounds of one run at T = 10^4 and T = 10^5 on two-peak-cyclic (per-step
    cost must not grow linearly with t), against the official implementation's ~125 s for one
    T = 10^5 run (anchor), and the peak memory of the T = 10^5 run.
@@ -50,26 +51,45 @@ def _time_cells(agent, seeds, horizon, mode, instance="two-peak-cyclic", **hp):
     return wall, res
 
 
-def _smpy_ucb_us(T=100_000, K=32):
-    try:
-        from SMPyBandits.Policies import UCB  # type: ignore
-    except Exception:
+_SMPY_SNIPPET = """
+import time, numpy as np
+from SMPyBandits.Policies import UCB
+T, K = 100000, 32
+rng = np.random.default_rng(0)
+means = np.linspace(0.1, 0.9, K)
+pol = UCB(K)
+pol.startGame()
+t0 = time.perf_counter()
+for _ in range(T):
+    a = pol.choice()
+    pol.getReward(a, float(rng.random() < means[a]))
+print(1e6 * (time.perf_counter() - t0) / T)
+"""
+
+
+def _smpy_ucb_us(python: str | None):
+    """SMPyBandits' UCB (K = 32, T = 1e5, Bernoulli arms), µs per step, timed in ``python`` (an
+    interpreter whose environment has SMPyBandits 0.9.7 and scipy < 1.14), or None."""
+    import subprocess
+
+    if not python:
         return None
-    rng = np.random.default_rng(0)
-    means = np.linspace(0.1, 0.9, K)
-    pol = UCB(K)
-    pol.startGame()
-    t0 = time.perf_counter()
-    for _ in range(T):
-        a = pol.choice()
-        pol.getReward(a, float(rng.random() < means[a]))
-    return 1e6 * (time.perf_counter() - t0) / T
+    r = subprocess.run([python, "-c", _SMPY_SNIPPET], capture_output=True, text=True,
+                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+    if r.returncode != 0:
+        print(f"   (SMPyBandits run failed: {r.stderr.strip().splitlines()[-1] if r.stderr else r.returncode})")
+        return None
+    return float(r.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--compare", action="store_true", help="also time the default papergym compare")
+    ap.add_argument("--smpy-python", default=os.environ.get("SMPY_PYTHON"),
+                    help="python of a venv with SMPyBandits 0.9.7 (scipy<1.14) to time its UCB side by side, e.g. "
+                         "python -m venv /tmp/smpy && /tmp/smpy/bin/pip install SMPyBandits==0.9.7 'scipy<1.14' "
+                         "'numpy<2'")
     args = ap.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
@@ -97,9 +117,9 @@ def main(argv=None):
         print(f"   {agent:<14}{ub:>24.3f}{ul:>25.2f}{ul / ub:>9.1f}x")
         rows.append((agent, ub, ul))
 
-    smpy = _smpy_ucb_us()
+    smpy = _smpy_ucb_us(args.smpy_python)
     ub = rows[0][1]
-    src = "measured here" if smpy is not None else "anchor, SMPyBandits 0.9.7 not importable here"
+    src = "measured now, same machine" if smpy is not None else "anchor; pass --smpy-python to measure"
     smpy = SMPY_UCB_US_PER_STEP if smpy is None else smpy
     print(f"\n2. binning-ucb batched (env step + regret + agent) vs SMPyBandits UCB alone "
           f"(K = 32; {src}: {smpy:.2f} µs/step)")

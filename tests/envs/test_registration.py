@@ -1,0 +1,89 @@
+"""Every registered papergym env: importable by id, passes check_env, deterministic under a seed,
+and its native vector env (if any) matches the single env row by row."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import papergym.envs as penvs
+
+ENV_IDS = penvs.list_envs()
+
+
+def test_catalogue_ids_are_registered():
+    assert "NonStatLipschitz-v0" in ENV_IDS
+    for env_id in ENV_IDS:
+        assert env_id in gym.registry
+
+
+def test_make_with_module_prefix_needs_no_prior_import():
+    code = ("import gymnasium as gym; e = gym.make('papergym.envs:NonStatLipschitz-v0', horizon=10); "
+            "e.reset(seed=0); print(type(e.unwrapped).__name__)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "NonStatLipschitzEnv"
+
+
+def test_unknown_id_lists_valid_ids():
+    with pytest.raises(penvs.UnknownEnvError, match="NonStatLipschitz-v0"):
+        penvs.check_env_id("NonStatLipschits-v0")
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_check_env(env_id):
+    env = gym.make(env_id)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # infinite observation bounds / no render modes are by design
+        check_env(env.unwrapped, skip_render_check=True)
+    problem = env.unwrapped.problem
+    assert problem.env_id == env_id
+    assert problem.action_space == env.action_space
+
+
+def _rollout(env, seed, n=200):
+    obs, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(123)  # same action sequence for every call
+    out = [obs]
+    for _ in range(n):
+        a = np.asarray(rng.random(env.action_space.shape))
+        obs, r, term, trunc, info = env.step(a)
+        out.append(np.concatenate([np.ravel(obs), [r]]))
+        assert set(info) <= {"t"}  # nothing privileged in info
+    return np.concatenate([np.ravel(x) for x in out])
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_deterministic_under_a_seed(env_id):
+    env = gym.make(env_id, horizon=500)
+    a, b, c = _rollout(env, 7), _rollout(env, 7), _rollout(env, 8)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_vector_entry_point_matches_single_envs(env_id):
+    if gym.spec(env_id).vector_entry_point is None:
+        pytest.skip(f"{env_id} has no native vector env")
+    seeds = [3, 4, 5]
+    venv = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", horizon=300)
+    obs, _ = venv.reset(seed=seeds)
+    singles = [gym.make(env_id, horizon=300) for _ in seeds]
+    sobs = [e.reset(seed=s)[0] for e, s in zip(singles, seeds)]
+    assert np.array_equal(obs, np.stack(sobs))
+    rng = np.random.default_rng(0)
+    for t in range(1, 301):
+        acts = rng.random((3, *singles[0].action_space.shape))
+        reg = venv.unwrapped.oracle.regret(acts, t) if hasattr(venv, "unwrapped") else venv.oracle.regret(acts, t)
+        for i, e in enumerate(singles):
+            assert reg[i] == e.unwrapped.oracle.regret(acts[i], t)
+        obs, rew, term, trunc, _ = venv.step(acts)
+        for i, e in enumerate(singles):
+            o, r, te, tr, _ = e.step(acts[i])
+            assert np.array_equal(obs[i], o) and rew[i] == r and trunc[i] == tr
