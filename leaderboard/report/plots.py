@@ -22,7 +22,14 @@ def plot_regret_curves(curves: pd.DataFrame, *, title: str = "", ax=None, log_x:
         fig, ax = plt.subplots(figsize=(7.5, 4.8))
     else:
         fig = ax.figure
-    agents = list(dict.fromkeys(curves["agent"]))
+    # legend in the order the curves end (highest final regret first), oracle references last
+    last = curves.sort_values("t").groupby(["agent", "seed"]).tail(1).groupby("agent")
+    final = last["cum_regret"].mean()
+    if "role" in curves:
+        is_oracle = last["role"].first().eq("oracle")
+    else:
+        is_oracle = pd.Series(False, index=final.index)
+    agents = sorted(final.index, key=lambda a: (bool(is_oracle[a]), -final[a]))
     colours = plt.get_cmap("tab10")
     k = 0
     for name in agents:
