@@ -138,6 +138,9 @@ from numba import njit
 
 from papergym.agents.base import PerRunFromBatched, register_agent
 
+#: Most tree cells (all depths) MDBE allocates per run; a larger tree is refused with a clear error.
+_MAX_CELLS = 2**22
+
 __all__ = ["BatchedMDBE", "MDBE", "draw_replay_schedule", "DEFAULTS"]
 
 DEFAULTS: dict[str, Any] = {
@@ -849,6 +852,13 @@ class BatchedMDBE:
             mmax += 1
             total += growth**mmax
         self.max_depth = mmax
+        n_cells = sum(G ** (j - 1) for j in range(1, mmax + 1))
+        if n_cells > _MAX_CELLS or growth**mmax >= 2**62:
+            raise ValueError(
+                f"MDBE's dyadic tree is too large for d={d}, horizon={T}, min_depth={min_depth}: the deepest "
+                f"block reachable has depth {mmax} and the tree {n_cells:.3g} cells (limit {_MAX_CELLS:,}); "
+                "use a smaller d, horizon or min_depth"
+            )
         lay = np.zeros((7, mmax + 1), dtype=np.int64)
         noff = loff = coff = 0
         for j in range(1, mmax + 1):

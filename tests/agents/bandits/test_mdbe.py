@@ -384,6 +384,9 @@ def test_bad_input_errors():
         ag.update(x, np.ones(2))
     with pytest.raises(RuntimeError, match="horizon"):
         ag.update(x, np.ones(2))
+    # a tree that cannot be allocated is refused up front, naming d and the horizon
+    with pytest.raises(ValueError, match="too large for d=20, horizon=300"):
+        BatchedMDBE(make_problem(20, 300, "bernoulli", 0.1), seeds=[0])
 
 
 def test_registered_and_runs_on_env():
