@@ -4,8 +4,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-pytest.importorskip("papergym.envs.bandits.lipschitz")
-
 import papergym.envs  # noqa: F401  (registers the env)
 from papergym.agents.base import make_agent, make_batched_agent
 from papergym.envs.spec import agent_seed
