@@ -232,8 +232,17 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     print(f"{env_id}  ({kw})")
     print(f"{len(seeds)} seeds, backend {args.backend}, {wall:.1f} s wall\n")
     print(res.format_table())
-    print("\nfinal regret: mean cumulative dynamic regret at T over seeds, 95% percentile-bootstrap CI;"
-          "\ns/1k steps: wall seconds per 1,000 rounds of one run (batched runs share the time).")
+    print("\nfinal regret: mean cumulative dynamic regret at T over seeds, 95% percentile-bootstrap CI;")
+    if "L_tilde" in res.runs.columns:
+        d = int(res.env_kwargs.get("d", 1))
+        lt = res.runs.drop_duplicates("seed").L_tilde.astype(float)
+        print(f"L~: significant shifts of the instance (oracle), mean {lt.mean():.2f} over seeds "
+              f"(min {lt.min():.0f}, max {lt.max():.0f});\n"
+              f"norm. regret: R_T / ((L~+1)^(1/{d + 2}) T^({d + 1}/{d + 2})), mean over seeds;")
+    if "detections" in res.summary.columns and res.summary.detections.notna().any():
+        print("detected: restarts that are the first in a phase [tau_i, tau_i+1), i >= 1; false alarms: the others;"
+              "\ndelay: mean rounds from tau_i to its detection;")
+    print("s/1k steps: wall seconds per 1,000 rounds of one run (batched runs share the time).")
     res.save(out)
     if args.log_x:
         import matplotlib.pyplot as plt

@@ -402,6 +402,52 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
     }
 
 
+INSTANCE = "_instance"  # pseudo-agent name of the per-seed instance cells
+
+
+def run_instance_cells(env_id: str, env_kwargs: Mapping[str, Any], seeds: Sequence[int]) -> list[dict[str, Any]]:
+    """Per-seed facts about the instances (``oracle.instance_metrics()``: e.g. significant shifts),
+    computed once per seed whatever the agents. Pure; never raises."""
+    from threadpoolctl import threadpool_limits
+
+    import papergym.envs  # noqa: F401
+
+    seeds = [int(s) for s in seeds]
+    with threadpool_limits(limits=1):
+        try:
+            env = _env_class(env_id)(**env_kwargs)
+            out = []
+            for s in seeds:
+                env.reset(seed=s)
+                out.append({"agent": INSTANCE, "seed": s, "status": "ok", "info": _canon(env.oracle.instance_metrics())})
+            env.close()
+            return out
+        except Exception as exc:
+            tb = traceback.format_exc()
+            return [{"agent": INSTANCE, "seed": s, "status": "error", "error": f"{type(exc).__name__}: {exc}",
+                     "traceback": tb} for s in seeds]
+
+
+def _run_job(kind: str, *args: Any) -> list[dict[str, Any]]:
+    """What the executors run: an agent job (:func:`run_cells`) or an instance job."""
+    if kind == "instance":
+        return run_instance_cells(*args)
+    return run_cells(*args)
+
+
+def _oracle_class(env_id: str, env_kwargs: Mapping[str, Any]):
+    env = _env_class(env_id)(**env_kwargs)
+    try:
+        env.reset(seed=0)
+        return type(env.unwrapped.oracle)
+    finally:
+        env.close()
+
+
+def _instance_path(out: Path, cell: Cell) -> Path:
+    return out / cell.env_id / INSTANCE / f"{cell.key}.json"
+
+
 # ------------------------------------------------------------------------------------------- results
 @dataclass
 class CompareResult:
@@ -411,7 +457,9 @@ class CompareResult:
     sec_per_1k_steps, key). ``curves``: long format (agent, role, seed, t, cum_regret).
     ``summary``: one row per agent: mean final dynamic regret with its 95 % bootstrap CI over seeds,
     mean restarts (where the agent reports them), seconds per 1,000 steps, counts of runs and
-    failures. Oracle-role agents are reference lines and are listed last, unranked.
+    failures, and the means of the env's run scores where it defines them (``NonStatLipschitz-v0``:
+    ``L_tilde``, ``normalized_regret``, ``detections``, ``false_alarms``, ``mean_delay``; see the
+    oracle's ``score_run``). Oracle-role agents are reference lines and are listed last, unranked.
     """
 
     env_id: str
@@ -441,29 +489,37 @@ class CompareResult:
         return fig
 
     def format_table(self) -> str:
-        """The summary as a plain-text table."""
+        """The summary as a plain-text table (columns of env-specific scores only where present)."""
         s = self.summary
         if s.empty:
             return "(no results)"
-        rows = []
-        for _, r in s.iterrows():
-            ci = f"[{r.ci_low:,.1f}, {r.ci_high:,.1f}]" if np.isfinite(r.final_regret) else "-"
-            rows.append(
-                [
-                    r.agent + (" (oracle)" if r.role == "oracle" else ""),
-                    f"{r.final_regret:,.1f}" if np.isfinite(r.final_regret) else "-",
-                    ci,
-                    "-" if not np.isfinite(r.restarts) else f"{r.restarts:.1f}",
-                    f"{r.sec_per_1k_steps:.4f}" if np.isfinite(r.sec_per_1k_steps) else "-",
-                    f"{int(r.n_ok)}/{int(r.n_ok + r.n_failed)}",
-                ]
-            )
-        head = ["agent", "final regret", "95% CI", "restarts", "s/1k steps", "ok runs"]
+
+        def num(v, fmt):
+            return format(v, fmt) if v is not None and np.isfinite(v) else "-"
+
+        cols: list[tuple[str, Any]] = [
+            ("agent", lambda r: r.agent + (" (oracle)" if r.role == "oracle" else "")),
+            ("final regret", lambda r: num(r.final_regret, ",.1f")),
+            ("95% CI", lambda r: f"[{r.ci_low:,.1f}, {r.ci_high:,.1f}]" if np.isfinite(r.final_regret) else "-"),
+        ]
+        if "normalized_regret" in s.columns:
+            cols.append(("norm. regret", lambda r: num(r.normalized_regret, ".3f")))
+        cols.append(("restarts", lambda r: num(r.restarts, ".1f")))
+        if "detections" in s.columns and np.isfinite(s.detections.to_numpy(dtype=float)).any():
+            cols += [("detected", lambda r: num(r.detections, ".1f")),
+                     ("false alarms", lambda r: num(r.false_alarms, ".1f")),
+                     ("delay", lambda r: num(r.mean_delay, ",.0f"))]
+        cols += [("s/1k steps", lambda r: num(r.sec_per_1k_steps, ".4f")),
+                 ("ok runs", lambda r: f"{int(r.n_ok)}/{int(r.n_ok + r.n_failed)}")]
+        head = [c[0] for c in cols]
+        rows = [[f(r) for _, f in cols] for _, r in s.iterrows()]
         widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
-        line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))
-        out = [line, "-" * len(line)]
-        for row in rows:
-            out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+
+        def fmt(cells):
+            return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+        out = [fmt(head), "-" * len(fmt(head))]
+        out += [fmt(row) for row in rows]
         return "\n".join(out)
 
     def save(self, folder: str | os.PathLike) -> Path:
@@ -485,26 +541,36 @@ class CompareResult:
         return folder
 
 
+SCORE_COLUMNS = ("L_tilde", "normalized_regret", "detections", "false_alarms", "mean_delay")
+
+
+def _nanmean(col: pd.Series) -> float:
+    x = col.to_numpy(dtype=float)
+    return float(np.nanmean(x)) if np.isfinite(x).any() else np.nan
+
+
 def _summarise(runs: pd.DataFrame, agent_order: Sequence[str]) -> pd.DataFrame:
     rows = []
     for name in agent_order:
         r = runs[runs.agent == name]
         ok = r[r.status == "ok"]
         est, lo, hi = bootstrap_ci(ok.final_regret.to_numpy()) if len(ok) else (np.nan,) * 3
-        restarts = ok.restarts.to_numpy(dtype=float)
-        rows.append(
-            {
-                "agent": name,
-                "role": r.role.iloc[0] if len(r) else "",
-                "final_regret": est,
-                "ci_low": lo,
-                "ci_high": hi,
-                "restarts": float(np.nanmean(restarts)) if np.isfinite(restarts).any() else np.nan,
-                "sec_per_1k_steps": float(ok.sec_per_1k_steps.mean()) if len(ok) else np.nan,
-                "n_ok": len(ok),
-                "n_failed": len(r) - len(ok),
-            }
-        )
+        row = {
+            "agent": name,
+            "role": r.role.iloc[0] if len(r) else "",
+            "final_regret": est,
+            "ci_low": lo,
+            "ci_high": hi,
+            "restarts": _nanmean(ok.restarts),
+            "sec_per_1k_steps": float(ok.sec_per_1k_steps.mean()) if len(ok) else np.nan,
+            "n_ok": len(ok),
+            "n_failed": len(r) - len(ok),
+        }
+        # env-specific run scores (e.g. L_tilde, normalized_regret, detections): means over the runs
+        for col in SCORE_COLUMNS:
+            if col in runs.columns:
+                row[col] = _nanmean(ok[col])
+        rows.append(row)
     df = pd.DataFrame(rows)
     if df.empty:
         return df
@@ -533,6 +599,7 @@ def compare(
     mode: str = "auto",
     batch_size: int | None = None,
     progress: bool | None = None,
+    instance_metrics: bool = True,
 ) -> CompareResult:
     """Run every agent on ``env_id`` for every seed and collect dynamic-regret results.
 
@@ -563,6 +630,11 @@ def compare(
         Results do not depend on it.
     progress:
         Show a progress bar (default: when stderr is a terminal).
+    instance_metrics:
+        Where the env's oracle defines ``instance_metrics()`` and ``score_run(...)`` (for
+        ``NonStatLipschitz-v0``: significant shifts ``L~``, normalised regret, detections, false alarms
+        and detection delays), compute the instance facts once per seed (cached like the runs) and
+        score every run with them.
     """
     import papergym.envs as penvs
 
@@ -610,16 +682,36 @@ def compare(
         else:
             missing.setdefault(a, []).append(s)
 
+    # per-seed instance facts (e.g. significant shifts), shared by all agents, cached as JSON
+    oracle_cls = _oracle_class(base_id, kwargs) if instance_metrics else None
+    scorer = getattr(oracle_cls, "score_run", None)
+    inst_cells = {s: Cell(base_id, env_hash, kwargs, INSTANCE, "", {}, s) for s in seed_list}
+    instances: dict[int, dict[str, Any]] = {}
+    inst_missing: list[int] = []
+    if oracle_cls is not None and hasattr(oracle_cls, "instance_metrics"):
+        for s, cell in inst_cells.items():
+            path = _instance_path(out_dir, cell)
+            try:
+                rec = json.loads(path.read_text()) if cache else None
+            except (OSError, ValueError):
+                rec = None
+            if rec is not None and rec.get("key") == cell.key:
+                instances[s] = rec["info"]
+            else:
+                inst_missing.append(s)
+
     n_workers = 1 if backend == "serial" else (n_jobs or default_n_jobs())
     n_missing = sum(len(v) for v in missing.values())
     if batch_size is None:
         per_job = max(1, math.ceil(n_missing / max(1, n_workers)))
         batch_size = min(100, per_job)
     jobs = [
-        (base_id, kwargs, a, hps.get(a, {}), chunk, mode)
+        ("agent", base_id, kwargs, a, hps.get(a, {}), chunk, mode)
         for a, ss in missing.items()
         for chunk in _chunk(ss, int(batch_size))
     ]
+    inst_chunk = max(1, math.ceil(len(inst_missing) / max(1, n_workers)))
+    jobs += [("instance", base_id, kwargs, chunk) for chunk in _chunk(inst_missing, inst_chunk)]
     if progress is None:
         progress = sys.stderr.isatty()
     errors: list[dict[str, Any]] = []
@@ -627,9 +719,19 @@ def compare(
         from tqdm.auto import tqdm
 
         bar = tqdm(total=n_missing, desc=f"{base_id} runs", unit="run", disable=not progress)
-        for res_list in run_jobs(run_cells, jobs, backend=backend, n_jobs=n_jobs, scheduler=scheduler):
+        for res_list in run_jobs(_run_job, jobs, backend=backend, n_jobs=n_jobs, scheduler=scheduler):
             for res in res_list:
                 a = res["agent"]
+                if a == INSTANCE:
+                    cell = inst_cells[res["seed"]]
+                    if res["status"] == "ok":
+                        instances[res["seed"]] = res["info"]
+                        record = {"cell": cell.as_dict(), "key": cell.key, "info": res["info"]}
+                        _atomic_write_bytes(_instance_path(out_dir, cell), json.dumps(record).encode())
+                    else:
+                        errors.append({"agent": a, "seed": res["seed"], "status": res["status"],
+                                       "error": res["error"], "traceback": res["traceback"]})
+                    continue
                 cell = cells[(a, res["seed"])]
                 _write_cell(out_dir, cell, res)
                 if res["status"] == "ok":
@@ -647,10 +749,15 @@ def compare(
                                    "traceback": res["traceback"]})
                 bar.update(1)
         bar.close()
-    return _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors)
+    score = None
+    if scorer is not None and instances:
+        def score(seed: int, final: float, diag: dict) -> dict[str, float]:
+            info = instances.get(seed)
+            return {} if info is None else scorer(info, final, diag, kwargs)
+    return _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors, score)
 
 
-def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors) -> CompareResult:
+def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, score=None) -> CompareResult:
     roles = {a: get_agent_info(a, env_id).role for a in agent_list}
     run_rows, curve_frames = [], []
     err_index = {(e["agent"], e["seed"]): e for e in errors}
@@ -667,12 +774,14 @@ def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors) -> C
             meta, df = got
             diag = meta.get("diagnostics") or {}
             steps = meta.get("steps") or int(df.t.iloc[-1])
+            final = float(df.cum_regret.iloc[-1])
             run_rows.append({"agent": a, "role": roles[a], "seed": s, "status": "ok",
-                             "final_regret": float(df.cum_regret.iloc[-1]),
+                             "final_regret": final,
                              "restarts": float(diag["restarts"]) if "restarts" in diag else np.nan,
                              "seconds": float(meta["seconds"]),
                              "sec_per_1k_steps": 1000.0 * float(meta["seconds"]) / steps,
-                             "diagnostics": diag, "key": meta["key"], "error": ""})
+                             "diagnostics": diag, "key": meta["key"], "error": "",
+                             **(score(s, final, diag) if score is not None else {})})
             c = df[["t", "cum_regret"]].copy()
             c.insert(0, "seed", s)
             c.insert(0, "role", roles[a])

@@ -913,6 +913,51 @@ class NonStatLipschitzOracle:
         _SHIFT_CACHE[key] = res
         return res
 
+    # ----------------------------------------------------------------- run scoring (runner hooks)
+    def instance_metrics(self) -> dict[str, Any]:
+        """Facts about this run's instance that the runner stores once per seed (JSON):
+        ``shifts`` = :meth:`significant_shifts` with its defaults, ``L_tilde`` = their number."""
+        shifts = self.significant_shifts()
+        return {"shifts": list(shifts), "L_tilde": len(shifts)}
+
+    @staticmethod
+    def score_run(instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any],
+                  env_kwargs: dict[str, Any]) -> dict[str, float]:
+        """Per-run metrics of spec 1.8 from :meth:`instance_metrics`, the final dynamic regret, the
+        agent's diagnostics and the env kwargs (``horizon``, ``d``).
+
+        * ``L_tilde``: number of significant shifts; ``normalized_regret`` =
+          ``R_T / ((L~ + 1)^{1/(d+2)} T^{(d+1)/(d+2)})`` (``(L~+1)^{1/3} T^{2/3}`` for ``d = 1``), the rate
+          of the paper's bound without log factors.
+        * With ``restart_times`` in the diagnostics (agents that restart on detected changes): a restart
+          at round ``r`` in phase ``[tau_i, tau_{i+1})``, ``i >= 1``, is a ``detection`` of ``tau_i`` with
+          delay ``r - tau_i`` if it is the first restart in that phase; every other restart (a second
+          one in the phase, or one before the first shift) is a ``false_alarm``. ``mean_delay`` averages
+          the delays (NaN without detection).
+        """
+        horizon, d = int(env_kwargs["horizon"]), int(env_kwargs.get("d", 1))
+        shifts = [int(x) for x in instance.get("shifts", [])]
+        L = len(shifts)
+        out = {
+            "L_tilde": float(L),
+            "normalized_regret": float(final_regret) / ((L + 1) ** (1.0 / (d + 2)) * horizon ** ((d + 1.0) / (d + 2))),
+        }
+        times = diagnostics.get("restart_times")
+        if times is not None:
+            seen: set[int] = set()
+            delays, false_alarms = [], 0
+            for r in sorted(int(x) for x in times):
+                phase = int(np.searchsorted(shifts, r, side="right"))  # number of shifts <= r
+                if phase >= 1 and phase not in seen:
+                    seen.add(phase)
+                    delays.append(r - shifts[phase - 1])
+                else:
+                    false_alarms += 1
+            out["detections"] = float(len(delays))
+            out["false_alarms"] = float(false_alarms)
+            out["mean_delay"] = float(np.mean(delays)) if delays else float("nan")
+        return out
+
 
 class BatchedNonStatLipschitzOracle:
     """Oracle of :class:`NonStatLipschitzVectorEnv`: one row per run, vectorised over rows.

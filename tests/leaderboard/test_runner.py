@@ -197,3 +197,31 @@ def test_bad_arguments_name_the_problem(tmp_path):
     with pytest.raises(ValueError, match="instance"):
         compare(ENV, ["mdbe"], [0], env_kwargs={"instance": "nope"}, out=tmp_path)
     assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_instance_metrics_scores_and_detections(tmp_path, monkeypatch):
+    import gymnasium as gym
+
+    kw = {"instance": "piecewise-tents", "phases": 4}
+    res = compare(ENV, ["binning-ucb-oracle", "mdbe", "uniform-random"], [0, 1], horizon=3000, env_kwargs=kw,
+                  backend="serial", out=tmp_path)
+    env = gym.make(ENV, horizon=3000, **kw)
+    env.reset(seed=1)
+    shifts = env.unwrapped.oracle.significant_shifts()
+    assert len(shifts) == 3
+    runs = res.runs.set_index(["agent", "seed"])
+    assert runs.loc[("uniform-random", 1), "L_tilde"] == 3
+    r = runs.loc[("uniform-random", 1)]
+    assert r.normalized_regret == pytest.approx(r.final_regret / (4 ** (1 / 3) * 3000 ** (2 / 3)))
+    # the oracle baseline restarts exactly at the shifts: every shift detected at once, no false alarm
+    o = res.summary.set_index("agent").loc["binning-ucb-oracle"]
+    assert (o.detections, o.false_alarms, o.mean_delay) == (3.0, 0.0, 0.0)
+    # agents without restart times get no detection scores
+    assert np.isnan(res.summary.set_index("agent").loc["uniform-random", "detections"])
+    # instance facts are cached per seed, like runs
+    calls = []
+    real = runner.run_instance_cells
+    monkeypatch.setattr(runner, "run_instance_cells", lambda *a: calls.append(a) or real(*a))
+    again = compare(ENV, ["uniform-random"], [0, 1, 2], horizon=3000, env_kwargs=kw, backend="serial", out=tmp_path)
+    assert [c[2] for c in calls] == [[2]]
+    assert again.runs.L_tilde.tolist() == [3.0, 3.0, 3.0]

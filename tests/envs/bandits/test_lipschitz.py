@@ -486,3 +486,20 @@ def test_bad_round_and_seed():
         env.oracle.optimal_value(101)
     with pytest.raises(ValueError, match="seed"):
         env.reset(seed=-1)
+
+
+def test_score_run_known_answer():
+    from papergym.envs.bandits.lipschitz import NonStatLipschitzOracle
+
+    info = {"shifts": [100, 200], "L_tilde": 2}
+    got = NonStatLipschitzOracle.score_run(info, 900.0, {"restart_times": [250, 50, 120, 130]},
+                                           {"horizon": 1000, "d": 1})
+    # 50: before the first shift (false alarm); 120: detects 100 (delay 20); 130: second in phase 1
+    # (false alarm); 250: detects 200 (delay 50)
+    assert got["detections"] == 2 and got["false_alarms"] == 2 and got["mean_delay"] == 35
+    assert got["L_tilde"] == 2
+    assert got["normalized_regret"] == pytest.approx(900 / (3 ** (1 / 3) * 1000 ** (2 / 3)))
+    d2 = NonStatLipschitzOracle.score_run({"shifts": []}, 100.0, {}, {"horizon": 4096, "d": 2})
+    assert d2["normalized_regret"] == pytest.approx(100 / 4096 ** 0.75) and "detections" not in d2
+    none = NonStatLipschitzOracle.score_run(info, 1.0, {"restart_times": []}, {"horizon": 1000})
+    assert none["detections"] == 0 and np.isnan(none["mean_delay"])
