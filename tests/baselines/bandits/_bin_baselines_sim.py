@@ -6,22 +6,17 @@ agents face exactly the same reward stream (common random numbers).
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 from papergym.agents.base import make_agent, make_batched_agent
+from papergym.envs.bandits.lipschitz import make_problem as _env_problem
 from papergym.envs.spec import ProblemSpec, agent_seed
 
 ENV = "NonStatLipschitz-v0"
 
 
 def problem(T: int, d: int = 1) -> ProblemSpec:
-    return ProblemSpec(
-        ENV,
-        gym.spaces.Box(0.0, 1.0, (d,), np.float64),
-        gym.spaces.Box(-np.inf, np.inf, (1,), np.float64),
-        int(T),
-        {"d": d, "lipschitz": 1.0, "norm": "linf", "noise": "bernoulli", "sigma": 0.1},
-    )
+    """The public problem of NonStatLipschitz-v0 (the env module's own constructor)."""
+    return _env_problem(d, int(T), "bernoulli", 0.1)
 
 
 def tent(center: float = 0.3, top: float = 0.8):

@@ -10,19 +10,15 @@ import pytest
 
 from papergym.agents.base import get_agent_info, make_agent, make_batched_agent
 from papergym.baselines.bandits.zooming import BatchedZooming, Zooming, zooming_radius
+from papergym.envs.bandits.lipschitz import make_problem as _env_problem
 from papergym.envs.spec import ProblemSpec, agent_seed
 
 ENV_ID = "NonStatLipschitz-v0"
 
 
 def make_problem(T: int, d: int = 1) -> ProblemSpec:
-    return ProblemSpec(
-        ENV_ID,
-        gym.spaces.Box(0.0, 1.0, (d,), np.float64),
-        gym.spaces.Box(-np.inf, np.inf, (1,), np.float64),
-        T,
-        {"d": d, "lipschitz": 1.0, "norm": "linf", "noise": "bernoulli", "sigma": 0.1},
-    )
+    """The public problem of NonStatLipschitz-v0 (the env module's own constructor)."""
+    return _env_problem(d, int(T), "bernoulli", 0.1)
 
 
 def peak(x: np.ndarray, t: int = 0, c: float = 0.3) -> np.ndarray:
