@@ -105,7 +105,9 @@ class AgentInfo:
         return _code_hash(self.factory, self.batched_factory)
 
 
-_REGISTRY: dict[str, AgentInfo] = {}
+# name -> entries; one name may be registered separately for different envs (e.g. ``uniform-random``
+# of NonStatLipschitz-v0 and of NoiseFreeGPBandit-v0 are different factories)
+_REGISTRY: dict[str, list[AgentInfo]] = {}
 
 
 def _module_file_bytes(obj: Any) -> bytes:
@@ -149,7 +151,7 @@ def register_agent(
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     if not name or name != name.lower() or "_" in name or " " in name:
         raise ValueError(f"agent names are kebab-case, got {name!r}")
-    _REGISTRY[name] = AgentInfo(
+    info = AgentInfo(
         name=name,
         factory=factory,
         envs=tuple(envs),
@@ -158,6 +160,18 @@ def register_agent(
         description=description,
         defaults=dict(defaults or {}),
     )
+    entries = _REGISTRY.setdefault(name, [])
+    clash = [e for e in entries if set(e.envs) & set(info.envs)]
+    for e in clash:
+        if _qualname(e.factory) != _qualname(factory):
+            raise ValueError(f"agent {name!r} is already registered for {sorted(set(e.envs) & set(info.envs))} "
+                             f"by {_qualname(e.factory)}")
+        entries.remove(e)  # re-registration of the same factory (e.g. a module reloaded)
+    entries.append(info)
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
 
 
 def _load_all() -> None:
@@ -172,7 +186,7 @@ def _load_all() -> None:
 def list_agents(env_id: str | None = None, role: str | None = None) -> list[AgentInfo]:
     """Registered agents (for ``env_id`` if given; ``role`` filters), papers first, then by name."""
     _load_all()
-    out = [a for a in _REGISTRY.values() if (env_id is None or _env_matches(env_id, a.envs))]
+    out = [a for entries in _REGISTRY.values() for a in entries if (env_id is None or _env_matches(env_id, a.envs))]
     if role is not None:
         out = [a for a in out if a.role == role]
     order = {r: i for i, r in enumerate(ROLES)}
@@ -187,9 +201,12 @@ def _env_matches(env_id: str, envs: Sequence[str]) -> bool:
 def get_agent_info(name: str, env_id: str | None = None) -> AgentInfo:
     """The registry entry of ``name``; a clear error listing the valid names otherwise."""
     _load_all()
-    info = _REGISTRY.get(name)
-    valid = [a.name for a in list_agents(env_id)]
-    if info is None or (env_id is not None and not _env_matches(env_id, info.envs)):
+    entries = _REGISTRY.get(name, [])
+    if env_id is not None:
+        entries = [e for e in entries if _env_matches(env_id, e.envs)]
+    info = entries[0] if entries else None
+    valid = list(dict.fromkeys(a.name for a in list_agents(env_id)))
+    if info is None:
         where = f" for {env_id}" if env_id else ""
         raise UnknownAgentError(f"unknown agent {name!r}{where}; valid agents: {', '.join(valid)}")
     return info
