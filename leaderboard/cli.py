@@ -4,7 +4,8 @@
     Regret comparison of agents over seeds: prints a table, writes the figure (PNG + SVG), the raw
     results (parquet) and the table to an output folder, and names it. Options the command does not
     know are env constructor arguments: ``--instance piecewise-tents --phases 8`` becomes
-    ``instance="piecewise-tents", phases=8`` (values parsed as JSON where possible). Every value is
+    ``instance="piecewise-tents", phases=8`` (values parsed as JSON where possible); ``--dim`` is an
+    alias of the dimension argument ``d``. Every value is
     checked before anything runs or is written; a bad one exits with status 2 and a message naming
     it and the valid choices.
 ``papergym list``
@@ -80,6 +81,27 @@ def _parse_extra(extra: list[str]) -> dict[str, Any]:
             value = extra[i + 1]
             i += 2
         out[name.replace("-", "_")] = _parse_value(value)
+    return out
+
+
+# spelling a user may reach for -> the constructor argument (applied only where the env has the target)
+_ALIASES = {"dim": "d"}
+
+
+def _apply_aliases(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    import inspect
+
+    from papergym.leaderboard.runner import _env_class
+
+    params = inspect.signature(_env_class(env_id)).parameters
+    out: dict[str, Any] = {}
+    for k, v in env_kwargs.items():
+        target = _ALIASES.get(k)
+        if target is not None and k not in params and target in params:
+            if target in env_kwargs:
+                raise CLIError(f"--{k} is an alias of --{target}; give only one of them")
+            k = target
+        out[k] = v
     return out
 
 
@@ -172,7 +194,7 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
         env_id = penvs.check_env_id(args.env_id)
     except penvs.UnknownEnvError as exc:
         raise CLIError(str(exc)) from None
-    env_kwargs = _parse_extra(extra)
+    env_kwargs = _apply_aliases(env_id, _parse_extra(extra))
     if args.instance is not None:
         env_kwargs["instance"] = args.instance
     if args.horizon is not None and args.horizon < 1:
@@ -232,7 +254,14 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     print(f"{env_id}  ({kw})")
     print(f"{len(seeds)} seeds, backend {args.backend}, {wall:.1f} s wall\n")
     print(res.format_table())
-    print("\nfinal regret: mean cumulative dynamic regret at T over seeds, 95% percentile-bootstrap CI;")
+    regret_name = "cumulative regret" if res.has_simple_regret else "cumulative dynamic regret"
+    print(f"\nfinal regret: mean {regret_name} R_T at T over seeds, 95% percentile-bootstrap CI;")
+    if res.has_simple_regret:
+        print("R(T/2): mean R at T/2; flatness: mean (R_T - R_T/2) / R_T (0: regret stopped growing, 0.5: linear);\n"
+              "simple regret: mean f* - max_t f(x_t) (best point played), 95% bootstrap CI;")
+    if "sum_sigma" in res.summary.columns:
+        print("sum sigma(x_t): mean over seeds of sum_t sigma_{t-1}(x_t), posterior standard deviations at the\n"
+              "queried points (GP-UCB with width B: R_T <= 2B sum sigma);")
     if "L_tilde" in res.runs.columns:
         d = int(res.env_kwargs.get("d", 1))
         lt = res.runs.drop_duplicates("seed").L_tilde.astype(float)
@@ -242,7 +271,7 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     if "detections" in res.summary.columns and res.summary.detections.notna().any():
         print("detected: restarts that are the first in a phase [tau_i, tau_i+1), i >= 1; false alarms: the others;"
               "\ndelay: mean rounds from tau_i to its detection;")
-    print("s/1k steps: wall seconds per 1,000 rounds of one run (batched runs share the time).")
+    print("ms/step: wall milliseconds per round of one run (batched runs share the time).")
     res.save(out)
     if args.log_x:
         import matplotlib.pyplot as plt

@@ -19,7 +19,18 @@ env's native vector entry point and the agent's batched implementation when both
 (``mode="per-run"``). Both give the same numbers; the batched path is many times faster. The
 regret of the action played at round ``t`` is ``oracle.regret(action, t)``, from means, computed
 before the env steps. Cumulative regret is stored at checkpoints: 100 log-spaced and 100
-linearly spaced rounds, and ``T``.
+linearly spaced rounds, ``T // 2`` and ``T``.
+
+Curves and run metrics
+----------------------
+Every run stores its cumulative regret ``R_t``; where the env's oracle class sets
+``TRACK_SIMPLE_REGRET = True`` (noise-free / pure-exploration settings, e.g.
+``NoiseFreeGPBandit-v0``) it also stores the simple regret of the best point played so far,
+``r_t = min_{s <= t} regret(x_s, s)`` (= ``f* - max_{s<=t} f(x_s)`` for a static objective). Per run:
+``final_regret = R_T``, ``regret_half = R_{T//2}``, ``flatness = (R_T - R_{T//2}) / R_T`` (0 for a
+regret that has stopped growing, about 0.29 for ``sqrt(T)``, 0.5 for linear regret), the final simple
+regret, and every scalar numeric entry of the agent's ``diagnostics()`` (``restarts``, ``sum_sigma``,
+...) as a column.
 """
 
 from __future__ import annotations
@@ -48,7 +59,7 @@ from papergym.leaderboard.stats import bootstrap_ci
 
 __all__ = ["compare", "CompareResult", "Cell", "cell_key", "default_cache_dir", "run_cells", "checkpoints"]
 
-RESULT_FORMAT = 1  # bump when the content of a cell file changes
+RESULT_FORMAT = 2  # bump when the content of a cell file changes
 N_LOG_POINTS = 100
 N_LIN_POINTS = 100
 
@@ -87,10 +98,10 @@ def canonical_json(obj: Any) -> str:
 
 
 def checkpoints(horizon: int) -> np.ndarray:
-    """Rounds at which cumulative regret is stored: log- and linearly spaced, always ending at ``T``."""
+    """Rounds at which cumulative regret is stored: log- and linearly spaced, ``T // 2`` and ``T``."""
     T = int(horizon)
     pts = np.concatenate(
-        [np.geomspace(1, T, N_LOG_POINTS), np.linspace(1, T, N_LIN_POINTS + 1)[1:], [T]]
+        [np.geomspace(1, T, N_LOG_POINTS), np.linspace(1, T, N_LIN_POINTS + 1)[1:], [max(1, T // 2), T]]
     )
     return np.unique(np.clip(np.round(pts).astype(np.int64), 1, T))
 
@@ -140,6 +151,8 @@ def resolve_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None, horizo
     env = cls(**resolved)  # validation: raises ValueError naming the field
     try:
         resolved["horizon"] = int(env.problem.horizon)
+        # defaults the env resolves itself (e.g. a lengthscale that depends on d): the values used
+        resolved.update(getattr(env, "resolved_kwargs", None) or {})
     finally:
         env.close()
     _canon(resolved)  # JSON check
@@ -238,7 +251,10 @@ def _write_cell(out: Path, cell: Cell, res: dict[str, Any]) -> None:
         "batch_size": res["batch_size"],
         "diagnostics": _canon(res["diagnostics"]),
     }
-    table = pa.table({"t": pa.array(res["t"], pa.int64()), "cum_regret": pa.array(res["cum_regret"], pa.float64())})
+    cols = {"t": pa.array(res["t"], pa.int64()), "cum_regret": pa.array(res["cum_regret"], pa.float64())}
+    if res.get("simple_regret") is not None:
+        cols["simple_regret"] = pa.array(res["simple_regret"], pa.float64())
+    table = pa.table(cols)
     table = table.replace_schema_metadata({b"papergym": json.dumps(meta).encode()})
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
@@ -333,17 +349,25 @@ def _run_batched(env_id, env_kwargs, agent, hp, seeds):
     T = int(problem.horizon)
     ck = checkpoints(T)
     hist = np.empty((len(ck), n))
+    track = _tracks_simple_regret(venv.oracles[0])
+    shist = np.empty((len(ck), n)) if track else None
     cum = np.zeros(n)
+    best = np.full(n, np.inf)
     j = 0
     next_ck = ck[0]
     regret = venv.oracle.regret
     for t in range(1, T + 1):
         a = pol.act(obs)
-        cum += regret(a, t)
+        r = regret(a, t)
+        cum += r
+        if track:
+            np.minimum(best, r, out=best)
         obs, rew, _, _, _ = venv.step(a)
         pol.update(a, rew, obs)
         if t == next_ck:
             hist[j] = cum
+            if track:
+                shist[j] = best
             j += 1
             next_ck = ck[j] if j < len(ck) else -1
     seconds = time.perf_counter() - t0
@@ -356,6 +380,7 @@ def _run_batched(env_id, env_kwargs, agent, hp, seeds):
             "mode": "batched",
             "t": ck,
             "cum_regret": hist[:, i].copy(),
+            "simple_regret": shist[:, i].copy() if track else None,
             "diagnostics": _per_run_diag(diag, i),
             "seconds": seconds / n,
             "steps": T,
@@ -386,7 +411,9 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
     seconds = time.perf_counter() - t0
     ck = checkpoints(T)
     # running sum in float64, in round order: the same additions as the batched path
-    curve = np.cumsum(np.asarray(env.regrets, dtype=float))
+    regrets = np.asarray(env.regrets, dtype=float)
+    curve = np.cumsum(regrets)
+    simple = np.minimum.accumulate(regrets)[ck - 1] if _tracks_simple_regret(base.oracle) else None
     diag = pol.diagnostics() if hasattr(pol, "diagnostics") else {}
     env.close()
     return {
@@ -395,11 +422,16 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
         "mode": "per-run",
         "t": ck,
         "cum_regret": curve[ck - 1],
+        "simple_regret": simple,
         "diagnostics": _per_run_diag(diag, None),
         "seconds": seconds,
         "steps": T,
         "batch_size": 1,
     }
+
+
+def _tracks_simple_regret(oracle: Any) -> bool:
+    return bool(getattr(type(oracle), "TRACK_SIMPLE_REGRET", False))
 
 
 INSTANCE = "_instance"  # pseudo-agent name of the per-seed instance cells
@@ -469,17 +501,31 @@ class CompareResult:
     summary: pd.DataFrame
     errors: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def has_simple_regret(self) -> bool:
+        """Whether the env tracks simple regret (its oracle class sets ``TRACK_SIMPLE_REGRET``)."""
+        return "simple_regret" in self.curves.columns and bool(self.curves.simple_regret.notna().any())
+
     def plot(self, path: str | os.PathLike | None = None, *, ax=None, log_x: bool = False):
-        """Cumulative-regret curves (mean and 95 % bootstrap band over seeds).
+        """Cumulative-regret curves (mean and 95 % bootstrap band over seeds); where the env tracks simple
+        regret, a second panel with the simple regret of the best point so far on a log scale
+        (``symlog``: linear below ``1e-8``, so a run that found the optimum, regret 0, stays visible).
 
         With ``path`` (no suffix or any), writes ``<path>.png`` and ``<path>.svg``. Returns the figure.
         """
+        import matplotlib.pyplot as plt
+
         from papergym.leaderboard.report.plots import plot_regret_curves
 
-        title = f"{self.env_id}  " + ", ".join(
-            f"{k}={v}" for k, v in self.env_kwargs.items() if k in ("instance", "horizon", "d", "noise")
-        )
-        fig = plot_regret_curves(self.curves, title=title, ax=ax, log_x=log_x)
+        shown = ("instance", "horizon", "d", "noise", "kernel", "lengthscale", "B", "action_mode")
+        title = f"{self.env_id}  " + ", ".join(f"{k}={v}" for k, v in self.env_kwargs.items() if k in shown)
+        if self.has_simple_regret and ax is None:
+            fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
+            plot_regret_curves(self.curves, title=title, ax=ax1, log_x=log_x, ylabel="cumulative regret")
+            plot_regret_curves(self.curves, title="simple regret of the best point so far", ax=ax2, log_x=log_x,
+                               value="simple_regret", log_y=True, ylabel="simple regret  f* - max_s f(x_s)")
+        else:
+            fig = plot_regret_curves(self.curves, title=title, ax=ax, log_x=log_x)
         if path is not None:
             stem = Path(path)
             stem = stem.with_suffix("") if stem.suffix in (".png", ".svg") else stem
@@ -494,24 +540,38 @@ class CompareResult:
         if s.empty:
             return "(no results)"
 
-        def num(v, fmt):
-            return format(v, fmt) if v is not None and np.isfinite(v) else "-"
+        def num(v, fmt=None):
+            if v is None or not np.isfinite(v):
+                return "-"
+            return format(v, fmt) if fmt else _fmt_num(v)
+
+        def present(col):
+            return col in s.columns and np.isfinite(s[col].to_numpy(dtype=float)).any()
 
         cols: list[tuple[str, Any]] = [
             ("agent", lambda r: r.agent + (" (oracle)" if r.role == "oracle" else "")),
-            ("final regret", lambda r: num(r.final_regret, ",.1f")),
-            ("95% CI", lambda r: f"[{r.ci_low:,.1f}, {r.ci_high:,.1f}]" if np.isfinite(r.final_regret) else "-"),
+            ("final regret", lambda r: num(r.final_regret)),
+            ("95% CI", lambda r: f"[{_fmt_num(r.ci_low)}, {_fmt_num(r.ci_high)}]" if np.isfinite(r.final_regret) else "-"),
         ]
-        if "normalized_regret" in s.columns:
+        if present("normalized_regret"):
             cols.append(("norm. regret", lambda r: num(r.normalized_regret, ".3f")))
-        cols.append(("restarts", lambda r: num(r.restarts, ".1f")))
-        if "detections" in s.columns and np.isfinite(s.detections.to_numpy(dtype=float)).any():
+        if self.has_simple_regret:
+            cols += [("R(T/2)", lambda r: num(r.regret_half)),
+                     ("flatness", lambda r: num(r.flatness, ".3f")),
+                     ("simple regret", lambda r: num(r.simple_regret, ".2e")),
+                     ("95% CI ", lambda r: (f"[{r.simple_ci_low:.2e}, {r.simple_ci_high:.2e}]"
+                                           if np.isfinite(r.simple_regret) else "-"))]
+        if present("sum_sigma"):
+            cols.append(("sum sigma(x_t)", lambda r: num(r.sum_sigma)))
+        if present("restarts"):
+            cols.append(("restarts", lambda r: num(r.restarts, ".1f")))
+        if present("detections"):
             cols += [("detected", lambda r: num(r.detections, ".1f")),
                      ("false alarms", lambda r: num(r.false_alarms, ".1f")),
                      ("delay", lambda r: num(r.mean_delay, ",.0f"))]
-        cols += [("s/1k steps", lambda r: num(r.sec_per_1k_steps, ".4f")),
+        cols += [("ms/step", lambda r: num(r.sec_per_1k_steps, ".4f")),
                  ("ok runs", lambda r: f"{int(r.n_ok)}/{int(r.n_ok + r.n_failed)}")]
-        head = [c[0] for c in cols]
+        head = [c[0].strip() for c in cols]
         rows = [[f(r) for _, f in cols] for _, r in s.iterrows()]
         widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
 
@@ -541,6 +601,18 @@ class CompareResult:
         return folder
 
 
+def _fmt_num(v: float) -> str:
+    """Regret-like numbers: ``12,345.6``, ``3.142``, ``4.20e-05``."""
+    if not np.isfinite(v):
+        return "-"
+    a = abs(v)
+    if a >= 100:
+        return f"{v:,.1f}"
+    if a >= 0.01 or a == 0:
+        return f"{v:.3f}"
+    return f"{v:.2e}"
+
+
 SCORE_COLUMNS = ("L_tilde", "normalized_regret", "detections", "false_alarms", "mean_delay")
 
 
@@ -549,7 +621,12 @@ def _nanmean(col: pd.Series) -> float:
     return float(np.nanmean(x)) if np.isfinite(x).any() else np.nan
 
 
+_BASE_RUN_COLUMNS = ("agent", "role", "seed", "status", "final_regret", "regret_half", "flatness", "simple_regret",
+                     "seconds", "sec_per_1k_steps", "diagnostics", "key", "error")
+
+
 def _summarise(runs: pd.DataFrame, agent_order: Sequence[str]) -> pd.DataFrame:
+    extra = [c for c in runs.columns if c not in _BASE_RUN_COLUMNS and c not in SCORE_COLUMNS]
     rows = []
     for name in agent_order:
         r = runs[runs.agent == name]
@@ -561,11 +638,22 @@ def _summarise(runs: pd.DataFrame, agent_order: Sequence[str]) -> pd.DataFrame:
             "final_regret": est,
             "ci_low": lo,
             "ci_high": hi,
-            "restarts": _nanmean(ok.restarts),
+            "regret_half": _nanmean(ok.regret_half),
+            "flatness": _nanmean(ok.flatness),
+        }
+        if "simple_regret" in runs.columns:
+            sv = ok.simple_regret.to_numpy(dtype=float)
+            sv = sv[np.isfinite(sv)]
+            se, slo, shi = bootstrap_ci(sv) if len(sv) else (np.nan,) * 3
+            row.update({"simple_regret": se, "simple_ci_low": slo, "simple_ci_high": shi})
+        # scalar diagnostics of the agents (restarts, sum_sigma, ...): means over the runs
+        for col in extra:
+            row[col] = _nanmean(ok[col])
+        row.update({
             "sec_per_1k_steps": float(ok.sec_per_1k_steps.mean()) if len(ok) else np.nan,
             "n_ok": len(ok),
             "n_failed": len(r) - len(ok),
-        }
+        })
         # env-specific run scores (e.g. L_tilde, normalized_regret, detections): means over the runs
         for col in SCORE_COLUMNS:
             if col in runs.columns:
@@ -736,6 +824,8 @@ def compare(
                 _write_cell(out_dir, cell, res)
                 if res["status"] == "ok":
                     df = pd.DataFrame({"t": res["t"], "cum_regret": res["cum_regret"]})
+                    if res.get("simple_regret") is not None:
+                        df["simple_regret"] = res["simple_regret"]
                     meta = {
                         "key": cell.key,
                         "mode": res["mode"],
@@ -757,17 +847,34 @@ def compare(
     return _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors, score)
 
 
+_RESERVED = frozenset({"agent", "role", "seed", "status", "final_regret", "regret_half", "flatness", "simple_regret",
+                       "seconds", "sec_per_1k_steps", "diagnostics", "key", "error"})
+
+
+def _scalar_diagnostics(diag: Mapping[str, Any]) -> dict[str, float]:
+    """The scalar numeric entries of an agent's diagnostics (lists and strings are left out)."""
+    out = {}
+    for k, v in diag.items():
+        if k in _RESERVED or isinstance(v, (bool, np.bool_)):
+            continue
+        if isinstance(v, (int, float, np.integer, np.floating)):
+            out[k] = float(v)
+    return out
+
+
 def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, score=None) -> CompareResult:
     roles = {a: get_agent_info(a, env_id).role for a in agent_list}
     run_rows, curve_frames = [], []
     err_index = {(e["agent"], e["seed"]): e for e in errors}
+    half = max(1, int(kwargs["horizon"]) // 2)
     for a in agent_list:
         for s in seed_list:
             got = results.get((a, s))
             if got is None:
                 e = err_index.get((a, s), {})
                 run_rows.append({"agent": a, "role": roles[a], "seed": s, "status": e.get("status", "missing"),
-                                 "final_regret": np.nan, "restarts": np.nan, "seconds": np.nan,
+                                 "final_regret": np.nan, "regret_half": np.nan, "flatness": np.nan,
+                                 "restarts": np.nan, "seconds": np.nan,
                                  "sec_per_1k_steps": np.nan, "diagnostics": {}, "key": cells[(a, s)].key,
                                  "error": e.get("error", "")})
                 continue
@@ -775,14 +882,22 @@ def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, scor
             diag = meta.get("diagnostics") or {}
             steps = meta.get("steps") or int(df.t.iloc[-1])
             final = float(df.cum_regret.iloc[-1])
-            run_rows.append({"agent": a, "role": roles[a], "seed": s, "status": "ok",
-                             "final_regret": final,
-                             "restarts": float(diag["restarts"]) if "restarts" in diag else np.nan,
-                             "seconds": float(meta["seconds"]),
-                             "sec_per_1k_steps": 1000.0 * float(meta["seconds"]) / steps,
-                             "diagnostics": diag, "key": meta["key"], "error": "",
-                             **(score(s, final, diag) if score is not None else {})})
-            c = df[["t", "cum_regret"]].copy()
+            at_half = df.cum_regret[df.t == half]
+            r_half = float(at_half.iloc[0]) if len(at_half) else np.nan
+            row = {"agent": a, "role": roles[a], "seed": s, "status": "ok",
+                   "final_regret": final, "regret_half": r_half,
+                   "flatness": (final - r_half) / final if final > 0 else (0.0 if final == 0 else np.nan),
+                   "restarts": np.nan}
+            if "simple_regret" in df.columns:
+                row["simple_regret"] = float(df.simple_regret.iloc[-1])
+            row.update(_scalar_diagnostics(diag))
+            row.update({"seconds": float(meta["seconds"]),
+                        "sec_per_1k_steps": 1000.0 * float(meta["seconds"]) / steps,
+                        "diagnostics": diag, "key": meta["key"], "error": "",
+                        **(score(s, final, diag) if score is not None else {})})
+            run_rows.append(row)
+            cols = ["t", "cum_regret"] + (["simple_regret"] if "simple_regret" in df.columns else [])
+            c = df[cols].copy()
             c.insert(0, "seed", s)
             c.insert(0, "role", roles[a])
             c.insert(0, "agent", a)

@@ -14,17 +14,19 @@ __all__ = ["plot_regret_curves"]
 
 
 def plot_regret_curves(curves: pd.DataFrame, *, title: str = "", ax=None, log_x: bool = False,
-                       ylabel: str = "cumulative dynamic regret"):
-    """One line per agent: mean cumulative regret over seeds at the stored checkpoints, with the
-    95 % percentile-bootstrap band (curves resampled whole). Oracle-role agents are dashed, grey
-    reference lines. Returns the figure."""
+                       ylabel: str = "cumulative dynamic regret", value: str = "cum_regret",
+                       log_y: bool = False, linthresh: float = 1e-8):
+    """One line per agent: mean of ``value`` (default cumulative regret) over seeds at the stored
+    checkpoints, with the 95 % percentile-bootstrap band (curves resampled whole). Oracle-role agents
+    are dashed, grey reference lines. ``log_y``: a ``symlog`` axis, linear below ``linthresh`` (values
+    that reach exactly 0 stay visible). Returns the figure."""
     if ax is None:
         fig, ax = plt.subplots(figsize=(7.5, 4.8))
     else:
         fig = ax.figure
     # legend in the order the curves end (highest final regret first), oracle references last
     last = curves.sort_values("t").groupby(["agent", "seed"]).tail(1).groupby("agent")
-    final = last["cum_regret"].mean()
+    final = last[value].mean()
     if "role" in curves:
         is_oracle = last["role"].first().eq("oracle")
     else:
@@ -34,7 +36,7 @@ def plot_regret_curves(curves: pd.DataFrame, *, title: str = "", ax=None, log_x:
     k = 0
     for name in agents:
         c = curves[curves.agent == name]
-        wide = c.pivot(index="seed", columns="t", values="cum_regret").sort_index(axis=1)
+        wide = c.pivot(index="seed", columns="t", values=value).sort_index(axis=1)
         wide = wide.dropna(axis=0)
         if wide.empty:
             continue
@@ -52,6 +54,8 @@ def plot_regret_curves(curves: pd.DataFrame, *, title: str = "", ax=None, log_x:
             ax.fill_between(t, lo, hi, color=col, alpha=0.2, lw=0)
     if log_x:
         ax.set_xscale("log")
+    if log_y:
+        ax.set_yscale("symlog", linthresh=linthresh)
     ax.set_xlabel("round t")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
