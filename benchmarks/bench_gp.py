@@ -287,12 +287,12 @@ def main(argv=None):
 
 
 def _compare_section():
-    import papergym.envs  # noqa: F401  (registers the env ids that exist)
+    from papergym.envs import list_envs
 
     print("\n3. default comparison: compare('NoiseFreeGPBandit-v0', seeds=range(20), "
           "env_kwargs={'d': 2, 'lengthscale': 0.2}, backend='joblib', n_jobs=2, cache=False)")
-    if ENV not in gym.registry:
-        print(f"   skipped: {ENV} is not registered yet (papergym.envs.bandits.gp has no env)")
+    if ENV not in list_envs():
+        print(f"   skipped: {ENV} is not registered yet (not in papergym.envs.list_envs())")
         return
     from papergym.leaderboard import compare
 
@@ -303,6 +303,9 @@ def _compare_section():
     agents = sorted(res.summary["agent"]) if "agent" in res.summary.columns else list(res.summary.index)
     print(f"   {len(agents)} agents x 20 seeds: {wall:.1f} s wall  (target: about 60 s on 2 cores)")
     print(f"   agents: {', '.join(map(str, agents))}")
+    cols = [c for c in ("agent", "final_regret", "sum_sigma", "sec_per_1k_steps") if c in res.summary.columns]
+    if cols:
+        print(res.summary[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if res.errors:
         print(f"   {len(res.errors)} failed cell(s); first: {str(res.errors[0])[:300]}")
 

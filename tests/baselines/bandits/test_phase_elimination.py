@@ -288,10 +288,10 @@ def test_sum_sigma_uses_full_history_posterior():
 # --------------------------------------------------------------------------- env integration
 def _make_env(**kw):
     """The env through ``gym.make`` once registered, else its class if the module has it, else None."""
-    import papergym.envs  # noqa: F401  (registers every env id that exists)
+    from papergym.envs import list_envs
     from papergym.envs.bandits import gp as gp_module
 
-    if ENV in gym.registry:
+    if ENV in list_envs():
         return gym.make(ENV, **kw)
     cls = getattr(gp_module, "NoiseFreeGPBanditEnv", None)
     return None if cls is None else cls(**kw)
