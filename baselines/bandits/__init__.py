@@ -6,3 +6,8 @@ from papergym.baselines.bandits import uniform  # noqa: F401,E402  (uniform-rand
 from papergym.baselines.bandits import zooming  # noqa: F401,E402  (zooming)
 from papergym.baselines.bandits import blin  # noqa: F401,E402  (blin)
 from papergym.baselines.bandits import phase_elimination  # noqa: F401,E402  (pe-mvr, reds)
+from papergym.baselines.bandits import gp_ucb_srinivas  # noqa: F401,E402  (gp-ucb-srinivas)
+from papergym.baselines.bandits import mvr  # noqa: F401,E402  (mvr)
+from papergym.baselines.bandits import gp_ei  # noqa: F401,E402  (gp-ei)
+from papergym.baselines.bandits import gp_ts  # noqa: F401,E402  (gp-ts)
+from papergym.baselines.bandits import gp_uniform  # noqa: F401,E402  (uniform-random of NoiseFreeGPBandit-v0)
