@@ -43,6 +43,10 @@ _ENVS: dict[str, tuple[str, str | None]] = {
         "papergym.envs.bandits.lipschitz:NonStatLipschitzEnv",
         "papergym.envs.bandits.lipschitz:NonStatLipschitzVectorEnv",
     ),
+    "NoiseFreeGPBandit-v0": (
+        "papergym.envs.bandits.gp:NoiseFreeGPBanditEnv",
+        "papergym.envs.bandits.gp:NoiseFreeGPBanditVectorEnv",
+    ),
 }
 
 

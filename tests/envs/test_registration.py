@@ -23,12 +23,14 @@ def test_catalogue_ids_are_registered():
         assert env_id in gym.registry
 
 
-def test_make_with_module_prefix_needs_no_prior_import():
-    code = ("import gymnasium as gym; e = gym.make('papergym.envs:NonStatLipschitz-v0', horizon=10); "
+@pytest.mark.parametrize("env_id,cls", [("NonStatLipschitz-v0", "NonStatLipschitzEnv"),
+                                        ("NoiseFreeGPBandit-v0", "NoiseFreeGPBanditEnv")])
+def test_make_with_module_prefix_needs_no_prior_import(env_id, cls):
+    code = (f"import gymnasium as gym; e = gym.make('papergym.envs:{env_id}', horizon=10); "
             "e.reset(seed=0); print(type(e.unwrapped).__name__)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "NonStatLipschitzEnv"
+    assert r.stdout.strip() == cls
 
 
 def test_unknown_id_lists_valid_ids():
@@ -49,10 +51,11 @@ def test_check_env(env_id):
 
 def _rollout(env, seed, n=200):
     obs, _ = env.reset(seed=seed)
-    rng = np.random.default_rng(123)  # same action sequence for every call
+    space = env.action_space
+    space.seed(123)  # the space's own sampler (legal actions of any space), same sequence for every call
     out = [obs]
     for _ in range(n):
-        a = np.asarray(rng.random(env.action_space.shape))
+        a = space.sample()
         obs, r, term, trunc, info = env.step(a)
         out.append(np.concatenate([np.ravel(obs), [r]]))
         assert set(info) <= {"t"}  # nothing privileged in info
@@ -77,9 +80,10 @@ def test_vector_entry_point_matches_single_envs(env_id):
     singles = [gym.make(env_id, horizon=300) for _ in seeds]
     sobs = [e.reset(seed=s)[0] for e, s in zip(singles, seeds)]
     assert np.array_equal(obs, np.stack(sobs))
-    rng = np.random.default_rng(0)
+    space = singles[0].action_space  # one run's space, seeded once
+    space.seed(0)
     for t in range(1, 301):
-        acts = rng.random((3, *singles[0].action_space.shape))
+        acts = np.stack([np.asarray(space.sample()) for _ in seeds])
         reg = venv.unwrapped.oracle.regret(acts, t) if hasattr(venv, "unwrapped") else venv.oracle.regret(acts, t)
         for i, e in enumerate(singles):
             assert reg[i] == e.unwrapped.oracle.regret(acts[i], t)
