@@ -117,7 +117,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
-from scipy.linalg import cho_solve, cholesky, solve_triangular
+from scipy.linalg import cholesky, solve_triangular
 from scipy.spatial.distance import cdist
 
 from papergym.envs.spec import InvalidActionError, ProblemSpec, _check_seed, run_seeds
@@ -145,6 +145,7 @@ __all__ = [
 
 KERNELS: tuple[str, ...] = ("se", "matern-0.5", "matern-1.5", "matern-2.5")
 
+MAX_JITTER = 1e-2  # past this, a failing factorisation is an error, not a numerical accident
 _SQRT3 = math.sqrt(3.0)
 _SQRT5 = math.sqrt(5.0)
 
@@ -171,16 +172,30 @@ def kernel_from_distance(kernel: str, r: np.ndarray, lengthscale: float) -> np.n
     """``k`` as a function of the Euclidean distance ``r >= 0`` (array in, array out; ``k(0) = 1``)."""
     kernel = _check_kernel(kernel)
     ell = _check_lengthscale(lengthscale)
-    s = np.asarray(r, dtype=np.float64) / ell
+    s = np.asarray(r, dtype=np.float64) / ell  # a fresh array: everything below works in place on it
     if kernel == "se":
-        return np.exp(-0.5 * s * s)
+        s *= s
+        s *= -0.5
+        return np.exp(s, out=s) if s.ndim else np.exp(s)
     if kernel == "matern-0.5":
-        return np.exp(-s)
+        np.negative(s, out=s) if s.ndim else None
+        return np.exp(s, out=s) if s.ndim else np.exp(-s)
+    c = _SQRT3 if kernel == "matern-1.5" else _SQRT5
+    if not s.ndim:
+        a = c * s
+        return (1.0 + a) * np.exp(-a) if kernel == "matern-1.5" else (1.0 + a + a * a / 3.0) * np.exp(-a)
+    s *= c  # a = c r / l
+    e = np.exp(-s)
     if kernel == "matern-1.5":
-        a = _SQRT3 * s
-        return (1.0 + a) * np.exp(-a)
-    a = _SQRT5 * s  # matern-2.5
-    return (1.0 + a + a * a / 3.0) * np.exp(-a)
+        s += 1.0  # 1 + a
+    else:  # matern-2.5: 1 + a + a^2 / 3
+        poly = s * s
+        poly *= 1.0 / 3.0
+        poly += s
+        poly += 1.0
+        s = poly
+    s *= e
+    return s
 
 
 def kernel_matrix(kernel: str, X: np.ndarray, Y: np.ndarray, lengthscale: float) -> np.ndarray:
@@ -318,6 +333,8 @@ class NoiseFreeGP:
     def add_point(self, x: np.ndarray, y: float) -> None:
         """Append an arbitrary point ``x`` (``(d,)``) observed exactly as ``y``."""
         x = np.asarray(x, dtype=np.float64).reshape(self.d)
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"point must be finite, got {x}")
         self._append(x, float(y), -1)
 
     def _append(self, x: np.ndarray, y: float, idx: int) -> None:
@@ -336,8 +353,13 @@ class NoiseFreeGP:
         if not (math.isfinite(d2) and d2 > 0.0):
             # Cholesky failure: raise the jitter and rebuild once (the only full refactorisation)
             self.n = t + 1
+            old_jitter = self.jitter
             while True:
                 self.jitter *= 10.0
+                if self.jitter > MAX_JITTER:
+                    self.n, self.jitter = t, old_jitter  # nothing appended; the old factor is intact
+                    raise np.linalg.LinAlgError(
+                        f"NoiseFreeGP: cannot factorise k(X, X) + jitter I even with jitter {MAX_JITTER:g}")
                 warnings.warn(f"NoiseFreeGP: Cholesky extension failed at n={t + 1}; jitter raised to "
                               f"{self.jitter:.1e} and the factor rebuilt", RuntimeWarning, stacklevel=3)
                 if self._rebuild():

@@ -563,3 +563,22 @@ def test_posterior_matches_scikit_learn(kernel, needs):
     rest = np.setdiff1d(np.arange(len(C)), idx)
     np.testing.assert_allclose(gp.mean[rest], mu[rest], atol=1e-6)
     np.testing.assert_allclose(gp.std[rest], sd[rest], atol=1e-6)
+
+
+def test_add_point_rejects_non_finite_points_and_jitter_is_capped(monkeypatch):
+    from papergym.envs.bandits import gp as gpmod
+
+    g = gpmod.NoiseFreeGP(gpmod.make_candidates(1), "se", 0.1)
+    g.add(3, 0.5)
+    with pytest.raises(ValueError, match="finite"):
+        g.add_point(np.array([np.nan]), 0.5)
+    # a factorisation that never succeeds: an error past MAX_JITTER, and nothing appended
+    g2 = gpmod.NoiseFreeGP(gpmod.make_candidates(1), "se", 0.1, jitter=1e-10)
+    g2.add(3, 0.5)
+    mean, var = g2.mean.copy(), g2.var.copy()
+    monkeypatch.setattr(gpmod, "solve_triangular", lambda L, b, **kw: np.full_like(b, 10.0))  # delta^2 < 0
+    monkeypatch.setattr(gpmod.NoiseFreeGP, "_rebuild", lambda self: False)
+    with pytest.warns(RuntimeWarning, match="jitter raised"), pytest.raises(np.linalg.LinAlgError, match="jitter"):
+        g2.add(10, 0.1)
+    assert g2.n == 1 and g2.jitter == 1e-10 and not g2.is_queried(10)
+    assert np.array_equal(g2.mean, mean) and np.array_equal(g2.var, var)
