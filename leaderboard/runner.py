@@ -519,13 +519,18 @@ class CompareResult:
 
         shown = ("instance", "horizon", "d", "noise", "kernel", "lengthscale", "B", "action_mode")
         title = f"{self.env_id}  " + ", ".join(f"{k}={v}" for k, v in self.env_kwargs.items() if k in shown)
+        cmap = plt.get_cmap("tab10")
+        ranked = [a for a, r in zip(self.summary.agent, self.summary.role) if r != "oracle"] if len(self.summary) else []
+        colours = {a: cmap(i % 10) for i, a in enumerate(ranked)}  # one colour per agent, in table order
         if self.has_simple_regret and ax is None:
             fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
-            plot_regret_curves(self.curves, title=title, ax=ax1, log_x=log_x, ylabel="cumulative regret")
+            plot_regret_curves(self.curves, title=title, ax=ax1, log_x=log_x, ylabel="cumulative regret",
+                               colours=colours)
             plot_regret_curves(self.curves, title="simple regret of the best point so far", ax=ax2, log_x=log_x,
-                               value="simple_regret", log_y=True, ylabel="simple regret  f* - max_s f(x_s)")
+                               value="simple_regret", log_y=True, ylabel="simple regret  f* - max_s f(x_s)",
+                               colours=colours, legend_loc="upper right")
         else:
-            fig = plot_regret_curves(self.curves, title=title, ax=ax, log_x=log_x)
+            fig = plot_regret_curves(self.curves, title=title, ax=ax, log_x=log_x, colours=colours)
         if path is not None:
             stem = Path(path)
             stem = stem.with_suffix("") if stem.suffix in (".png", ".svg") else stem

@@ -457,6 +457,9 @@ ENV_ID = "NoiseFreeGPBandit-v0"
 
 #: Instance families (spec 2.4): random kernel expansions with exact RKHS norm ``B``.
 INSTANCES: tuple[str, ...] = ("rkhs-sum", "gp-interpolant")
+#: Defaults of ``papergym compare NoiseFreeGPBandit-v0`` (spec 2.4: 20 seeds; the horizon is the env's
+#: own d-dependent preset) [design].
+COMPARE_DEFAULTS: dict[str, int] = {"seeds": 20}
 #: ``action_mode`` values: an index into the candidate set, or any point of ``[0, 1]^d``.
 ACTION_MODES: tuple[str, ...] = ("discrete", "continuous")
 #: ``candidate_set`` values (``auto``: grid for ``d <= 2``, Sobol for ``d >= 3``).

@@ -15,11 +15,13 @@ __all__ = ["plot_regret_curves"]
 
 def plot_regret_curves(curves: pd.DataFrame, *, title: str = "", ax=None, log_x: bool = False,
                        ylabel: str = "cumulative dynamic regret", value: str = "cum_regret",
-                       log_y: bool = False, linthresh: float = 1e-8):
+                       log_y: bool = False, linthresh: float = 1e-8, colours: dict | None = None,
+                       legend_loc: str = "upper left"):
     """One line per agent: mean of ``value`` (default cumulative regret) over seeds at the stored
     checkpoints, with the 95 % percentile-bootstrap band (curves resampled whole). Oracle-role agents
     are dashed, grey reference lines. ``log_y``: a ``symlog`` axis, linear below ``linthresh`` (values
-    that reach exactly 0 stay visible). Returns the figure."""
+    that reach exactly 0 stay visible). ``colours``: agent -> matplotlib colour, to keep one colour per
+    agent across panels (default: tab10 in legend order). Returns the figure."""
     if ax is None:
         fig, ax = plt.subplots(figsize=(7.5, 4.8))
     else:
@@ -32,7 +34,7 @@ def plot_regret_curves(curves: pd.DataFrame, *, title: str = "", ax=None, log_x:
     else:
         is_oracle = pd.Series(False, index=final.index)
     agents = sorted(final.index, key=lambda a: (bool(is_oracle[a]), -final[a]))
-    colours = plt.get_cmap("tab10")
+    cmap = plt.get_cmap("tab10")
     k = 0
     for name in agents:
         c = curves[curves.agent == name]
@@ -48,7 +50,7 @@ def plot_regret_curves(curves: pd.DataFrame, *, title: str = "", ax=None, log_x:
             ax.plot(t, mean, ls="--", color="0.35", lw=1.4, label=label, zorder=1)
             ax.fill_between(t, lo, hi, color="0.35", alpha=0.12, lw=0)
         else:
-            col = colours(k % 10)
+            col = colours[name] if colours is not None and name in colours else cmap(k % 10)
             k += 1
             ax.plot(t, mean, color=col, lw=1.6, label=label, zorder=2)
             ax.fill_between(t, lo, hi, color=col, alpha=0.2, lw=0)
@@ -61,7 +63,7 @@ def plot_regret_curves(curves: pd.DataFrame, *, title: str = "", ax=None, log_x:
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     n_seeds = curves.groupby("agent")["seed"].nunique().max() if len(curves) else 0
-    ax.legend(fontsize=8, loc="upper left", title=f"mean, 95% bootstrap CI ({n_seeds} seeds)",
+    ax.legend(fontsize=8, loc=legend_loc, title=f"mean, 95% bootstrap CI ({n_seeds} seeds)",
               title_fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
