@@ -29,7 +29,7 @@ import hashlib
 import importlib
 import inspect
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -255,16 +255,21 @@ class PerRunFromBatched:
         self.problem = problem
         self._batched = self.batched_cls(problem, seeds=[seed], **kwargs)
 
+    @staticmethod
+    def _one_row(observation: Any) -> Any:
+        """One run's observation as a batch of one: ``(1, ...)`` arrays (a dict observation, e.g.
+        semi-bandit feedback, keeps its keys, each value batched)."""
+        if isinstance(observation, Mapping):
+            return {k: np.asarray(v)[None, ...] for k, v in observation.items()}
+        return np.asarray(observation, dtype=float).reshape(1, -1)
+
     def act(self, observation: Any) -> np.ndarray:
-        obs = np.asarray(observation, dtype=float).reshape(1, -1)
-        return np.array(self._batched.act(obs)[0], copy=True)
+        return np.array(self._batched.act(self._one_row(observation))[0], copy=True)
 
     def update(self, action: Any, reward: float, observation: Any) -> None:
-        self._batched.update(
-            np.asarray(action, dtype=float).reshape(1, -1),
-            np.array([float(reward)]),
-            np.asarray(observation, dtype=float).reshape(1, -1),
-        )
+        a = np.asarray(action)
+        a = a.astype(float) if a.dtype.kind not in "biu" else a
+        self._batched.update(a.reshape(1, -1), np.array([float(reward)]), self._one_row(observation))
 
     def diagnostics(self) -> dict[str, Any]:
         """The batched agent's diagnostics for this single run (scalars / lists)."""

@@ -136,6 +136,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from papergym.agents.rng import rand_uniform as _rand  # noqa: E402  (per-run xoshiro256**)
+from papergym.agents.rng import rng_state as _rng_state  # noqa: E402
+
 from papergym.agents.base import PerRunFromBatched, register_agent
 
 #: Most tree cells (all depths) MDBE allocates per run; a larger tree is refused with a clear error.
@@ -180,36 +183,6 @@ _D_ON, _D_START, _D_END = range(3)
 
 
 # ============================================================================ numba kernels
-@njit(cache=True)
-def _rotl(x, k):
-    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
-
-
-@njit(cache=True)
-def _rand(rs):
-    """Next U[0, 1) draw of one run: xoshiro256** (Blackman & Vigna) on the run's state ``rs``
-    (uint64[4], seeded from the run's seed), top 53 bits."""
-    out = _rotl(rs[1] * np.uint64(5), 7) * np.uint64(9)
-    t = rs[1] << np.uint64(17)
-    rs[2] ^= rs[0]
-    rs[3] ^= rs[1]
-    rs[1] ^= rs[2]
-    rs[0] ^= rs[3]
-    rs[2] ^= t
-    rs[3] = _rotl(rs[3], 45)
-    return (out >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-def _rng_state(seed: Any) -> np.ndarray:
-    """xoshiro256** state of one run: four raw 64-bit words of ``numpy.random.default_rng(seed)``
-    (``seed``: int, SeedSequence, Generator or None)."""
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    st = rng.bit_generator.random_raw(4).astype(np.uint64)
-    if not st.any():  # the all-zero state is the one fixed point of xoshiro
-        st[0] = np.uint64(0x9E3779B97F4A7C15)
-    return st
-
-
 @njit(cache=True)
 def _draw_schedule(rs, m, growth, min_depth, max_off, sched):
     """Step 3: replay starts ``(offset, depth)`` of a depth-``m`` block, offsets ``< max_off``.
