@@ -259,6 +259,13 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     if res.has_simple_regret:
         print("R(T/2): mean R at T/2; flatness: mean (R_T - R_T/2) / R_T (0: regret stopped growing, 0.5: linear);\n"
               "simple regret: mean f* - max_t f(x_t) (best point played), 95% bootstrap CI;")
+    if "static_regret" in res.summary.columns:
+        print("static regret: pseudo-regret against the best FIXED action in hindsight (the paper's regret; final\n"
+              "regret is against each round's best action), mean and 95% bootstrap CI;")
+    if "regret_per_ln_n" in res.summary.columns:
+        print("R/ln n, R/sqrt(nmd): the pseudo-regret at n divided by ln n and by sqrt(n m d), mean over seeds;")
+    if "gr_draws_per_round" in res.summary.columns:
+        print("GR draws/round: mean geometric-resampling redraws per round (FTPL);")
     if "sum_sigma" in res.summary.columns:
         print("sum sigma(x_t): mean over seeds of sum_t sigma_{t-1}(x_t), posterior standard deviations at the\n"
               "queried points (GP-UCB with width B: R_T <= 2B sum sigma);")

@@ -30,7 +30,12 @@ Every run stores its cumulative regret ``R_t``; where the env's oracle class set
 ``final_regret = R_T``, ``regret_half = R_{T//2}``, ``flatness = (R_T - R_{T//2}) / R_T`` (0 for a
 regret that has stopped growing, about 0.29 for ``sqrt(T)``, 0.5 for linear regret), the final simple
 regret, and every scalar numeric entry of the agent's ``diagnostics()`` (``restarts``, ``sum_sigma``,
-...) as a column.
+...) as a column. Where the oracle's ``tracks_static_regret`` is true (a switching adversary, e.g.
+``MSetSemiBandit-v0``'s ``oblivious-switching``: the per-round regret is dynamic, against the best
+action of each round, while the papers' pseudo-regret is against the best *fixed* action in
+hindsight), the cumulative static regret ``sum_t oracle.static_regret_increment(a_t, t)`` is stored
+too, and the env's run scores use it. Where the oracle class defines ``score_run`` (and optionally
+``instance_metrics``), each run is scored (e.g. ``L~`` and normalised regret, regret / ln n).
 """
 
 from __future__ import annotations
@@ -252,8 +257,9 @@ def _write_cell(out: Path, cell: Cell, res: dict[str, Any]) -> None:
         "diagnostics": _canon(res["diagnostics"]),
     }
     cols = {"t": pa.array(res["t"], pa.int64()), "cum_regret": pa.array(res["cum_regret"], pa.float64())}
-    if res.get("simple_regret") is not None:
-        cols["simple_regret"] = pa.array(res["simple_regret"], pa.float64())
+    for name in EXTRA_CURVES:
+        if res.get(name) is not None:
+            cols[name] = pa.array(res[name], pa.float64())
     table = pa.table(cols)
     table = table.replace_schema_metadata({b"papergym": json.dumps(meta).encode()})
     sink = pa.BufferOutputStream()
@@ -351,6 +357,10 @@ def _run_batched(env_id, env_kwargs, agent, hp, seeds):
     hist = np.empty((len(ck), n))
     track = _tracks_simple_regret(venv.oracles[0])
     shist = np.empty((len(ck), n)) if track else None
+    track_st = _tracks_static_regret(venv.oracles[0])
+    sthist = np.empty((len(ck), n)) if track_st else None
+    stcum = np.zeros(n)
+    static_inc = venv.oracle.static_regret_increment if track_st else None
     cum = np.zeros(n)
     best = np.full(n, np.inf)
     j = 0
@@ -362,12 +372,16 @@ def _run_batched(env_id, env_kwargs, agent, hp, seeds):
         cum += r
         if track:
             np.minimum(best, r, out=best)
+        if track_st:
+            stcum += static_inc(a, t)
         obs, rew, _, _, _ = venv.step(a)
         pol.update(a, rew, obs)
         if t == next_ck:
             hist[j] = cum
             if track:
                 shist[j] = best
+            if track_st:
+                sthist[j] = stcum
             j += 1
             next_ck = ck[j] if j < len(ck) else -1
     seconds = time.perf_counter() - t0
@@ -381,6 +395,7 @@ def _run_batched(env_id, env_kwargs, agent, hp, seeds):
             "t": ck,
             "cum_regret": hist[:, i].copy(),
             "simple_regret": shist[:, i].copy() if track else None,
+            "static_regret": sthist[:, i].copy() if track_st else None,
             "diagnostics": _per_run_diag(diag, i),
             "seconds": seconds / n,
             "steps": T,
@@ -402,9 +417,13 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
     info = get_agent_info(agent, env_id)
     pol = make_agent(agent, problem, seed=agent_seed(seed), oracle=base.oracle if info.role == "oracle" else None, **hp)
     T = int(problem.horizon)
+    track_st = _tracks_static_regret(base.oracle)
+    static = np.zeros(T) if track_st else None
     for _ in range(T):
         a = pol.act(obs)
         obs, rew, term, trunc, _ = env.step(a)
+        if track_st:  # the round just played is base.t (the env is oblivious: means do not depend on it)
+            static[base.t - 1] = base.oracle.static_regret_increment(a, base.t)
         pol.update(a, rew, obs)
         if term or trunc:
             break
@@ -423,6 +442,7 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
         "t": ck,
         "cum_regret": curve[ck - 1],
         "simple_regret": simple,
+        "static_regret": np.cumsum(static)[ck - 1] if track_st else None,
         "diagnostics": _per_run_diag(diag, None),
         "seconds": seconds,
         "steps": T,
@@ -432,6 +452,13 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
 
 def _tracks_simple_regret(oracle: Any) -> bool:
     return bool(getattr(type(oracle), "TRACK_SIMPLE_REGRET", False))
+
+
+def _tracks_static_regret(oracle: Any) -> bool:
+    return bool(getattr(oracle, "tracks_static_regret", False))
+
+
+EXTRA_CURVES = ("simple_regret", "static_regret")  # optional curves next to cum_regret
 
 
 INSTANCE = "_instance"  # pseudo-agent name of the per-seed instance cells
@@ -500,6 +527,7 @@ class CompareResult:
     curves: pd.DataFrame
     summary: pd.DataFrame
     errors: list[dict[str, Any]] = field(default_factory=list)
+    log_x_panel: bool = False  # the env asks for a log-x next to the linear-x regret panel
 
     @property
     def has_simple_regret(self) -> bool:
@@ -517,12 +545,20 @@ class CompareResult:
 
         from papergym.leaderboard.report.plots import plot_regret_curves
 
-        shown = ("instance", "horizon", "d", "noise", "kernel", "lengthscale", "B", "action_mode")
+        shown = ("instance", "horizon", "d", "m", "gap", "noise", "kernel", "lengthscale", "B", "action_mode")
         title = f"{self.env_id}  " + ", ".join(f"{k}={v}" for k, v in self.env_kwargs.items() if k in shown)
         cmap = plt.get_cmap("tab10")
         ranked = [a for a, r in zip(self.summary.agent, self.summary.role) if r != "oracle"] if len(self.summary) else []
         colours = {a: cmap(i % 10) for i, a in enumerate(ranked)}  # one colour per agent, in table order
-        if self.has_simple_regret and ax is None:
+        primary = "static_regret" if "static_regret" in self.curves.columns else "cum_regret"
+        ylab = ("static pseudo-regret (vs best fixed action)" if primary == "static_regret"
+                else "cumulative regret")
+        if self.log_x_panel and not self.has_simple_regret and ax is None:
+            fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
+            plot_regret_curves(self.curves, title=title, ax=ax1, ylabel=ylab, value=primary, colours=colours)
+            plot_regret_curves(self.curves, title="log-scaled rounds", ax=ax2, log_x=True, ylabel=ylab,
+                               value=primary, colours=colours)
+        elif self.has_simple_regret and ax is None:
             fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
             plot_regret_curves(self.curves, title=title, ax=ax1, log_x=log_x, ylabel="cumulative regret",
                                colours=colours)
@@ -530,7 +566,8 @@ class CompareResult:
                                value="simple_regret", log_y=True, ylabel="simple regret  f* - max_s f(x_s)",
                                colours=colours, legend_loc="upper right")
         else:
-            fig = plot_regret_curves(self.curves, title=title, ax=ax, log_x=log_x, colours=colours)
+            fig = plot_regret_curves(self.curves, title=title, ax=ax, log_x=log_x, colours=colours,
+                                     **({"value": primary, "ylabel": ylab} if primary != "cum_regret" else {}))
         if path is not None:
             stem = Path(path)
             stem = stem.with_suffix("") if stem.suffix in (".png", ".svg") else stem
@@ -558,8 +595,15 @@ class CompareResult:
             ("final regret", lambda r: num(r.final_regret)),
             ("95% CI", lambda r: f"[{_fmt_num(r.ci_low)}, {_fmt_num(r.ci_high)}]" if np.isfinite(r.final_regret) else "-"),
         ]
+        if present("static_regret"):
+            cols += [("static regret", lambda r: num(r.static_regret)),
+                     ("95% CI  ", lambda r: (f"[{_fmt_num(r.static_ci_low)}, {_fmt_num(r.static_ci_high)}]"
+                                            if np.isfinite(r.static_regret) else "-"))]
         if present("normalized_regret"):
             cols.append(("norm. regret", lambda r: num(r.normalized_regret, ".3f")))
+        if present("regret_per_ln_n"):
+            cols += [("R/ln n", lambda r: num(r.regret_per_ln_n)),
+                     ("R/sqrt(nmd)", lambda r: num(r.regret_per_sqrt_nmd, ".4f"))]
         if self.has_simple_regret:
             cols += [("R(T/2)", lambda r: num(r.regret_half)),
                      ("flatness", lambda r: num(r.flatness, ".3f")),
@@ -570,6 +614,10 @@ class CompareResult:
             cols.append(("sum sigma(x_t)", lambda r: num(r.sum_sigma)))
         if present("restarts"):
             cols.append(("restarts", lambda r: num(r.restarts, ".1f")))
+        if present("gr_draws_per_round"):
+            cols.append(("GR draws/round", lambda r: num(r.gr_draws_per_round, ".1f")))
+        if present("cap_hits") and np.nansum(s.cap_hits.to_numpy(dtype=float)) > 0:
+            cols.append(("cap hits", lambda r: num(r.cap_hits, ".1f")))
         if present("detections"):
             cols += [("detected", lambda r: num(r.detections, ".1f")),
                      ("false alarms", lambda r: num(r.false_alarms, ".1f")),
@@ -618,7 +666,8 @@ def _fmt_num(v: float) -> str:
     return f"{v:.2e}"
 
 
-SCORE_COLUMNS = ("L_tilde", "normalized_regret", "detections", "false_alarms", "mean_delay")
+SCORE_COLUMNS = ("L_tilde", "normalized_regret", "detections", "false_alarms", "mean_delay",
+                 "regret_per_ln_n", "regret_per_sqrt_nmd")
 
 
 def _nanmean(col: pd.Series) -> float:
@@ -627,6 +676,7 @@ def _nanmean(col: pd.Series) -> float:
 
 
 _BASE_RUN_COLUMNS = ("agent", "role", "seed", "status", "final_regret", "regret_half", "flatness", "simple_regret",
+                     "static_regret",
                      "seconds", "sec_per_1k_steps", "diagnostics", "key", "error")
 
 
@@ -651,6 +701,11 @@ def _summarise(runs: pd.DataFrame, agent_order: Sequence[str]) -> pd.DataFrame:
             sv = sv[np.isfinite(sv)]
             se, slo, shi = bootstrap_ci(sv) if len(sv) else (np.nan,) * 3
             row.update({"simple_regret": se, "simple_ci_low": slo, "simple_ci_high": shi})
+        if "static_regret" in runs.columns:
+            sv = ok.static_regret.to_numpy(dtype=float)
+            sv = sv[np.isfinite(sv)]
+            se, slo, shi = bootstrap_ci(sv) if len(sv) else (np.nan,) * 3
+            row.update({"static_regret": se, "static_ci_low": slo, "static_ci_high": shi})
         # scalar diagnostics of the agents (restarts, sum_sigma, ...): means over the runs
         for col in extra:
             row[col] = _nanmean(ok[col])
@@ -829,8 +884,9 @@ def compare(
                 _write_cell(out_dir, cell, res)
                 if res["status"] == "ok":
                     df = pd.DataFrame({"t": res["t"], "cum_regret": res["cum_regret"]})
-                    if res.get("simple_regret") is not None:
-                        df["simple_regret"] = res["simple_regret"]
+                    for name in EXTRA_CURVES:
+                        if res.get(name) is not None:
+                            df[name] = res[name]
                     meta = {
                         "key": cell.key,
                         "mode": res["mode"],
@@ -849,10 +905,16 @@ def compare(
         def score(seed: int, final: float, diag: dict) -> dict[str, float]:
             info = instances.get(seed)
             return {} if info is None else scorer(info, final, diag, kwargs)
-    return _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors, score)
+    elif scorer is not None and not hasattr(oracle_cls, "instance_metrics"):
+        def score(seed: int, final: float, diag: dict) -> dict[str, float]:
+            return scorer({}, final, diag, kwargs)
+    log_x_panel = bool(getattr(oracle_cls if oracle_cls is not None else _oracle_class(base_id, kwargs),
+                               "PLOT_LOG_X_PANEL", False))
+    return _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors, score, log_x_panel)
 
 
 _RESERVED = frozenset({"agent", "role", "seed", "status", "final_regret", "regret_half", "flatness", "simple_regret",
+                       "static_regret",
                        "seconds", "sec_per_1k_steps", "diagnostics", "key", "error"})
 
 
@@ -867,7 +929,8 @@ def _scalar_diagnostics(diag: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, score=None) -> CompareResult:
+def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, score=None,
+             log_x_panel=False) -> CompareResult:
     roles = {a: get_agent_info(a, env_id).role for a in agent_list}
     run_rows, curve_frames = [], []
     err_index = {(e["agent"], e["seed"]): e for e in errors}
@@ -893,15 +956,17 @@ def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, scor
                    "final_regret": final, "regret_half": r_half,
                    "flatness": (final - r_half) / final if final > 0 else (0.0 if final == 0 else np.nan),
                    "restarts": np.nan}
-            if "simple_regret" in df.columns:
-                row["simple_regret"] = float(df.simple_regret.iloc[-1])
+            for name in EXTRA_CURVES:
+                if name in df.columns:
+                    row[name] = float(df[name].iloc[-1])
             row.update(_scalar_diagnostics(diag))
+            primary = row.get("static_regret", final)  # the papers' regret where the two differ
             row.update({"seconds": float(meta["seconds"]),
                         "sec_per_1k_steps": 1000.0 * float(meta["seconds"]) / steps,
                         "diagnostics": diag, "key": meta["key"], "error": "",
-                        **(score(s, final, diag) if score is not None else {})})
+                        **(score(s, primary, diag) if score is not None else {})})
             run_rows.append(row)
-            cols = ["t", "cum_regret"] + (["simple_regret"] if "simple_regret" in df.columns else [])
+            cols = ["t", "cum_regret"] + [c for c in EXTRA_CURVES if c in df.columns]
             c = df[cols].copy()
             c.insert(0, "seed", s)
             c.insert(0, "role", roles[a])
@@ -912,4 +977,4 @@ def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, scor
               else pd.DataFrame(columns=["agent", "role", "seed", "t", "cum_regret"]))
     summary = _summarise(runs, agent_list)
     return CompareResult(env_id=env_id, env_kwargs=dict(kwargs), runs=runs, curves=curves, summary=summary,
-                         errors=errors)
+                         errors=errors, log_x_panel=log_x_panel)
