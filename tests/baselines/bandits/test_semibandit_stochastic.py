@@ -325,3 +325,50 @@ def test_stochastic_regret_logarithmic_and_below_uniform():
         r2000, r4000 = R[name][1999], R[name][3999]
         assert r4000 - r2000 < 0.3 * r2000, (name, r2000, r4000)  # ~0.17 (combucb), ~0.09 (comb-ts)
         assert r4000 < 0.25 * uni[-1], (name, r4000, uni[-1])
+
+
+# ------------------------------------------------------------------------------------ through the env
+def _need_env():
+    import papergym.envs as penvs
+
+    if ENV_ID not in penvs.list_envs():
+        pytest.skip(f"{ENV_ID} is not registered yet")
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_env_gym_make_regret_recorder_and_vector_env_agree(name):
+    _need_env()
+    import gymnasium as gym
+    from papergym.envs.wrappers import RegretRecorder
+    from papergym.leaderboard.runner import run_cells
+
+    kw = {"instance": "stochastic", "horizon": 600, "d": 7, "m": 3, "gap": 0.4}
+    seeds_ = [0, 1, 2]
+    batched = run_cells(ENV_ID, kw, name, {}, seeds_, mode="batched")
+    per_run = run_cells(ENV_ID, kw, name, {}, seeds_, mode="per-run")
+    for b, p in zip(batched, per_run):
+        assert b["status"] == p["status"] == "ok", (b.get("error"), p.get("error"))
+        assert b["mode"] == "batched" and p["mode"] == "per-run"
+        np.testing.assert_array_equal(b["cum_regret"], p["cum_regret"])  # vector env == gym.make loop
+    # by hand: gym.make + RegretRecorder + per-run agent
+    env = RegretRecorder(gym.make(ENV_ID, **kw))
+    obs, _ = env.reset(seed=1)
+    ag = make_agent(name, env.unwrapped.problem, seed=agent_seed(1))
+    first = []
+    for t in range(600):
+        a = ag.act(obs)
+        assert env.unwrapped.action_space.contains(a)
+        obs, r, _, _, _ = env.step(a)
+        np.testing.assert_array_equal(obs["observed"], a)
+        assert r == -obs["losses"].sum()
+        ag.update(a, r, obs)
+        if t < 3:
+            first.append(a.copy())
+    regrets = np.asarray(env.regrets)
+    assert (regrets >= 0).all()
+    assert math.isclose(regrets.sum(), batched[1]["cum_regret"][-1], rel_tol=0, abs_tol=1e-9)
+    if name == "combucb":  # the sweep {0,1,2}, {3,4,5}, {4,5,6} whatever the hidden arm permutation
+        np.testing.assert_array_equal(np.array(first), [[1, 1, 1, 0, 0, 0, 0], [0, 0, 0, 1, 1, 1, 0],
+                                                        [0, 0, 0, 0, 1, 1, 1]])
+    if name != "uniform-random":  # learners end far below uniform's linear regret m g (1 - m/d) n
+        assert regrets.sum() < 0.3 * 3 * 0.4 * (1 - 3 / 7) * 600
