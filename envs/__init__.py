@@ -47,6 +47,10 @@ _ENVS: dict[str, tuple[str, str | None]] = {
         "papergym.envs.bandits.gp:NoiseFreeGPBanditEnv",
         "papergym.envs.bandits.gp:NoiseFreeGPBanditVectorEnv",
     ),
+    "MSetSemiBandit-v0": (
+        "papergym.envs.bandits.semibandit:MSetSemiBanditEnv",
+        "papergym.envs.bandits.semibandit:MSetSemiBanditVectorEnv",
+    ),
 }
 
 

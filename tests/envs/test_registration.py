@@ -24,7 +24,8 @@ def test_catalogue_ids_are_registered():
 
 
 @pytest.mark.parametrize("env_id,cls", [("NonStatLipschitz-v0", "NonStatLipschitzEnv"),
-                                        ("NoiseFreeGPBandit-v0", "NoiseFreeGPBanditEnv")])
+                                        ("NoiseFreeGPBandit-v0", "NoiseFreeGPBanditEnv"),
+                                        ("MSetSemiBandit-v0", "MSetSemiBanditEnv")])
 def test_make_with_module_prefix_needs_no_prior_import(env_id, cls):
     code = (f"import gymnasium as gym; e = gym.make('papergym.envs:{env_id}', horizon=10); "
             "e.reset(seed=0); print(type(e.unwrapped).__name__)")
@@ -49,15 +50,38 @@ def test_check_env(env_id):
     assert problem.action_space == env.action_space
 
 
+def _flat(env, obs):
+    """One observation as a flat float vector (Dict / Tuple observations flattened by their space)."""
+    return np.asarray(gym.spaces.flatten(env.observation_space, obs), dtype=float)
+
+
+def _same_obs(a, b):
+    """Observations equal bit for bit (dict observations compared key by key)."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() \
+            and all(_same_obs(a[k], b[k]) for k in a)
+    return np.array_equal(a, b)
+
+
+def _stack_obs(obs):
+    if isinstance(obs[0], dict):
+        return {k: np.stack([o[k] for o in obs]) for k in obs[0]}
+    return np.stack(obs)
+
+
+def _row(obs, i):
+    return {k: v[i] for k, v in obs.items()} if isinstance(obs, dict) else obs[i]
+
+
 def _rollout(env, seed, n=200):
     obs, _ = env.reset(seed=seed)
     space = env.action_space
     space.seed(123)  # the space's own sampler (legal actions of any space), same sequence for every call
-    out = [obs]
+    out = [_flat(env, obs)]
     for _ in range(n):
         a = space.sample()
         obs, r, term, trunc, info = env.step(a)
-        out.append(np.concatenate([np.ravel(obs), [r]]))
+        out.append(np.concatenate([_flat(env, obs), [r]]))
         assert set(info) <= {"t"}  # nothing privileged in info
     return np.concatenate([np.ravel(x) for x in out])
 
@@ -79,7 +103,7 @@ def test_vector_entry_point_matches_single_envs(env_id):
     obs, _ = venv.reset(seed=seeds)
     singles = [gym.make(env_id, horizon=300) for _ in seeds]
     sobs = [e.reset(seed=s)[0] for e, s in zip(singles, seeds)]
-    assert np.array_equal(obs, np.stack(sobs))
+    assert _same_obs(obs, _stack_obs(sobs))
     space = singles[0].action_space  # one run's space, seeded once
     space.seed(0)
     for t in range(1, 301):
@@ -90,4 +114,4 @@ def test_vector_entry_point_matches_single_envs(env_id):
         obs, rew, term, trunc, _ = venv.step(acts)
         for i, e in enumerate(singles):
             o, r, te, tr, _ = e.step(acts[i])
-            assert np.array_equal(obs[i], o) and rew[i] == r and trunc[i] == tr
+            assert _same_obs(_row(obs, i), o) and rew[i] == r and trunc[i] == tr
