@@ -119,10 +119,12 @@ def _parse_hp(items: list[str]) -> dict[str, dict[str, Any]]:
 def build_parser() -> argparse.ArgumentParser:
     from papergym.leaderboard.executors import BACKENDS
 
-    p = argparse.ArgumentParser(prog="papergym", description="papergym: benchmark gym of NeurIPS 2025 papers")
+    p = argparse.ArgumentParser(prog="papergym", allow_abbrev=False,
+                                description="papergym: benchmark gym of NeurIPS 2025 papers")
     sub = p.add_subparsers(dest="command", required=True, metavar="{compare,list}")
 
-    c = sub.add_parser("compare", help="regret comparison of agents over seeds on an environment",
+    # allow_abbrev=False: env arguments such as --m or --d must never be taken for a prefix of --mode
+    c = sub.add_parser("compare", allow_abbrev=False, help="regret comparison of agents over seeds on an environment",
                        description="Regret comparison of agents over seeds. Unknown --options are env "
                                    "constructor arguments (e.g. --phases 8).")
     c.add_argument("env_id", help="environment id, e.g. NonStatLipschitz-v0")
@@ -254,7 +256,7 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     print(f"{env_id}  ({kw})")
     print(f"{len(seeds)} seeds, backend {args.backend}, {wall:.1f} s wall\n")
     print(res.format_table())
-    regret_name = "cumulative regret" if res.has_simple_regret else "cumulative dynamic regret"
+    regret_name = getattr(_env_module(env_id), "REGRET_NAME", "cumulative regret")
     print(f"\nfinal regret: mean {regret_name} R_T at T over seeds, 95% percentile-bootstrap CI;")
     if res.has_simple_regret:
         print("R(T/2): mean R at T/2; flatness: mean (R_T - R_T/2) / R_T (0: regret stopped growing, 0.5: linear);\n"

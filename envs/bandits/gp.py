@@ -454,6 +454,8 @@ class NoiseFreeGP:
 # NoiseFreeGPBandit-v0: configuration, candidate sets, instance families, oracle, envs
 # =========================================================================================
 ENV_ID = "NoiseFreeGPBandit-v0"
+#: what ``papergym compare`` calls the regret it reports
+REGRET_NAME = "cumulative regret"
 
 #: Instance families (spec 2.4): random kernel expansions with exact RKHS norm ``B``.
 INSTANCES: tuple[str, ...] = ("rkhs-sum", "gp-interpolant")

@@ -86,6 +86,8 @@ __all__ = [
 ]
 
 ENV_ID = "NonStatLipschitz-v0"
+#: what ``papergym compare`` calls the regret it reports
+REGRET_NAME = "cumulative dynamic regret"
 
 #: Defaults of ``papergym compare NonStatLipschitz-v0``: the paper's protocol [code] (two-peak-cyclic,
 #: T = 100,000, 100 runs); about 45 s for all agents on 2 cores. ``gym.make`` keeps ``horizon=2**15``.

@@ -109,6 +109,8 @@ __all__ = [
 ]
 
 ENV_ID = "MSetSemiBandit-v0"
+#: what ``papergym compare`` calls the regret it reports
+REGRET_NAME = "cumulative pseudo-regret (from means)"
 
 
 def _check_dm(d: Any, m: Any) -> tuple[int, int]:
@@ -557,6 +559,21 @@ class MSetSemiBanditOracle:
     dynamic regret (:meth:`regret`) and the static pseudo-regret against :meth:`best_set` (the paper's
     notion, :meth:`static_regret_increment`) differ; for the other families they coincide.
     """
+
+    #: the runner draws the regret curves with a linear-x and a log-x panel (spec 3.8: log-x for the
+    #: stochastic regime, linear-x for adversarial families)
+    PLOT_LOG_X_PANEL = True
+
+    @staticmethod
+    def score_run(instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any],
+                  env_kwargs: dict[str, Any]) -> dict[str, float]:
+        """Run scores of spec 3.8 from the run's pseudo-regret ``R_n`` (static where it differs):
+        ``R_n / ln n`` (flat in ``n`` for a logarithmic, stochastic-regime regret) and
+        ``R_n / sqrt(n m d)`` (flat for the minimax adversarial rate)."""
+        n, m, d = int(env_kwargs["horizon"]), int(env_kwargs["m"]), int(env_kwargs["d"])
+        R = float(final_regret)
+        return {"regret_per_ln_n": R / math.log(n) if n > 1 else math.nan,
+                "regret_per_sqrt_nmd": R / math.sqrt(n * m * d)}
 
     def __init__(self, runs: _Runs, row: int):
         self._runs = runs
