@@ -222,8 +222,8 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
         if a not in agents:
             raise CLIError(f"--hp: agent {a!r} is not among the compared agents ({', '.join(agents)})")
     try:
-        resolve_env_kwargs(env_id, env_kwargs, horizon)
-        validate_hyperparameters(env_id, hps)
+        resolved = resolve_env_kwargs(env_id, env_kwargs, horizon)
+        validate_hyperparameters(env_id, hps, resolved)
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from None
     if args.backend == "dask":

@@ -164,9 +164,12 @@ def resolve_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None, horizo
     return resolved
 
 
-def validate_hyperparameters(env_id: str, hyperparameters: Mapping[str, Mapping[str, Any]]) -> None:
+def validate_hyperparameters(env_id: str, hyperparameters: Mapping[str, Mapping[str, Any]],
+                             env_kwargs: Mapping[str, Any] | None = None) -> None:
     """Check that every hyperparameter name is accepted by its agent's factories (a clear error
-    listing the accepted names otherwise) and that every value is JSON."""
+    listing the accepted names otherwise) and that every value is JSON. With ``env_kwargs`` (resolved),
+    also build each agent once on the problem, so a bad value (``alpha=-1``) is refused before any run
+    starts, with the agent's own message."""
     for agent, hp in hyperparameters.items():
         info = get_agent_info(agent, env_id)
         for fac in (info.factory, info.batched_factory):
@@ -182,6 +185,20 @@ def validate_hyperparameters(env_id: str, hyperparameters: Mapping[str, Mapping[
                 raise ValueError(f"unknown hyperparameter(s) {bad} for agent {agent!r}; "
                                  f"accepted: {', '.join(accepted) or '(none)'}")
         _canon(hp)
+    todo = {a: hp for a, hp in hyperparameters.items() if hp}
+    if env_kwargs is None or not todo:
+        return
+    env = _env_class(env_id)(**env_kwargs)
+    try:
+        env.reset(seed=0)
+        for agent, hp in todo.items():
+            oracle = env.oracle if get_agent_info(agent, env_id).role == "oracle" else None
+            try:
+                make_agent(agent, env.problem, seed=0, oracle=oracle, **hp)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"agent {agent!r}: {exc}") from None
+    finally:
+        env.close()
 
 
 # --------------------------------------------------------------------------------------------- cells
@@ -810,8 +827,8 @@ def compare(
     unknown_hp = sorted(set(hps) - set(agent_list))
     if unknown_hp:
         raise ValueError(f"hyperparameters given for agents not compared: {unknown_hp}")
-    validate_hyperparameters(base_id, hps)
     kwargs = resolve_env_kwargs(base_id, env_kwargs, horizon)
+    validate_hyperparameters(base_id, hps, kwargs)
     out_dir = Path(out) if out is not None else default_cache_dir()
     env_hash = _file_hash(_env_class(base_id))
 

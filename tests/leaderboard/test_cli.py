@@ -38,6 +38,8 @@ def _exit_code(argv):
         (["compare", ENV, "--noise", "laplace"], ["noise", "bernoulli", "gaussian"]),
         (["compare", ENV, "--hp", "mdbe.c00=1"], ["c00", "c0"]),
         (["compare", ENV, "--hp", "c0=1"], ["--hp"]),
+        (["compare", ENV, "--hp", "mdbe.c0=-1"], ["'mdbe'", "c0"]),  # a bad value: refused before any run
+        (["compare", ENV, "--m", "3"], ["m"]),  # not an abbreviation of --mode: an unknown env argument
         (["compare", ENV, "--scheduler", "tcp://x:1"], ["--backend dask"]),
         (["frobnicate"], ["invalid choice", "compare"]),
     ],
