@@ -14,3 +14,6 @@ from papergym.baselines.bandits import gp_uniform  # noqa: F401,E402  (uniform-r
 from papergym.baselines.bandits import combucb  # noqa: F401,E402  (combucb)
 from papergym.baselines.bandits import comb_ts  # noqa: F401,E402  (comb-ts)
 from papergym.baselines.bandits import semibandit_uniform  # noqa: F401,E402  (uniform-random of MSetSemiBandit-v0)
+from papergym.baselines.bandits import ftrl_hybrid  # noqa: F401,E402  (ftrl-hybrid)
+from papergym.baselines.bandits import logbarrier_osmd  # noqa: F401,E402  (logbarrier-osmd)
+from papergym.baselines.bandits import shannon_osmd  # noqa: F401,E402  (shannon-osmd)
