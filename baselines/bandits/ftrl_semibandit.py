@@ -112,7 +112,7 @@ played).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -447,6 +447,33 @@ def solve_ftrl(
 
 
 # ----------------------------------------------------------------------------------- sampling
+@njit(cache=True)
+def _systematic_rows(x, u, m, out):
+    """Systematic sampling of every row of ``x`` with the row's uniform ``u[r]`` into ``out`` (int8)."""
+    n, d = x.shape
+    for r in range(n):
+        S = 0.0
+        kprev = 0
+        chosen = 0
+        for i in range(d):
+            S += x[r, i]
+            if i == d - 1 and S < m:
+                S = float(m)  # a point beyond a rounded-down total goes to the last arm
+            # K(S) = #{j in 0..m-1 : u + j < S} = clip(ceil(S - u), 0, m); arm i holds K(S_i) - K(S_{i-1})
+            k = min(max(math.ceil(S - u[r]), 0), m)
+            hit = k > kprev
+            out[r, i] = 1 if hit else 0
+            chosen += hit
+            kprev = k
+        while chosen < m:  # rounding guard (probability <= tol): add the unchosen arm of largest x
+            best = -1
+            for i in range(d):
+                if out[r, i] == 0 and (best < 0 or x[r, i] > x[r, best]):
+                    best = i
+            out[r, best] = 1
+            chosen += 1
+
+
 def systematic_sample(x: Any, u: Any, m: int) -> np.ndarray:
     """Systematic (Madow) sampling of exactly ``m`` distinct arms with ``P(i chosen) = x_i``.
 
@@ -457,26 +484,30 @@ def systematic_sample(x: Any, u: Any, m: int) -> np.ndarray:
     """
     x = np.asarray(x, dtype=np.float64)
     single = x.ndim == 1
-    x2 = x.reshape(1, -1) if single else x
+    x2 = np.ascontiguousarray(x.reshape(1, -1) if single else x)
     n, d = x2.shape
-    u2 = np.asarray(u, dtype=np.float64).reshape(n, 1)
-    S = np.cumsum(x2, axis=1)
-    np.maximum(S[:, -1], m, out=S[:, -1])  # a point beyond a rounded-down total goes to the last arm
-    # K(s) = #{j in 0..m-1 : u + j < s} = clip(ceil(s - u), 0, m); arm i holds K(S_i) - K(S_{i-1}) points
-    K = np.clip(np.ceil(S - u2), 0, m)
-    chosen = np.empty((n, d), dtype=np.int8)
-    chosen[:, 0] = K[:, 0] > 0
-    np.greater(K[:, 1:], K[:, :-1], out=chosen[:, 1:], casting="unsafe")
-    short = m - chosen.sum(axis=1, dtype=np.int64)
-    for r in np.flatnonzero(short):  # rounding guard (probability <= tol): fill with the largest x
-        order = np.argsort(-x2[r], kind="stable")
-        for i in order:
-            if short[r] == 0:
-                break
-            if not chosen[r, i]:
-                chosen[r, i] = 1
-                short[r] -= 1
-    return chosen[0] if single else chosen
+    if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer)) or not 1 <= m <= d:
+        raise ValueError(f"m must be an integer in [1, d={d}], got {m!r}")
+    u2 = np.ascontiguousarray(np.asarray(u, dtype=np.float64).reshape(n))
+    out = np.empty((n, d), dtype=np.int8)
+    _systematic_rows(x2, u2, int(m), out)
+    return out[0] if single else out
+
+
+@njit(cache=True)
+def _add_estimates(L, x, losses, observed):
+    """``L += l / x`` on the observed entries (step 4); ``False`` (nothing changed) if an observed
+    loss is not finite."""
+    n, d = L.shape
+    for r in range(n):
+        for i in range(d):
+            if observed[r, i] != 0 and not math.isfinite(losses[r, i]):
+                return False
+    for r in range(n):
+        for i in range(d):
+            if observed[r, i] != 0:
+                L[r, i] += losses[r, i] / x[r, i]
+    return True
 
 
 # ------------------------------------------------------------------------------------ the agent
@@ -548,25 +579,26 @@ class BatchedFTRLSemiBandit:
         self._rounds += 1
         self._acted = True
         # step 3: A_t with P(i in A_t) = x_{t,i}, one uniform per run
-        return systematic_sample(self._x, self._stream.take1(), self.m)
+        out = np.empty((self.n_envs, self.d), dtype=np.int8)
+        _systematic_rows(self._x, np.ascontiguousarray(self._stream.take1()), self.m, out)
+        return out
 
     def update(self, actions: Any, rewards: Any, observations: Any) -> None:
         if not self._acted:
             raise RuntimeError("update() called before act(): the marginals x_t of the round are unknown")
         n, d = self.n_envs, self.d
-        if not isinstance(observations, dict) or "losses" not in observations or "observed" not in observations:
+        if not isinstance(observations, Mapping) or "losses" not in observations or "observed" not in observations:
             raise ValueError("observations must be the env's dict with keys 'losses' and 'observed'")
         losses = np.asarray(observations["losses"], dtype=np.float64)
         observed = np.asarray(observations["observed"])
         if losses.shape != (n, d) or observed.shape != (n, d):
             raise ValueError(f"observations['losses'] and ['observed'] must have shape ({n}, {d}), "
                              f"got {losses.shape} and {observed.shape}")
-        mask = observed != 0
-        if not np.isfinite(losses[mask]).all():
-            raise ValueError("observations['losses'] must be finite on the observed arms")
+        if observed.dtype.kind not in "biuf":
+            raise ValueError(f"observations['observed'] must be a 0/1 mask, got dtype {observed.dtype}")
         # step 4: l_hat_i = l_i / x_i on the observed (chosen) arms; L_hat += l_hat
-        est = np.divide(losses, self._x, out=np.zeros((n, d)), where=mask)
-        self.L_hat += est
+        if not _add_estimates(self.L_hat, self._x, losses, observed):
+            raise ValueError("observations['losses'] must be finite on the observed arms")
         self.t += 1
         self._acted = False
 
