@@ -47,6 +47,14 @@ __all__ = [
     "UnknownAgentError",
     "ROLES",
     "PerRunFromBatched",
+    "Solver",
+    "SolverInfo",
+    "SOLVER_ROLES",
+    "register_solver",
+    "make_solver",
+    "list_solvers",
+    "get_solver_info",
+    "UnknownSolverError",
 ]
 
 Role = Literal["paper", "baseline", "oracle"]
@@ -277,3 +285,127 @@ class PerRunFromBatched:
         if diag is None:
             return {}
         return {k: (v[0] if not np.isscalar(v) else v) for k, v in diag().items()}
+
+
+# ============================================================================== solvers (tasks)
+@runtime_checkable
+class Solver(Protocol):
+    """A solver of a benchmark task (DESIGN.md section 3). ``__init__(*, seed=None, **hyperparameters)``.
+
+    ``solve(problem, budget, report)`` returns the solution of the public ``problem``; it may call
+    ``report(solution, iteration=i, work=w)`` any number of times to record anytime points (the
+    evaluator scores each, its time excluded from the solver's clock). Randomness only from
+    ``numpy.random.default_rng(seed)``. A solver that cannot finish within ``budget`` may raise
+    :class:`papergym.envs.tasks.base.BudgetExceeded` (recorded as ``timeout``).
+    """
+
+    def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> Any: ...
+
+
+SOLVER_ROLES: tuple[str, ...] = ("paper", "baseline", "reference")
+
+# packages whose import registers solvers; loaded lazily (a missing optional extra, e.g. torch for
+# `pinn`, only hides the solvers that need it)
+_SOLVER_PACKAGES = ("papergym.agents.solvers", "papergym.baselines.solvers")
+
+
+class UnknownSolverError(KeyError):
+    """A solver name that is not registered (for the task asked)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class SolverInfo:
+    name: str
+    factory: Callable[..., Any]
+    tasks: tuple[str, ...]
+    role: str
+    description: str = ""
+    defaults: dict[str, Any] = field(default_factory=dict)
+    requires: tuple[str, ...] = ()
+
+    @property
+    def code_hash(self) -> str:
+        """Hash of the factory's source file (part of every cell key)."""
+        return _code_hash(self.factory)
+
+
+_SOLVERS: dict[str, list[SolverInfo]] = {}
+
+
+def register_solver(
+    name: str,
+    factory: Callable[..., Any],
+    tasks: Iterable[str],
+    role: str = "baseline",
+    *,
+    description: str = "",
+    defaults: dict[str, Any] | None = None,
+    requires: Iterable[str] = (),
+) -> None:
+    """Register ``factory(*, seed=None, **hp) -> Solver`` under a kebab-case ``name`` for ``tasks``.
+
+    Roles: ``paper`` (the paper's method), ``baseline`` and ``reference`` (a reference line, e.g. a
+    classical integrator: reported and drawn, never ranked). ``requires``: optional packages the
+    solver needs (e.g. ``("torch",)``), named in the error when they are missing.
+    """
+    if role not in SOLVER_ROLES:
+        raise ValueError(f"solver role must be one of {SOLVER_ROLES}, got {role!r}")
+    if not name or name != name.lower() or "_" in name or " " in name:
+        raise ValueError(f"solver names are kebab-case, got {name!r}")
+    info = SolverInfo(name, factory, tuple(tasks), role, description, dict(defaults or {}), tuple(requires))
+    entries = _SOLVERS.setdefault(name, [])
+    for e in [e for e in entries if set(e.tasks) & set(info.tasks)]:
+        if _qualname(e.factory) != _qualname(factory):
+            raise ValueError(f"solver {name!r} is already registered for {sorted(set(e.tasks) & set(info.tasks))} "
+                             f"by {_qualname(e.factory)}")
+        entries.remove(e)
+    entries.append(info)
+
+
+def _load_solvers() -> None:
+    for pkg in _SOLVER_PACKAGES:
+        try:
+            importlib.import_module(pkg)
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("papergym"):
+                raise
+
+
+def list_solvers(task_id: str | None = None, role: str | None = None) -> list[SolverInfo]:
+    """Registered solvers (for ``task_id`` if given; ``role`` filters): papers first, then by name."""
+    _load_solvers()
+    base = None if task_id is None else task_id.split(":")[-1]
+    out = [s for entries in _SOLVERS.values() for s in entries if base is None or base in s.tasks]
+    if role is not None:
+        out = [s for s in out if s.role == role]
+    order = {r: i for i, r in enumerate(SOLVER_ROLES)}
+    return sorted(out, key=lambda s: (order[s.role], s.name))
+
+
+def get_solver_info(name: str, task_id: str | None = None) -> SolverInfo:
+    """The registry entry of ``name``; a clear error listing the valid names otherwise."""
+    _load_solvers()
+    entries = _SOLVERS.get(name, [])
+    if task_id is not None:
+        base = task_id.split(":")[-1]
+        entries = [e for e in entries if base in e.tasks]
+    if not entries:
+        where = f" for {task_id}" if task_id else ""
+        valid = list(dict.fromkeys(s.name for s in list_solvers(task_id)))
+        raise UnknownSolverError(f"unknown solver {name!r}{where}; valid solvers: {', '.join(valid) or '(none)'}")
+    return entries[0]
+
+
+def make_solver(name: str, task_id: str, *, seed: Any = None, **hyperparameters: Any) -> Any:
+    """Build the solver ``name`` of ``task_id`` with its hyperparameters."""
+    info = get_solver_info(name, task_id)
+    for pkg in info.requires:
+        try:
+            importlib.import_module(pkg)
+        except ImportError:
+            raise ImportError(f"solver {name!r} needs the optional package {pkg!r}: "
+                              f"pip install 'papergym[{pkg}]'") from None
+    return info.factory(seed=seed, **hyperparameters)

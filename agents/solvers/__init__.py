@@ -1,0 +1,1 @@
+"""Solvers of the papers' solver-benchmark tasks (importing this package registers them)."""

@@ -1,0 +1,13 @@
+"""Solver-benchmark tasks (DESIGN.md section 3): ``papergym.envs.tasks.base`` holds the contracts and
+the registry; one module per paper (``ode.py``: ``NystromODE-v0``)."""
+
+from papergym.envs.tasks.base import (  # noqa: F401
+    Budget,
+    BudgetExceeded,
+    InstanceRef,
+    Task,
+    UnknownTaskError,
+    list_tasks,
+    make_task,
+    register_task,
+)

@@ -1,0 +1,237 @@
+"""Contracts of the solver-benchmark tasks (DESIGN.md section 3; benchopt's component model, without
+depending on benchopt).
+
+* :class:`Task` -- a family of problem instances with metrics: ``instances(split)`` lists
+  :class:`InstanceRef` s, ``make(ref)`` returns ``(problem, evaluator)``: the **public** problem a
+  solver sees and the **private** scorer that holds the answer.
+* :class:`InstanceRef` -- a JSON-serialisable handle of one instance (task id, split, name, seed,
+  parameters).
+* :class:`Budget` -- limits of one solve: wall seconds, iterations, task-defined work units.
+* Registry -- ``register_task(task_id, factory)``, ``make_task(task_id, **kwargs)``, ``list_tasks()``.
+* Splits -- ``dev`` (public seeds, for local tuning) and ``test`` (seeds derived by HMAC-SHA256 from a
+  secret that lives only in the evaluator's configuration: ``$PAPERGYM_TEST_SECRET``; see
+  :func:`hidden_seeds`). A task's ``instances("test")`` raises :class:`MissingSecretError` without it.
+
+A solver (``papergym.agents.base.Solver``) gets ``solve(problem, budget, report)`` and returns its
+solution; ``report(solution, iteration=..., work=...)`` records anytime points, each scored by the
+evaluator with the evaluation time excluded from the solver's clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import importlib
+import json
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "Budget",
+    "InstanceRef",
+    "Evaluator",
+    "Task",
+    "register_task",
+    "make_task",
+    "list_tasks",
+    "check_task_id",
+    "UnknownTaskError",
+    "MissingSecretError",
+    "BudgetExceeded",
+    "hidden_seeds",
+    "SECRET_ENV",
+]
+
+SECRET_ENV = "PAPERGYM_TEST_SECRET"
+
+
+class UnknownTaskError(KeyError):
+    """A task id that papergym does not register."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class MissingSecretError(RuntimeError):
+    """The test split was asked for without the evaluator's secret."""
+
+
+class BudgetExceeded(RuntimeError):
+    """Raised by a solver that knows it cannot finish within its :class:`Budget` (e.g. a dense
+    ``n x n`` system that does not fit): the runner records the cell as ``timeout``."""
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+@dataclass(frozen=True)
+class InstanceRef:
+    """One instance of a task.
+
+    ``name``: human-readable and unique within the task and split (``"L1/n=100/s0"``); ``seed``: the
+    instance's randomness (family parameters); ``params``: everything else that defines it (JSON).
+    """
+
+    task_id: str
+    split: str
+    name: str
+    seed: int
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"task_id": self.task_id, "split": self.split, "name": self.name, "seed": int(self.seed),
+                "params": _jsonable(dict(self.params))}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "InstanceRef":
+        return cls(str(d["task_id"]), str(d["split"]), str(d["name"]), int(d["seed"]), dict(d.get("params", {})))
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits of one solve (``None``: no limit). Wall time is measured by the runner and is
+    authoritative; iterations and work are declared by the solver through ``report``."""
+
+    max_seconds: float | None = None
+    max_iterations: int | None = None
+    max_work: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_seconds", "max_iterations", "max_work"):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not math.isfinite(float(v)) or v <= 0:
+                raise ValueError(f"Budget.{name} must be a positive finite number or None, got {v!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"max_seconds": self.max_seconds, "max_iterations": self.max_iterations, "max_work": self.max_work}
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Private scorer of one instance: ``evaluate(solution) -> {metric: value}`` (every metric of
+    the task; a malformed solution raises ``ValueError`` naming what is wrong)."""
+
+    def evaluate(self, solution: Any) -> dict[str, float]: ...
+
+
+@runtime_checkable
+class Task(Protocol):
+    """A solver-benchmark task (DESIGN.md section 3).
+
+    ``metrics``: metric -> ``"min"`` or ``"max"``; ``primary``: the ranked metric; ``default_budget``:
+    the :class:`Budget` of a solve unless the user gives one.
+    """
+
+    id: str
+    metrics: Mapping[str, Literal["min", "max"]]
+    primary: str
+    default_budget: Budget
+
+    def instances(self, split: Literal["dev", "test"] = "dev") -> list[InstanceRef]: ...
+
+    def make(self, ref: InstanceRef) -> tuple[Any, Evaluator]: ...
+
+
+# -------------------------------------------------------------------------------------------- splits
+def hidden_seeds(task_id: str, key: str, k: int, secret: str | bytes | None = None) -> list[int]:
+    """``k`` hidden seeds for the test split of ``(task_id, key)``: HMAC-SHA256 of the secret over
+    ``"{task_id}/{key}/{i}"``, reduced to 31 bits. Without ``secret``, ``$PAPERGYM_TEST_SECRET``;
+    :class:`MissingSecretError` if neither is set (the test split is the evaluator's)."""
+    if secret is None:
+        secret = os.environ.get(SECRET_ENV)
+    if not secret:
+        raise MissingSecretError(f"the test split needs the evaluator's secret (${SECRET_ENV}); use split='dev' "
+                                 "for local tuning")
+    sk = secret.encode() if isinstance(secret, str) else bytes(secret)
+    out = []
+    for i in range(int(k)):
+        mac = hmac.new(sk, f"{task_id}/{key}/{i}".encode(), hashlib.sha256).digest()
+        out.append(int.from_bytes(mac[:4], "big") & 0x7FFFFFFF)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ registry
+_TASKS: dict[str, tuple[str, Callable[..., Task] | None]] = {}
+# task id -> module that registers it (imported lazily, so a task whose extra is missing does not
+# break the others)
+_TASK_MODULES: dict[str, str] = {
+    "NystromODE-v0": "papergym.envs.tasks.ode",
+}
+
+
+def register_task(task_id: str, factory: Callable[..., Task]) -> None:
+    """Register ``factory(**task_kwargs) -> Task`` under ``task_id`` (e.g. ``"NystromODE-v0"``)."""
+    mod = getattr(factory, "__module__", "")
+    _TASKS[task_id] = (mod, factory)
+
+
+def list_tasks() -> list[str]:
+    """Ids of every papergym solver-benchmark task."""
+    return sorted(set(_TASK_MODULES) | set(_TASKS))
+
+
+def check_task_id(task_id: str) -> str:
+    """The plain id, or :class:`UnknownTaskError` listing the valid ids."""
+    base = task_id.split(":")[-1]
+    if base not in _TASK_MODULES and base not in _TASKS:
+        raise UnknownTaskError(f"unknown task {task_id!r}; valid tasks: {', '.join(list_tasks()) or '(none)'}")
+    return base
+
+
+def _factory(task_id: str) -> Callable[..., Task]:
+    base = check_task_id(task_id)
+    if base not in _TASKS or _TASKS[base][1] is None:
+        importlib.import_module(_TASK_MODULES[base])
+    if base not in _TASKS:
+        raise UnknownTaskError(f"module {_TASK_MODULES[base]} did not register task {base!r}")
+    return _TASKS[base][1]  # type: ignore[return-value]
+
+
+def task_factory(task_id: str) -> Callable[..., Task]:
+    """The registered factory of ``task_id`` (its signature lists the task kwargs)."""
+    return _factory(task_id)
+
+
+def make_task(task_id: str, **task_kwargs: Any) -> Task:
+    """Build the task ``task_id`` with its constructor kwargs (errors name the offending kwarg)."""
+    return _factory(task_id)(**task_kwargs)
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(_jsonable(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def instances_by_name(task: Task, names: Sequence[str], split: str = "dev") -> list[InstanceRef]:
+    """The instances of ``task`` whose names (or name prefixes before ``/``) are in ``names``; a clear
+    error lists the valid names otherwise."""
+    refs = task.instances(split)
+    out = []
+    valid = [r.name for r in refs]
+    for n in names:
+        hit = [r for r in refs if r.name == n or r.name.split("/")[0] == n]
+        if not hit:
+            raise ValueError(f"unknown instance {n!r} of {task.id}; valid: {', '.join(valid[:20])}"
+                             + (" ..." if len(valid) > 20 else ""))
+        out += [r for r in hit if r not in out]
+    return out
