@@ -8,6 +8,13 @@
     alias of the dimension argument ``d``. Every value is
     checked before anything runs or is written; a bad one exits with status 2 and a message naming
     it and the valid choices.
+``papergym bench TASK_ID [options] [--TASK-KWARG VALUE | --SOLVER-HYPERPARAMETER VALUE ...]``
+    Solver benchmark on a task: every solver (or ``--solvers``) on the task's dev instances; prints the
+    per-instance metrics, a summary (geometric mean of the primary metric) and the task's own
+    statistics, and writes figures and raw results. Options the command does not know are task
+    constructor arguments when the task has them (``--sizes 1000,10000``; ``--n`` is an alias of
+    ``--sizes``), otherwise hyperparameters of the solvers that accept them; a comma list given for a
+    hyperparameter is a sweep (``--m 10,20,50``: one configuration per value).
 ``papergym list``
     Environments (with their instance families), solver tasks and agents with their roles.
 """
@@ -63,7 +70,15 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-def _parse_extra(extra: list[str]) -> dict[str, Any]:
+def _parse_list_value(text: str) -> Any:
+    """``1000,10000`` -> ``[1000, 10000]``; anything else as :func:`_parse_value`."""
+    v = _parse_value(text)
+    if isinstance(v, str) and "," in v:
+        return [_parse_value(x.strip()) for x in v.split(",") if x.strip()]
+    return v
+
+
+def _parse_extra(extra: list[str], lists: bool = False) -> dict[str, Any]:
     """``--some-name value`` / ``--some-name=value`` pairs -> ``{"some_name": value}``."""
     out: dict[str, Any] = {}
     i = 0
@@ -80,7 +95,7 @@ def _parse_extra(extra: list[str]) -> dict[str, Any]:
                 raise CLIError(f"option --{name} needs a value")
             value = extra[i + 1]
             i += 2
-        out[name.replace("-", "_")] = _parse_value(value)
+        out[name.replace("-", "_")] = _parse_list_value(value) if lists else _parse_value(value)
     return out
 
 
@@ -121,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="papergym", allow_abbrev=False,
                                 description="papergym: benchmark gym of NeurIPS 2025 papers")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{compare,list}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{compare,bench,list}")
 
     # allow_abbrev=False: env arguments such as --m or --d must never be taken for a prefix of --mode
     c = sub.add_parser("compare", allow_abbrev=False, help="regret comparison of agents over seeds on an environment",
@@ -146,6 +161,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="batched numpy runs where available (auto) or one Gymnasium loop per seed")
     c.add_argument("--log-x", action="store_true", help="log-scaled round axis in the figure")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    b = sub.add_parser("bench", allow_abbrev=False, help="solver benchmark on a task",
+                       description="Solver benchmark on a task. Unknown --options are task arguments (e.g. "
+                                   "--sizes 1000,10000) or solver hyperparameters (e.g. --m 50; a comma list "
+                                   "sweeps: --m 10,20,50).")
+    b.add_argument("task_id", help="task id, e.g. NystromODE-v0")
+    b.add_argument("--solvers", help="comma-separated solver names (default: all registered for the task)")
+    b.add_argument("--instances", help="comma-separated instance names or prefixes (e.g. L1,N3/n=100/s0)")
+    b.add_argument("--split", choices=("dev", "test"), default="dev",
+                   help="dev (public seeds) or test (hidden seeds, needs $PAPERGYM_TEST_SECRET)")
+    b.add_argument("--solver-seeds", default="0", help="solver seeds: count, range a:b or list (default 0)")
+    b.add_argument("--budget-seconds", type=float, help="wall-clock budget per solve (default: the task's)")
+    b.add_argument("--max-iterations", type=int, help="iteration budget per solve (default: the task's)")
+    b.add_argument("--backend", choices=BACKENDS, default="joblib", help="executor (default joblib)")
+    b.add_argument("--n-jobs", type=int, help="workers (default: all cores)")
+    b.add_argument("--scheduler", help="dask scheduler address, or 'slurm' (with --backend dask)")
+    b.add_argument("--out", help="output folder (default: papergym-out/<task>/<time>)")
+    b.add_argument("--cache-dir", help="folder of cached cell files (default: the user cache)")
+    b.add_argument("--no-cache", action="store_true", help="recompute cells even if cached")
+    b.add_argument("--hp", action="append", default=[], metavar="SOLVER.NAME=VALUE",
+                   help="solver hyperparameter, repeatable (e.g. --hp nystrom-lssvm.m=50)")
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
 
     sub.add_parser("list", help="environments, tasks and agents")
     return p
@@ -181,9 +218,142 @@ def _cmd_list() -> int:
         for a in list_agents(env_id):
             desc = f"  {a.description}" if a.description else ""
             print(f"    {a.name:<20} {a.role:<9}{desc}")
+    from papergym.agents.base import list_solvers
+    from papergym.envs.tasks.base import list_tasks
+
     print("Solver tasks")
-    print("  (none registered yet)")
+    for task_id in list_tasks():
+        print(f"  {task_id}")
+        for s in list_solvers(task_id):
+            desc = f"  {s.description}" if s.description else ""
+            req = f"  [needs {', '.join(s.requires)}]" if s.requires else ""
+            print(f"    {s.name:<20} {s.role:<9}{desc}{req}")
     return 0
+
+
+# task-argument spelling a user may reach for -> the task constructor argument
+_TASK_ALIASES = {"n": "sizes"}
+
+
+def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
+    import inspect
+
+    from papergym.agents.base import UnknownSolverError, get_solver_info, list_solvers
+    from papergym.envs.tasks.base import Budget, MissingSecretError, UnknownTaskError, check_task_id, task_factory
+    from papergym.leaderboard.bench import _configs, bench, resolve_task_kwargs, validate_solver_hyperparameters
+
+    try:
+        task_id = check_task_id(args.task_id)
+    except UnknownTaskError as exc:
+        raise CLIError(str(exc)) from None
+    if args.n_jobs is not None and args.n_jobs < 1:
+        raise CLIError(f"--n-jobs must be at least 1, got {args.n_jobs}")
+    if args.scheduler and args.backend != "dask":
+        raise CLIError("--scheduler needs --backend dask")
+    seeds = _parse_seeds(args.solver_seeds)
+    if args.solvers:
+        solvers = [a.strip() for a in args.solvers.split(",") if a.strip()]
+        for s in solvers:
+            try:
+                get_solver_info(s, task_id)
+            except UnknownSolverError as exc:
+                raise CLIError(f"--solvers: {exc}") from None
+    else:
+        solvers = []
+        for info in list_solvers(task_id):
+            try:
+                for pkg in info.requires:
+                    __import__(pkg)
+            except ImportError:
+                print(f"(skipping {info.name}: needs {', '.join(info.requires)})", file=sys.stderr)
+                continue
+            solvers.append(info.name)
+    # unknown options: task kwargs where the task takes them, else solver hyperparameters
+    task_params = set(inspect.signature(task_factory(task_id)).parameters)
+    task_kwargs: dict[str, Any] = {}
+    hps: dict[str, dict[str, Any]] = {}
+    sweep: dict[str, dict[str, list[Any]]] = {}
+    for name, value in _parse_extra(extra, lists=True).items():
+        target = name if name in task_params else _TASK_ALIASES.get(name)
+        if target in task_params:
+            if target in task_kwargs:
+                raise CLIError(f"--{name.replace('_', '-')} is an alias of --{target}; give only one of them")
+            task_kwargs[target] = value
+            continue
+        takers = []
+        for s in solvers:
+            params = inspect.signature(get_solver_info(s, task_id).factory).parameters
+            if name in params and params[name].kind is params[name].KEYWORD_ONLY and name != "seed":
+                takers.append(s)
+        if not takers:
+            raise CLIError(f"--{name.replace('_', '-')} is neither an argument of {task_id} "
+                           f"({', '.join(sorted(p for p in task_params))}) nor a hyperparameter of the solvers run "
+                           f"({', '.join(solvers)})")
+        for s in takers:
+            if isinstance(value, list):
+                sweep.setdefault(s, {})[name] = value
+            else:
+                hps.setdefault(s, {})[name] = value
+    for s, hp in _parse_hp(args.hp).items():
+        if s not in solvers:
+            raise CLIError(f"--hp: solver {s!r} is not among the solvers run ({', '.join(solvers)})")
+        hps.setdefault(s, {}).update(hp)
+    budget = None
+    try:
+        kwargs = resolve_task_kwargs(task_id, task_kwargs)
+        from papergym.envs.tasks.base import make_task
+
+        task = make_task(task_id, **kwargs)
+        if args.budget_seconds is not None or args.max_iterations is not None:
+            d = task.default_budget
+            budget = Budget(max_seconds=args.budget_seconds if args.budget_seconds is not None else d.max_seconds,
+                            max_iterations=args.max_iterations if args.max_iterations is not None else d.max_iterations,
+                            max_work=d.max_work)
+        validate_solver_hyperparameters(task_id, _configs(solvers, hps, sweep))
+        instances = [x.strip() for x in args.instances.split(",") if x.strip()] if args.instances else None
+        if instances is not None:
+            from papergym.envs.tasks.base import instances_by_name
+
+            instances_by_name(task, instances, args.split)
+        elif args.split == "test":
+            task.instances("test")
+    except MissingSecretError as exc:
+        raise CLIError(str(exc)) from None
+    except (ValueError, TypeError, ImportError) as exc:
+        raise CLIError(str(exc)) from None
+    if args.backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise CLIError("--backend dask needs the 'dask' extra: pip install 'papergym[dask]'") from None
+    out = Path(args.out) if args.out else Path("papergym-out") / task_id / time.strftime("%Y%m%d-%H%M%S")
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"--out: {out} exists and is not a folder")
+
+    t0 = time.perf_counter()
+    res = bench(task_id, solvers=solvers, instances=instances, seeds=seeds, budget=budget, backend=args.backend,
+                out=args.cache_dir, cache=not args.no_cache, task_kwargs=kwargs, hyperparameters=hps, sweep=sweep,
+                split=args.split, n_jobs=args.n_jobs, scheduler=args.scheduler,
+                progress=False if args.quiet else None)
+    wall = time.perf_counter() - t0
+    kw = ", ".join(f"{k}={v}" for k, v in res.task_kwargs.items())
+    print(f"{task_id}  ({kw})")
+    print(f"{res.runs['instance'].nunique()} instances x {len(res.summary)} solver configurations x {len(seeds)} "
+          f"seed(s), backend {args.backend}, {wall:.1f} s wall\n")
+    print(res.format_table())
+    extra_text = res.extra_report()
+    if extra_text:
+        print("\n" + extra_text)
+    print(f"\ngeo-mean {res.primary}: geometric mean over instances (failures scored by the task), 95% bootstrap CI;"
+          "\nseconds: wall time of solve(), scoring excluded.")
+    res.save(out)
+    print(f"\nresults written to {out}/ (summary.csv, table.txt, runs.parquet, curves.parquet, figures)")
+    if res.errors:
+        e = res.errors[0]
+        print(f"\n{len(res.errors)} solve(s) did not finish ok; first: {e['solver']} on {e['instance']}: "
+              f"{e['status']}: {e['error']}", file=sys.stderr)
+    # a timeout is a result (scored by the task); a crash is not
+    return 1 if any(e["status"] in ("error", "oom") for e in res.errors) else 0
 
 
 def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
@@ -301,6 +471,8 @@ def main(argv: list[str] | None = None) -> int:
             if extra:
                 raise CLIError(f"unexpected arguments: {' '.join(extra)}")
             return _cmd_list()
+        if args.command == "bench":
+            return _cmd_bench(args, extra)
         return _cmd_compare(args, extra)
     except CLIError as exc:
         return _fail(str(exc))

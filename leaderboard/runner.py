@@ -995,3 +995,7 @@ def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, scor
     summary = _summarise(runs, agent_list)
     return CompareResult(env_id=env_id, env_kwargs=dict(kwargs), runs=runs, curves=curves, summary=summary,
                          errors=errors, log_x_panel=log_x_panel)
+
+
+# solver benchmarks on tasks live in their own module; ``runner.bench`` is the same function
+from papergym.leaderboard.bench import BenchResult, bench  # noqa: E402,F401

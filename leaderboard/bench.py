@@ -1,0 +1,629 @@
+"""Solver benchmarks on tasks: :func:`bench` (DESIGN.md sections 3-4).
+
+A *solve cell* is (task id and code hash, task kwargs, instance, solver name and code hash,
+hyperparameters, solver seed, budget). Its key is a SHA-256 of the canonical JSON of those fields.
+Cells are pure; each finished cell is written at once, atomically, as one JSON file
+``<out>/<task>/<solver>/<key>.json`` (metrics, anytime curve, meta); a failed cell (``error``,
+``timeout``, ``oom``) writes ``<key>.error.json`` and is never cached, so a rerun tries it again.
+An interrupted benchmark, rerun, computes only the missing cells. Executors as :func:`compare`:
+``serial``, ``joblib`` (default), ``dask``; BLAS threads pinned to 1 in every solve.
+
+One solve: the task builds ``(problem, evaluator)`` from the instance; the solver gets the public
+problem, the :class:`~papergym.envs.tasks.base.Budget` and a ``report(solution, iteration=, work=)``
+callback; every reported solution is scored by the evaluator with the scoring time excluded from the
+solver's clock (anytime curves: metrics vs wall seconds, iterations, work). The returned solution is
+scored last. Wall time is authoritative: a solve longer than ``budget.max_seconds`` is a ``timeout``
+(it is not killed: hard limits come with the sandboxed evaluation of submissions). A solver that raises
+:class:`~papergym.envs.tasks.base.BudgetExceeded` is a ``timeout`` at once. Where the task defines
+``finalize(metrics, seconds, status, budget)`` it completes the metrics (e.g. PAR-2 seconds).
+
+Hyperparameter sweeps: ``sweep={"nystrom-lssvm": {"m": [10, 20, 50]}}`` runs one configuration per
+value (labelled ``nystrom-lssvm[m=10]``, ...), on top of ``hyperparameters``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import itertools
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["bench", "BenchResult", "SolveCell", "run_solve", "resolve_task_kwargs"]
+
+BENCH_FORMAT = 1  # bump when the content of a solve-cell file changes
+
+
+def _canon(obj: Any) -> Any:
+    from papergym.leaderboard.runner import _canon as canon
+
+    return canon(obj)
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(_canon(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _module_hash(obj: Any) -> str:
+    mod = sys.modules.get(getattr(obj, "__module__", ""))
+    h = hashlib.sha256()
+    try:
+        with open(inspect.getsourcefile(mod), "rb") as fh:  # type: ignore[arg-type]
+            h.update(fh.read())
+    except (TypeError, OSError):
+        h.update(repr(obj).encode())
+    return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class SolveCell:
+    task_id: str
+    task_hash: str
+    task_kwargs: Mapping[str, Any]
+    instance: Mapping[str, Any]
+    solver: str
+    solver_hash: str
+    hyperparameters: Mapping[str, Any]
+    seed: int
+    budget: Mapping[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"task_id": self.task_id, "task_hash": self.task_hash, "task_kwargs": _canon(self.task_kwargs),
+                "instance": _canon(self.instance), "solver": self.solver, "solver_hash": self.solver_hash,
+                "hyperparameters": _canon(self.hyperparameters), "seed": int(self.seed),
+                "budget": _canon(self.budget), "format": BENCH_FORMAT}
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(canonical_json(self.as_dict()).encode()).hexdigest()[:32]
+
+
+# ------------------------------------------------------------------------------------------ one solve
+def _clean_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
+    out = {}
+    for k, v in metrics.items():
+        try:
+            out[str(k)] = float(v)
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[str, Any], solver: str,
+              hyperparameters: Mapping[str, Any], seed: int, budget: Mapping[str, Any]) -> dict[str, Any]:
+    """Run one solve cell. Pure; never raises for a failing solver (the status says what happened)."""
+    from threadpoolctl import threadpool_limits
+
+    from papergym.agents.base import make_solver
+    from papergym.envs.tasks.base import Budget, BudgetExceeded, InstanceRef, make_task
+
+    with threadpool_limits(limits=1):
+        task = make_task(task_id, **task_kwargs)
+        ref = InstanceRef.from_dict(instance)
+        bud = Budget(**budget)
+        curve: list[dict[str, Any]] = []
+        excluded = 0.0
+        start = time.perf_counter()
+        problem, evaluator = task.make(ref)
+
+        def report(solution: Any, *, iteration: Any = None, work: Any = None) -> None:
+            nonlocal excluded
+            t_now = time.perf_counter()
+            elapsed = t_now - start - excluded
+            try:
+                m = _clean_metrics(evaluator.evaluate(solution))
+            except Exception as exc:  # a malformed intermediate solution: recorded, not fatal
+                m = {"report_error": 1.0}
+                curve.append({"seconds": elapsed, "iteration": iteration, "work": work, "message": str(exc), **m})
+            else:
+                curve.append({"seconds": elapsed, "iteration": iteration, "work": work, **m})
+            excluded += time.perf_counter() - t_now
+
+        status, err, tb = "ok", "", ""
+        metrics: dict[str, float] = {}
+        meta: dict[str, Any] = {}
+        try:
+            slv = make_solver(solver, task_id, seed=seed, **hyperparameters)
+            start = time.perf_counter()
+            excluded = 0.0
+            solution = slv.solve(problem, bud, report)
+            seconds = time.perf_counter() - start - excluded
+            if isinstance(solution, Mapping) and isinstance(solution.get("meta"), Mapping):
+                meta = dict(solution["meta"])
+            metrics = _clean_metrics(evaluator.evaluate(solution))
+            if bud.max_seconds is not None and seconds > bud.max_seconds:
+                status, err = "timeout", f"took {seconds:.1f} s > budget {bud.max_seconds} s"
+        except BudgetExceeded as exc:
+            seconds = time.perf_counter() - start - excluded
+            status, err = "timeout", f"BudgetExceeded: {exc}"
+        except MemoryError as exc:
+            seconds = time.perf_counter() - start - excluded
+            status, err, tb = "oom", f"MemoryError: {exc}", traceback.format_exc()
+        except Exception as exc:
+            seconds = time.perf_counter() - start - excluded
+            status, err, tb = "error", f"{type(exc).__name__}: {exc}", traceback.format_exc()
+        if hasattr(task, "finalize"):
+            metrics = _clean_metrics(task.finalize(dict(metrics), seconds, status, bud))
+        return {"status": status, "error": err, "traceback": tb, "seconds": seconds, "metrics": metrics,
+                "meta": _canon_meta(meta), "curve": curve}
+
+
+def _canon_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in meta.items():
+        try:
+            out[str(k)] = _canon(v)
+            json.dumps(out[str(k)], allow_nan=True)
+        except (TypeError, ValueError):
+            out[str(k)] = repr(v)
+    return out
+
+
+def _run_solve_job(cells: Sequence[tuple]) -> list[dict[str, Any]]:
+    return [{"index": i, **run_solve(*args)} for i, args in cells]
+
+
+# ------------------------------------------------------------------------------------------- results
+@dataclass
+class BenchResult:
+    """What :func:`bench` returns.
+
+    ``runs``: one row per solve (instance, its params, solver config label, solver, role, seed,
+    status, seconds, ``message`` (the error of a failed solve), every metric). ``curves``: anytime points (label, instance, seed, seconds,
+    iteration, work, metrics). ``summary``: one row per solver configuration: geometric mean of the
+    primary metric over instances (with a 95 % bootstrap CI of the log-mean; exact zeros floored at
+    1e-300), medians of the other metrics, counts. Reference-role solvers are listed last and never ranked.
+    """
+
+    task_id: str
+    task_kwargs: dict[str, Any]
+    primary: str
+    metrics: dict[str, str]
+    runs: pd.DataFrame
+    curves: pd.DataFrame
+    summary: pd.DataFrame
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def format_table(self, per_instance: bool = True) -> str:
+        """Per-instance rows (instance, solver, status and the task's metrics) then the summary."""
+        from papergym.leaderboard.runner import _fmt_num
+
+        lines: list[str] = []
+        shown = [self.primary] + [m for m in self.metrics if m != self.primary]
+        if per_instance and not self.runs.empty:
+            head = ["instance", "solver", "status", "seconds"] + shown
+            rows = []
+            for _, r in self.runs.iterrows():
+                rows.append([r["instance"], r["label"], r["status"], _fmt_sig(r["seconds"])]
+                            + [_fmt_sig(r.get(m, np.nan)) for m in shown])
+            lines += _table(head, rows)
+            lines.append("")
+        if not self.summary.empty:
+            head = ["solver", "role", f"geo-mean {self.primary}", "95% CI", "ok", "failed"] + \
+                [f"median {m}" for m in shown if m != self.primary]
+            rows = []
+            for _, r in self.summary.iterrows():
+                rows.append([r["label"], r["role"], _fmt_sig(r["geo_mean"]),
+                             f"[{_fmt_sig(r['ci_low'])}, {_fmt_sig(r['ci_high'])}]",
+                             str(int(r["n_ok"])), str(int(r["n_failed"]))]
+                            + [_fmt_sig(r.get(f"median_{m}", np.nan)) for m in shown if m != self.primary])
+            lines += _table(head, rows)
+        _ = _fmt_num
+        return "\n".join(lines)
+
+    def plot(self, path: str | os.PathLike | None = None):
+        """The primary metric per instance and solver (log scale), one marker per solver configuration;
+        plus anytime curves where solvers reported them. PNG + SVG with ``path``. Returns the figure."""
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        ok = self.runs[self.runs.status == "ok"] if not self.runs.empty else self.runs
+        fig, ax = plt.subplots(figsize=(max(7.5, 0.35 * max(1, self.runs["instance"].nunique() if len(self.runs) else 1)), 4.8))
+        if len(self.runs):
+            inst = list(dict.fromkeys(self.runs["instance"]))
+            x = {n: i for i, n in enumerate(inst)}
+            for k, (label, g) in enumerate(self.runs.groupby("label", sort=False)):
+                vals = g.groupby("instance")[self.primary].median() if self.primary in g else pd.Series(dtype=float)
+                xs = [x[n] for n in vals.index]
+                ax.plot(xs, vals.to_numpy(dtype=float), ls="none", marker="os^Dv<>P*X"[k % 10], label=label, alpha=0.85)
+            ax.set_xticks(range(len(inst)))
+            ax.set_xticklabels(inst, rotation=70, fontsize=7)
+            if np.nanmin(np.asarray(ok[self.primary] if self.primary in ok else [np.nan], dtype=float), initial=np.inf) > 0:
+                ax.set_yscale("log")
+        ax.set_ylabel(self.primary + f" ({self.metrics.get(self.primary, 'min')})")
+        ax.set_title(self.task_id, fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, frameon=False)
+        fig.tight_layout()
+        if path is not None:
+            _save_fig(fig, path)
+        return fig
+
+    def save(self, folder: str | os.PathLike) -> Path:
+        """Write ``summary.csv``, ``runs.parquet``, ``curves.parquet``, ``table.txt``, ``config.json``,
+        ``scores.png/.svg`` and the task's own figures (``task.figures(runs, folder)`` where defined)."""
+        import matplotlib.pyplot as plt
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.summary.to_csv(folder / "summary.csv", index=False)
+        runs = self.runs.copy()
+        for col in ("params", "hyperparameters", "meta"):
+            if col in runs:
+                runs[col] = runs[col].map(lambda v: json.dumps(_canon(v), sort_keys=True))
+        runs.to_parquet(folder / "runs.parquet", index=False)
+        curves = self.curves.copy()
+        if "message" in curves:
+            curves["message"] = curves["message"].astype(str)
+        curves.to_parquet(folder / "curves.parquet", index=False)
+        (folder / "table.txt").write_text(self.format_table() + "\n" + self.extra_report() + "\n")
+        (folder / "config.json").write_text(json.dumps({"task_id": self.task_id,
+                                                        "task_kwargs": _canon(self.task_kwargs)}, indent=1))
+        if not self.runs.empty:
+            plt.close(self.plot(folder / "scores"))
+            task = self._task()
+            if task is not None and hasattr(task, "figures"):
+                for fig in task.figures(self.runs, folder) or []:
+                    plt.close(fig)
+        return folder
+
+    def _task(self):
+        from papergym.envs.tasks.base import make_task
+
+        try:
+            return make_task(self.task_id, **self.task_kwargs)
+        except Exception:  # pragma: no cover - the task built fine for the run
+            return None
+
+    def extra_report(self) -> str:
+        """The task's own statistics of the runs (``task.report(runs)`` where defined), else ``""``."""
+        task = self._task()
+        if task is None or not hasattr(task, "report") or self.runs.empty:
+            return ""
+        return str(task.report(self.runs))
+
+
+def _save_fig(fig, path) -> None:
+    stem = Path(path)
+    stem = stem.with_suffix("") if stem.suffix in (".png", ".svg") else stem
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(stem.with_suffix(".png"), dpi=150, bbox_inches="tight")
+    fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")
+
+
+def _fmt_sig(v: Any) -> str:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if not np.isfinite(v):
+        return "-" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+    a = abs(v)
+    if a == 0:
+        return "0"
+    if 1e-3 <= a < 1e5:
+        return f"{v:.4g}"
+    return f"{v:.3e}"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(str(r[i])) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+
+    def fmt(cells):
+        return "  ".join(str(c).ljust(w) if i < 3 else str(c).rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return [fmt(head), "-" * len(fmt(head))] + [fmt(r) for r in rows]
+
+
+# ---------------------------------------------------------------------------------------------- bench
+def resolve_task_kwargs(task_id: str, task_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Task kwargs with the constructor's defaults filled in, validated by building the task."""
+    from papergym.envs.tasks.base import make_task, task_factory
+
+    kwargs = dict(task_kwargs or {})
+    fac = task_factory(task_id)
+    resolved: dict[str, Any] = {}
+    for name, p in inspect.signature(fac).parameters.items():
+        if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            continue
+        if name in kwargs:
+            resolved[name] = kwargs[name]
+        elif p.default is not inspect.Parameter.empty:
+            resolved[name] = p.default
+    resolved.update(kwargs)
+    make_task(task_id, **resolved)  # raises naming the offending kwarg
+    return _canon(resolved)
+
+
+def _configs(solvers: Sequence[str], hyperparameters: Mapping[str, Mapping[str, Any]],
+             sweep: Mapping[str, Mapping[str, Sequence[Any]]]) -> list[tuple[str, str, dict[str, Any]]]:
+    out = []
+    for s in solvers:
+        base = dict(hyperparameters.get(s, {}))
+        grid = dict(sweep.get(s, {}))
+        if not grid:
+            out.append((s, s, base))
+            continue
+        names = list(grid)
+        for values in itertools.product(*(list(grid[n]) for n in names)):
+            hp = {**base, **dict(zip(names, values))}
+            label = s + "[" + ",".join(f"{n}={v}" for n, v in zip(names, values)) + "]"
+            out.append((label, s, hp))
+    return out
+
+
+def validate_solver_hyperparameters(task_id: str, configs: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
+    """Every configuration's hyperparameters are accepted by its solver (names checked against the
+    factory's signature, values by building the solver once); a clear error otherwise."""
+    from papergym.agents.base import get_solver_info, make_solver
+
+    for label, s, hp in configs:
+        info = get_solver_info(s, task_id)
+        params = inspect.signature(info.factory).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            accepted = sorted(n for n, p in params.items() if p.kind is p.KEYWORD_ONLY and n != "seed")
+            bad = sorted(set(hp) - set(accepted))
+            if bad:
+                raise ValueError(f"unknown hyperparameter(s) {bad} for solver {s!r}; accepted: "
+                                 f"{', '.join(accepted) or '(none)'}")
+        _canon(hp)
+        try:
+            make_solver(s, task_id, seed=0, **hp)
+        except ImportError:
+            raise
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"solver {label!r}: {exc}") from None
+
+
+def bench(
+    task_id: str,
+    solvers: Iterable[str] | None = None,
+    instances: Iterable[Any] | None = None,
+    seeds: Iterable[int] = (0,),
+    budget: Any = None,
+    backend: str = "joblib",
+    out: str | os.PathLike | None = None,
+    cache: bool = True,
+    *,
+    task_kwargs: Mapping[str, Any] | None = None,
+    hyperparameters: Mapping[str, Mapping[str, Any]] | None = None,
+    sweep: Mapping[str, Mapping[str, Sequence[Any]]] | None = None,
+    split: str = "dev",
+    n_jobs: int | None = None,
+    scheduler: Any = None,
+    progress: bool | None = None,
+) -> BenchResult:
+    """Run every solver (configuration) on every instance of ``task_id`` for every solver seed.
+
+    Parameters
+    ----------
+    task_id:
+        A registered task id (``"NystromODE-v0"``).
+    solvers:
+        Registered solver names (default: every solver registered for the task whose optional
+        packages are installed).
+    instances:
+        Instance names (``"L1/n=100/s0"``, or a problem prefix such as ``"L1"``) or
+        :class:`~papergym.envs.tasks.base.InstanceRef` s (default: the whole split).
+    seeds:
+        Solver seeds (randomness inside solvers; instances carry their own seeds).
+    budget:
+        A :class:`~papergym.envs.tasks.base.Budget`, a mapping of its fields, or ``None`` (the
+        task's ``default_budget``).
+    backend, n_jobs, scheduler, out, cache, progress:
+        As :func:`~papergym.leaderboard.compare`.
+    task_kwargs:
+        Task constructor kwargs (e.g. ``{"sizes": [1000, 10000]}``).
+    hyperparameters, sweep:
+        ``{solver: {name: value}}`` for every run of the solver; ``{solver: {name: [values]}}`` for one
+        configuration per value.
+    split:
+        ``"dev"`` (public) or ``"test"`` (needs the evaluator's secret).
+    """
+    from papergym.agents.base import get_solver_info, list_solvers
+    from papergym.envs.tasks.base import Budget, InstanceRef, check_task_id, instances_by_name, make_task, task_factory
+    from papergym.leaderboard.executors import BACKENDS, default_n_jobs, run_jobs
+    from papergym.leaderboard.runner import _atomic_write_bytes, default_cache_dir
+
+    base = check_task_id(task_id)
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; valid backends: {', '.join(BACKENDS)}")
+    if split not in ("dev", "test"):
+        raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
+    if isinstance(solvers, str):
+        raise TypeError("solvers must be a list of names, not a string")
+    kwargs = resolve_task_kwargs(base, task_kwargs)
+    task = make_task(base, **kwargs)
+    if solvers is None:
+        solver_list = []
+        for info in list_solvers(base):
+            try:
+                for pkg in info.requires:
+                    __import__(pkg)
+            except ImportError:
+                continue
+            solver_list.append(info.name)
+    else:
+        solver_list = list(dict.fromkeys(solvers))
+    if not solver_list:
+        raise ValueError(f"no solvers to run on {base}")
+    infos = {s: get_solver_info(s, base) for s in solver_list}  # raises with the valid names
+    hps = {k: dict(v) for k, v in (hyperparameters or {}).items()}
+    sw = {k: dict(v) for k, v in (sweep or {}).items()}
+    for name in list(hps) + list(sw):
+        if name not in solver_list:
+            raise ValueError(f"hyperparameters given for solver {name!r}, which is not run ({', '.join(solver_list)})")
+    configs = _configs(solver_list, hps, sw)
+    validate_solver_hyperparameters(base, configs)
+    if budget is None:
+        bud = task.default_budget
+    elif isinstance(budget, Budget):
+        bud = budget
+    elif isinstance(budget, Mapping):
+        bud = Budget(**budget)
+    else:
+        raise TypeError(f"budget must be a Budget, a mapping of its fields or None, got {type(budget).__name__}")
+    if instances is None:
+        refs = task.instances(split)
+    else:
+        inst = list(instances)
+        refs = [r for r in inst if isinstance(r, InstanceRef)]
+        names = [r for r in inst if not isinstance(r, InstanceRef)]
+        refs += [r for r in instances_by_name(task, [str(n) for n in names], split) if r not in refs]
+    if not refs:
+        raise ValueError(f"no instances of {base} selected")
+    seed_list = list(dict.fromkeys(int(s) for s in seeds))
+    if not seed_list or any(s < 0 for s in seed_list):
+        raise ValueError(f"seeds must be a non-empty list of non-negative integers, got {seed_list}")
+    out_dir = Path(out) if out is not None else default_cache_dir()
+    task_hash = _module_hash(task_factory(base))
+
+    cells: dict[tuple[str, str, int], SolveCell] = {}
+    for label, s, hp in configs:
+        for ref in refs:
+            for sd in seed_list:
+                cells[(label, ref.name, sd)] = SolveCell(base, task_hash, kwargs, ref.as_dict(), s,
+                                                         infos[s].code_hash, hp, sd, bud.as_dict())
+
+    results: dict[tuple[str, str, int], dict[str, Any]] = {}
+    missing: list[tuple[str, str, int]] = []
+    for k, cell in cells.items():
+        path = out_dir / base / cell.solver / f"{cell.key}.json"
+        rec = None
+        if cache:
+            try:
+                rec = json.loads(path.read_text())
+            except (OSError, ValueError):
+                rec = None
+        if rec is not None and rec.get("key") == cell.key and rec.get("status") == "ok":
+            results[k] = rec
+        else:
+            missing.append(k)
+
+    errors: list[dict[str, Any]] = []
+    if missing:
+        from tqdm.auto import tqdm
+
+        n_workers = 1 if backend == "serial" else (n_jobs or default_n_jobs())
+        order = list(missing)
+        # one solve per job (solves are long and uneven), except for many tiny ones
+        per_job = max(1, len(order) // (8 * max(1, n_workers)))
+        jobs = []
+        for i in range(0, len(order), per_job):
+            chunk = order[i : i + per_job]
+            jobs.append(([(j, (base, kwargs, cells[k].instance, cells[k].solver, dict(cells[k].hyperparameters),
+                               k[2], bud.as_dict())) for j, k in zip(range(i, i + len(chunk)), chunk)],))
+        if progress is None:
+            progress = sys.stderr.isatty()
+        bar = tqdm(total=len(order), desc=f"{base} solves", unit="solve", disable=not progress)
+        for res_list in run_jobs(_run_solve_job, jobs, backend=backend, n_jobs=n_jobs, scheduler=scheduler):
+            for res in res_list:
+                k = order[res.pop("index")]
+                cell = cells[k]
+                rec = {"cell": cell.as_dict(), "key": cell.key, **res}
+                path = out_dir / base / cell.solver / f"{cell.key}.json"
+                if res["status"] == "ok":
+                    _atomic_write_bytes(path, json.dumps(_nan_safe(rec)).encode())
+                    err_path = path.with_suffix(".error.json")
+                    if err_path.exists():
+                        err_path.unlink()
+                else:
+                    _atomic_write_bytes(path.with_suffix(".error.json"), json.dumps(_nan_safe(rec), indent=1).encode())
+                    errors.append({"solver": k[0], "instance": k[1], "seed": k[2], "status": res["status"],
+                                   "error": res["error"], "traceback": res["traceback"]})
+                results[k] = rec
+                bar.update(1)
+        bar.close()
+    return _collect(task, kwargs, configs, refs, seed_list, cells, results, errors, infos)
+
+
+def _nan_safe(obj: Any) -> Any:
+    """JSON with NaN/inf as strings (``json.loads`` gives them back through :func:`_from_json_num`)."""
+    if isinstance(obj, Mapping):
+        return {k: _nan_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_nan_safe(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return repr(obj)
+    return obj
+
+
+def _num(v: Any) -> float:
+    if isinstance(v, str) and v in ("nan", "inf", "-inf"):
+        return float(v)
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _collect(task, kwargs, configs, refs, seed_list, cells, results, errors, infos) -> BenchResult:
+    rows, curve_rows = [], []
+    metric_names = list(task.metrics)
+    for label, s, hp in configs:
+        for ref in refs:
+            for sd in seed_list:
+                rec = results.get((label, ref.name, sd), {})
+                status = rec.get("status", "missing")
+                row = {"instance": ref.name, **{f"param_{k}": v for k, v in ref.params.items()},
+                       "instance_seed": ref.seed, "label": label, "solver": s, "role": infos[s].role, "seed": sd,
+                       "status": status, "seconds": _num(rec.get("seconds", np.nan)),
+                       "message": rec.get("error", ""), "hyperparameters": hp, "meta": rec.get("meta", {}),
+                       "key": cells[(label, ref.name, sd)].key}
+                met = rec.get("metrics", {})
+                for m in metric_names:
+                    row[m] = _num(met.get(m, np.nan))
+                rows.append(row)
+                for pt in rec.get("curve", []):
+                    curve_rows.append({"label": label, "instance": ref.name, "seed": sd,
+                                       **{k: (_num(v) if k != "message" else v) for k, v in pt.items()}})
+    runs = pd.DataFrame(rows)
+    curves = pd.DataFrame(curve_rows) if curve_rows else pd.DataFrame(columns=["label", "instance", "seed", "seconds"])
+    summary = _summarise(runs, configs, infos, task.primary, task.metrics)
+    return BenchResult(task_id=task.id, task_kwargs=dict(kwargs), primary=task.primary, metrics=dict(task.metrics),
+                       runs=runs, curves=curves, summary=summary, errors=errors)
+
+
+def _summarise(runs: pd.DataFrame, configs, infos, primary: str, metrics: Mapping[str, str]) -> pd.DataFrame:
+    from papergym.leaderboard.stats import bootstrap_ci
+
+    out = []
+    for label, s, _ in configs:
+        r = runs[runs.label == label]
+        ok = r[r.status == "ok"]
+        # the primary metric includes failures where the task scores them (PAR-2); geometric mean over instances
+        vals = r[primary].to_numpy(dtype=float) if primary in r else np.array([])
+        vals = vals[np.isfinite(vals) & (vals >= 0)]
+        vals = np.maximum(vals, 1e-300)  # an exact 0 (e.g. an error metric) floored so the log exists
+        if len(vals):
+            est, lo, hi = bootstrap_ci(np.log(vals))
+            geo, glo, ghi = math.exp(est), math.exp(lo), math.exp(hi)
+        else:
+            geo = glo = ghi = float("nan")
+        row = {"label": label, "solver": s, "role": infos[s].role, "geo_mean": geo, "ci_low": glo, "ci_high": ghi,
+               "n_ok": len(ok), "n_failed": len(r) - len(ok)}
+        for m in metrics:
+            if m != primary and m in ok:
+                x = ok[m].to_numpy(dtype=float)
+                row[f"median_{m}"] = float(np.median(x[~np.isnan(x)])) if np.any(~np.isnan(x)) else float("nan")
+        out.append(row)
+    df = pd.DataFrame(out)
+    if df.empty:
+        return df
+    sign = -1.0 if metrics.get(primary, "min") == "max" else 1.0
+    df["_ref"] = df.role == "reference"
+    df["_key"] = sign * df.geo_mean
+    return df.sort_values(["_ref", "_key"], na_position="last").drop(columns=["_ref", "_key"]).reset_index(drop=True)
