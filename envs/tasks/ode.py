@@ -970,5 +970,19 @@ class ODETask:
         out["par2_seconds"] = float(seconds) if ok else penalty
         return out
 
+    def report(self, runs: Any) -> str:
+        """Paper-style statistics of benchmark runs (:func:`papergym.envs.tasks.ode_report.paper_statistics`:
+        speed-up over ``dual-lssvm`` and ``pinn``, relative RMSE gap, gate passes, time-vs-n slopes)."""
+        from papergym.envs.tasks.ode_report import paper_statistics
+
+        return paper_statistics(runs)
+
+    def figures(self, runs: Any, folder: Any) -> list[Any]:
+        """``time_vs_n`` and ``error_vs_m`` figures (PNG + SVG) in ``folder``
+        (:func:`papergym.envs.tasks.ode_report.figures`)."""
+        from papergym.envs.tasks.ode_report import figures
+
+        return figures(runs, folder)
+
 
 register_task(TASK_ID, ODETask)
