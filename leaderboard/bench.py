@@ -194,13 +194,14 @@ class BenchResult:
     curves: pd.DataFrame
     summary: pd.DataFrame
     errors: list[dict[str, Any]] = field(default_factory=list)
+    table_metrics: tuple[str, ...] = ()  # the task's choice of printed metrics (default: all)
 
     def format_table(self, per_instance: bool = True) -> str:
         """Per-instance rows (instance, solver, status and the task's metrics) then the summary."""
         from papergym.leaderboard.runner import _fmt_num
 
         lines: list[str] = []
-        shown = [self.primary] + [m for m in self.metrics if m != self.primary]
+        shown = [self.primary] + [m for m in (self.table_metrics or self.metrics) if m != self.primary]
         if per_instance and not self.runs.empty:
             head = ["instance", "solver", "status", "seconds"] + shown
             rows = []
@@ -594,7 +595,8 @@ def _collect(task, kwargs, configs, refs, seed_list, cells, results, errors, inf
     curves = pd.DataFrame(curve_rows) if curve_rows else pd.DataFrame(columns=["label", "instance", "seed", "seconds"])
     summary = _summarise(runs, configs, infos, task.primary, task.metrics)
     return BenchResult(task_id=task.id, task_kwargs=dict(kwargs), primary=task.primary, metrics=dict(task.metrics),
-                       runs=runs, curves=curves, summary=summary, errors=errors)
+                       runs=runs, curves=curves, summary=summary, errors=errors,
+                       table_metrics=tuple(getattr(task, "table_metrics", ()) or ()))
 
 
 def _summarise(runs: pd.DataFrame, configs, infos, primary: str, metrics: Mapping[str, str]) -> pd.DataFrame:

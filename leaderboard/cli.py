@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--instances", help="comma-separated instance names or prefixes (e.g. L1,N3/n=100/s0)")
     b.add_argument("--split", choices=("dev", "test"), default="dev",
                    help="dev (public seeds) or test (hidden seeds, needs $PAPERGYM_TEST_SECRET)")
-    b.add_argument("--solver-seeds", default="0", help="solver seeds: count, range a:b or list (default 0)")
+    b.add_argument("--solver-seeds", help="solver seeds: count (3 -> 0,1,2), range a:b or list (default: seed 0)")
     b.add_argument("--budget-seconds", type=float, help="wall-clock budget per solve (default: the task's)")
     b.add_argument("--max-iterations", type=int, help="iteration budget per solve (default: the task's)")
     b.add_argument("--backend", choices=BACKENDS, default="joblib", help="executor (default joblib)")
@@ -250,7 +250,10 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
         raise CLIError(f"--n-jobs must be at least 1, got {args.n_jobs}")
     if args.scheduler and args.backend != "dask":
         raise CLIError("--scheduler needs --backend dask")
-    seeds = _parse_seeds(args.solver_seeds)
+    try:
+        seeds = _parse_seeds(args.solver_seeds) if args.solver_seeds is not None else [0]
+    except CLIError as exc:
+        raise CLIError(str(exc).replace("--seeds", "--solver-seeds")) from None
     if args.solvers:
         solvers = [a.strip() for a in args.solvers.split(",") if a.strip()]
         for s in solvers:

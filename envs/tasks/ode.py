@@ -970,6 +970,9 @@ class ODETask:
         out["par2_seconds"] = float(seconds) if ok else penalty
         return out
 
+    #: metrics printed by ``papergym bench`` (all are stored): the paper's three errors, fit time, gate
+    table_metrics = ("rmse", "mae", "linf", "rel_rmse", "fit_seconds", "passed_gate")
+
     def report(self, runs: Any) -> str:
         """Paper-style statistics of benchmark runs (:func:`papergym.envs.tasks.ode_report.paper_statistics`:
         speed-up over ``dual-lssvm`` and ``pinn``, relative RMSE gap, gate passes, time-vs-n slopes)."""

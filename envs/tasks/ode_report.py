@@ -93,6 +93,20 @@ def paper_statistics(runs: pd.DataFrame) -> str:
                     txt += (f"; RMSE improvement over PINN median {100 * np.median(imp):.3g} %, "
                             f"max {100 * np.max(imp):.3g} % (paper: up to 72 %)")
             lines.append(txt)
+    # per instance: speed-up of each nystrom-lssvm configuration over the dual
+    if dual is not None and nys_labels:
+        b = _per_instance(runs, dual)
+        rows = []
+        for lab in nys_labels:
+            a = _per_instance(runs, lab).join(b, how="inner", rsuffix="_b")
+            for inst, r in a.iterrows():
+                rows.append((inst, lab, r.fit_time, r.fit_time_b, r.fit_time_b / r.fit_time,
+                             abs(r.rel_rmse - r.rel_rmse_b) / r.rel_rmse_b if r.rel_rmse_b > 0 else math.nan))
+        if rows:
+            lines.append("  per instance (fit seconds; speed-up over dual-lssvm; relative RMSE difference):")
+            w = max(len(r[0]) for r in rows)
+            for inst, lab, ft, fb, spd, gap in rows:
+                lines.append(f"    {inst:<{w}}  {lab}  {ft:.4g} s vs {fb:.4g} s  {spd:8.3g}x  {100 * gap:.3g} %")
     # time-vs-n slopes
     if "param_n" in runs and runs.param_n.nunique() >= 2:
         parts = []
