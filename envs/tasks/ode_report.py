@@ -71,7 +71,7 @@ def paper_statistics(runs: pd.DataFrame) -> str:
             if base_label is None:
                 continue
             b = _per_instance(runs, base_label)
-            j = a.join(b, how="inner", lsuffix="", rsuffix="_b")
+            j = a.merge(b, how="inner", left_index=True, right_index=True, suffixes=("", "_b"))
             if j.empty:
                 lines.append(f"  {lab} vs {name}: no instance finished by both")
                 continue
@@ -98,7 +98,7 @@ def paper_statistics(runs: pd.DataFrame) -> str:
         b = _per_instance(runs, dual)
         rows = []
         for lab in nys_labels:
-            a = _per_instance(runs, lab).join(b, how="inner", rsuffix="_b")
+            a = _per_instance(runs, lab).merge(b, how="inner", left_index=True, right_index=True, suffixes=("", "_b"))
             for inst, r in a.iterrows():
                 rows.append((inst, lab, r.fit_time, r.fit_time_b, r.fit_time_b / r.fit_time,
                              abs(r.rel_rmse - r.rel_rmse_b) / r.rel_rmse_b if r.rel_rmse_b > 0 else math.nan))
