@@ -389,7 +389,9 @@ def test_canonical_suite_passes_the_accuracy_gate():
     failed = {}
     for ref in refs:
         pr, ev = task.make(ref)
-        sol = NystromLSSVM().solve(pr, task.default_budget, lambda *a, **k: None)
+        # the default budget (60 s) holds with a wide margin (~1-2 s for N5, N7), but not on a
+        # heavily loaded test machine: timing is not what this test checks
+        sol = NystromLSSVM().solve(pr, Budget(max_seconds=600, max_iterations=50), lambda *a, **k: None)
         metrics = ev.evaluate(sol)
         if not metrics["passed_gate"]:
             failed[pr.name] = metrics["rel_rmse"]
