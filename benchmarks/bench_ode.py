@@ -183,7 +183,7 @@ def main(argv=None):
         print(f"   ran {p} n={n}", file=sys.stderr)
 
     # ------------------------------------------------------------------ 1. the speed-up table
-    print("1. fit seconds (final fit at full n; pinn: training), m = %d; rel_rmse vs the exact solution" % args.m)
+    print(f"1. fit seconds (final fit at full n; pinn: training), m = {args.m}; rel_rmse vs the exact solution")
     head = (f"   {'prob':<5}{'n':>6}{'nys ms':>9}{'dual s':>9}{'dual/nys':>10}{'pinn s':>9}{'pinn/nys':>10}"
             f"{'rmse nys':>10}{'rmse dual':>10}{'rmse pinn':>10}{'gap %':>10}{'|diff|':>9}{'m_eff':>6}")
     print(head)

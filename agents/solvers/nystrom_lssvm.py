@@ -111,12 +111,12 @@ from threadpoolctl import threadpool_limits
 
 from papergym.agents.base import register_solver
 from papergym.agents.solvers.lssvm_common import (
+    DEFAULT_GAMMA_GRID,
     check_grid,
     default_sigma_grid,
     rbf_derivative_stack,
     rbf_kernel,
     select_hyperparameters,
-    DEFAULT_GAMMA_GRID,
 )
 from papergym.envs.tasks.base import BudgetExceeded
 
