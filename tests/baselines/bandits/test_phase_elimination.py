@@ -304,8 +304,7 @@ def test_env_run_with_regret_recorder(name, mode):
     from papergym.envs.wrappers import RegretRecorder
 
     env = _make_env(d=2, lengthscale=0.2, horizon=62, action_mode=mode)
-    if env is None:
-        pytest.skip("NoiseFreeGPBandit-v0 is not available yet")
+    assert env is not None, "NoiseFreeGPBandit-v0 must be registered"
     env = RegretRecorder(env)
     obs, _ = env.reset(seed=3)
     agent = make_agent(name, env.unwrapped.problem, seed=agent_seed(3))

@@ -331,8 +331,7 @@ def test_stochastic_regret_logarithmic_and_below_uniform():
 def _need_env():
     import papergym.envs as penvs
 
-    if ENV_ID not in penvs.list_envs():
-        pytest.skip(f"{ENV_ID} is not registered yet")
+    assert ENV_ID in penvs.list_envs(), f"{ENV_ID} must be registered"
 
 
 @pytest.mark.parametrize("name", AGENTS)
