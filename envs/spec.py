@@ -35,6 +35,8 @@ __all__ = [
     "agent_seed",
     "UniformStream",
     "NormalStream",
+    "draw_run_seeds",
+    "vector_run_seeds",
 ]
 
 
@@ -132,6 +134,28 @@ def _check_seed(seed: int) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     return int(seed)
+
+
+def draw_run_seeds(rng: np.random.Generator, n: int) -> list[int]:
+    """``n`` run seeds drawn from ``rng`` (what ``reset()`` without a seed uses)."""
+    return [int(s) for s in rng.integers(0, 2**63 - 1, size=n, dtype=np.int64)]
+
+
+def vector_run_seeds(venv: Any, seed: Any) -> list[int]:
+    """The run seeds of a native vector env's ``reset(seed=...)``: a list of ``num_envs`` seeds as
+    given; an int ``s`` -> ``s, s+1, ...`` (and ``venv``'s own generator reseeded with ``s``); ``None``
+    -> seeds drawn from ``venv.np_random``."""
+    n = venv.num_envs
+    if seed is None:
+        return draw_run_seeds(venv.np_random, n)
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        s = _check_seed(seed)
+        venv._np_random, venv._np_random_seed = gym.utils.seeding.np_random(s)
+        return [s + i for i in range(n)]
+    seeds = list(seed)
+    if len(seeds) != n:
+        raise ValueError(f"seed must be an int or a list of num_envs={n} ints, got {len(seeds)} seeds")
+    return [_check_seed(s) for s in seeds]
 
 
 def run_seeds(seed: int) -> RunSeeds:

@@ -65,6 +65,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from numba import njit
 
 from papergym.envs.spec import (
+    draw_run_seeds as _draw_run_seeds,
+    vector_run_seeds,
     InvalidActionError,
     NormalStream,
     ProblemSpec,
@@ -1049,8 +1051,6 @@ class _Runs:
         return r
 
 
-def _draw_run_seeds(rng: np.random.Generator, n: int) -> list[int]:
-    return [int(s) for s in rng.integers(0, 2**63 - 1, size=n, dtype=np.int64)]
 
 
 # --------------------------------------------------------------------------------- single env
@@ -1268,17 +1268,7 @@ class NonStatLipschitzVectorEnv(VectorEnv):
         return self.oracle.oracles
 
     def _seed_list(self, seed: Any) -> list[int]:
-        n = self.num_envs
-        if seed is None:
-            return _draw_run_seeds(self.np_random, n)
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-            s = _check_seed(seed)
-            self._np_random, self._np_random_seed = gym.utils.seeding.np_random(s)
-            return [s + i for i in range(n)]
-        seeds = list(seed)
-        if len(seeds) != n:
-            raise ValueError(f"seed must be an int or a list of num_envs={n} ints, got {len(seeds)} seeds")
-        return [_check_seed(s) for s in seeds]
+        return vector_run_seeds(self, seed)
 
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None):
         if options:
