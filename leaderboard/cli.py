@@ -188,6 +188,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_backend_and_out(args: argparse.Namespace, target_id: str) -> Path:
+    """The dask extra where ``--backend dask`` asks for it, and the output folder (``--out`` or
+    ``papergym-out/<id>/<time>``), which must not be a file. Shared by ``compare`` and ``bench``."""
+    if args.backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise CLIError("--backend dask needs the 'dask' extra: pip install 'papergym[dask]'") from None
+    out = Path(args.out) if args.out else Path("papergym-out") / target_id / time.strftime("%Y%m%d-%H%M%S")
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"--out: {out} exists and is not a folder")
+    return out
+
+
 def _fail(msg: str) -> int:
     print(f"papergym: error: {msg}", file=sys.stderr)
     return 2
@@ -324,14 +338,7 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
         raise CLIError(str(exc)) from None
     except (ValueError, TypeError, ImportError) as exc:
         raise CLIError(str(exc)) from None
-    if args.backend == "dask":
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise CLIError("--backend dask needs the 'dask' extra: pip install 'papergym[dask]'") from None
-    out = Path(args.out) if args.out else Path("papergym-out") / task_id / time.strftime("%Y%m%d-%H%M%S")
-    if out.exists() and not out.is_dir():
-        raise CLIError(f"--out: {out} exists and is not a folder")
+    out = _check_backend_and_out(args, task_id)
 
     t0 = time.perf_counter()
     res = bench(task_id, solvers=solvers, instances=instances, seeds=seeds, budget=budget, backend=args.backend,
@@ -399,14 +406,7 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
         validate_hyperparameters(env_id, hps, resolved)
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from None
-    if args.backend == "dask":
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise CLIError("--backend dask needs the 'dask' extra: pip install 'papergym[dask]'") from None
-    out = Path(args.out) if args.out else Path("papergym-out") / env_id / time.strftime("%Y%m%d-%H%M%S")
-    if out.exists() and not out.is_dir():
-        raise CLIError(f"--out: {out} exists and is not a folder")
+    out = _check_backend_and_out(args, env_id)
 
     t0 = time.perf_counter()
     res = compare(
