@@ -17,6 +17,13 @@
     hyperparameter is a sweep (``--m 10,20,50``: one configuration per value).
 ``papergym list``
     Environments (with their instance families), solver tasks and agents with their roles.
+``papergym submit FILE.py:ATTR --to ID [--name N] [--author A] [--hp NAME=VALUE ...] [--db URL]``
+    Evaluates a submitted agent factory (envs) or solver factory (tasks) in the sandbox on the board's
+    hidden test seeds, stores the result and prints where it ranks.
+``papergym leaderboard [ID ...] [--db URL]``, ``papergym leaderboard --html DIR``, ``papergym leaderboard refresh [ID ...]``
+    Terminal table(s) of the board(s); the static HTML site; scoring of the registry's reference
+    agents/solvers on the current board versions (``--include pinn``, ``--only NAME,...``, ``--force``).
+    The store is ``--db URL`` (default: ``$PAPERGYM_DB`` or the user's SQLite board).
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 
 class CLIError(Exception):
@@ -136,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="papergym", allow_abbrev=False,
                                 description="papergym: benchmark gym of NeurIPS 2025 papers")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{compare,bench,list}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{compare,bench,list,submit,leaderboard}")
 
     # allow_abbrev=False: env arguments such as --m or --d must never be taken for a prefix of --mode
     c = sub.add_parser("compare", allow_abbrev=False, help="regret comparison of agents over seeds on an environment",
@@ -185,7 +192,180 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--quiet", action="store_true", help="no progress bar")
 
     sub.add_parser("list", help="environments, tasks and agents")
+
+    s = sub.add_parser("submit", allow_abbrev=False, help="evaluate an agent or solver on a leaderboard",
+                       description="Evaluate a submitted agent factory (for an environment) or solver factory "
+                                   "(for a task) in the sandbox on the board's hidden test seeds, store the "
+                                   "result and print where it ranks.")
+    s.add_argument("entry", help="FILE.py:ATTR, the factory: make_agent(problem, *, seed, **hp) (or a batched "
+                                 "factory taking seeds=[...]), or a solver class/factory (seed=..., **hp)")
+    s.add_argument("--to", required=True, dest="benchmark", help="environment or task id")
+    s.add_argument("--name", help="name on the board (default: the file's stem)")
+    s.add_argument("--author", default="anonymous", help="author shown on the board")
+    s.add_argument("--hp", action="append", default=[], metavar="NAME=VALUE",
+                   help="hyperparameter passed to the factory, repeatable")
+    s.add_argument("--db", help="store URL (default: $PAPERGYM_DB or the user's SQLite board)")
+    s.add_argument("--sandbox", choices=("auto", "bwrap", "rlimits"), default="auto",
+                   help="isolation: bubblewrap + rlimits (auto when available), or rlimits only")
+    s.add_argument("--time-limit", type=float, help="total seconds for the submission (default: the sandbox's)")
+    s.add_argument("--quiet", action="store_true", help="no progress messages")
+
+    lb = sub.add_parser("leaderboard", allow_abbrev=False, help="show, render or refresh the leaderboards",
+                        description="papergym leaderboard [ID ...] prints the boards; --html DIR writes the "
+                                    "static site; 'refresh [ID ...]' scores the reference agents and solvers.")
+    lb.add_argument("targets", nargs="*", metavar="[refresh] ID", help="benchmark ids (default: all with results)")
+    lb.add_argument("--db", help="store URL (default: $PAPERGYM_DB or the user's SQLite board)")
+    lb.add_argument("--html", metavar="DIR", help="write the static site (index.html + a page per board) to DIR")
+    lb.add_argument("--include", default="", help="refresh: also score these references skipped by default "
+                                                  "for their cost (comma list, e.g. pinn)")
+    lb.add_argument("--only", help="refresh: only these references (comma list)")
+    lb.add_argument("--force", action="store_true", help="refresh: re-score references already scored")
+    lb.add_argument("--quiet", action="store_true", help="no progress messages")
     return p
+
+
+def _open_store(url: str | None):
+    from papergym.leaderboard.store import Store
+
+    try:
+        return Store(url)
+    except ImportError as exc:
+        raise CLIError(str(exc)) from None
+    except ValueError as exc:
+        raise CLIError(f"--db: {exc}") from None
+
+
+def _rank_line(bb: Any, sid: int) -> str:
+    import math
+
+    tab = bb.table
+    row = tab[tab.submission_id == sid]
+    if not len(row):
+        return f"submission {sid} is not on the current board of {bb.benchmark_id}"
+    r = row.iloc[0]
+    n_ranked = int(tab.ranked.sum())
+    if not r.ranked:
+        why = r.message or ("reference line, never ranked" if r.role in ("oracle", "reference") else r.status)
+        return f"not ranked ({r.status}): {why}"
+    lo, hi = int(r.rank_lo), int(r.rank_hi)
+    interval = f"{lo}" if lo == hi else f"{lo}-{hi}"
+    tie = " (tied)" if r.tie else ""
+    score = f"{r.score:.6g}" if math.isfinite(r.score) else "-"
+    return (f"rank {int(r['rank'])}{tie} of {n_ranked} on {bb.benchmark_id} (95% rank interval {interval}); "
+            f"{bb.metric} = {score} [{r.ci_low:.6g}, {r.ci_high:.6g}]")
+
+
+def _cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
+    from papergym.leaderboard.board import build_benchmark_board
+    from papergym.leaderboard.boards import board_ids
+    from papergym.leaderboard.evaluate import submit
+    from papergym.leaderboard.report.text import format_board_table
+    from papergym.leaderboard.sandbox import Limits, bwrap_available, load_entry
+
+    if extra:
+        raise CLIError(f"unexpected arguments: {' '.join(extra)}")
+    ids = board_ids()
+    if args.benchmark not in ids:
+        raise CLIError(f"--to: unknown environment or task {args.benchmark!r}; valid: {', '.join(ids)}")
+    try:
+        load_entry(args.entry)
+    except (ValueError, FileNotFoundError) as exc:
+        raise CLIError(f"entry: {exc}") from None
+    hp: dict[str, Any] = {}
+    for item in args.hp:
+        if "=" not in item:
+            raise CLIError(f"--hp: expected NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        hp[k.replace("-", "_")] = _parse_value(v)
+    if args.sandbox == "bwrap" and not bwrap_available()[0]:
+        raise CLIError(f"--sandbox bwrap: bubblewrap is not usable here: {bwrap_available()[1]}")
+    limits = Limits()
+    if args.time_limit is not None:
+        if not args.time_limit > 0:
+            raise CLIError(f"--time-limit must be positive, got {args.time_limit}")
+        import dataclasses
+
+        limits = dataclasses.replace(limits, submission_seconds=float(args.time_limit))
+    store = _open_store(args.db)
+    if args.sandbox == "auto" and not bwrap_available()[0]:
+        print(f"papergym: warning: bubblewrap unavailable ({bwrap_available()[1]}); the submission runs with "
+              "rlimits only (no filesystem or network isolation)", file=sys.stderr)
+    progress = None if args.quiet else (lambda msg: print(f"  {msg}", file=sys.stderr))
+    sid = submit(store, args.entry, args.benchmark, name=args.name, author=args.author, hyperparameters=hp,
+                 sandbox=args.sandbox, limits=limits, progress=progress)
+    bb = build_benchmark_board(store, args.benchmark)
+    sub = store.submissions(args.benchmark)
+    row = sub[sub.id == sid].iloc[0]
+    print(f"submission {sid} ({row['name']} by {row.author}) on {args.benchmark}: {row.status}")
+    if row.status != "ok" and row.message:
+        print(f"  {row.message}")
+    if row.status != "ok" and isinstance(row.stderr_tail, str) and row.stderr_tail.strip():
+        print("  stderr (tail):")
+        print("    " + "\n    ".join(row.stderr_tail.strip().splitlines()[-15:]))
+    print(_rank_line(bb, sid))
+    print()
+    print(format_board_table(bb))
+    store.close()
+    return 0 if row.status == "ok" else 1
+
+
+def _cmd_leaderboard(args: argparse.Namespace, extra: list[str]) -> int:
+    from papergym.leaderboard.board import build_benchmark_board, build_board
+    from papergym.leaderboard.boards import board_ids
+
+    if extra:
+        raise CLIError(f"unexpected arguments: {' '.join(extra)}")
+    targets = list(args.targets)
+    do_refresh = bool(targets) and targets[0] == "refresh"
+    if do_refresh:
+        targets = targets[1:]
+    valid = board_ids()
+    bad = [t for t in targets if t not in valid]
+    if bad:
+        raise CLIError(f"unknown environment or task {bad[0]!r}; valid: {', '.join(valid)}")
+    if not do_refresh and (args.include or args.only or args.force):
+        raise CLIError("--include, --only and --force go with 'papergym leaderboard refresh'")
+    if args.html is not None:
+        out = Path(args.html)
+        if out.exists() and not out.is_dir():
+            raise CLIError(f"--html: {out} exists and is not a folder")
+    store = _open_store(args.db)
+    try:
+        if do_refresh:
+            from papergym.leaderboard.evaluate import refresh
+
+            include = [x.strip() for x in args.include.split(",") if x.strip()]
+            only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
+            progress = None if args.quiet else (lambda msg: print(f"  {msg}", file=sys.stderr))
+            t0 = time.perf_counter()
+            done = refresh(store, targets or None, include=include, only=only, force=args.force, progress=progress)
+            for bid, name, st in done:
+                print(f"{bid:24s} {name:24s} {st}")
+            print(f"refreshed {len(done)} reference entries in {time.perf_counter() - t0:.1f} s")
+            if args.html is None:
+                return 0
+        if args.html is not None:
+            from papergym.leaderboard.report.html import write_site
+
+            board = build_board(store, targets or None)
+            index = write_site(board, args.html)
+            print(f"wrote {index} ({len(board.benchmarks)} board(s))")
+            return 0
+        from papergym.leaderboard.report.text import format_board_table
+
+        registered = set(store.benchmarks().benchmark_id) if len(store.benchmarks()) else set()
+        ids = targets or [b for b in valid if b in registered]
+        if not ids:
+            print("no results yet: run `papergym leaderboard refresh` to score the reference agents, "
+                  "or `papergym submit FILE.py:ATTR --to ID`")
+            return 0
+        for i, bid in enumerate(ids):
+            if i:
+                print()
+            print(format_board_table(build_benchmark_board(store, bid)))
+        return 0
+    finally:
+        store.close()
 
 
 def _check_backend_and_out(args: argparse.Namespace, target_id: str) -> Path:
@@ -253,8 +433,19 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
     import inspect
 
     from papergym.agents.base import UnknownSolverError, get_solver_info, list_solvers
-    from papergym.envs.tasks.base import Budget, MissingSecretError, UnknownTaskError, check_task_id, task_factory
-    from papergym.leaderboard.bench import _configs, bench, resolve_task_kwargs, validate_solver_hyperparameters
+    from papergym.envs.tasks.base import (
+        Budget,
+        MissingSecretError,
+        UnknownTaskError,
+        check_task_id,
+        task_factory,
+    )
+    from papergym.leaderboard.bench import (
+        _configs,
+        bench,
+        resolve_task_kwargs,
+        validate_solver_hyperparameters,
+    )
 
     try:
         task_id = check_task_id(args.task_id)
@@ -369,7 +560,11 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
 def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     import papergym.envs as penvs
     from papergym.agents.base import UnknownAgentError, get_agent_info, list_agents
-    from papergym.leaderboard.runner import compare, resolve_env_kwargs, validate_hyperparameters
+    from papergym.leaderboard.runner import (
+        compare,
+        resolve_env_kwargs,
+        validate_hyperparameters,
+    )
 
     # ---- validate everything before anything runs or is written
     try:
@@ -476,6 +671,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_list()
         if args.command == "bench":
             return _cmd_bench(args, extra)
+        if args.command == "submit":
+            return _cmd_submit(args, extra)
+        if args.command == "leaderboard":
+            return _cmd_leaderboard(args, extra)
         return _cmd_compare(args, extra)
     except CLIError as exc:
         return _fail(str(exc))

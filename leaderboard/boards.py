@@ -1,0 +1,287 @@
+"""What each leaderboard evaluates: the board configuration of every env and task, the evaluator's
+configuration (the secret), and the version of a board.
+
+Board configuration
+-------------------
+An **env board** (:class:`EnvBoardConfig`) scores agents on *strata*: instance families (env kwargs),
+each played for ``horizon`` rounds on ``seeds`` hidden test seeds. The ranked metric is the final
+*regret* of the paper's notion: the cumulative dynamic regret ``R_T``, or the static pseudo-regret for
+families whose oracle tracks it (``MSetSemiBandit-v0``'s ``oblivious-switching``). Every family draws
+its randomness (peaks, phases, functions, hidden sets) from the hidden seed, and the ``ProblemSpec`` an
+agent receives carries no family name, so hard-coding an instance gains nothing.
+
+A **task board** (:class:`TaskBoardConfig`) scores solvers on the task's ``test`` instances (the task
+draws their seeds from the secret), optionally restricted by task kwargs (``sizes``), with the task's
+default budget; the ranked metric is the task's ``primary``. Strata are the instance names without the
+seed part (``L1/n=100``), seeds the test seeds of each.
+
+``references`` names the registered agents/solvers ``papergym leaderboard refresh`` scores (default:
+every one with role ``paper`` or ``baseline``, plus ``oracle`` / ``reference`` roles as unranked
+reference lines); ``skip_references`` those left out by default because of their cost (named in the
+docs; ``refresh --include NAME`` adds them).
+
+The evaluator's configuration
+-----------------------------
+A JSON file (``$PAPERGYM_EVALUATOR_CONFIG``, default ``<user config dir>/papergym/evaluator.json``,
+created with mode 0600 on first use)::
+
+    {"secret": "<64 hex digits>",
+     "boards": {"NonStatLipschitz-v0": {"horizon": 20000, "seeds": 10}}}
+
+``secret`` is the HMAC key of the test seeds (``$PAPERGYM_TEST_SECRET`` overrides it). It never goes
+into the repository, the store, or a sandbox. ``boards`` overrides fields of the default board
+configurations (a shared board's operator sets its own; tests use small ones).
+
+Version
+-------
+A board's version is a hash of the env/task source, the board configuration and the result format:
+results are only compared within a version, and changing any of them starts a fresh board (older
+results stay in the store, shown as stale).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import secrets as _secrets
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "BOARD_FORMAT",
+    "CONFIG_ENV",
+    "DEFAULT_BOARDS",
+    "EnvBoardConfig",
+    "EvaluatorConfig",
+    "TaskBoardConfig",
+    "board_config",
+    "board_ids",
+    "board_version",
+    "load_evaluator_config",
+    "stratum_seeds",
+]
+
+CONFIG_ENV = "PAPERGYM_EVALUATOR_CONFIG"
+BOARD_FORMAT = 1  # bump when what a run stores changes
+
+
+@dataclass(frozen=True)
+class EnvBoardConfig:
+    """Board of an environment (module docstring)."""
+
+    benchmark_id: str
+    strata: Mapping[str, Mapping[str, Any]]  # stratum name -> env kwargs
+    seeds: int = 20
+    horizon: int | None = None  # None: the env's default
+    description: str = ""
+    skip_references: tuple[str, ...] = ()
+    kind: str = "env"
+    metric: str = "regret"
+    direction: str = "min"
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["strata"] = {k: dict(v) for k, v in self.strata.items()}
+        d["skip_references"] = list(self.skip_references)
+        return d
+
+
+@dataclass(frozen=True)
+class TaskBoardConfig:
+    """Board of a solver task (module docstring)."""
+
+    benchmark_id: str
+    task_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+    skip_references: tuple[str, ...] = ()
+    kind: str = "task"
+    metric: str = ""  # "" -> the task's primary
+    direction: str = ""  # "" -> the task's direction of the primary
+    profile_cost: str = "par2_seconds"  # performance profiles: cost of a run (inf when it failed)
+    profile_success: str = "passed_gate"  # ... a run counts as solved when this metric is >= 1
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["task_kwargs"] = dict(self.task_kwargs)
+        d["skip_references"] = list(self.skip_references)
+        return d
+
+
+DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
+    "NonStatLipschitz-v0": EnvBoardConfig(
+        "NonStatLipschitz-v0",
+        strata={"two-peak-cyclic": {"instance": "two-peak-cyclic"},
+                "piecewise-tents": {"instance": "piecewise-tents"},
+                "drifting-peak": {"instance": "drifting-peak"}},
+        seeds=20, horizon=100_000,
+        description="Non-stationary Lipschitz bandit on [0,1]: dynamic regret R_T at T = 100,000 on three "
+                    "families (the paper's two-peak cyclic, piecewise tents, a drifting peak), 20 hidden "
+                    "seeds each.",
+    ),
+    "NoiseFreeGPBandit-v0": EnvBoardConfig(
+        "NoiseFreeGPBandit-v0",
+        strata={"se-1d-rkhs": {"kernel": "se", "d": 1, "instance": "rkhs-sum"},
+                "matern-2.5-2d-rkhs": {"kernel": "matern-2.5", "d": 2, "instance": "rkhs-sum"},
+                "matern-1.5-1d-gp": {"kernel": "matern-1.5", "d": 1, "instance": "gp-interpolant"}},
+        seeds=20,
+        description="Noise-free GP bandit: cumulative regret R_T at the env's default horizon on three "
+                    "kernel / dimension / family combinations, 20 hidden seeds each.",
+    ),
+    "MSetSemiBandit-v0": EnvBoardConfig(
+        "MSetSemiBandit-v0",
+        strata={"stochastic": {"instance": "stochastic", "d": 10, "m": 3},
+                "stochastically-constrained-adversarial": {"instance": "stochastically-constrained-adversarial",
+                                                           "d": 10, "m": 3},
+                "oblivious-switching": {"instance": "oblivious-switching", "d": 10, "m": 3}},
+        seeds=20, horizon=10_000,
+        description="m-set semi-bandit (d = 10, m = 3): pseudo-regret at n = 10,000 in the stochastic, "
+                    "stochastically constrained adversarial and oblivious-switching regimes (static regret "
+                    "against the best fixed set where the means switch), 20 hidden seeds each.",
+    ),
+    "NystromODE-v0": TaskBoardConfig(
+        "NystromODE-v0",
+        task_kwargs={"sizes": [100, 1000]},
+        skip_references=("pinn",),
+        description="Initial-value problems solved by collocation: PAR-2 seconds (wall time of a solve that "
+                    "passes the accuracy gate, twice the 60 s budget otherwise) over the 16-problem suite at "
+                    "n = 100 and 1000, 5 hidden parameter seeds each. The PINN baseline is not scored by "
+                    "default (each solve takes up to the full budget); `refresh --include pinn` adds it.",
+    ),
+}
+
+
+def board_ids() -> list[str]:
+    """Every benchmark with a board: each registered env and task."""
+    import papergym.envs as penvs
+    from papergym.envs.tasks.base import list_tasks
+
+    return sorted(set(penvs.list_envs()) | set(list_tasks()))
+
+
+# ------------------------------------------------------------------------------------ evaluator config
+@dataclass(frozen=True)
+class EvaluatorConfig:
+    """The evaluator's private configuration (module docstring)."""
+
+    path: Path
+    secret: str | None
+    boards: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def _config_path() -> Path:
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        return Path(env)
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("papergym")) / "evaluator.json"
+
+
+def load_evaluator_config(*, create_secret: bool = False) -> EvaluatorConfig:
+    """The evaluator's configuration. ``$PAPERGYM_TEST_SECRET`` overrides the file's secret. With
+    ``create_secret``, a missing secret is generated (``secrets.token_hex(32)``) and saved, the file
+    being created with mode 0600. A malformed file is a ``ValueError`` naming it."""
+    from papergym.envs.tasks.base import SECRET_ENV
+
+    path = _config_path()
+    data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"evaluator config {path}: not valid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"evaluator config {path}: expected a JSON object, got {type(data).__name__}")
+        unknown = sorted(set(data) - {"secret", "boards"})
+        if unknown:
+            raise ValueError(f"evaluator config {path}: unknown key(s) {unknown}; valid: secret, boards")
+    boards = data.get("boards", {}) or {}
+    if not isinstance(boards, dict) or not all(isinstance(v, dict) for v in boards.values()):
+        raise ValueError(f"evaluator config {path}: 'boards' must map benchmark ids to objects")
+    secret = os.environ.get(SECRET_ENV) or data.get("secret")
+    if secret is not None and (not isinstance(secret, str) or len(secret) < 16):
+        raise ValueError(f"evaluator config {path}: 'secret' must be a string of at least 16 characters")
+    if secret is None and create_secret:
+        secret = _secrets.token_hex(32)
+        data["secret"] = secret
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, stat.S_IRUSR | stat.S_IWUSR)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=1)
+        os.replace(tmp, path)
+    return EvaluatorConfig(path=path, secret=secret, boards=boards)
+
+
+def board_config(benchmark_id: str, overrides: Mapping[str, Any] | None = None
+                 ) -> EnvBoardConfig | TaskBoardConfig:
+    """The board configuration of ``benchmark_id``: the default, with the evaluator config's fields
+    (or ``overrides``) replacing it. A benchmark without a default board (an env registered later) gets
+    one stratum of its default kwargs, 20 seeds. Unknown fields are a ``ValueError``."""
+    base = DEFAULT_BOARDS.get(benchmark_id)
+    if base is None:
+        from papergym.envs.tasks.base import list_tasks
+
+        base = (TaskBoardConfig(benchmark_id) if benchmark_id in list_tasks()
+                else EnvBoardConfig(benchmark_id, strata={"default": {}}))
+    if overrides is None:
+        overrides = load_evaluator_config().boards.get(benchmark_id, {})
+    if not overrides:
+        return base
+    names = {f.name for f in dataclasses.fields(base)} - {"benchmark_id", "kind"}
+    bad = sorted(set(overrides) - names)
+    if bad:
+        raise ValueError(f"board override(s) {bad} for {benchmark_id} are not fields; valid: {sorted(names)}")
+    kw = dict(overrides)
+    if "skip_references" in kw:
+        kw["skip_references"] = tuple(kw["skip_references"])
+    cfg = dataclasses.replace(base, **kw)
+    if isinstance(cfg, EnvBoardConfig):
+        if not cfg.strata or not all(isinstance(v, Mapping) for v in cfg.strata.values()):
+            raise ValueError(f"board {benchmark_id}: 'strata' must map names to env kwargs")
+        if isinstance(cfg.seeds, bool) or not isinstance(cfg.seeds, int) or cfg.seeds < 1:
+            raise ValueError(f"board {benchmark_id}: 'seeds' must be a positive integer, got {cfg.seeds!r}")
+        if cfg.horizon is not None and (isinstance(cfg.horizon, bool) or not isinstance(cfg.horizon, int)
+                                        or cfg.horizon < 1):
+            raise ValueError(f"board {benchmark_id}: 'horizon' must be a positive integer, got {cfg.horizon!r}")
+    return cfg
+
+
+def _source_hash(benchmark_id: str, kind: str) -> str:
+    import importlib
+    import inspect
+
+    if kind == "task":
+        from papergym.envs.tasks.base import _TASK_MODULES, check_task_id
+
+        mod = importlib.import_module(_TASK_MODULES[check_task_id(benchmark_id)])
+    else:
+        import gymnasium as gym
+        import papergym.envs as penvs
+
+        spec = gym.spec(penvs.check_env_id(benchmark_id))
+        mod = importlib.import_module(spec.entry_point.split(":")[0])
+    h = hashlib.sha256()
+    with open(inspect.getsourcefile(mod), "rb") as fh:  # type: ignore[arg-type]
+        h.update(fh.read())
+    return h.hexdigest()
+
+
+def board_version(cfg: EnvBoardConfig | TaskBoardConfig) -> str:
+    """Hash of the env/task source, the board configuration and :data:`BOARD_FORMAT` (16 hex)."""
+    payload = json.dumps({"source": _source_hash(cfg.benchmark_id, cfg.kind), "config": cfg.as_dict(),
+                          "format": BOARD_FORMAT}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def stratum_seeds(benchmark_id: str, stratum: str, role: str, k: int, secret: str) -> list[int]:
+    """The ``k`` hidden seeds of ``stratum`` for ``role`` (``"env"``: the instance and noise; ``"agent"``:
+    the agent's own generator, independent of the instance so it reveals nothing about it)."""
+    from papergym.envs.tasks.base import hidden_seeds
+
+    return hidden_seeds(benchmark_id, f"{stratum}/{role}", k, secret=secret)

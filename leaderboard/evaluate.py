@@ -1,0 +1,724 @@
+"""Evaluation of submissions and reference agents / solvers on a board's hidden test seeds.
+
+The trusted side of the leaderboard. It owns the env or task, the oracle, the secret and the store; the
+code being scored runs behind an *agent session* or a *solver session*
+(:mod:`papergym.leaderboard.sandbox`): a sandboxed child process for submitted code, the same hosting
+logic in-process for the registry's reference agents.
+
+Environments (:func:`play`)
+---------------------------
+For each stratum of the board (an instance family), the stratum's ``seeds`` runs are played together:
+one native vector env over the hidden env seeds, one session hosting the agent(s) over the hidden agent
+seeds (independent of the env seeds, so an agent's seed reveals nothing about its instance). Every
+round is one round trip: every run's reward and observation in, every run's action out. The regret of
+the action played at round ``t`` is ``oracle.regret(action, t)``, from means, before the env steps (as in
+:func:`papergym.leaderboard.compare`). An action the env refuses (``validate_action``: shape, NaN,
+bounds, set size) ends that run with status ``invalid_action``; the other runs go on (the refused row is
+replaced by a fixed valid action that is never scored). A per-run agent that raises ends its run
+(``error``); a session failure (timeout, oom, crash, protocol violation) ends every run still going with
+its status.
+
+Per run the store gets: ``regret`` (the ranked metric: the paper's notion -- the static pseudo-regret
+where the oracle tracks it, the cumulative dynamic regret ``R_T`` otherwise), ``final_regret`` (``R_T``),
+``regret_half`` (``R_{T//2}``), ``flatness``, ``static_regret`` / ``simple_regret`` where tracked, and
+the curve at the runner's checkpoints.
+
+Tasks (:func:`evaluate_solver`)
+-------------------------------
+Every test instance of the task (seeds drawn by the task from the secret) is solved once, with the
+task's default budget. The solver gets the *public* problem only (:func:`public_problem`: the problem's
+fields without its ``params``; callables such as ``rhs`` / ``jac`` / ``linear_form.coeffs`` become calls
+back to the evaluator) and a hidden seed. ``report(solution)`` points are scored by the task's evaluator,
+their time excluded from the solver's. The final solution is scored, then ``task.finalize`` applies the
+task's failure rule (PAR-2 for ``NystromODE-v0``).
+
+Statuses
+--------
+Run statuses: ``ok``, ``error``, ``timeout``, ``oom``, ``invalid_action``. A submission is ``ok`` when
+every run is, the common status when every run failed the same way, ``partial`` otherwise. Only ``ok``
+submissions are ranked. Nothing of a submission is stored until every run has finished: its runs are
+written in one transaction, so a crash leaves no half submission, and no other submission's rows are
+touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import platform
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pandas as pd
+from papergym.leaderboard.boards import (
+    EnvBoardConfig,
+    TaskBoardConfig,
+    board_config,
+    board_version,
+    load_evaluator_config,
+    stratum_seeds,
+)
+
+__all__ = [
+    "REFERENCE_AUTHOR",
+    "RUN_STATUSES",
+    "SubmissionInfo",
+    "evaluate_agent",
+    "evaluate_solver",
+    "package_versions",
+    "play",
+    "public_problem",
+    "refresh",
+    "submit",
+]
+
+RUN_STATUSES = ("ok", "error", "timeout", "oom", "invalid_action")
+REFERENCE_AUTHOR = "papergym"
+_PACKAGES = ("numpy", "scipy", "gymnasium", "numba", "pandas", "torch", "papergym")
+
+
+@dataclass(frozen=True)
+class SubmissionInfo:
+    """What the store records about the code being scored."""
+
+    name: str
+    author: str
+    role: str  # submission | paper | baseline | oracle | reference
+    kind: str  # agent | solver
+    entry: str  # "file.py:attr" or "registry:<name>"
+    code_sha256: str
+    hyperparameters: Mapping[str, Any] = field(default_factory=dict)
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of Python and the packages a submission's result may depend on."""
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for p in _PACKAGES:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+# ============================================================================================ envs
+def _vector_env(env_id: str, n: int, env_kwargs: Mapping[str, Any]):
+    import papergym.envs as penvs
+
+    spec = gym.spec(penvs.check_env_id(env_id))
+    if spec.vector_entry_point is None:
+        raise ValueError(f"{env_id} has no native vector env; the leaderboard needs one")
+    venv = gym.envs.registration.load_env_creator(spec.vector_entry_point)(num_envs=n, **env_kwargs)
+    single = gym.envs.registration.load_env_creator(spec.entry_point)(**env_kwargs)
+    return venv, single
+
+
+def _placeholder_action(single: Any) -> Any:
+    space = single.problem.action_space
+    space.seed(0)
+    return single.validate_action(space.sample())
+
+
+def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, placeholder: Any,
+                     status: list[str], errors: list[str | None]) -> np.ndarray:
+    """The actions the vector env can step with; rows the env refuses end their runs (invalid_action)."""
+    n = len(active)
+    from papergym.envs.spec import InvalidActionError
+
+    rows: list[Any] = []
+    for i in range(n):
+        if not active[i]:
+            rows.append(placeholder)
+            continue
+        try:
+            a = actions[i]
+        except Exception:
+            a = None
+        try:
+            rows.append(single.validate_action(a))
+        except (InvalidActionError, ValueError, TypeError) as exc:
+            status[i], errors[i] = "invalid_action", f"{type(exc).__name__}: {exc}"
+            active[i] = False
+            rows.append(placeholder)
+    return venv.validate_action(np.stack([np.asarray(r) for r in rows]))
+
+
+def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], session: Any,
+         agent_seeds: Sequence[int], hyperparameters: Mapping[str, Any] | None = None, *,
+         on_env: Callable[[Any], None] | None = None) -> list[dict[str, Any]]:
+    """Play ``len(env_seeds)`` runs of ``env_id`` together against ``session`` (module docstring).
+
+    ``session.start(problem, agent_seeds, hyperparameters)`` gets the public problem
+    (:func:`papergym.leaderboard.sandbox.problem_to_public`) -- or, for a session with
+    ``wants_problem_spec = True`` (the registry's reference agents, trusted), the
+    :class:`~papergym.envs.spec.ProblemSpec` itself; ``on_env(venv)`` is called before (oracle-role
+    references take the oracles from it). Returns one dict per run: ``status``, ``error``, ``metrics``,
+    ``curve`` (DataFrame or None), ``wall_seconds``, ``cpu_seconds``.
+    """
+    from papergym.leaderboard.runner import checkpoints
+    from papergym.leaderboard.sandbox import SandboxError, problem_to_public
+
+    n = len(env_seeds)
+    if len(agent_seeds) != n:
+        raise ValueError(f"{n} env seeds but {len(agent_seeds)} agent seeds")
+    venv, single = _vector_env(env_id, n, env_kwargs)
+    status = ["ok"] * n
+    errors: list[str | None] = [None] * n
+    active = np.ones(n, dtype=bool)
+    t0 = time.perf_counter()
+    report = None
+    try:
+        obs, _ = venv.reset(seed=[int(s) for s in env_seeds])
+        single.reset(seed=int(env_seeds[0]))
+        problem = venv.problem
+        placeholder = _placeholder_action(single)
+        if on_env is not None:
+            on_env(venv)
+        payload = problem if getattr(session, "wants_problem_spec", False) else problem_to_public(problem)
+        T = int(problem.horizon)
+        ck = checkpoints(T)
+        oracle = venv.oracle
+        track_simple = bool(getattr(type(venv.oracles[0]), "TRACK_SIMPLE_REGRET", False))
+        track_static = bool(getattr(venv.oracles[0], "tracks_static_regret", False))
+        cum = np.zeros(n)
+        stcum = np.zeros(n)
+        best = np.full(n, np.inf)
+        hist = np.full((len(ck), n), np.nan)
+        shist = np.full((len(ck), n), np.nan) if track_simple else None
+        sthist = np.full((len(ck), n), np.nan) if track_static else None
+        rewards = None
+        j, next_ck = 0, int(ck[0])
+        try:
+            session.start(payload, [int(s) for s in agent_seeds], dict(hyperparameters or {}))
+            for t in range(1, T + 1):
+                raw, failed = session.step(obs, rewards, active.copy())
+                for i, msg in (failed or {}).items():
+                    i = int(i)
+                    if 0 <= i < n and active[i]:
+                        status[i], errors[i], active[i] = "error", str(msg), False
+                if not active.any():
+                    break
+                actions = _checked_actions(raw, venv, single, active, placeholder, status, errors)
+                r = oracle.regret(actions, t)
+                cum += r
+                if track_simple:
+                    np.minimum(best, r, out=best)
+                if track_static:
+                    stcum += oracle.static_regret_increment(actions, t)
+                obs, rewards, _, _, _ = venv.step(actions)
+                if t == next_ck:
+                    hist[j] = cum
+                    if track_simple:
+                        shist[j] = best
+                    if track_static:
+                        sthist[j] = stcum
+                    j += 1
+                    next_ck = int(ck[j]) if j < len(ck) else -1
+        except SandboxError as exc:
+            for i in range(n):
+                if active[i]:
+                    status[i], errors[i], active[i] = exc.status, str(exc), False
+        finally:
+            report = session.close()
+    finally:
+        venv.close()
+        single.close()
+    wall = time.perf_counter() - t0
+    cpu = getattr(report, "cpu_seconds", None)
+    tail = getattr(report, "stderr_tail", "") or ""
+    out = []
+    for i in range(n):
+        res: dict[str, Any] = {"status": status[i], "error": errors[i], "metrics": {}, "curve": None,
+                               "wall_seconds": wall / n, "cpu_seconds": (cpu / n) if cpu is not None else None,
+                               "stderr_tail": tail}
+        if status[i] == "ok":
+            cols: dict[str, Any] = {"t": ck, "cum_regret": hist[:, i]}
+            RT, Rh = float(hist[-1, i]), float(hist[np.searchsorted(ck, max(1, T // 2)), i])
+            m = {"final_regret": RT, "regret_half": Rh, "flatness": (RT - Rh) / RT if RT > 0 else 0.0}
+            if track_simple:
+                cols["simple_regret"] = shist[:, i]
+                m["simple_regret"] = float(shist[-1, i])
+            if track_static:
+                cols["static_regret"] = sthist[:, i]
+                m["static_regret"] = float(sthist[-1, i])
+            m["regret"] = m["static_regret"] if track_static else RT
+            res["metrics"] = m
+            res["curve"] = pd.DataFrame(cols)
+        out.append(res)
+    return out
+
+
+class RegistryAgentSession:
+    """An :class:`~papergym.leaderboard.sandbox.AgentSession` over a registered agent, in-process
+    (trusted reference code): its batched implementation when it has one, one agent per seed
+    otherwise -- the same numbers either way (the registry's contract)."""
+
+    wants_problem_spec = True
+
+    def __init__(self, name: str, env_id: str):
+        from papergym.agents.base import get_agent_info
+
+        self.info = get_agent_info(name, env_id)
+        self.name = name
+        self.oracles = None
+        self._t0 = time.perf_counter()
+        self._cpu0 = time.process_time()
+
+    def on_env(self, venv: Any) -> None:
+        if self.info.role == "oracle":
+            self.oracles = list(venv.oracles)
+
+    def start(self, problem: Any, seeds: Sequence[int], hyperparameters: Mapping[str, Any]) -> None:
+        from papergym.agents.base import make_agent, make_batched_agent
+
+        self.n = len(seeds)
+        self.batched = make_batched_agent(self.name, problem, seeds=list(seeds), oracles=self.oracles,
+                                          **hyperparameters)
+        if self.batched is None:
+            self.agents = [make_agent(self.name, problem, seed=s,
+                                      oracle=self.oracles[i] if self.oracles is not None else None,
+                                      **hyperparameters) for i, s in enumerate(seeds)]
+        self.prev = None
+
+    @staticmethod
+    def _row(obs: Any, i: int) -> Any:
+        return {k: v[i] for k, v in obs.items()} if isinstance(obs, Mapping) else obs[i]
+
+    def step(self, observations: Any, rewards: np.ndarray | None, active: np.ndarray):
+        if self.batched is not None:
+            if rewards is not None:
+                self.batched.update(self.prev, rewards, observations)
+            self.prev = np.asarray(self.batched.act(observations))
+            return self.prev, {}
+        acts = []
+        for i, ag in enumerate(self.agents):
+            o = self._row(observations, i)
+            if rewards is not None:
+                ag.update(self.prev[i], float(rewards[i]), o)
+            acts.append(np.asarray(ag.act(o)))
+        self.prev = np.stack(acts)
+        return self.prev, {}
+
+    def close(self) -> Any:
+        return dataclasses.make_dataclass("Report", ["stderr_tail", "wall_seconds", "cpu_seconds", "sandbox"])(
+            "", time.perf_counter() - self._t0, time.process_time() - self._cpu0, "in-process")
+
+
+# =========================================================================================== tasks
+def public_problem(problem: Any, private: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Callable]]:
+    """The public view of a task's problem: ``(data, callables)``.
+
+    ``data``: the problem's dataclass fields (nested dataclasses as dicts) except the private ones
+    (``problem.PRIVATE_FIELDS`` if defined, else ``("params",)``: the family parameters the solver must
+    not read); ``callables``: dotted name -> the function (``"rhs"``, ``"linear_form.coeffs"``), served
+    to the sandboxed solver by calls back to the evaluator.
+    """
+    if private is None:
+        private = tuple(getattr(problem, "PRIVATE_FIELDS", ("params",)))
+    data: dict[str, Any] = {}
+    calls: dict[str, Callable] = {}
+
+    def walk(obj: Any, prefix: str, into: dict[str, Any]) -> None:
+        for f in dataclasses.fields(obj):
+            if not prefix and f.name in private:
+                continue
+            v = getattr(obj, f.name)
+            key = f"{prefix}{f.name}"
+            if callable(v) and not isinstance(v, type):
+                calls[key] = v
+            elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+                sub: dict[str, Any] = {}
+                walk(v, key + ".", sub)
+                into[f.name] = sub
+            else:
+                into[f.name] = v
+
+    if not dataclasses.is_dataclass(problem):
+        raise TypeError(f"public_problem needs a dataclass problem, got {type(problem).__name__}")
+    walk(problem, "", data)
+    return data, calls
+
+
+class RegistrySolverSession:
+    """A :class:`~papergym.leaderboard.sandbox.SolverSession` over a registered solver, in-process,
+    given the real problem object (trusted reference code)."""
+
+    wants_problem_object = True
+
+    def __init__(self, name: str, task_id: str):
+        self.name, self.task_id = name, task_id
+        self._cpu0 = time.process_time()
+        self._t0 = time.perf_counter()
+
+    def solve(self, problem: Any, callables: Mapping[str, Callable], budget: Any, hyperparameters: Mapping[str, Any],
+              seed: int, *, report: Callable[[Any, Any, Any], None], timeout: float) -> tuple[Any, float]:
+        from papergym.agents.base import make_solver
+        from papergym.envs.tasks.base import Budget, BudgetExceeded
+        from papergym.leaderboard.sandbox import SandboxError
+
+        excluded = 0.0
+
+        def rep(solution: Any, *, iteration: Any = None, work: Any = None) -> None:
+            nonlocal excluded
+            t = time.perf_counter()
+            report(solution, iteration, work)
+            excluded += time.perf_counter() - t
+
+        slv = make_solver(self.name, self.task_id, seed=seed, **hyperparameters)
+        bud = budget if isinstance(budget, Budget) else Budget(**budget)
+        start = time.perf_counter()
+        try:
+            sol = slv.solve(problem, bud, rep)
+        except BudgetExceeded as exc:
+            raise _sandbox_error("timeout", f"BudgetExceeded: {exc}") from None
+        except MemoryError as exc:
+            raise _sandbox_error("oom", f"MemoryError: {exc}") from None
+        except SandboxError:
+            raise
+        except Exception as exc:
+            raise _sandbox_error("error", f"{type(exc).__name__}: {exc}",
+                                 traceback.format_exc(limit=-3)) from None
+        return sol, time.perf_counter() - start - excluded
+
+    def close(self) -> Any:
+        return dataclasses.make_dataclass("Report", ["stderr_tail", "wall_seconds", "cpu_seconds", "sandbox"])(
+            "", time.perf_counter() - self._t0, time.process_time() - self._cpu0, "in-process")
+
+
+def _sandbox_error(status: str, message: str, tail: str = "") -> Exception:
+    from papergym.leaderboard.sandbox import SandboxError
+
+    try:
+        return SandboxError(message, status=status, stderr_tail=tail)
+    except TypeError:  # pragma: no cover - signature guard
+        err = SandboxError(message)
+        err.status, err.stderr_tail = status, tail
+        return err
+
+
+def _clean(metrics: Mapping[str, Any]) -> dict[str, float]:
+    out = {}
+    for k, v in metrics.items():
+        try:
+            out[str(k)] = float(v)
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], Any],
+                    hyperparameters: Mapping[str, Any], solver_seeds: Sequence[int], *,
+                    deadline: float | None = None) -> list[dict[str, Any]]:
+    """Solve every instance of ``refs`` (one per run) through sessions from ``make_session`` (a fresh
+    one after a session failure). Returns one run dict per instance (as :func:`play`), with the anytime
+    curve of ``report`` points."""
+    from papergym.envs.tasks.base import Budget
+    from papergym.leaderboard.sandbox import SandboxError
+
+    budget: Budget = task.default_budget
+    out: list[dict[str, Any]] = []
+    session = None
+    try:
+        for ref, seed in zip(refs, solver_seeds):
+            if deadline is not None and time.monotonic() > deadline:
+                out.append({"status": "timeout", "error": "the submission's total time limit was reached",
+                            "metrics": _clean(task.finalize({}, None, "timeout", budget))
+                            if hasattr(task, "finalize") else {}, "curve": None, "wall_seconds": 0.0,
+                            "cpu_seconds": None})
+                continue
+            if session is None:
+                session = make_session()
+            problem, evaluator = task.make(ref)
+            if getattr(session, "wants_problem_object", False):
+                payload, calls = problem, {}
+            else:
+                payload, calls = public_problem(problem)
+            curve: list[dict[str, Any]] = []
+            t_start = time.perf_counter()
+
+            def report(solution: Any, iteration: Any = None, work: Any = None, *, t_start: float = t_start,
+                       evaluator: Any = evaluator, curve: list = curve) -> None:
+                elapsed = time.perf_counter() - t_start
+                try:
+                    m = _clean(evaluator.evaluate(solution))
+                except Exception as exc:  # a malformed intermediate solution is recorded, not fatal
+                    m = {"report_error": 1.0}
+                    del exc
+                curve.append({"seconds": elapsed, "iteration": iteration, "work": work, **m})
+
+            status, err, metrics, seconds = "ok", None, {}, None
+            timeout = 2.0 * float(budget.max_seconds) + 30.0 if budget.max_seconds else 3600.0
+            try:
+                solution, seconds = session.solve(payload, calls, budget.as_dict(), dict(hyperparameters),
+                                                  int(seed), report=report, timeout=timeout)
+                try:
+                    metrics = _clean(evaluator.evaluate(solution))
+                except (ValueError, TypeError) as exc:
+                    status, err = "error", f"malformed solution: {exc}"
+                if status == "ok" and budget.max_seconds is not None and seconds > budget.max_seconds:
+                    status, err = "timeout", f"took {seconds:.1f} s > budget {budget.max_seconds} s"
+            except SandboxError as exc:
+                status, err = exc.status, str(exc)
+                session.close()
+                session = None
+            if hasattr(task, "finalize"):
+                metrics = _clean(task.finalize(dict(metrics), seconds, status, budget))
+            wall = time.perf_counter() - t_start
+            out.append({"status": status, "error": err, "metrics": metrics,
+                        "curve": pd.DataFrame(curve) if curve else None, "wall_seconds": wall,
+                        "cpu_seconds": None, "seconds": seconds})
+    finally:
+        if session is not None:
+            session.close()
+    return out
+
+
+# ======================================================================================= submitting
+def _submission_status(statuses: Sequence[str]) -> str:
+    s = set(statuses)
+    if not s:
+        return "error"
+    if s == {"ok"}:
+        return "ok"
+    if len(s) == 1:
+        return s.pop()
+    return "partial"
+
+
+def _first_error(runs: Sequence[Mapping[str, Any]]) -> str:
+    for r in runs:
+        if r["status"] != "ok" and r.get("error"):
+            return f"{r['status']}: {r['error']}"[:500]
+    return ""
+
+
+def _register(store: Any, cfg: EnvBoardConfig | TaskBoardConfig) -> str:
+    version = board_version(cfg)
+    store.register_benchmark(cfg.benchmark_id, cfg.kind, version, cfg.as_dict())
+    return version
+
+
+def evaluate_agent(store: Any, env_id: str, info: SubmissionInfo, make_session: Callable[[], Any], *,
+                   secret: str, config: EnvBoardConfig | None = None, sandbox: str = "",
+                   time_limit: float | None = None, progress: Callable[[str], None] | None = None) -> int:
+    """Score an agent on the env board: every stratum's runs, then one transaction into the store.
+    Returns the submission id."""
+    cfg = config or board_config(env_id)
+    if not isinstance(cfg, EnvBoardConfig):
+        raise ValueError(f"{env_id} is a solver task, not an environment: submit a solver to it")
+    version = _register(store, cfg)
+    sid = store.create_submission(benchmark_id=env_id, version=version, name=info.name, author=info.author,
+                                  kind="agent", role=info.role, entry=info.entry, code_sha256=info.code_sha256,
+                                  hyperparameters=dict(info.hyperparameters), package_versions=package_versions(),
+                                  sandbox=sandbox)
+    t0, c0 = time.perf_counter(), time.process_time()
+    deadline = time.monotonic() + time_limit if time_limit else None
+    rows: list[dict[str, Any]] = []
+    tails: list[str] = []
+    try:
+        for stratum, kwargs in cfg.strata.items():
+            env_kwargs = dict(kwargs)
+            if cfg.horizon is not None:
+                env_kwargs["horizon"] = cfg.horizon
+            env_seeds = stratum_seeds(env_id, stratum, "env", cfg.seeds, secret)
+            agent_seeds = stratum_seeds(env_id, stratum, "agent", cfg.seeds, secret)
+            if deadline is not None and time.monotonic() > deadline:
+                runs = [{"status": "timeout", "error": "the submission's total time limit was reached",
+                         "metrics": {}, "curve": None, "wall_seconds": 0.0, "cpu_seconds": None}] * cfg.seeds
+            else:
+                if progress:
+                    progress(f"{env_id} / {stratum}: {cfg.seeds} runs")
+                session = make_session()
+                runs = play(env_id, env_kwargs, env_seeds, session, agent_seeds, info.hyperparameters,
+                            on_env=getattr(session, "on_env", None))
+                tail = runs[0].get("stderr_tail", "") if runs else ""
+                if tail:
+                    tails.append(f"[{stratum}] {tail}")
+            for i, r in enumerate(runs):
+                rows.append({"split": "test", "stratum": stratum, "seed_index": i, **_run_row(r)})
+    except BaseException as exc:
+        store.finish_submission(sid, "error", message=f"evaluator failure: {type(exc).__name__}: {exc}"[:500],
+                                wall_seconds=time.perf_counter() - t0)
+        raise
+    _store_runs(store, sid, rows, tails, t0, c0)
+    return sid
+
+
+def _run_row(r: Mapping[str, Any]) -> dict[str, Any]:
+    return {"status": r["status"], "metrics": r.get("metrics") or {}, "wall_seconds": r.get("wall_seconds"),
+            "cpu_seconds": r.get("cpu_seconds"), "curve": r.get("curve"), "error": r.get("error")}
+
+
+def _store_runs(store: Any, sid: int, rows: list[dict[str, Any]], tails: list[str], t0: float, c0: float) -> None:
+    try:
+        store.add_runs(sid, rows)
+    except BaseException as exc:
+        store.finish_submission(sid, "error", message=f"could not store the runs: {exc}"[:500])
+        raise
+    status = _submission_status([r["status"] for r in rows])
+    store.finish_submission(sid, status, message=_first_error(rows), stderr_tail="\n".join(tails)[-8192:],
+                            wall_seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0)
+
+
+def evaluate_task(store: Any, task_id: str, info: SubmissionInfo, make_session: Callable[[], Any], *,
+                  secret: str, config: TaskBoardConfig | None = None, sandbox: str = "",
+                  time_limit: float | None = None, progress: Callable[[str], None] | None = None) -> int:
+    """Score a solver on the task board (every test instance), then one transaction into the store."""
+    from papergym.envs.tasks.base import make_task
+
+    cfg = config or board_config(task_id)
+    if not isinstance(cfg, TaskBoardConfig):
+        raise ValueError(f"{task_id} is an environment, not a solver task: submit an agent to it")
+    version = _register(store, cfg)
+    task = make_task(task_id, **dict(cfg.task_kwargs))
+    refs = _test_instances(task, secret)
+    sid = store.create_submission(benchmark_id=task_id, version=version, name=info.name, author=info.author,
+                                  kind="solver", role=info.role, entry=info.entry, code_sha256=info.code_sha256,
+                                  hyperparameters=dict(info.hyperparameters), package_versions=package_versions(),
+                                  sandbox=sandbox)
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        strata: dict[str, int] = {}
+        keys = []
+        for ref in refs:
+            stratum = ref.name.rsplit("/", 1)[0] if "/" in ref.name else ref.name
+            keys.append((stratum, strata.get(stratum, 0)))
+            strata[stratum] = strata.get(stratum, 0) + 1
+        seeds = []
+        for stratum, i in keys:
+            seeds.append(stratum_seeds(task_id, stratum, "agent", strata[stratum], secret)[i])
+        if progress:
+            progress(f"{task_id}: {len(refs)} instances")
+        deadline = time.monotonic() + time_limit if time_limit else None
+        runs = evaluate_solver(task, refs, make_session, info.hyperparameters, seeds, deadline=deadline)
+    except BaseException as exc:
+        store.finish_submission(sid, "error", message=f"evaluator failure: {type(exc).__name__}: {exc}"[:500],
+                                wall_seconds=time.perf_counter() - t0)
+        raise
+    rows = [{"split": "test", "stratum": s, "seed_index": i, **_run_row(r)} for (s, i), r in zip(keys, runs)]
+    _store_runs(store, sid, rows, [], t0, c0)
+    return sid
+
+
+def _test_instances(task: Any, secret: str) -> list[Any]:
+    """The task's test instances, its seeds derived from ``secret`` (set for the call only)."""
+    import os
+
+    from papergym.envs.tasks.base import SECRET_ENV
+
+    old = os.environ.get(SECRET_ENV)
+    os.environ[SECRET_ENV] = secret
+    try:
+        return list(task.instances("test"))
+    finally:
+        if old is None:
+            os.environ.pop(SECRET_ENV, None)
+        else:
+            os.environ[SECRET_ENV] = old
+
+
+def _file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def submit(store: Any, entry: str, benchmark_id: str, *, name: str | None = None, author: str = "anonymous",
+           hyperparameters: Mapping[str, Any] | None = None, sandbox: str = "auto", limits: Any = None,
+           secret: str | None = None, progress: Callable[[str], None] | None = None) -> int:
+    """Evaluate the submitted file ``"path.py:attr"`` on the board of ``benchmark_id`` in the sandbox and
+    store the result. Returns the submission id (its status says how it went)."""
+    from papergym.envs.tasks.base import list_tasks
+    from papergym.leaderboard.sandbox import (
+        Limits,
+        SandboxedAgentSession,
+        SandboxedSolverSession,
+        bwrap_available,
+        load_entry,
+    )
+
+    path, attr = load_entry(entry)
+    limits = limits or Limits()
+    if secret is None:
+        secret = load_evaluator_config(create_secret=True).secret
+    kind = "solver" if benchmark_id in list_tasks() else "agent"
+    if kind == "agent":
+        import papergym.envs as penvs
+
+        penvs.check_env_id(benchmark_id)
+    if sandbox == "auto":
+        used = "bwrap" if bwrap_available()[0] else "rlimits"
+    else:
+        used = sandbox
+    info = SubmissionInfo(name=name or Path(path).stem, author=author, role="submission", kind=kind,
+                          entry=f"{Path(path).name}:{attr}", code_sha256=_file_sha256(path),
+                          hyperparameters=dict(hyperparameters or {}))
+    if kind == "agent":
+        return evaluate_agent(store, benchmark_id, info,
+                              lambda: SandboxedAgentSession(path, attr, limits=limits, sandbox=sandbox),
+                              secret=secret, sandbox=used, time_limit=limits.submission_seconds, progress=progress)
+    return evaluate_task(store, benchmark_id, info,
+                         lambda: SandboxedSolverSession(path, attr, limits=limits, sandbox=sandbox),
+                         secret=secret, sandbox=used, time_limit=limits.submission_seconds, progress=progress)
+
+
+# ========================================================================================= refresh
+def _reference_entries(benchmark_id: str, cfg: Any, include: Sequence[str], only: Sequence[str] | None):
+    from papergym.agents.base import list_agents, list_solvers
+
+    if cfg.kind == "task":
+        items = [(s.name, s.role, s.code_hash) for s in list_solvers(benchmark_id)]
+    else:
+        items = [(a.name, a.role, a.code_hash) for a in list_agents(benchmark_id)]
+    out = []
+    for name, role, code in items:
+        if only is not None and name not in only:
+            continue
+        if name in cfg.skip_references and name not in include and (only is None or name not in only):
+            continue
+        out.append((name, role, code))
+    return out
+
+
+def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: Sequence[str] = (),
+            only: Sequence[str] | None = None, force: bool = False, secret: str | None = None,
+            progress: Callable[[str], None] | None = None) -> list[tuple[str, str, str]]:
+    """Score the registry's reference agents / solvers (roles paper, baseline, oracle, reference) on the
+    current version of each board, in-process (trusted code). A reference already scored on this
+    version with the same code hash is skipped unless ``force``. Returns ``(benchmark, name, status)``."""
+    from papergym.leaderboard.boards import board_ids
+
+    if secret is None:
+        secret = load_evaluator_config(create_secret=True).secret
+    ids = list(benchmark_ids) if benchmark_ids else board_ids()
+    done: list[tuple[str, str, str]] = []
+    for bid in ids:
+        cfg = board_config(bid)
+        version = board_version(cfg)
+        existing = store.submissions(bid, version=version, latest_only=True)
+        for name, role, code in _reference_entries(bid, cfg, include, only):
+            if not force and len(existing):
+                hit = existing[(existing.name == name) & (existing.author == REFERENCE_AUTHOR)
+                               & (existing.code_sha256 == code)]
+                if len(hit):
+                    done.append((bid, name, f"{hit.iloc[-1].status} (cached)"))
+                    continue
+            info = SubmissionInfo(name=name, author=REFERENCE_AUTHOR, role=role,
+                                  kind="solver" if cfg.kind == "task" else "agent", entry=f"registry:{name}",
+                                  code_sha256=code)
+            if cfg.kind == "task":
+                sid = evaluate_task(store, bid, info, lambda n=name, b=bid: RegistrySolverSession(n, b), secret=secret,
+                                    config=cfg, sandbox="in-process", progress=progress)
+            else:
+                sid = evaluate_agent(store, bid, info, lambda n=name, b=bid: RegistryAgentSession(n, b), secret=secret,
+                                     config=cfg, sandbox="in-process", progress=progress)
+            sub = store.submissions(bid, version=version)
+            st = sub[sub.id == sid].status.iloc[0] if "id" in sub.columns else "?"
+            done.append((bid, name, str(st)))
+    return done
