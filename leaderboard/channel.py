@@ -1,0 +1,410 @@
+"""Length-prefixed message channel between the trusted evaluator and a sandboxed submission.
+
+This module is **stand-alone** (standard library + numpy only, no papergym import): the sandbox child
+(:mod:`papergym.leaderboard._sandbox_child`) loads it from a read-only copy inside the sandbox, where
+papergym is not importable.
+
+Wire format
+-----------
+Every frame is ``u32 length`` (little endian) followed by ``length`` payload bytes::
+
+    u8 op | u8 n_arrays | u16 0 | u32 json_len                       (8 bytes)
+    n_arrays x ( u8 dtype code | u8 ndim | u16 0 | u32 0 | ndim x u64 shape )
+    json_len bytes of UTF-8 JSON, zero-padded to a multiple of 8
+    the arrays' raw C-order bytes, each zero-padded to a multiple of 8
+
+* ``op`` names the message (the ``OP_*`` constants); the receiver checks it is one it expects.
+* ``json_len == 0`` is the **fast path** of the hot messages (a step's observations / rewards /
+  active mask, a step's actions): the value is then the plain list of the frame's arrays, decoded
+  with one ``struct.unpack`` and ``np.frombuffer`` per array -- no JSON at all.
+* Otherwise the JSON is a value tree: ``None``, bool, int, float (``NaN`` / ``Infinity`` allowed),
+  str, list, ``dict[str, ...]``; markers ``{"__nd__": i}`` (the ``i``-th array), ``{"__tuple__":
+  [...]}``, ``{"__seedseq__": [entropy, [spawn key]]}`` (a :class:`numpy.random.SeedSequence`) and
+  ``{"__dict__": {...}}`` (a dict whose own keys would look like a marker).
+
+Decoding is strict because frames from the child are **untrusted** (the parent never unpickles):
+allowed dtypes only (bool, int8..int64, uint8..uint64, float32, float64; little endian), ``ndim <=
+32``, every size checked against the frame length (the frame must be consumed exactly), a maximum
+frame size, a maximum JSON length and nesting depth, dict keys must be str. Any violation raises
+:class:`ChannelProtocolError` naming what is wrong; the sandbox turns it into status ``error`` with
+the message ``protocol violation: ...``.
+
+Decoded arrays are writable and own independent memory (one fresh buffer per frame).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import time
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "ALLOWED_DTYPES",
+    "MAX_DEPTH",
+    "MAX_FRAME_BYTES",
+    "Channel",
+    "ChannelClosed",
+    "ChannelProtocolError",
+    "ChannelTimeout",
+    "decode",
+    "encode",
+]
+
+#: default largest payload accepted (256 MiB)
+MAX_FRAME_BYTES = 256 * 2**20
+#: largest JSON header (part of a frame)
+MAX_JSON_BYTES = 16 * 2**20
+#: deepest nesting of lists / dicts in a value
+MAX_DEPTH = 32
+MAX_NDIM = 32
+
+_DTYPE_BY_CODE: dict[int, np.dtype] = {
+    1: np.dtype("?"),
+    2: np.dtype("<i1"), 3: np.dtype("<i2"), 4: np.dtype("<i4"), 5: np.dtype("<i8"),
+    6: np.dtype("<u1"), 7: np.dtype("<u2"), 8: np.dtype("<u4"), 9: np.dtype("<u8"),
+    10: np.dtype("<f4"), 11: np.dtype("<f8"),
+}
+_CODE_BY_DTYPE: dict[np.dtype, int] = {v: k for k, v in _DTYPE_BY_CODE.items()}
+ALLOWED_DTYPES: tuple[str, ...] = tuple(str(d) for d in _DTYPE_BY_CODE.values())
+
+_HEAD = struct.Struct("<BBHI")  # op, n_arrays, 0, json_len
+_AHEAD = struct.Struct("<BBHI")  # dtype code, ndim, 0, 0
+_LEN = struct.Struct("<I")
+_MARKERS = ("__nd__", "__tuple__", "__seedseq__", "__dict__")
+
+
+class ChannelProtocolError(Exception):
+    """A frame that breaks the wire format (module docstring). The message says what is wrong."""
+
+
+class ChannelClosed(Exception):
+    """The other end closed the channel (the process exited or crashed)."""
+
+
+class ChannelTimeout(Exception):
+    """No complete frame arrived before the deadline."""
+
+
+def _pad8(n: int) -> int:
+    return (-n) & 7
+
+
+# ------------------------------------------------------------------------------------------ encode
+class _Encoder:
+    __slots__ = ("arrays",)
+
+    def __init__(self) -> None:
+        self.arrays: list[np.ndarray] = []
+
+    def array(self, a: np.ndarray) -> dict[str, int]:
+        if a.dtype.byteorder == ">" or (a.dtype.kind in "iuf" and not a.dtype.isnative):
+            a = a.astype(a.dtype.newbyteorder("<"))
+        dt = a.dtype if a.dtype.kind == "b" else a.dtype.newbyteorder("<")
+        if dt not in _CODE_BY_DTYPE:
+            raise TypeError(f"arrays of dtype {a.dtype} cannot be sent (allowed: {', '.join(ALLOWED_DTYPES)})")
+        if a.ndim > MAX_NDIM:
+            raise TypeError(f"arrays with more than {MAX_NDIM} dimensions cannot be sent")
+        if len(self.arrays) >= 255:
+            raise TypeError("a message carries at most 255 arrays")
+        self.arrays.append(a)
+        return {"__nd__": len(self.arrays) - 1}
+
+    def value(self, v: Any, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise TypeError(f"value nested deeper than {MAX_DEPTH} levels")
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, int):
+            return int(v)
+        if isinstance(v, float):
+            return float(v)
+        if isinstance(v, np.ndarray):
+            return self.array(v)
+        if isinstance(v, np.generic):
+            if v.dtype.kind in "biuf":
+                return v.item()
+            raise TypeError(f"numpy scalars of dtype {v.dtype} cannot be sent")
+        if isinstance(v, tuple):
+            return {"__tuple__": [self.value(x, depth + 1) for x in v]}
+        if isinstance(v, list):
+            return [self.value(x, depth + 1) for x in v]
+        if isinstance(v, dict):
+            out = {}
+            for k, x in v.items():
+                if isinstance(k, (np.integer, int)) and not isinstance(k, bool):
+                    k = str(int(k))
+                if not isinstance(k, str):
+                    raise TypeError(f"dict keys must be str, got {type(k).__name__}")
+                out[k] = self.value(x, depth + 1)
+            if len(out) == 1 and next(iter(out)) in _MARKERS:
+                return {"__dict__": out}
+            return out
+        if isinstance(v, np.random.SeedSequence):
+            key = [int(k) for k in v.spawn_key]
+            ent = v.entropy
+            ent = [int(e) for e in ent] if isinstance(ent, (list, tuple, np.ndarray)) else int(ent)
+            return {"__seedseq__": [ent, key]}
+        raise TypeError(f"values of type {type(v).__name__} cannot be sent (allowed: None, bool, int, float, str, "
+                        "list, tuple, dict with str keys, numeric numpy arrays)")
+
+
+def _frame(op: int, arrays: list[np.ndarray], js: bytes) -> bytes:
+    parts = [b"", _HEAD.pack(op, len(arrays), 0, len(js))]
+    datas = []
+    for a in arrays:
+        parts.append(_AHEAD.pack(_CODE_BY_DTYPE[a.dtype if a.dtype.kind == "b" else a.dtype.newbyteorder("<")],
+                                 a.ndim, 0, 0))
+        if a.ndim:
+            parts.append(struct.pack(f"<{a.ndim}Q", *a.shape))
+        b = a.tobytes()
+        datas.append(b)
+        p = _pad8(len(b))
+        if p:
+            datas.append(b"\0" * p)
+    if js:
+        parts.append(js)
+        p = _pad8(len(js))
+        if p:
+            parts.append(b"\0" * p)
+    parts.extend(datas)
+    n = sum(len(p) for p in parts)
+    parts[0] = _LEN.pack(n)
+    return b"".join(parts)
+
+
+def encode(op: int, value: Any = None, *, arrays: list[np.ndarray] | None = None) -> bytes:
+    """One frame (length prefix included).
+
+    ``arrays=[...]`` (and ``value`` None) is the fast path: the receiver gets the list of arrays.
+    Otherwise ``value`` is encoded as a JSON tree (module docstring); :class:`TypeError` names a
+    value that cannot be sent.
+    """
+    if arrays is not None:
+        if value is not None:
+            raise ValueError("give either value or arrays")
+        enc = _Encoder()
+        for a in arrays:
+            enc.array(np.asarray(a))
+        return _frame(op, enc.arrays, b"")
+    enc = _Encoder()
+    tree = enc.value(value)
+    js = json.dumps(tree, separators=(",", ":"), allow_nan=True).encode()
+    if len(js) > MAX_JSON_BYTES:
+        raise TypeError(f"message header of {len(js)} bytes exceeds {MAX_JSON_BYTES}")
+    return _frame(op, enc.arrays, js)
+
+
+# ------------------------------------------------------------------------------------------ decode
+def _tree(v: Any, arrays: list[np.ndarray], depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise ChannelProtocolError(f"value nested deeper than {MAX_DEPTH} levels")
+    if isinstance(v, list):
+        return [_tree(x, arrays, depth + 1) for x in v]
+    if isinstance(v, dict):
+        if len(v) == 1:
+            (k, x), = v.items()
+            if k == "__nd__":
+                if type(x) is not int or not 0 <= x < len(arrays):
+                    raise ChannelProtocolError(f"bad array reference {x!r}")
+                return arrays[x]
+            if k == "__tuple__":
+                if not isinstance(x, list):
+                    raise ChannelProtocolError("bad tuple marker")
+                return tuple(_tree(y, arrays, depth + 1) for y in x)
+            if k == "__dict__":
+                if not isinstance(x, dict):
+                    raise ChannelProtocolError("bad dict marker")
+                return {kk: _tree(y, arrays, depth + 1) for kk, y in x.items()}
+            if k == "__seedseq__":
+                ok = isinstance(x, list) and len(x) == 2 and isinstance(x[1], list) \
+                    and all(type(s) is int and 0 <= s < 2**64 for s in x[1]) \
+                    and (type(x[0]) is int or (isinstance(x[0], list) and all(type(e) is int for e in x[0])))
+                if not ok:
+                    raise ChannelProtocolError("bad SeedSequence marker")
+                try:
+                    return np.random.SeedSequence(x[0], spawn_key=tuple(x[1]))
+                except (TypeError, ValueError) as exc:
+                    raise ChannelProtocolError(f"bad SeedSequence: {exc}") from None
+        return {k: _tree(x, arrays, depth + 1) for k, x in v.items()}
+    return v
+
+
+def _check_depth(s: str) -> None:
+    """Reject JSON nested deeper than MAX_DEPTH before parsing it (json's own recursion is deeper)."""
+    if s.count("[") + s.count("{") <= MAX_DEPTH:
+        return
+    depth = 0
+    in_str = esc = False
+    for ch in s:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH + 2:
+                raise ChannelProtocolError(f"value nested deeper than {MAX_DEPTH} levels")
+        elif ch in "]}":
+            depth -= 1
+
+
+def decode(payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
+    """``(op, value)`` of one frame's payload (without the length prefix); strict (module docstring)."""
+    n = len(payload)
+    if n < _HEAD.size:
+        raise ChannelProtocolError(f"frame of {n} bytes is shorter than its header")
+    op, n_arr, zero, json_len = _HEAD.unpack_from(payload, 0)
+    if zero:
+        raise ChannelProtocolError("bad frame header (reserved bytes not zero)")
+    pos = _HEAD.size
+    metas = []
+    for _ in range(n_arr):
+        if pos + _AHEAD.size > n:
+            raise ChannelProtocolError("truncated frame (array header)")
+        code, ndim, z1, z2 = _AHEAD.unpack_from(payload, pos)
+        pos += _AHEAD.size
+        dt = _DTYPE_BY_CODE.get(code)
+        if dt is None:
+            raise ChannelProtocolError(f"array dtype code {code} is not allowed (allowed: {', '.join(ALLOWED_DTYPES)})")
+        if z1 or z2 or ndim > MAX_NDIM:
+            raise ChannelProtocolError("bad array header")
+        if pos + 8 * ndim > n:
+            raise ChannelProtocolError("truncated frame (array shape)")
+        shape = struct.unpack_from(f"<{ndim}Q", payload, pos) if ndim else ()
+        pos += 8 * ndim
+        metas.append((dt, shape))
+    if json_len > MAX_JSON_BYTES or pos + json_len > n:
+        raise ChannelProtocolError(f"bad JSON length {json_len} in a frame of {n} bytes")
+    js = payload[pos: pos + json_len]
+    pos += json_len + _pad8(json_len)
+    arrays = []
+    for dt, shape in metas:
+        count = 1
+        for s in shape:
+            count *= s
+            if count > n:
+                raise ChannelProtocolError(f"array of shape {shape} does not fit in a frame of {n} bytes")
+        nbytes = count * dt.itemsize
+        if pos + nbytes > n:
+            raise ChannelProtocolError(f"truncated frame: array of shape {shape} and dtype {dt} needs {nbytes} "
+                                       f"bytes, {max(n - pos, 0)} left")
+        arrays.append(np.frombuffer(payload, dtype=dt, count=count, offset=pos).reshape(shape))
+        pos += nbytes + _pad8(nbytes)
+    if pos != n and not (pos > n and pos - n < 8):
+        raise ChannelProtocolError(f"frame length {n} does not match its content ({pos} bytes)")
+    if not json_len:
+        return op, arrays
+    try:
+        s = bytes(js).decode("utf-8")
+        _check_depth(s)
+        tree = json.loads(s)
+    except ChannelProtocolError:
+        raise
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ChannelProtocolError(f"bad JSON header: {str(exc)[:200]}") from None
+    return op, _tree(tree, arrays, 0)
+
+
+# ----------------------------------------------------------------------------------------- channel
+class Channel:
+    """Frames over a connected stream socket (a :func:`socket.socketpair` end).
+
+    ``send(op, value)`` / ``send(op, arrays=[...])`` write one frame; ``recv(deadline)`` reads one
+    and returns ``(op, value)``. ``deadline`` is a :func:`time.monotonic` time (``None``: wait
+    forever); :class:`ChannelTimeout` when it passes, :class:`ChannelClosed` at end of stream,
+    :class:`ChannelProtocolError` for a malformed frame or one larger than ``max_frame_bytes``.
+    """
+
+    def __init__(self, sock: socket.socket, max_frame_bytes: int = MAX_FRAME_BYTES):
+        self.sock = sock
+        self.max_frame_bytes = int(max_frame_bytes)
+        self._lenbuf = bytearray(4)
+        self._timeout: float | None = -1.0
+
+    def _settimeout(self, deadline: float | None) -> None:
+        if deadline is None:
+            t = None
+        else:
+            t = deadline - time.monotonic()
+            if t <= 0:
+                raise ChannelTimeout("deadline passed")
+        if t != self._timeout:
+            self.sock.settimeout(t)
+            self._timeout = t
+
+    def send_frame(self, frame: bytes, deadline: float | None = None) -> None:
+        self._settimeout(deadline)
+        try:
+            self.sock.sendall(frame)
+        except TimeoutError:
+            raise ChannelTimeout("send timed out") from None
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise ChannelClosed(str(exc)) from None
+
+    def send(self, op: int, value: Any = None, *, arrays: list[np.ndarray] | None = None,
+             deadline: float | None = None) -> None:
+        self.send_frame(encode(op, value, arrays=arrays), deadline)
+
+    def _fill(self, view: memoryview, deadline: float | None) -> None:
+        got = 0
+        n = len(view)
+        while got < n:
+            try:
+                k = self.sock.recv_into(view[got:])
+            except TimeoutError:
+                raise ChannelTimeout("no reply before the deadline") from None
+            except ConnectionResetError as exc:
+                raise ChannelClosed(str(exc)) from None
+            if k == 0:
+                if got and n != 4:
+                    raise ChannelProtocolError(f"truncated frame: stream ended after {got} of {n} bytes")
+                raise ChannelClosed("end of stream")
+            got += k
+            if got < n and deadline is not None:
+                self._settimeout(deadline)
+
+    def recv(self, deadline: float | None = None) -> tuple[int, Any]:
+        self._settimeout(deadline)
+        self._fill(memoryview(self._lenbuf), deadline)
+        (n,) = _LEN.unpack(self._lenbuf)
+        if n > self.max_frame_bytes:
+            raise ChannelProtocolError(f"frame of {n} bytes exceeds the limit of {self.max_frame_bytes}")
+        payload = bytearray(n)
+        if n:
+            self._fill(memoryview(payload), deadline)
+        return decode(payload)
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+
+# --------------------------------------------------------------------------------------------- ops
+# parent -> child
+OP_START_AGENT = 1  # {"problem", "seeds", "hyperparameters"}
+OP_STEP = 2  # fast path [active, observations(, rewards)] or {"active", "observations", "rewards"}
+OP_CLOSE = 3  # None
+OP_SOLVE = 4  # {"problem", "callables", "budget", "hyperparameters", "seed"}
+OP_RPC_RETURN = 5  # {"result"} or {"error", "type"}
+OP_REPORT_ACK = 6  # {} or {"error", "type"}
+# child -> parent
+OP_OK = 64  # None
+OP_ERROR = 65  # {"type", "message", "traceback"}
+OP_ACTIONS = 66  # fast path [actions] or {"actions", "failed": {str(i): "Type: message"}}
+OP_RPC_CALL = 67  # {"name", "args", "kwargs"}
+OP_REPORT = 68  # {"solution", "iteration", "work"}
+OP_SOLUTION = 69  # {"solution"}
+OP_CLOSED = 70  # None
+OP_LOAD = 7  # None: import the submission (before the first solve, so import time is not solve time)

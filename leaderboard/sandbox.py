@@ -1,0 +1,1080 @@
+"""Sandboxed execution of submitted agents and solvers (DESIGN.md section 5; issue 6, deliverable 2).
+
+Submitted code is hostile until proven otherwise. The trusted evaluator owns the env / task, the
+oracle, the hidden seeds and the store; it starts **one child process per submission** (all test
+seeds together) and talks to it over a length-prefixed message channel
+(:mod:`papergym.leaderboard.channel`) on a dedicated socket (not stdin / stdout). The child runs
+:mod:`papergym.leaderboard._sandbox_child`, which imports the submitted file and hosts the agent(s) or
+the solver. One step round trip carries every seed's feedback and returns every seed's action.
+
+Isolation
+---------
+``sandbox="bwrap"`` (``"auto"`` picks it when :func:`bwrap_available`'s start-up probe -- the real
+command line with a trivial script -- passes):
+
+* bubblewrap with new pid, network, ipc, uts (and cgroup) namespaces: no network at all (``connect``
+  fails), ``--die-with-parent``, ``--new-session``;
+* a filesystem made of read-only binds of only what the runtime needs: ``/usr`` (and the ``/lib*``,
+  ``/bin`` links), ``/etc/ld.so.cache``, the Python installation (``sys.base_prefix``,
+  ``sys.prefix``, the site-packages folders); ``/proc``, a minimal ``/dev``, a size-limited tmpfs on
+  ``/tmp`` (the work dir) and ``/dev/shm``. papergym is masked: every ``papergym*`` folder in
+  site-packages is covered by an empty tmpfs and every ``.pth`` / editable finder that mentions it by
+  ``/dev/null`` (the editable install points at the repository, which is not mounted either). The
+  store, the evaluator's secret, ``$HOME`` and the repository are not visible. The child script, the
+  channel module and the submitted file are copied in read-only (``/sandbox/lib/...``,
+  ``/sandbox/submission/<name>.py``) from memory, so no host path leaks.
+* ``--clearenv`` with a minimal environment (``HOME=/tmp``, ``PATH``, ``OMP``/``OPENBLAS``/``MKL``/
+  ``NUMEXPR``/``NUMBA_NUM_THREADS=1``, ``NUMBA_CACHE_DIR=/tmp/numba``, ``PYTHONHASHSEED=0``,
+  ``MPLBACKEND=Agg``). Python runs with ``-s -P`` rather than ``-I``: the environment is already
+  cleared, and ``-I`` would drop ``PYTHONHASHSEED`` (set/dict order of str would vary between runs).
+* Root: the kernel ignores ``RLIMIT_NPROC`` for uid 0, also for a uid mapped to 0 in a user namespace
+  (the case of bwrap's own ``--unshare-user --uid``). So as root bwrap runs *without* a user
+  namespace (root can mount the binds, including a Python under ``/root``, which uid 65534 could not
+  traverse), and the child drops to uid/gid 65534 (``setresuid``, which also clears every
+  capability) as its very first action, before the submitted file is read. As a normal user bwrap
+  uses an unprivileged user namespace and no drop is needed.
+
+``sandbox="rlimits"`` (``"auto"`` when the probe fails, with a :class:`SandboxWarning` naming what is
+not isolated): rlimits, a scrubbed environment, a temporary work dir, a new session (the process
+group is killed on timeout), ``PR_SET_PDEATHSIG``, a meta-path blocker for ``papergym`` (best
+effort), and the drop to uid 65534 when running as root and the Python installation is reachable by
+that user (otherwise the warning says that the process limit is not enforced). No filesystem or
+network isolation. ``sandbox="bwrap"`` when the probe fails raises :class:`SandboxError`.
+
+Always, set before the exec of bwrap / python: ``RLIMIT_CPU`` (soft ``cpu_seconds``: SIGXCPU;
+hard 5 s later: SIGKILL), ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``, ``RLIMIT_NPROC``,
+``RLIMIT_CORE=0``. Note that ``RLIMIT_NPROC`` counts every process and thread of uid 65534 on the
+machine, so concurrent sandboxes share it.
+
+Time limits (:class:`Limits`): per call (one round trip: a step, a start, an import), per episode (an
+agent session's start..close, or one solve; a solve's own ``timeout`` too), per submission (the whole
+life of the session object, every solve included) and CPU seconds. On any timeout the whole sandbox
+is killed (SIGKILL to bwrap, whose pid namespace dies with it; the process group in rlimits mode) and
+:class:`SandboxError` with status ``timeout`` is raised. Later calls on a dead agent session raise
+the same error again; a solver session starts a fresh child for its next solve.
+
+Statuses: ``error`` (an exception in the submitted code, a protocol violation, a crash, a bad import),
+``timeout`` (a time limit, the CPU limit, ``BudgetExceeded`` raised by a solver), ``oom``
+(``MemoryError`` inside, or killed by SIGKILL without reaching the CPU limit -- the kernel's OOM
+killer), ``invalid_action`` (decided by the evaluator). Every :class:`SandboxError` carries the tail
+of the child's stderr (stdout is redirected into it) for the author.
+
+Sessions
+--------
+:class:`SandboxedAgentSession` / :class:`InProcessAgentSession` (trusted reference agents) share the
+hosting code (:class:`papergym.leaderboard._sandbox_child.AgentHost`) and give bit-identical actions;
+likewise :class:`SandboxedSolverSession` / :class:`InProcessSolverSession`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import resource
+import shutil
+import signal
+import site
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from papergym.leaderboard import _sandbox_child as _child
+from papergym.leaderboard import channel as _ch
+
+__all__ = [
+    "AgentSession",
+    "InProcessAgentSession",
+    "InProcessSolverSession",
+    "Limits",
+    "ProtocolError",
+    "SandboxError",
+    "SandboxWarning",
+    "SandboxedAgentSession",
+    "SandboxedSolverSession",
+    "SessionReport",
+    "SolverSession",
+    "bwrap_available",
+    "load_entry",
+    "problem_to_public",
+    "space_to_public",
+]
+
+NOBODY = 65534
+SANDBOX_LIB = "/sandbox/lib"
+SANDBOX_SUBMISSION = "/sandbox/submission"
+_CHILD_NAME = "_pg_sandbox_child.py"
+_CHANNEL_NAME = "_pg_channel.py"
+
+
+# --------------------------------------------------------------------------------------- limits
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandboxed submission.
+
+    Attributes
+    ----------
+    call_seconds:
+        Wall time of one round trip (an agent step of every seed, a start / import). Default 60.
+    episode_seconds:
+        Wall time of an agent session from ``start`` to ``close``, and of one solve. Default 3600.
+    submission_seconds:
+        Wall time of the whole session object (every solve of a solver session). Default 4 h.
+    cpu_seconds:
+        CPU seconds of the child process (``RLIMIT_CPU`` backstop: SIGXCPU, SIGKILL 5 s later).
+        Default 4 h.
+    memory_mb:
+        Address space of the child (``RLIMIT_AS``). Default 4096 MiB.
+    file_size_mb:
+        Largest file the child may write (``RLIMIT_FSIZE``), and the size of its ``/tmp`` and
+        ``/dev/shm`` tmpfs under bwrap. Default 256 MiB.
+    open_files:
+        ``RLIMIT_NOFILE``. Default 256.
+    processes:
+        ``RLIMIT_NPROC`` (processes and threads of the sandbox user). Default 32.
+    stderr_tail_bytes:
+        How much of the end of the child's stderr / stdout is kept. Default 8 KiB.
+    """
+
+    call_seconds: float = 60.0
+    episode_seconds: float = 3600.0
+    submission_seconds: float = 4 * 3600.0
+    cpu_seconds: float = 4 * 3600.0
+    memory_mb: int = 4096
+    file_size_mb: int = 256
+    open_files: int = 256
+    processes: int = 32
+    stderr_tail_bytes: int = 8192
+
+    def __post_init__(self) -> None:
+        for name in ("call_seconds", "episode_seconds", "submission_seconds", "cpu_seconds", "memory_mb",
+                     "file_size_mb", "open_files", "processes", "stderr_tail_bytes"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                raise ValueError(f"Limits.{name} must be a positive number, got {v!r}")
+
+
+class SandboxError(Exception):
+    """A sandboxed submission failed. ``status``: ``error`` | ``timeout`` | ``oom`` |
+    ``invalid_action``; ``message``: what happened (the submission's traceback lines included);
+    ``stderr_tail``: the end of its stderr / stdout."""
+
+    def __init__(self, status: str, message: str, stderr_tail: str = ""):
+        super().__init__(f"[{status}] {message}")
+        self.status = status
+        self.message = message
+        self.stderr_tail = stderr_tail
+
+
+class ProtocolError(SandboxError):
+    """The child broke the channel's protocol (garbage, a truncated frame, a wrong op): status error."""
+
+    def __init__(self, message: str, stderr_tail: str = ""):
+        super().__init__("error", message if message.startswith("protocol violation") else
+                         f"protocol violation: {message}", stderr_tail)
+
+
+class SandboxWarning(UserWarning):
+    """The sandbox runs without some isolation (the message says which)."""
+
+
+@dataclass(frozen=True)
+class SessionReport:
+    """What :meth:`close` returns: the child's stderr tail, the session's wall seconds, the child's
+    CPU seconds (user + system, measured by the parent with ``wait4``, children included) and the
+    isolation used (``bwrap`` | ``rlimits`` | ``in-process``)."""
+
+    stderr_tail: str
+    wall_seconds: float
+    cpu_seconds: float
+    sandbox: str
+
+
+# ------------------------------------------------------------------------------------- entries
+def load_entry(spec: str) -> tuple[Path, str]:
+    """``"path/to/file.py:attr"`` -> ``(resolved file, attr)``.
+
+    Checks the file exists and is a ``.py`` file, and the attribute is a (dotted) Python identifier;
+    whether it exists is checked inside the child only (the parent never imports submitted code).
+    """
+    if not isinstance(spec, str) or ":" not in spec:
+        raise ValueError(f"an entry is 'path/to/file.py:attr' (e.g. my_agent.py:make_agent), got {spec!r}")
+    path_s, attr = spec.rsplit(":", 1)
+    if not path_s:
+        raise ValueError(f"the entry {spec!r} names no file")
+    if not attr or not all(p.isidentifier() for p in attr.split(".")):
+        raise ValueError(f"the entry {spec!r} names no valid attribute after ':' (a Python identifier, "
+                         "e.g. make_agent or MySolver)")
+    path = Path(path_s).expanduser()
+    if path.suffix != ".py":
+        raise ValueError(f"the submitted file must be a .py file, got {path_s!r}")
+    if not path.is_file():
+        raise FileNotFoundError(f"the submitted file {path_s!r} does not exist")
+    return path.resolve(), attr
+
+
+# ------------------------------------------------------------------------------- public problem
+_BASE_KEYS = {"n", "nvec", "low", "high", "dtype", "shape", "start", "spaces", "bounded_below", "bounded_above",
+              "low_repr", "high_repr", "seed"}
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (bool, int, float, str, np.bool_, np.integer, np.floating))
+
+
+def space_to_public(space: Any) -> dict[str, Any]:
+    """A gymnasium space as a plain description (Box / Discrete / MultiBinary / MultiDiscrete / Dict /
+    Tuple). A subclass (e.g. papergym's ``MSet(MultiBinary)``) is described as its gymnasium base
+    class plus ``attrs``: its public scalar attributes and properties (``m``, ``d``)."""
+    from gymnasium import spaces
+
+    bases = (spaces.Box, spaces.Discrete, spaces.MultiBinary, spaces.MultiDiscrete, spaces.Dict, spaces.Tuple)
+    base = next((c for c in type(space).__mro__ if c in bases), None)
+    if base is None:
+        raise TypeError(f"space {type(space).__name__} cannot be sent to a sandbox (supported: "
+                        f"{', '.join(b.__name__ for b in bases)} and their subclasses)")
+    d: dict[str, Any] = {"type": base.__name__}
+    if base is spaces.Box:
+        d.update(low=np.asarray(space.low), high=np.asarray(space.high), dtype=str(space.dtype))
+    elif base is spaces.Discrete:
+        d.update(n=int(space.n), start=int(space.start))
+    elif base is spaces.MultiBinary:
+        n = space.n
+        d.update(n=[int(x) for x in n] if isinstance(n, (tuple, list, np.ndarray)) else int(n))
+    elif base is spaces.MultiDiscrete:
+        d.update(nvec=np.asarray(space.nvec), dtype=str(space.dtype), start=np.asarray(space.start))
+    elif base is spaces.Dict:
+        d.update(spaces={str(k): space_to_public(v) for k, v in space.spaces.items()})
+    else:
+        d.update(spaces=[space_to_public(v) for v in space.spaces])
+    if type(space) is not base:
+        attrs = {}
+        for k, v in vars(space).items():
+            if not k.startswith("_") and k not in _BASE_KEYS and _scalar(v):
+                attrs[k] = v.item() if isinstance(v, np.generic) else v
+        for cls in type(space).__mro__:
+            if cls is base:
+                break
+            for k, v in vars(cls).items():
+                if isinstance(v, property) and not k.startswith("_") and k not in _BASE_KEYS and k not in attrs:
+                    try:
+                        val = getattr(space, k)
+                    except Exception:  # noqa: BLE001, S112 - a property that cannot be read is not sent
+                        continue
+                    if _scalar(val):
+                        attrs[k] = val.item() if isinstance(val, np.generic) else val
+        d["class"] = type(space).__name__
+        d["attrs"] = attrs
+    return d
+
+
+def problem_to_public(problem: Any) -> dict[str, Any]:
+    """The public part of a :class:`papergym.envs.spec.ProblemSpec` as JSON values and arrays:
+    ``env_id``, ``horizon``, ``params`` and the two spaces (:func:`space_to_public`). The child
+    rebuilds a look-alike with attribute access to the parameters and real gymnasium spaces."""
+    params = {}
+    for k, v in dict(problem.params).items():
+        params[str(k)] = v
+    return {"env_id": str(problem.env_id), "horizon": int(problem.horizon), "params": params,
+            "action_space": space_to_public(problem.action_space),
+            "observation_space": space_to_public(problem.observation_space)}
+
+
+def _roundtrip(value: Any) -> Any:
+    """``value`` through the channel's codec (what the child receives)."""
+    frame = _ch.encode(0, value)
+    return _ch.decode(memoryview(frame)[4:])[1]
+
+
+# ------------------------------------------------------------------------------------ bubblewrap
+def _python_dirs() -> list[str]:
+    dirs = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
+    for d in site.getsitepackages():
+        if os.path.isdir(d):
+            dirs.add(os.path.realpath(d))
+    exe_dir = os.path.dirname(os.path.realpath(sys.executable))
+    dirs.add(exe_dir)
+    out: list[str] = []
+    for d in sorted(dirs, key=len):  # drop folders inside another bound folder, and anything under /usr
+        if d == "/usr" or d.startswith("/usr/"):
+            continue
+        if not any(d == o or d.startswith(o + "/") for o in out):
+            out.append(d)
+    return out
+
+
+def _papergym_masks() -> tuple[list[str], list[str]]:
+    """(folders, files) in site-packages that would make papergym importable."""
+    dirs, files = [], []
+    for sp in site.getsitepackages():
+        try:
+            entries = os.listdir(sp)
+        except OSError:
+            continue
+        for name in entries:
+            p = os.path.join(sp, name)
+            low = name.lower()
+            if os.path.isdir(p):
+                if low == "papergym" or low.startswith(("papergym-", "papergym.")):
+                    dirs.append(p)
+            elif "papergym" in low:
+                files.append(p)
+            elif low.endswith(".pth"):
+                try:
+                    with open(p, "rb") as fh:
+                        if b"papergym" in fh.read(1 << 16):
+                            files.append(p)
+                except OSError:
+                    pass
+    return dirs, files
+
+
+def _sandbox_env(home: str) -> dict[str, str]:
+    return {"HOME": home, "TMPDIR": home, "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "NUMEXPR_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1",
+            "NUMBA_CACHE_DIR": f"{home}/numba", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
+            "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _bwrap_argv(data_fds: Mapping[str, int], tmp_bytes: int) -> list[str]:
+    """bubblewrap's options (before the command); ``data_fds``: sandbox path -> fd of its content."""
+    root = os.geteuid() == 0
+    argv = ["bwrap"]
+    if root:  # no user namespace: the child drops to uid 65534 itself (module docstring)
+        argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    else:
+        argv += ["--unshare-all"]
+    argv += ["--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
+    for top in ("/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin"):
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            argv += ["--ro-bind", top, top]
+    if os.path.exists("/etc/ld.so.cache"):
+        argv += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    made = {"/", "/usr", "/tmp", "/dev", "/proc"}
+    binds = _python_dirs()
+    for d in binds + [SANDBOX_LIB, SANDBOX_SUBMISSION]:
+        parts = Path(d).parts
+        for k in range(2, len(parts) + (1 if d.startswith("/sandbox") else 0)):
+            anc = str(Path(*parts[:k]))
+            if anc not in made and not anc.startswith("/usr/"):
+                made.add(anc)
+                argv += ["--perms", "0755", "--dir", anc]
+    for d in binds:
+        argv += ["--ro-bind", d, d]
+    mask_dirs, mask_files = _papergym_masks()
+    for d in mask_dirs:
+        argv += ["--tmpfs", d]
+    for f in mask_files:
+        argv += ["--ro-bind", "/dev/null", f]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
+             "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    for dest, fd in data_fds.items():
+        argv += ["--perms", "0444", "--ro-bind-data", str(fd), dest]
+    argv += ["--clearenv"]
+    for k, v in _sandbox_env("/tmp").items():
+        argv += ["--setenv", k, v]
+    return argv
+
+
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _preexec(limits: Limits, drop_uid: bool, pdeathsig: bool) -> Callable[[], None]:
+    mem = int(limits.memory_mb) * 2**20
+    fsize = int(limits.file_size_mb) * 2**20
+    cpu = int(np.ceil(limits.cpu_seconds))
+    nproc = int(limits.processes)
+    nofile = int(limits.open_files)
+
+    def fn() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        if pdeathsig:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if drop_uid:
+            os.setgroups([])
+            os.setresgid(NOBODY, NOBODY, NOBODY)
+            os.setresuid(NOBODY, NOBODY, NOBODY)
+
+    return fn
+
+
+def _child_sources(submission: bytes | None = None) -> dict[str, bytes]:
+    lib = Path(_child.__file__).read_bytes(), Path(_ch.__file__).read_bytes()
+    return {f"{SANDBOX_LIB}/{_CHILD_NAME}": lib[0], f"{SANDBOX_LIB}/{_CHANNEL_NAME}": lib[1]}
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_available() -> tuple[bool, str]:
+    """Whether bubblewrap works here: the real command line runs a trivial script (cached).
+
+    Returns ``(True, "bubblewrap X.Y.Z")`` or ``(False, reason)``.
+    """
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return False, "bwrap is not installed (Debian/Ubuntu package 'bubblewrap')"
+    script = (b"import os, sys, numpy\n"
+              b"if '--drop' in sys.argv:\n"
+              b"    os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)\n"
+              b"import gymnasium\n"
+              b"try:\n    import papergym\nexcept ImportError:\n    print('ok')\n")
+    fd = _memfd("probe", script)
+    try:
+        argv = _bwrap_argv({f"{SANDBOX_LIB}/probe.py": fd}, 16 * 2**20)
+        argv += [sys.executable, "-s", "-P", f"{SANDBOX_LIB}/probe.py"] + (["--drop"] if os.geteuid() == 0 else [])
+        try:
+            r = subprocess.run(argv, pass_fds=(fd,), capture_output=True, timeout=60, check=False,
+                               preexec_fn=_preexec(Limits(), False, False))
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, f"bwrap probe failed: {exc}"
+    finally:
+        os.close(fd)
+    out = r.stdout.decode(errors="replace").strip()
+    if r.returncode != 0 or out != "ok":
+        err = (r.stderr.decode(errors="replace").strip() or out)[-500:]
+        return False, f"bwrap probe failed (exit {r.returncode}): {err}"
+    ver = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    return True, ver or "bubblewrap"
+
+
+def _python_reachable_by_nobody() -> tuple[bool, str]:
+    """Whether uid 65534 can traverse to and read the Python installation (for the rlimits mode)."""
+    for d in _python_dirs() + [os.path.realpath(sys.executable)]:
+        p = Path(d)
+        for anc in [*reversed(p.parents), p]:
+            try:
+                st = os.stat(anc)
+            except OSError:
+                return False, f"{anc} cannot be inspected"
+            need = stat.S_IXOTH if stat.S_ISDIR(st.st_mode) else stat.S_IROTH
+            if not st.st_mode & need:
+                return False, f"{anc} is not accessible to other users"
+    return True, ""
+
+
+# --------------------------------------------------------------------------------------- process
+class _TailReader(threading.Thread):
+    """Reads a pipe until EOF, keeping the last ``keep`` bytes."""
+
+    def __init__(self, fd: int, keep: int):
+        super().__init__(daemon=True)
+        self.fd = fd
+        self.keep = int(keep)
+        self.buf = bytearray()
+        self.total = 0
+        self.lock = threading.Lock()
+
+    def run(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            with self.lock:
+                self.total += len(chunk)
+                self.buf += chunk
+                if len(self.buf) > 2 * self.keep:
+                    del self.buf[: len(self.buf) - self.keep]
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+    def tail(self) -> str:
+        with self.lock:
+            b = bytes(self.buf[-self.keep:])
+            omitted = self.total - len(b)
+        s = b.decode("utf-8", errors="replace")
+        return f"[... {omitted} bytes omitted]\n{s}" if omitted > 0 else s
+
+
+_STATUS_BY_TYPE = {"MemoryError": "oom", "BudgetExceeded": "timeout"}
+
+
+def _hosted_error(v: Any, stderr_tail: str) -> SandboxError:
+    if not isinstance(v, dict):
+        return ProtocolError("an error message that is not a dict", stderr_tail)
+    typ = str(v.get("type", "Exception"))[:100]
+    msg = str(v.get("message", ""))[:4000]
+    tb = str(v.get("traceback", ""))[:4000]
+    text = f"{typ}: {msg}"
+    if tb:
+        text = f"{text}\nTraceback (submission frames):\n{tb.rstrip()}"
+    return SandboxError(_STATUS_BY_TYPE.get(typ, "error"), text, stderr_tail)
+
+
+class _Sandbox:
+    """One child process hosting a submission (either isolation), and the round trips with it."""
+
+    def __init__(self, source: Path | str, attr: str, limits: Limits, sandbox: str):
+        if sandbox not in ("auto", "bwrap", "rlimits"):
+            raise ValueError(f"sandbox must be 'auto', 'bwrap' or 'rlimits', got {sandbox!r}")
+        self.source = Path(source)
+        if not self.source.is_file():
+            raise FileNotFoundError(f"the submitted file {str(source)!r} does not exist")
+        if self.source.suffix != ".py":
+            raise ValueError(f"the submitted file must be a .py file, got {str(source)!r}")
+        if not attr or not all(p.isidentifier() for p in attr.split(".")):
+            raise ValueError(f"bad attribute name {attr!r}")
+        self.attr = attr
+        self.limits = limits
+        ok, why = bwrap_available() if sandbox in ("auto", "bwrap") else (False, "sandbox='rlimits' was asked for")
+        if sandbox == "bwrap" and not ok:
+            raise SandboxError("error", f"sandbox='bwrap' but bubblewrap does not work here: {why}")
+        self.mode = "bwrap" if ok else "rlimits"
+        self._why_no_bwrap = why
+        self.proc: subprocess.Popen | None = None
+        self.chan: _ch.Channel | None = None
+        self.reader: _TailReader | None = None
+        self.tmpdir: str | None = None
+        self.cpu_seconds = 0.0
+        self.created = time.monotonic()
+        self.submission_deadline = self.created + limits.submission_seconds
+        self.dead: SandboxError | None = None
+
+    # ---- life cycle
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    def launch(self) -> None:
+        lim = self.limits
+        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        name = self.source.name
+        src = self.source.read_bytes()
+        fds: list[int] = []
+        try:
+            if self.mode == "bwrap":
+                data = _child_sources()
+                data[f"{SANDBOX_SUBMISSION}/{name}"] = src
+                dfds = {dest: _memfd(os.path.basename(dest), b) for dest, b in data.items()}
+                fds = list(dfds.values())
+                argv = _bwrap_argv(dfds, int(lim.file_size_mb) * 2**20)
+                argv += [sys.executable, "-s", "-P", f"{SANDBOX_LIB}/{_CHILD_NAME}", str(child_sock.fileno()),
+                         f"{SANDBOX_SUBMISSION}/{name}", self.attr]
+                if os.geteuid() == 0:
+                    argv.append("--drop-uid")
+                env, cwd = None, None
+                pre = _preexec(lim, drop_uid=False, pdeathsig=False)
+            else:
+                self.tmpdir = tempfile.mkdtemp(prefix="papergym-sandbox-")
+                root = Path(self.tmpdir)
+                (root / "lib").mkdir()
+                (root / "submission").mkdir()
+                (root / "work").mkdir()
+                for dest, b in _child_sources().items():
+                    (root / "lib" / os.path.basename(dest)).write_bytes(b)
+                (root / "submission" / name).write_bytes(src)
+                drop = False
+                if os.geteuid() == 0:
+                    drop, why = _python_reachable_by_nobody()
+                    for p in (root, root / "lib", root / "submission"):
+                        os.chmod(p, 0o755)
+                    for p in [*(root / "lib").iterdir(), root / "submission" / name]:
+                        os.chmod(p, 0o444)
+                    if drop:
+                        os.chown(root / "work", NOBODY, NOBODY)
+                        os.chmod(root / "work", 0o700)
+                warn = (f"sandbox='rlimits' ({self._why_no_bwrap}): the submission runs with rlimits only -- "
+                        "no filesystem isolation (it can read every file its user can read), no network "
+                        "isolation, processes that start a new session may escape the kill")
+                if os.geteuid() == 0 and not drop:
+                    warn += f"; it runs as root (the Python installation is not reachable by uid {NOBODY}: {why}), " \
+                            "so the process limit is not enforced"
+                warnings.warn(warn, SandboxWarning, stacklevel=4)
+                argv = [sys.executable, "-s", "-P", str(root / "lib" / _CHILD_NAME), str(child_sock.fileno()),
+                        str(root / "submission" / name), self.attr]
+                env = _sandbox_env(str(root / "work"))
+                cwd = str(root / "work")
+                pre = _preexec(lim, drop_uid=drop, pdeathsig=True)
+            err_r, err_w = os.pipe()
+            try:
+                self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=err_w, stderr=err_w,
+                                             pass_fds=(child_sock.fileno(), *fds), env=env, cwd=cwd,
+                                             preexec_fn=pre, start_new_session=True, close_fds=True)  # noqa: PLW1509 - rlimits must be set between fork and exec
+            finally:
+                os.close(err_w)
+        except BaseException:
+            parent_sock.close()
+            raise
+        finally:
+            child_sock.close()
+            for fd in fds:
+                os.close(fd)
+        self.reader = _TailReader(err_r, lim.stderr_tail_bytes)
+        self.reader.start()
+        self.chan = _ch.Channel(parent_sock)
+
+    def tail(self, wait: float = 0.0) -> str:
+        if self.reader is None:
+            return ""
+        if wait:
+            self.reader.join(wait)
+        return self.reader.tail()
+
+    def _reap(self, block: bool, grace: float = 0.0) -> None:
+        """Wait for the process (collecting its rusage); kill it after ``grace`` seconds."""
+        p = self.proc
+        if p is None or p.returncode is not None:
+            return
+        end = time.monotonic() + grace
+        while True:
+            try:
+                pid, status, ru = os.wait4(p.pid, 0 if block and time.monotonic() >= end else os.WNOHANG)
+            except ChildProcessError:
+                p.returncode = -1
+                return
+            if pid:
+                p.returncode = os.waitstatus_to_exitcode(status)
+                self.cpu_seconds += ru.ru_utime + ru.ru_stime
+                return
+            if time.monotonic() >= end:
+                if not block:
+                    return
+                self._signal_all()
+            else:
+                time.sleep(0.005)
+
+    def _signal_all(self) -> None:
+        p = self.proc
+        if p is None or p.returncode is not None:
+            return
+        for fn in (lambda: os.killpg(p.pid, signal.SIGKILL), lambda: os.kill(p.pid, signal.SIGKILL)):
+            try:
+                fn()
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def kill(self) -> None:
+        self._signal_all()
+        self._reap(block=True)
+        if self.chan is not None:
+            self.chan.close()
+
+    def cleanup(self) -> None:
+        self.kill()
+        if self.reader is not None:
+            self.reader.join(1.0)
+        if self.tmpdir is not None:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self.tmpdir = None
+
+    def fail(self, err: SandboxError) -> SandboxError:
+        """Kill the child and remember ``err`` (later calls raise it again)."""
+        self.kill()
+        if not err.stderr_tail:
+            err.stderr_tail = self.tail(wait=0.5)
+        self.dead = err
+        return err
+
+    def _exit_error(self, during: str) -> SandboxError:
+        """The child closed the channel: why (from its exit status)."""
+        self._reap(block=True, grace=2.0)
+        rc = self.proc.returncode if self.proc is not None else None
+        tail = self.tail(wait=0.5)
+        sig = None
+        if rc is not None and rc < 0:
+            sig = -rc
+        elif rc is not None and self.mode == "bwrap" and rc > 128:
+            sig = rc - 128
+        if sig is not None:
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            if sig == signal.SIGXCPU or (sig == signal.SIGKILL and self.cpu_seconds >= self.limits.cpu_seconds - 0.5):
+                return SandboxError("timeout", f"the CPU time limit of {self.limits.cpu_seconds:g} s was reached "
+                                               f"during {during}", tail)
+            if sig == signal.SIGKILL:
+                return SandboxError("oom", f"the sandbox was killed (SIGKILL) during {during}, most likely for "
+                                           "memory", tail)
+            if sig == signal.SIGXFSZ:
+                return SandboxError("error", f"the file size limit of {self.limits.file_size_mb} MiB was exceeded "
+                                             f"during {during}", tail)
+            return SandboxError("error", f"the submission crashed ({name}) during {during}", tail)
+        return SandboxError("error", f"the submission's process exited (code {rc}) during {during}", tail)
+
+    # ---- round trips
+    def deadline(self, seconds: float, episode_deadline: float | None) -> tuple[float, str]:
+        now = time.monotonic()
+        cands = [(now + seconds, f"per-call limit of {seconds:g} s"),
+                 (self.submission_deadline, f"per-submission limit of {self.limits.submission_seconds:g} s")]
+        if episode_deadline is not None:
+            cands.append((episode_deadline, f"per-episode limit of {self.limits.episode_seconds:g} s"))
+        return min(cands, key=lambda c: c[0])
+
+    def check(self) -> None:
+        if self.dead is not None:
+            raise SandboxError(self.dead.status, self.dead.message, self.dead.stderr_tail)
+
+    def send(self, frame: bytes, deadline: tuple[float, str], during: str) -> None:
+        try:
+            self.chan.send_frame(frame, deadline[0])
+        except _ch.ChannelTimeout:
+            raise self.fail(SandboxError("timeout", f"{during} exceeded the {deadline[1]}")) from None
+        except (_ch.ChannelClosed, OSError):
+            raise self.fail(self._exit_error(during)) from None
+
+    def recv(self, deadline: tuple[float, str], during: str, expect: Sequence[int]) -> tuple[int, Any]:
+        try:
+            op, v = self.chan.recv(deadline[0])
+        except _ch.ChannelTimeout:
+            raise self.fail(SandboxError("timeout", f"{during} exceeded the {deadline[1]}")) from None
+        except _ch.ChannelClosed:
+            raise self.fail(self._exit_error(during)) from None
+        except _ch.ChannelProtocolError as exc:
+            raise self.fail(ProtocolError(str(exc))) from None
+        except OSError as exc:
+            raise self.fail(SandboxError("error", f"channel failure during {during}: {exc}")) from None
+        if op == _ch.OP_ERROR:
+            raise self.fail(_hosted_error(v, ""))
+        if op not in expect:
+            raise self.fail(ProtocolError(f"unexpected message op {op} during {during}"))
+        return op, v
+
+    def close(self) -> None:
+        """Ask the child to exit, then reap it (killed if it does not within 2 s)."""
+        if self.alive and self.dead is None and self.chan is not None:
+            try:
+                self.chan.send(_ch.OP_CLOSE, deadline=time.monotonic() + 2.0)
+                self.chan.recv(time.monotonic() + 2.0)
+            except Exception:  # noqa: BLE001, S110 - closing: any failure just means kill
+                pass
+            self._reap(block=True, grace=2.0)
+        self.cleanup()
+
+
+# -------------------------------------------------------------------------------------- sessions
+class AgentSession(Protocol):
+    """One submission's agents over every seed (module docstring)."""
+
+    def start(self, problem: dict, seeds: Sequence[Any], hyperparameters: Mapping[str, Any]) -> None: ...
+
+    def step(self, observations: Any, rewards: np.ndarray | None,
+             active: np.ndarray) -> tuple[np.ndarray, dict[int, str]]: ...
+
+    def close(self) -> SessionReport: ...
+
+
+class SandboxedAgentSession:
+    """The submitted ``attr`` of ``source`` hosted in a sandboxed child (module docstring).
+
+    ``start(problem, seeds, hyperparameters)``: ``problem`` is :func:`problem_to_public`'s dict;
+    ``seeds`` ints or :class:`numpy.random.SeedSequence` s. ``step(observations, rewards, active)``
+    -> ``(actions, failed)`` (see :class:`papergym.leaderboard._sandbox_child.AgentHost`).
+    ``close()`` -> :class:`SessionReport`. Any failure of the whole session raises
+    :class:`SandboxError`; the session is then dead and later calls raise the same error.
+    """
+
+    def __init__(self, source: Path | str, attr: str, *, limits: Limits = Limits(), sandbox: str = "auto"):
+        self._sb = _Sandbox(source, attr, limits, sandbox)
+        self.limits = limits
+        self.sandbox = self._sb.mode
+        self._episode_deadline: float | None = None
+        self._n = 0
+        self._t0 = time.monotonic()
+        self._report: SessionReport | None = None
+
+    def __enter__(self) -> SandboxedAgentSession:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self, problem: Mapping[str, Any], seeds: Sequence[Any], hyperparameters: Mapping[str, Any] = {}) -> None:
+        sb = self._sb
+        sb.check()
+        if sb.proc is not None:
+            raise RuntimeError("start() was already called on this session")
+        try:
+            frame = _ch.encode(_ch.OP_START_AGENT, {"problem": dict(problem), "seeds": list(seeds),
+                                                    "hyperparameters": dict(hyperparameters)})
+        except TypeError as exc:
+            raise TypeError(f"the problem / seeds / hyperparameters cannot be sent to the sandbox: {exc}") from None
+        self._n = len(seeds)
+        self._t0 = time.monotonic()
+        self._episode_deadline = self._t0 + self.limits.episode_seconds
+        sb.launch()
+        dl = sb.deadline(self.limits.call_seconds, self._episode_deadline)
+        sb.send(frame, dl, "start (import and agent construction)")
+        sb.recv(dl, "start (import and agent construction)", (_ch.OP_OK,))
+
+    def step(self, observations: Any, rewards: np.ndarray | None, active: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
+        sb = self._sb
+        sb.check()
+        if sb.proc is None:
+            raise RuntimeError("step() before start()")
+        active = np.asarray(active, dtype=bool)
+        if isinstance(observations, Mapping):
+            frame = _ch.encode(_ch.OP_STEP, {"active": active, "observations": dict(observations),
+                                             "rewards": None if rewards is None else np.asarray(rewards)})
+        else:
+            arrays = [active, np.asarray(observations)]
+            if rewards is not None:
+                arrays.append(np.asarray(rewards))
+            frame = _ch.encode(_ch.OP_STEP, arrays=arrays)
+        dl = sb.deadline(self.limits.call_seconds, self._episode_deadline)
+        sb.send(frame, dl, "step")
+        _, v = sb.recv(dl, "step", (_ch.OP_ACTIONS,))
+        if isinstance(v, list):
+            if len(v) != 1:
+                raise sb.fail(ProtocolError(f"an actions message with {len(v)} arrays"))
+            return v[0], {}
+        if not isinstance(v, dict) or not isinstance(v.get("actions"), np.ndarray) \
+                or not isinstance(v.get("failed"), dict):
+            raise sb.fail(ProtocolError("a malformed actions message"))
+        failed: dict[int, str] = {}
+        for k, msg in v["failed"].items():
+            if not (k.isdigit() and int(k) < self._n and isinstance(msg, str)):
+                raise sb.fail(ProtocolError(f"a malformed failed-run entry {k!r}"))
+            failed[int(k)] = msg[:4000]
+        return v["actions"], failed
+
+    def close(self) -> SessionReport:
+        if self._report is None:
+            self._sb.close()
+            self._report = SessionReport(self._sb.tail(), time.monotonic() - self._t0, self._sb.cpu_seconds,
+                                         self._sb.mode)
+        return self._report
+
+    def __del__(self) -> None:
+        sb = getattr(self, "_sb", None)
+        if sb is not None and sb.alive:
+            sb.cleanup()
+
+
+def _in_process_error(e: _child.HostedError) -> SandboxError:
+    text = f"{e.type}: {e.message}"
+    if e.traceback:
+        text += f"\nTraceback (last frames):\n{e.traceback.rstrip()}"
+    return SandboxError(_STATUS_BY_TYPE.get(e.type, "error"), text, "")
+
+
+class InProcessAgentSession:
+    """Trusted agents (reference agents) hosted in this process with the same
+    :class:`~papergym.leaderboard._sandbox_child.AgentHost` as the sandbox child, the problem, seeds
+    and hyperparameters passed through the same codec: bit-identical actions. No limits enforced."""
+
+    def __init__(self, factory: Callable[..., Any]):
+        self.factory = factory
+        self.host: _child.AgentHost | None = None
+        self._t0 = time.monotonic()
+        self._c0 = time.process_time()
+
+    def start(self, problem: Mapping[str, Any], seeds: Sequence[Any], hyperparameters: Mapping[str, Any] = {}) -> None:
+        v = _roundtrip({"problem": dict(problem), "seeds": list(seeds), "hyperparameters": dict(hyperparameters)})
+        self._t0, self._c0 = time.monotonic(), time.process_time()
+        try:
+            self.host = _child.AgentHost(self.factory, _child.problem_from_public(v["problem"]), v["seeds"],
+                                         v["hyperparameters"])
+        except _child.HostedError as e:
+            raise _in_process_error(e) from None
+
+    def step(self, observations: Any, rewards: np.ndarray | None, active: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
+        if self.host is None:
+            raise RuntimeError("step() before start()")
+        if isinstance(observations, Mapping):
+            obs: Any = {k: np.array(x) for k, x in observations.items()}
+        else:
+            obs = np.array(observations)
+        try:
+            actions, failed = self.host.step(obs, None if rewards is None else np.array(rewards, copy=True), active)
+        except _child.HostedError as e:
+            raise _in_process_error(e) from None
+        return actions, failed
+
+    def close(self) -> SessionReport:
+        return SessionReport("", time.monotonic() - self._t0, time.process_time() - self._c0, "in-process")
+
+
+class SolverSession(Protocol):
+    """One submission's solver over several solves (module docstring)."""
+
+    def solve(self, problem: dict, callables: Mapping[str, Callable], budget: Mapping[str, Any],
+              hyperparameters: Mapping[str, Any], seed: Any, *, report: Callable[[Any, int | None, float | None], None],
+              timeout: float) -> tuple[Any, float]: ...
+
+    def close(self) -> SessionReport: ...
+
+
+def _report_ack(report: Callable, solution: Any, iteration: Any, work: Any) -> dict[str, str]:
+    try:
+        report(solution, iteration, work)
+    except Exception as exc:  # noqa: BLE001 - sent back to the solver as its error
+        return {"error": _child.short(exc), "type": type(exc).__name__}
+    return {}
+
+
+class SandboxedSolverSession:
+    """The submitted solver factory ``attr`` of ``source`` in one sandboxed child for several solves.
+
+    ``solve(problem, callables, budget, hyperparameters, seed, *, report, timeout)`` -> ``(solution,
+    solver seconds)``: ``problem`` a nested dict of JSON values / arrays (namespaces in the child),
+    ``callables`` dotted name -> the real function (an RPC stub in the child); ``budget`` a mapping
+    of ``max_seconds`` / ``max_iterations`` / ``max_work``; ``report(solution, iteration, work)`` is
+    called here for each of the solver's reports (its exception goes back to the solver as
+    ``ValueError``, or ``BudgetExceeded`` if that is its class name); solver seconds = the solve's wall
+    time minus the time spent in ``report``. ``timeout``: wall seconds of this solve (report time
+    excluded; also bounded by the episode and submission limits). A failure raises
+    :class:`SandboxError`; after a timeout / crash the next solve starts a fresh child.
+    """
+
+    def __init__(self, source: Path | str, attr: str, *, limits: Limits = Limits(), sandbox: str = "auto"):
+        self._sb = _Sandbox(source, attr, limits, sandbox)
+        self.limits = limits
+        self.sandbox = self._sb.mode
+        self._t0 = time.monotonic()
+        self._cpu = 0.0
+        self._tails: list[str] = []
+        self._report: SessionReport | None = None
+
+    def __enter__(self) -> SandboxedSolverSession:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ensure(self) -> None:
+        sb = self._sb
+        if sb.proc is not None and (sb.dead is not None or not sb.alive):
+            sb.cleanup()
+            self._cpu += sb.cpu_seconds
+            self._tails.append(sb.tail())
+            sb.cpu_seconds = 0.0
+            sb.proc = sb.chan = sb.reader = None
+            sb.dead = None
+        if sb.proc is None:
+            if time.monotonic() >= sb.submission_deadline:
+                raise SandboxError("timeout", f"the per-submission limit of {self.limits.submission_seconds:g} s "
+                                              "was reached")
+            sb.launch()
+            dl = sb.deadline(self.limits.call_seconds, None)
+            sb.send(_ch.encode(_ch.OP_LOAD), dl, "import")
+            sb.recv(dl, "import", (_ch.OP_OK,))
+
+    def solve(self, problem: Mapping[str, Any], callables: Mapping[str, Callable], budget: Mapping[str, Any],
+              hyperparameters: Mapping[str, Any], seed: Any, *, report: Callable[[Any, int | None, float | None], None],
+              timeout: float) -> tuple[Any, float]:
+        if self._report is not None:
+            raise RuntimeError("solve() after close()")
+        self._ensure()
+        sb = self._sb
+        try:
+            frame = _ch.encode(_ch.OP_SOLVE, {"problem": dict(problem), "callables": list(callables),
+                                              "budget": dict(budget), "hyperparameters": dict(hyperparameters),
+                                              "seed": seed})
+        except TypeError as exc:
+            raise TypeError(f"the problem / budget / hyperparameters cannot be sent to the sandbox: {exc}") from None
+        t0 = time.monotonic()
+        in_report = 0.0
+        limit = min(float(timeout), self.limits.episode_seconds)
+        what = f"the solve's time limit of {limit:g} s"
+
+        def deadline() -> tuple[float, str]:
+            end = t0 + limit + in_report
+            if end <= sb.submission_deadline:
+                return end, what
+            return sb.submission_deadline, f"per-submission limit of {self.limits.submission_seconds:g} s"
+
+        sb.send(frame, deadline(), "solve")
+        expect = (_ch.OP_RPC_CALL, _ch.OP_REPORT, _ch.OP_SOLUTION)
+        while True:
+            op, v = sb.recv(deadline(), "solve", expect)
+            if not isinstance(v, dict):
+                raise sb.fail(ProtocolError("a message that is not a dict during solve"))
+            if op == _ch.OP_SOLUTION:
+                wall = time.monotonic() - t0
+                if "solution" not in v:
+                    raise sb.fail(ProtocolError("a solution message without a solution"))
+                return v["solution"], wall - in_report
+            if op == _ch.OP_RPC_CALL:
+                name, args, kwargs = v.get("name"), v.get("args"), v.get("kwargs")
+                if name not in callables or not isinstance(args, list) or not isinstance(kwargs, dict):
+                    raise sb.fail(ProtocolError(f"a malformed call of {str(name)[:80]!r}"))
+                try:
+                    res: dict[str, Any] = {"result": callables[name](*args, **kwargs)}
+                    out = _ch.encode(_ch.OP_RPC_RETURN, res)
+                except Exception as exc:  # noqa: BLE001 - the solver's bad call: ValueError in the child
+                    out = _ch.encode(_ch.OP_RPC_RETURN, {"error": f"{name}: {_child.short(exc)}"})
+                sb.send(out, deadline(), "solve")
+            else:  # report
+                it, work = v.get("iteration"), v.get("work")
+                if "solution" not in v or not (it is None or type(it) is int) \
+                        or not (work is None or type(work) in (int, float)):
+                    raise sb.fail(ProtocolError("a malformed report"))
+                r0 = time.monotonic()
+                ack = _report_ack(report, v["solution"], it, work)
+                in_report += time.monotonic() - r0
+                sb.send(_ch.encode(_ch.OP_REPORT_ACK, ack), deadline(), "solve")
+
+    def close(self) -> SessionReport:
+        if self._report is None:
+            sb = self._sb
+            sb.close()
+            tails = [t for t in [*self._tails, sb.tail()] if t]
+            tail = "\n".join(tails)[-self.limits.stderr_tail_bytes:]
+            self._report = SessionReport(tail, time.monotonic() - self._t0, self._cpu + sb.cpu_seconds, sb.mode)
+        return self._report
+
+    def __del__(self) -> None:
+        sb = getattr(self, "_sb", None)
+        if sb is not None and sb.alive:
+            sb.cleanup()
+
+
+class InProcessSolverSession:
+    """A trusted solver factory run in this process with the same problem building as the child
+    (nested namespaces, the real callables at their dotted names). ``timeout`` is not enforced
+    (trusted code); ``BudgetExceeded`` still maps to status ``timeout``."""
+
+    def __init__(self, factory: Callable[..., Any]):
+        self.factory = factory
+        self._t0 = time.monotonic()
+        self._c0 = time.process_time()
+
+    def solve(self, problem: Mapping[str, Any], callables: Mapping[str, Callable], budget: Mapping[str, Any],
+              hyperparameters: Mapping[str, Any], seed: Any, *, report: Callable[[Any, int | None, float | None], None],
+              timeout: float) -> tuple[Any, float]:
+        v = _roundtrip({"problem": dict(problem), "budget": dict(budget), "hyperparameters": dict(hyperparameters),
+                        "seed": seed})
+        ns = _child.solver_problem(v["problem"], callables)
+        in_report = 0.0
+
+        def rep(solution: Any, iteration: int | None = None, work: float | None = None) -> None:
+            nonlocal in_report
+            r0 = time.monotonic()
+            try:
+                report(solution, iteration, work)
+            finally:
+                in_report += time.monotonic() - r0
+
+        t0 = time.monotonic()
+        try:
+            solver = _child.make_solver(self.factory, v["seed"], v["hyperparameters"])
+            solution = solver.solve(ns, _child.budget_namespace(v["budget"]), rep)
+        except Exception as exc:
+            raise _in_process_error(_child.describe(exc)) from exc
+        return solution, time.monotonic() - t0 - in_report
+
+    def close(self) -> SessionReport:
+        return SessionReport("", time.monotonic() - self._t0, time.process_time() - self._c0, "in-process")
