@@ -144,7 +144,7 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
         n_seeds = cfg.seeds
     else:
         strata, expected, n_seeds = [], None, 0
-    runs = store.runs(submission_ids=[int(i) for i in subs.id], split="test") if len(subs) else pd.DataFrame()
+    runs = store.runs(submission_ids=[int(i) for i in subs.submission_id], split="test") if len(subs) else pd.DataFrame()
     if not strata and len(runs):
         strata = sorted(runs.stratum.unique())
         n_seeds = int(runs.groupby(["submission_id", "stratum"]).size().max())
@@ -155,20 +155,20 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
     data: dict[str, dict[str, np.ndarray]] = {}
     complete: dict[int, dict[str, np.ndarray]] = {}
     for sub in subs.itertuples(index=False):
-        r = runs[runs.submission_id == sub.id] if len(runs) else runs
+        r = runs[runs.submission_id == sub.submission_id] if len(runs) else runs
         counts = {s: int((r.status == s).sum()) if len(r) else 0 for s in RUN_STATUSES}
         ok = len(r) == expected and expected > 0 and counts["ok"] == expected and metric in r.columns
         if ok:
             vals = {st: r[r.stratum == st].sort_values("seed_index")[metric].to_numpy(dtype=float) for st in strata}
             ok = all(len(v) and np.isfinite(v).all() for v in vals.values())
             if ok:
-                complete[int(sub.id)] = vals
+                complete[int(sub.submission_id)] = vals
         ranked = bool(ok and sub.role in _RANKED_ROLES and sub.status == "ok")
         if ranked:
-            data[str(sub.id)] = complete[int(sub.id)]
+            data[str(sub.submission_id)] = complete[int(sub.submission_id)]
         status = sub.status
         rows.append({
-            "submission_id": int(sub.id), "name": sub.name, "author": sub.author, "role": sub.role,
+            "submission_id": int(sub.submission_id), "name": sub.name, "author": sub.author, "role": sub.role,
             "ranked": ranked, "rank": np.nan, "rank_lo": np.nan, "rank_hi": np.nan, "tie": False,
             "score": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n_runs": len(r),
             **{f"n_{s}": counts[s] for s in RUN_STATUSES}, "status": status,
@@ -195,9 +195,9 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
     if isinstance(cfg, EnvBoardConfig):
         parts = []
         for sub in subs.itertuples(index=False):
-            if int(sub.id) not in complete:
+            if int(sub.submission_id) not in complete:
                 continue
-            r = runs[runs.submission_id == sub.id]
+            r = runs[runs.submission_id == sub.submission_id]
             mats = []
             t = None
             for p in r.curve_path:
@@ -210,7 +210,7 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
             if not mats or len({len(m) for m in mats}) != 1:
                 continue
             mean, lo, hi = bootstrap_mean_ci_columns(np.vstack(mats), n_boot=500)
-            parts.append(pd.DataFrame({"submission_id": int(sub.id), "name": sub.name, "role": sub.role,
+            parts.append(pd.DataFrame({"submission_id": int(sub.submission_id), "name": sub.name, "role": sub.role,
                                        "t": t, "mean": mean, "ci_low": lo, "ci_high": hi}))
         curves = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(CURVE_COLUMNS))
     else:
@@ -218,7 +218,7 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
         for sub in subs.itertuples(index=False):
             if sub.role not in ("submission", "paper", "baseline", "reference") or not len(runs):
                 continue
-            r = runs[runs.submission_id == sub.id]
+            r = runs[runs.submission_id == sub.submission_id]
             if not len(r):
                 continue
             for rr in r.itertuples(index=False):

@@ -295,7 +295,7 @@ def _cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
                  sandbox=args.sandbox, limits=limits, progress=progress)
     bb = build_benchmark_board(store, args.benchmark)
     sub = store.submissions(args.benchmark)
-    row = sub[sub.id == sid].iloc[0]
+    row = sub[sub.submission_id == sid].iloc[0]
     print(f"submission {sid} ({row['name']} by {row.author}) on {args.benchmark}: {row.status}")
     if row.status != "ok" and row.message:
         print(f"  {row.message}")

@@ -396,12 +396,18 @@ class RegistrySolverSession:
 def _sandbox_error(status: str, message: str, tail: str = "") -> Exception:
     from papergym.leaderboard.sandbox import SandboxError
 
-    try:
-        return SandboxError(message, status=status, stderr_tail=tail)
-    except TypeError:  # pragma: no cover - signature guard
-        err = SandboxError(message)
-        err.status, err.stderr_tail = status, tail
-        return err
+    return SandboxError(status, message, tail)
+
+
+def _registry_code_sha256(*factories: Any) -> str:
+    """Full SHA-256 of the source files of a registered agent's / solver's factories."""
+    from papergym.agents.base import _module_file_bytes
+
+    h = hashlib.sha256()
+    for f in factories:
+        if f is not None:
+            h.update(_module_file_bytes(f))
+    return h.hexdigest()
 
 
 def _clean(metrics: Mapping[str, Any]) -> dict[str, float]:
@@ -673,9 +679,10 @@ def _reference_entries(benchmark_id: str, cfg: Any, include: Sequence[str], only
     from papergym.agents.base import list_agents, list_solvers
 
     if cfg.kind == "task":
-        items = [(s.name, s.role, s.code_hash) for s in list_solvers(benchmark_id)]
+        items = [(s.name, s.role, _registry_code_sha256(s.factory)) for s in list_solvers(benchmark_id)]
     else:
-        items = [(a.name, a.role, a.code_hash) for a in list_agents(benchmark_id)]
+        items = [(a.name, a.role, _registry_code_sha256(a.factory, a.batched_factory))
+                 for a in list_agents(benchmark_id)]
     out = []
     for name, role, code in items:
         if only is not None and name not in only:
@@ -719,6 +726,6 @@ def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: 
                 sid = evaluate_agent(store, bid, info, lambda n=name, b=bid: RegistryAgentSession(n, b), secret=secret,
                                      config=cfg, sandbox="in-process", progress=progress)
             sub = store.submissions(bid, version=version)
-            st = sub[sub.id == sid].status.iloc[0] if "id" in sub.columns else "?"
+            st = sub[sub.submission_id == sid].status.iloc[0]
             done.append((bid, name, str(st)))
     return done

@@ -1,0 +1,291 @@
+"""The leaderboard end to end: hidden seeds, evaluation of references and sandboxed submissions, the
+store's rows, ranking, the CLI, PostgreSQL.
+
+Boards are made small through the evaluator's configuration file (``$PAPERGYM_EVALUATOR_CONFIG``),
+exactly as a board operator would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from papergym.leaderboard import boards as B
+
+SUBS = Path(__file__).parent / "lb_subs"
+SECRET = "0123456789abcdef-test-secret-of-the-evaluator"
+SMALL_BOARDS = {
+    "NonStatLipschitz-v0": {"strata": {"cyclic": {"instance": "two-peak-cyclic"},
+                                       "tents": {"instance": "piecewise-tents"}},
+                            "seeds": 4, "horizon": 3000},
+    "MSetSemiBandit-v0": {"strata": {"switch": {"instance": "oblivious-switching", "d": 5, "m": 2}},
+                          "seeds": 3, "horizon": 300},
+    "NoiseFreeGPBandit-v0": {"strata": {"se": {"kernel": "se", "d": 1}}, "seeds": 3, "horizon": 25},
+    "NystromODE-v0": {"task_kwargs": {"problems": ["L1", "N3"], "sizes": [100]}},
+}
+
+
+@pytest.fixture
+def evaluator(tmp_path, monkeypatch):
+    """A private evaluator config with a secret and small boards, and a fresh SQLite store."""
+    cfg = tmp_path / "evaluator.json"
+    cfg.write_text(json.dumps({"secret": SECRET, "boards": SMALL_BOARDS}))
+    monkeypatch.setenv(B.CONFIG_ENV, str(cfg))
+    monkeypatch.delenv("PAPERGYM_TEST_SECRET", raising=False)
+    monkeypatch.setenv("PAPERGYM_DB", f"sqlite:///{tmp_path / 'board.db'}")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    from papergym.leaderboard.store import Store
+
+    store = Store()
+    yield store
+    store.close()
+
+
+def _sandbox_ok():
+    from papergym.leaderboard.sandbox import bwrap_available
+
+    ok, why = bwrap_available()
+    if not ok and os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"bubblewrap must work in CI: {why}")
+    return ok
+
+
+# ------------------------------------------------------------------------------------- hidden seeds
+def test_hidden_seeds_are_hmac_of_the_secret_stable_and_secret_dependent():
+    got = B.stratum_seeds("NonStatLipschitz-v0", "cyclic", "env", 5, SECRET)
+    want = [int.from_bytes(hmac.new(SECRET.encode(), f"NonStatLipschitz-v0/cyclic/env/{i}".encode(),
+                                    hashlib.sha256).digest()[:4], "big") & 0x7FFFFFFF for i in range(5)]
+    assert got == want
+    assert got == B.stratum_seeds("NonStatLipschitz-v0", "cyclic", "env", 5, SECRET)
+    assert got != B.stratum_seeds("NonStatLipschitz-v0", "cyclic", "env", 5, SECRET + "x")
+    # the agent's seeds are independent of the instance's
+    assert set(got).isdisjoint(B.stratum_seeds("NonStatLipschitz-v0", "cyclic", "agent", 5, SECRET))
+
+
+def test_evaluator_config_secret_is_created_private(tmp_path, monkeypatch):
+    path = tmp_path / "sub" / "evaluator.json"
+    monkeypatch.setenv(B.CONFIG_ENV, str(path))
+    monkeypatch.delenv("PAPERGYM_TEST_SECRET", raising=False)
+    assert B.load_evaluator_config().secret is None
+    cfg = B.load_evaluator_config(create_secret=True)
+    assert len(cfg.secret) == 64 and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert B.load_evaluator_config().secret == cfg.secret
+    monkeypatch.setenv("PAPERGYM_TEST_SECRET", "another-secret-of-enough-length")
+    assert B.load_evaluator_config().secret == "another-secret-of-enough-length"
+
+
+@pytest.mark.parametrize("content, match", [
+    ("{not json", "not valid JSON"),
+    ('{"secret": "x" }', "at least 16"),
+    ('{"secrets": "x"}', "unknown key"),
+    ('{"boards": {"NonStatLipschitz-v0": 3}}', "'boards' must map"),
+])
+def test_evaluator_config_malformed(tmp_path, monkeypatch, content, match):
+    path = tmp_path / "evaluator.json"
+    path.write_text(content)
+    monkeypatch.setenv(B.CONFIG_ENV, str(path))
+    monkeypatch.delenv("PAPERGYM_TEST_SECRET", raising=False)
+    with pytest.raises(ValueError, match=match):
+        B.load_evaluator_config()
+
+
+def test_board_overrides_are_checked_and_change_the_version():
+    base = B.board_config("NonStatLipschitz-v0", overrides={})
+    small = B.board_config("NonStatLipschitz-v0", overrides={"seeds": 3})
+    assert small.seeds == 3 and B.board_version(small) != B.board_version(base)
+    with pytest.raises(ValueError, match="not fields"):
+        B.board_config("NonStatLipschitz-v0", overrides={"sedes": 3})
+    with pytest.raises(ValueError, match="seeds"):
+        B.board_config("NonStatLipschitz-v0", overrides={"seeds": 0})
+
+
+# --------------------------------------------------------------------------------------- references
+def test_refresh_scores_references_and_ranks_them(evaluator):
+    from papergym.leaderboard.board import build_benchmark_board
+    from papergym.leaderboard.evaluate import refresh
+
+    done = refresh(evaluator, ["NonStatLipschitz-v0"], only=["mdbe", "binning-ucb", "uniform-random",
+                                                             "binning-ucb-oracle"])
+    assert {n for _, n, _ in done} == {"mdbe", "binning-ucb", "uniform-random", "binning-ucb-oracle"}
+    assert all(st == "ok" for _, _, st in done), done
+    runs = evaluator.runs(benchmark_id="NonStatLipschitz-v0")
+    assert len(runs) == 4 * 2 * 4 and set(runs.status) == {"ok"}
+    assert (runs["regret"] >= 0).all() and (runs["final_regret"] == runs["regret"]).all()
+    assert "seed" not in runs.columns  # only seed indices are stored
+    bb = build_benchmark_board(evaluator, "NonStatLipschitz-v0", n_boot=300)
+    tab = bb.table.set_index("name")
+    assert not tab.loc["binning-ucb-oracle", "ranked"]  # oracle: a reference line
+    assert np.isfinite(tab.loc["binning-ucb-oracle", "score"])
+    ranked = bb.table[bb.table.ranked]
+    assert len(ranked) == 3 and list(ranked["rank"]) == sorted(ranked["rank"])
+    assert (ranked.rank_lo <= ranked["rank"]).all() and (ranked["rank"] <= ranked.rank_hi).all()
+    # uniform random play has linear regret; binning-ucb learns and is first with a sharp rank interval
+    assert tab.loc["uniform-random", "score"] > 2 * tab.loc["binning-ucb", "score"]
+    assert tab.loc["binning-ucb", ["rank", "rank_lo", "rank_hi"]].tolist() == [1, 1, 1]
+    assert set(bb.curves.name) == {"mdbe", "binning-ucb", "uniform-random", "binning-ucb-oracle"}
+    # a second refresh is a no-op
+    again = refresh(evaluator, ["NonStatLipschitz-v0"], only=["mdbe"])
+    assert again[0][2].endswith("(cached)")
+    assert len(evaluator.runs(benchmark_id="NonStatLipschitz-v0")) == len(runs)
+
+
+def test_refresh_static_regret_board(evaluator):
+    from papergym.leaderboard.evaluate import refresh
+
+    refresh(evaluator, ["MSetSemiBandit-v0"], only=["ftpl-frechet"])
+    runs = evaluator.runs(benchmark_id="MSetSemiBandit-v0")
+    assert len(runs) == 3 and set(runs.status) == {"ok"}
+    # oblivious switching: the ranked regret is the static pseudo-regret, not the dynamic one
+    assert np.allclose(runs["regret"], runs["static_regret"])
+    assert (runs["static_regret"] <= runs["final_regret"] + 1e-9).all()
+
+
+# -------------------------------------------------------------------------------------- submissions
+def test_sandboxed_submission_equals_in_process_bit_for_bit(evaluator):
+    _sandbox_ok()
+    from papergym.leaderboard.evaluate import SubmissionInfo, evaluate_agent, submit
+    from papergym.leaderboard.sandbox import InProcessAgentSession
+
+    sid = submit(evaluator, f"{SUBS / 'ucb_grid.py'}:make_agent", "NonStatLipschitz-v0", name="grid-ucb",
+                 author="tester", hyperparameters={"k": 8})
+    sub = evaluator.submissions("NonStatLipschitz-v0").set_index("submission_id").loc[sid]
+    assert sub.status == "ok", sub.message
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ucb_grid_local", SUBS / "ucb_grid.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    info = SubmissionInfo("grid-ucb-local", "tester", "submission", "agent", "local", "0" * 64, {"k": 8})
+    sid2 = evaluate_agent(evaluator, "NonStatLipschitz-v0", info, lambda: InProcessAgentSession(mod.make_agent),
+                          secret=SECRET, sandbox="in-process")
+    a = evaluator.runs([sid]).sort_values(["stratum", "seed_index"])
+    b = evaluator.runs([sid2]).sort_values(["stratum", "seed_index"])
+    assert len(a) == 8
+    assert a["regret"].to_numpy().tobytes() == b["regret"].to_numpy().tobytes()
+    ca = evaluator.read_curve(a.curve_path.iloc[0])
+    cb = evaluator.read_curve(b.curve_path.iloc[0])
+    pd.testing.assert_frame_equal(ca, cb)
+
+
+def test_invalid_action_ends_only_that_run(evaluator):
+    _sandbox_ok()
+    from papergym.leaderboard.evaluate import submit
+
+    sid = submit(evaluator, f"{SUBS / 'bad_row.py'}:make_batched", "NonStatLipschitz-v0", author="tester")
+    sub = evaluator.submissions("NonStatLipschitz-v0").set_index("submission_id").loc[sid]
+    runs = evaluator.runs([sid])
+    assert sub.status == "partial"
+    assert (runs.status == "invalid_action").sum() == 2  # one run per stratum
+    assert (runs.status == "ok").sum() == 6
+    bad = runs[runs.status == "invalid_action"]
+    assert bad.error.str.contains("bounds|range|\\[0, 1\\]|rule", regex=True).all(), list(bad.error)
+
+
+def test_broken_submission_is_stored_as_error_and_touches_nothing_else(evaluator):
+    _sandbox_ok()
+    from papergym.leaderboard.evaluate import refresh, submit
+
+    refresh(evaluator, ["NonStatLipschitz-v0"], only=["mdbe"])
+    before = evaluator.runs(benchmark_id="NonStatLipschitz-v0")
+    sid = submit(evaluator, f"{SUBS / 'crash_on_import.py'}:make_agent", "NonStatLipschitz-v0", author="x")
+    sub = evaluator.submissions("NonStatLipschitz-v0").set_index("submission_id").loc[sid]
+    assert sub.status == "error" and "broken on purpose" in (sub.message + sub.stderr_tail)
+    after = evaluator.runs(benchmark_id="NonStatLipschitz-v0")
+    others = after[after.submission_id != sid].reset_index(drop=True)
+    pd.testing.assert_frame_equal(before.reset_index(drop=True).drop(columns="error"), others.drop(columns="error"),
+                                  check_dtype=False)
+    assert before.error.isna().all() and others.error.isna().all()
+
+
+def test_solver_submission_and_reference_on_a_task(evaluator):
+    _sandbox_ok()
+    from papergym.leaderboard.board import build_benchmark_board
+    from papergym.leaderboard.evaluate import refresh, submit
+
+    done = refresh(evaluator, ["NystromODE-v0"], only=["nystrom-lssvm"])
+    assert done[0][2] == "ok", done
+    sid = submit(evaluator, f"{SUBS / 'ivp_solver.py'}:IVPSolver", "NystromODE-v0", author="tester")
+    sub = evaluator.submissions("NystromODE-v0").set_index("submission_id").loc[sid]
+    assert sub.status == "ok", sub.message
+    runs = evaluator.runs([sid])
+    assert len(runs) == 2 * 5 and set(runs.stratum) == {"L1/n=100", "N3/n=100"}
+    assert (runs["rel_rmse"] < 1e-4).all()  # solve_ivp at rtol 1e-8 through the evaluator's rhs
+    assert (runs["par2_seconds"] < 60).all()
+    bb = build_benchmark_board(evaluator, "NystromODE-v0", n_boot=200)
+    assert bb.kind == "task" and set(bb.profiles.name) == {"nystrom-lssvm", "ivp_solver"}
+    assert bb.table.ranked.sum() == 2
+
+
+def test_public_problem_hides_the_family_parameters():
+    from papergym.envs.tasks.base import InstanceRef, make_task
+    from papergym.leaderboard.evaluate import public_problem
+
+    task = make_task("NystromODE-v0")
+    problem, _ = task.make(InstanceRef("NystromODE-v0", "dev", "L6/n=100/s3", 3, {"problem": "L6", "n": 100}))
+    data, calls = public_problem(problem)
+    assert "params" not in data and set(calls) >= {"rhs", "jac", "linear_form.coeffs", "linear_form.forcing"}
+    assert data["t_train"].shape == (100,) and data["order"] == 2
+
+
+# --------------------------------------------------------------------------------------------- CLI
+def test_cli_submit_and_leaderboard(evaluator, tmp_path, capsys):
+    _sandbox_ok()
+    from papergym.leaderboard.cli import main
+    from papergym.leaderboard.evaluate import refresh
+
+    refresh(evaluator, ["NonStatLipschitz-v0"], only=["mdbe", "uniform-random"])
+    rc = main(["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--name", "my-ucb",
+               "--author", "me", "--hp", "k=8", "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "my-ucb" in out and "rank " in out and "of 3" in out
+    assert main(["leaderboard", "NonStatLipschitz-v0"]) == 0
+    out = capsys.readouterr().out
+    assert "my-ucb" in out and "mdbe" in out
+    site = tmp_path / "site"
+    assert main(["leaderboard", "--html", str(site)]) == 0
+    assert (site / "index.html").exists() and (site / "NonStatLipschitz-v0.html").exists()
+    assert "my-ucb" in (site / "NonStatLipschitz-v0.html").read_text()
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["submit", "nofile.py:make_agent", "--to", "NonStatLipschitz-v0"], "entry"),
+    (["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NoSuchEnv-v0"], "--to: unknown"),
+    (["submit", f"{SUBS / 'ucb_grid.py'}", "--to", "NonStatLipschitz-v0"], "entry"),
+    (["leaderboard", "NoSuchEnv-v0"], "unknown environment or task"),
+    (["leaderboard", "--db", "mysql://x/y"], "--db"),
+    (["leaderboard", "--force"], "refresh"),
+])
+def test_cli_bad_arguments_exit_2(evaluator, capsys, argv, match):
+    from papergym.leaderboard.cli import main
+
+    assert main(argv) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_leaderboard_on_postgres(postgres_url, tmp_path, monkeypatch):
+    """A shared board on a real PostgreSQL server: references and a submission, then the table."""
+    _sandbox_ok()
+    cfg = tmp_path / "evaluator.json"
+    cfg.write_text(json.dumps({"secret": SECRET, "boards": SMALL_BOARDS}))
+    monkeypatch.setenv(B.CONFIG_ENV, str(cfg))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # the curves of a PostgreSQL board
+    from papergym.leaderboard.cli import main
+
+    assert main(["leaderboard", "refresh", "NonStatLipschitz-v0", "--only", "mdbe", "--db", postgres_url,
+                 "--quiet"]) == 0
+    assert main(["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--db",
+                 postgres_url, "--name", "pg-ucb", "--quiet"]) == 0
+    from papergym.leaderboard.store import Store
+
+    with Store(postgres_url, curves_dir=tmp_path / "curves") as st:
+        subs = st.submissions("NonStatLipschitz-v0")
+        assert {"mdbe", "pg-ucb"} <= set(subs.name)
