@@ -3,7 +3,7 @@ in-process sessions share with it).
 
 Run as a script inside the sandbox::
 
-    python -s -P /sandbox/lib/_pg_sandbox_child.py FD SUBMISSION_FILE ATTR [--drop-uid]
+    python -s -P /sandbox/lib/_pg_sandbox_child.py RFD,WFD SUBMISSION_FILE ATTR SPIN_SECONDS [--drop-uid]
 
 It must never import papergym (papergym is not visible in the sandbox): it uses only the standard
 library, numpy, gymnasium (to rebuild the public spaces) and the stand-alone channel module, loaded
@@ -13,7 +13,7 @@ trusted parent (for :class:`AgentHost` and the problem helpers), from ``papergym
 Start-up, in this order: drop root to uid/gid 65534 when asked (the kernel ignores RLIMIT_NPROC for
 uid 0), point stdout at stderr (``dup2(2, 1)``, so prints never touch the channel), install a
 meta-path blocker for ``papergym`` (defence in depth: the sandbox does not mount it either), then
-serve the parent's messages on fd ``FD`` (see :mod:`papergym.leaderboard.channel` for the ops). The
+serve the parent's messages on the pipe fds ``RFD`` (in) and ``WFD`` (out) (see :mod:`papergym.leaderboard.channel` for the ops). The
 submission file is imported lazily at the first start / solve message, so an import that never ends
 is caught by the parent's per-call time limit.
 
@@ -455,10 +455,9 @@ class _Child:
 
 
 def main(argv: list[str]) -> None:
-    import socket
-
-    fd, path, attr = int(argv[1]), argv[2], argv[3]
-    if "--drop-uid" in argv[4:] and os.geteuid() == 0:
+    rfd, wfd = (int(x) for x in argv[1].split(","))
+    path, attr = argv[2], argv[3]
+    if "--drop-uid" in argv[5:] and os.geteuid() == 0:
         os.setgroups([])
         os.setresgid(NOBODY, NOBODY, NOBODY)
         os.setresuid(NOBODY, NOBODY, NOBODY)
@@ -468,7 +467,7 @@ def main(argv: list[str]) -> None:
     sys.meta_path.insert(0, _PapergymBlocker())
     for name in [m for m in sys.modules if m == "papergym" or m.startswith("papergym.")]:
         del sys.modules[name]
-    chan = _ch.Channel(socket.socket(fileno=fd), max_frame_bytes=_ch.MAX_FRAME_BYTES)
+    chan = _ch.Channel(rfd, wfd, max_frame_bytes=_ch.MAX_FRAME_BYTES, spin_seconds=float(argv[4]))
     _Child(chan, path, attr).serve()
 
 

@@ -35,7 +35,8 @@ Decoded arrays are writable and own independent memory (one fresh buffer per fra
 from __future__ import annotations
 
 import json
-import socket
+import os
+import select
 import struct
 import time
 from typing import Any
@@ -68,12 +69,14 @@ _DTYPE_BY_CODE: dict[int, np.dtype] = {
     6: np.dtype("<u1"), 7: np.dtype("<u2"), 8: np.dtype("<u4"), 9: np.dtype("<u8"),
     10: np.dtype("<f4"), 11: np.dtype("<f8"),
 }
-_CODE_BY_DTYPE: dict[np.dtype, int] = {v: k for k, v in _DTYPE_BY_CODE.items()}
+_CODE_BY_STR: dict[str, int] = {v.str: k for k, v in _DTYPE_BY_CODE.items()}
 ALLOWED_DTYPES: tuple[str, ...] = tuple(str(d) for d in _DTYPE_BY_CODE.values())
 
 _HEAD = struct.Struct("<BBHI")  # op, n_arrays, 0, json_len
 _AHEAD = struct.Struct("<BBHI")  # dtype code, ndim, 0, 0
 _LEN = struct.Struct("<I")
+_SHAPES = [struct.Struct(f"<BBHI{k}Q") for k in range(MAX_NDIM + 1)]  # array header + shape, by ndim
+_ZEROS = [b"\0" * k for k in range(8)]
 _MARKERS = ("__nd__", "__tuple__", "__seedseq__", "__dict__")
 
 
@@ -101,11 +104,11 @@ class _Encoder:
         self.arrays: list[np.ndarray] = []
 
     def array(self, a: np.ndarray) -> dict[str, int]:
-        if a.dtype.byteorder == ">" or (a.dtype.kind in "iuf" and not a.dtype.isnative):
-            a = a.astype(a.dtype.newbyteorder("<"))
-        dt = a.dtype if a.dtype.kind == "b" else a.dtype.newbyteorder("<")
-        if dt not in _CODE_BY_DTYPE:
-            raise TypeError(f"arrays of dtype {a.dtype} cannot be sent (allowed: {', '.join(ALLOWED_DTYPES)})")
+        if a.dtype.str not in _CODE_BY_STR:
+            if a.dtype.kind in "iuf" and a.dtype.byteorder == ">":
+                a = a.astype(a.dtype.newbyteorder("<"))
+            if a.dtype.str not in _CODE_BY_STR:
+                raise TypeError(f"arrays of dtype {a.dtype} cannot be sent (allowed: {', '.join(ALLOWED_DTYPES)})")
         if a.ndim > MAX_NDIM:
             raise TypeError(f"arrays with more than {MAX_NDIM} dimensions cannot be sent")
         if len(self.arrays) >= 255:
@@ -156,24 +159,21 @@ def _frame(op: int, arrays: list[np.ndarray], js: bytes) -> bytes:
     parts = [b"", _HEAD.pack(op, len(arrays), 0, len(js))]
     datas = []
     for a in arrays:
-        parts.append(_AHEAD.pack(_CODE_BY_DTYPE[a.dtype if a.dtype.kind == "b" else a.dtype.newbyteorder("<")],
-                                 a.ndim, 0, 0))
-        if a.ndim:
-            parts.append(struct.pack(f"<{a.ndim}Q", *a.shape))
+        nd = a.ndim
+        parts.append(_SHAPES[nd].pack(_CODE_BY_STR[a.dtype.str], nd, 0, 0, *a.shape))
         b = a.tobytes()
         datas.append(b)
-        p = _pad8(len(b))
+        p = (-len(b)) & 7
         if p:
-            datas.append(b"\0" * p)
+            datas.append(_ZEROS[p])
     if js:
         parts.append(js)
-        p = _pad8(len(js))
+        p = (-len(js)) & 7
         if p:
-            parts.append(b"\0" * p)
-    parts.extend(datas)
-    n = sum(len(p) for p in parts)
-    parts[0] = _LEN.pack(n)
-    return b"".join(parts)
+            parts.append(_ZEROS[p])
+    parts += datas
+    body = b"".join(parts)
+    return _LEN.pack(len(body)) + body
 
 
 def encode(op: int, value: Any = None, *, arrays: list[np.ndarray] | None = None) -> bytes:
@@ -271,16 +271,16 @@ def decode(payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
         if pos + _AHEAD.size > n:
             raise ChannelProtocolError("truncated frame (array header)")
         code, ndim, z1, z2 = _AHEAD.unpack_from(payload, pos)
-        pos += _AHEAD.size
         dt = _DTYPE_BY_CODE.get(code)
         if dt is None:
             raise ChannelProtocolError(f"array dtype code {code} is not allowed (allowed: {', '.join(ALLOWED_DTYPES)})")
         if z1 or z2 or ndim > MAX_NDIM:
             raise ChannelProtocolError("bad array header")
-        if pos + 8 * ndim > n:
+        st = _SHAPES[ndim]
+        if pos + st.size > n:
             raise ChannelProtocolError("truncated frame (array shape)")
-        shape = struct.unpack_from(f"<{ndim}Q", payload, pos) if ndim else ()
-        pos += 8 * ndim
+        shape = st.unpack_from(payload, pos)[4:]
+        pos += st.size
         metas.append((dt, shape))
     if json_len > MAX_JSON_BYTES or pos + json_len > n:
         raise ChannelProtocolError(f"bad JSON length {json_len} in a frame of {n} bytes")
@@ -316,79 +316,123 @@ def decode(payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
 
 # ----------------------------------------------------------------------------------------- channel
 class Channel:
-    """Frames over a connected stream socket (a :func:`socket.socketpair` end).
+    """Frames over a pair of pipe file descriptors (``rfd`` read, ``wfd`` write; a socket's fd may be
+    both). Pipes wake the other side faster than a socket pair (about 6 against 20 us per round trip
+    measured here).
 
-    ``send(op, value)`` / ``send(op, arrays=[...])`` write one frame; ``recv(deadline)`` reads one
-    and returns ``(op, value)``. ``deadline`` is a :func:`time.monotonic` time (``None``: wait
-    forever); :class:`ChannelTimeout` when it passes, :class:`ChannelClosed` at end of stream,
+    ``send(op, value)`` / ``send(op, arrays=[...])`` write one frame; ``recv(deadline)`` reads one and
+    returns ``(op, value)``. ``deadline`` is a :func:`time.monotonic` time (``None``: block -- the
+    sandbox enforces its limits with a watchdog that kills the child, which ends the read);
+    :class:`ChannelTimeout` when it passes, :class:`ChannelClosed` at end of stream / broken pipe,
     :class:`ChannelProtocolError` for a malformed frame or one larger than ``max_frame_bytes``.
     """
 
-    def __init__(self, sock: socket.socket, max_frame_bytes: int = MAX_FRAME_BYTES):
-        self.sock = sock
+    def __init__(self, rfd: int, wfd: int | None = None, max_frame_bytes: int = MAX_FRAME_BYTES,
+                 spin_seconds: float = 0.0):
+        self.rfd = rfd
+        self.spin_seconds = float(spin_seconds)
+        if self.spin_seconds > 0:
+            os.set_blocking(rfd, False)
+        self.wfd = rfd if wfd is None else wfd
         self.max_frame_bytes = int(max_frame_bytes)
-        self._lenbuf = bytearray(4)
-        self._timeout: float | None = -1.0
+        self._buf = bytearray(1 << 16)
+        self._mv = memoryview(self._buf)
+        self._pos = self._end = 0
+        self._poll: select.poll | None = None
 
-    def _settimeout(self, deadline: float | None) -> None:
-        if deadline is None:
-            t = None
-        else:
-            t = deadline - time.monotonic()
-            if t <= 0:
-                raise ChannelTimeout("deadline passed")
-        if t != self._timeout:
-            self.sock.settimeout(t)
-            self._timeout = t
-
-    def send_frame(self, frame: bytes, deadline: float | None = None) -> None:
-        self._settimeout(deadline)
+    def send_frame(self, frame: bytes) -> None:
+        mv = memoryview(frame)
         try:
-            self.sock.sendall(frame)
-        except TimeoutError:
-            raise ChannelTimeout("send timed out") from None
-        except (BrokenPipeError, ConnectionResetError) as exc:
+            while mv:
+                k = os.write(self.wfd, mv)
+                mv = mv[k:]
+        except (BrokenPipeError, ConnectionResetError, OSError) as exc:
             raise ChannelClosed(str(exc)) from None
 
-    def send(self, op: int, value: Any = None, *, arrays: list[np.ndarray] | None = None,
-             deadline: float | None = None) -> None:
-        self.send_frame(encode(op, value, arrays=arrays), deadline)
+    def send(self, op: int, value: Any = None, *, arrays: list[np.ndarray] | None = None) -> None:
+        self.send_frame(encode(op, value, arrays=arrays))
 
-    def _fill(self, view: memoryview, deadline: float | None) -> None:
-        got = 0
-        n = len(view)
-        while got < n:
-            try:
-                k = self.sock.recv_into(view[got:])
-            except TimeoutError:
-                raise ChannelTimeout("no reply before the deadline") from None
-            except ConnectionResetError as exc:
-                raise ChannelClosed(str(exc)) from None
-            if k == 0:
-                if got and n != 4:
-                    raise ChannelProtocolError(f"truncated frame: stream ended after {got} of {n} bytes")
-                raise ChannelClosed("end of stream")
-            got += k
-            if got < n and deadline is not None:
-                self._settimeout(deadline)
+    def _read(self, view: memoryview, deadline: float | None) -> int:
+        if self.spin_seconds > 0:
+            # busy-wait a little before sleeping: a reply that comes within spin_seconds costs no
+            # wake-up (a context switch, or an inter-processor interrupt in a VM: tens of us)
+            end = 0.0
+            while True:
+                try:
+                    return os.readv(self.rfd, [view])
+                except BlockingIOError:
+                    pass
+                except OSError as exc:
+                    raise ChannelClosed(str(exc)) from None
+                now = time.perf_counter()
+                if not end:
+                    end = now + self.spin_seconds
+                elif now > end:
+                    break
+            if self._poll is None:
+                self._poll = select.poll()
+                self._poll.register(self.rfd, select.POLLIN | select.POLLHUP | select.POLLERR)
+            t = None if deadline is None else max(deadline - time.monotonic(), 0.0) * 1000.0
+            if not self._poll.poll(t):
+                raise ChannelTimeout("no reply before the deadline")
+        elif deadline is not None:
+            if self._poll is None:
+                self._poll = select.poll()
+                self._poll.register(self.rfd, select.POLLIN | select.POLLHUP | select.POLLERR)
+            t = deadline - time.monotonic()
+            if t <= 0 or not self._poll.poll(t * 1000.0):
+                raise ChannelTimeout("no reply before the deadline")
+        try:
+            return os.readv(self.rfd, [view])
+        except (ConnectionResetError, OSError) as exc:
+            raise ChannelClosed(str(exc)) from None
 
     def recv(self, deadline: float | None = None) -> tuple[int, Any]:
-        self._settimeout(deadline)
-        self._fill(memoryview(self._lenbuf), deadline)
-        (n,) = _LEN.unpack(self._lenbuf)
-        if n > self.max_frame_bytes:
-            raise ChannelProtocolError(f"frame of {n} bytes exceeds the limit of {self.max_frame_bytes}")
-        payload = bytearray(n)
-        if n:
-            self._fill(memoryview(payload), deadline)
-        return decode(payload)
+        """One frame: ``(op, value)``. Reads into a buffer, usually one ``read`` per frame."""
+        buf, mv = self._buf, self._mv
+        while True:
+            have = self._end - self._pos
+            n = -1
+            if have >= 4:
+                (n,) = _LEN.unpack_from(buf, self._pos)
+                if n > self.max_frame_bytes:
+                    raise ChannelProtocolError(f"frame of {n} bytes exceeds the limit of {self.max_frame_bytes}")
+                if have >= 4 + n:
+                    start = self._pos + 4
+                    payload = bytearray(mv[start: start + n])
+                    self._pos = start + n
+                    if self._pos == self._end:
+                        self._pos = self._end = 0
+                    return decode(payload)
+                if 4 + n > len(buf):  # a large frame: read the rest straight into its own buffer
+                    payload = bytearray(n)
+                    got = have - 4
+                    payload[:got] = mv[self._pos + 4: self._end]
+                    self._pos = self._end = 0
+                    pv = memoryview(payload)
+                    while got < n:
+                        k = self._read(pv[got:], deadline)
+                        if k == 0:
+                            raise ChannelProtocolError(f"truncated frame: stream ended after {got} of {n} bytes")
+                        got += k
+                    return decode(payload)
+            room = len(buf) - self._end
+            if self._pos and (room < 4096 or (n >= 0 and room < 4 + n - have)):
+                mv[:have] = mv[self._pos: self._end]
+                self._pos, self._end = 0, have
+            k = self._read(mv[self._end:], deadline)
+            if k == 0:
+                if have:
+                    raise ChannelProtocolError(f"truncated frame: stream ended inside a frame ({have} bytes)")
+                raise ChannelClosed("end of stream")
+            self._end += k
 
     def close(self) -> None:
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
+        for fd in {self.rfd, self.wfd}:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 # --------------------------------------------------------------------------------------------- ops

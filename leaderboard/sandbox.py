@@ -70,12 +70,12 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import json
 import os
 import resource
 import shutil
 import signal
 import site
-import socket
 import stat
 import subprocess
 import sys
@@ -115,6 +115,10 @@ SANDBOX_LIB = "/sandbox/lib"
 SANDBOX_SUBMISSION = "/sandbox/submission"
 _CHILD_NAME = "_pg_sandbox_child.py"
 _CHANNEL_NAME = "_pg_channel.py"
+#: both ends may busy-wait this long for a reply before sleeping; 0 (off): measured on a 2-vCPU VM,
+#: spinning made a step round trip 4x slower (both processes end up on one core) and pinning them to
+#: two cores did not help (cross-core wake-ups cost more than same-core context switches)
+SPIN_SECONDS = 0.0
 
 
 # --------------------------------------------------------------------------------------- limits
@@ -551,9 +555,15 @@ class _Sandbox:
         self.reader: _TailReader | None = None
         self.tmpdir: str | None = None
         self.cpu_seconds = 0.0
+        self.sampled_cpu = 0.0
+        self.child_pid = 0
         self.created = time.monotonic()
         self.submission_deadline = self.created + limits.submission_seconds
         self.dead: SandboxError | None = None
+        self.spin = SPIN_SECONDS
+        self._deadline: tuple[float, str] | None = None
+        self._timed_out: str | None = None
+        self._stop = threading.Event()
 
     # ---- life cycle
     @property
@@ -562,7 +572,11 @@ class _Sandbox:
 
     def launch(self) -> None:
         lim = self.limits
-        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        c_r, p_w = os.pipe()  # parent -> child
+        p_r, c_w = os.pipe()  # child -> parent
+        os.set_inheritable(c_r, True)
+        os.set_inheritable(c_w, True)
+        child_fds = f"{c_r},{c_w}"
         name = self.source.name
         src = self.source.read_bytes()
         fds: list[int] = []
@@ -572,9 +586,11 @@ class _Sandbox:
                 data[f"{SANDBOX_SUBMISSION}/{name}"] = src
                 dfds = {dest: _memfd(os.path.basename(dest), b) for dest, b in data.items()}
                 fds = list(dfds.values())
-                argv = _bwrap_argv(dfds, int(lim.file_size_mb) * 2**20)
-                argv += [sys.executable, "-s", "-P", f"{SANDBOX_LIB}/{_CHILD_NAME}", str(child_sock.fileno()),
-                         f"{SANDBOX_SUBMISSION}/{name}", self.attr]
+                info_r, info_w = os.pipe()
+                fds.append(info_w)
+                argv = _bwrap_argv(dfds, int(lim.file_size_mb) * 2**20) + ["--info-fd", str(info_w)]
+                argv += [sys.executable, "-s", "-P", f"{SANDBOX_LIB}/{_CHILD_NAME}", child_fds,
+                         f"{SANDBOX_SUBMISSION}/{name}", self.attr, repr(self.spin)]
                 if os.geteuid() == 0:
                     argv.append("--drop-uid")
                 env, cwd = None, None
@@ -605,28 +621,60 @@ class _Sandbox:
                     warn += f"; it runs as root (the Python installation is not reachable by uid {NOBODY}: {why}), " \
                             "so the process limit is not enforced"
                 warnings.warn(warn, SandboxWarning, stacklevel=4)
-                argv = [sys.executable, "-s", "-P", str(root / "lib" / _CHILD_NAME), str(child_sock.fileno()),
-                        str(root / "submission" / name), self.attr]
+                argv = [sys.executable, "-s", "-P", str(root / "lib" / _CHILD_NAME), child_fds,
+                        str(root / "submission" / name), self.attr, repr(self.spin)]
                 env = _sandbox_env(str(root / "work"))
                 cwd = str(root / "work")
                 pre = _preexec(lim, drop_uid=drop, pdeathsig=True)
             err_r, err_w = os.pipe()
             try:
                 self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=err_w, stderr=err_w,
-                                             pass_fds=(child_sock.fileno(), *fds), env=env, cwd=cwd,
+                                             pass_fds=(c_r, c_w, *fds), env=env, cwd=cwd,
                                              preexec_fn=pre, start_new_session=True, close_fds=True)  # noqa: PLW1509 - rlimits must be set between fork and exec
             finally:
                 os.close(err_w)
         except BaseException:
-            parent_sock.close()
+            os.close(p_r)
+            os.close(p_w)
             raise
         finally:
-            child_sock.close()
-            for fd in fds:
+            for fd in (c_r, c_w, *fds):
                 os.close(fd)
         self.reader = _TailReader(err_r, lim.stderr_tail_bytes)
         self.reader.start()
-        self.chan = _ch.Channel(parent_sock)
+        self.chan = _ch.Channel(p_r, p_w, spin_seconds=self.spin)
+        self._stop = threading.Event()
+        self._watchdog = threading.Thread(target=self._watch, daemon=True)
+        self._watchdog.start()
+        self.child_pid = self.proc.pid
+        if self.mode == "bwrap":  # the host pid of the python inside (for its CPU time)
+            try:
+                with os.fdopen(info_r, "rb") as fh:
+                    info = json.loads(fh.read(4096) or b"{}")
+                self.child_pid = int(info.get("child-pid", self.proc.pid))
+            except (OSError, ValueError):
+                pass
+
+    @property
+    def total_cpu(self) -> float:
+        return max(self.cpu_seconds, self.sampled_cpu)
+
+    def sample_cpu(self) -> None:
+        """CPU seconds of the python process (children it reaped included), from /proc: bubblewrap's
+        pid-1 does not pass its child's rusage on to ``wait4``."""
+        def ticks(pid: int) -> int:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            return sum(int(x) for x in fields[11:15])
+
+        try:
+            pids = [self.child_pid]
+            with open(f"/proc/{self.child_pid}/task/{self.child_pid}/children", "rb") as fh:
+                pids += [int(x) for x in fh.read().split()]
+            total = sum(ticks(p) for p in pids)
+            self.sampled_cpu = max(self.sampled_cpu, total / os.sysconf("SC_CLK_TCK"))
+        except (OSError, ValueError, IndexError):
+            pass
 
     def tail(self, wait: float = 0.0) -> str:
         if self.reader is None:
@@ -669,12 +717,15 @@ class _Sandbox:
                 pass
 
     def kill(self) -> None:
+        if self.mode == "bwrap" and self.alive:
+            self.sample_cpu()
         self._signal_all()
         self._reap(block=True)
         if self.chan is not None:
             self.chan.close()
 
     def cleanup(self) -> None:
+        self._stop.set()
         self.kill()
         if self.reader is not None:
             self.reader.join(1.0)
@@ -727,25 +778,48 @@ class _Sandbox:
         if self.dead is not None:
             raise SandboxError(self.dead.status, self.dead.message, self.dead.stderr_tail)
 
+    def _watch(self) -> None:
+        """Kill the child when the deadline of the round trip in flight passes (the reads block)."""
+        while not self._stop.wait(0.02):
+            dl = self._deadline
+            if dl is not None and time.monotonic() > dl[0]:
+                self._timed_out = dl[1]
+                self._signal_all()
+                return
+
+    def _arm(self, deadline: tuple[float, str] | None) -> None:
+        if deadline is not None and time.monotonic() > deadline[0]:
+            self._timed_out = deadline[1]
+        self._deadline = deadline
+
+    def _broken(self, during: str) -> SandboxError:
+        if self._timed_out is not None:
+            return SandboxError("timeout", f"{during} exceeded the {self._timed_out}")
+        return self._exit_error(during)
+
     def send(self, frame: bytes, deadline: tuple[float, str], during: str) -> None:
+        self._arm(deadline)
         try:
-            self.chan.send_frame(frame, deadline[0])
-        except _ch.ChannelTimeout:
-            raise self.fail(SandboxError("timeout", f"{during} exceeded the {deadline[1]}")) from None
-        except (_ch.ChannelClosed, OSError):
-            raise self.fail(self._exit_error(during)) from None
+            if self._timed_out is not None:
+                raise _ch.ChannelClosed("deadline passed")
+            self.chan.send_frame(frame)
+        except _ch.ChannelClosed:
+            raise self.fail(self._broken(during)) from None
+        finally:
+            self._deadline = None
 
     def recv(self, deadline: tuple[float, str], during: str, expect: Sequence[int]) -> tuple[int, Any]:
+        self._arm(deadline)
         try:
-            op, v = self.chan.recv(deadline[0])
-        except _ch.ChannelTimeout:
-            raise self.fail(SandboxError("timeout", f"{during} exceeded the {deadline[1]}")) from None
+            if self._timed_out is not None:
+                raise _ch.ChannelClosed("deadline passed")
+            op, v = self.chan.recv()
         except _ch.ChannelClosed:
-            raise self.fail(self._exit_error(during)) from None
+            raise self.fail(self._broken(during)) from None
         except _ch.ChannelProtocolError as exc:
             raise self.fail(ProtocolError(str(exc))) from None
-        except OSError as exc:
-            raise self.fail(SandboxError("error", f"channel failure during {during}: {exc}")) from None
+        finally:
+            self._deadline = None
         if op == _ch.OP_ERROR:
             raise self.fail(_hosted_error(v, ""))
         if op not in expect:
@@ -755,8 +829,11 @@ class _Sandbox:
     def close(self) -> None:
         """Ask the child to exit, then reap it (killed if it does not within 2 s)."""
         if self.alive and self.dead is None and self.chan is not None:
+            if self.mode == "bwrap":
+                self.sample_cpu()
             try:
-                self.chan.send(_ch.OP_CLOSE, deadline=time.monotonic() + 2.0)
+                self._deadline = (time.monotonic() + 2.0, "close")
+                self.chan.send(_ch.OP_CLOSE)
                 self.chan.recv(time.monotonic() + 2.0)
             except Exception:  # noqa: BLE001, S110 - closing: any failure just means kill
                 pass
@@ -853,7 +930,7 @@ class SandboxedAgentSession:
     def close(self) -> SessionReport:
         if self._report is None:
             self._sb.close()
-            self._report = SessionReport(self._sb.tail(), time.monotonic() - self._t0, self._sb.cpu_seconds,
+            self._report = SessionReport(self._sb.tail(), time.monotonic() - self._t0, self._sb.total_cpu,
                                          self._sb.mode)
         return self._report
 
@@ -958,11 +1035,11 @@ class SandboxedSolverSession:
         sb = self._sb
         if sb.proc is not None and (sb.dead is not None or not sb.alive):
             sb.cleanup()
-            self._cpu += sb.cpu_seconds
+            self._cpu += sb.total_cpu
             self._tails.append(sb.tail())
-            sb.cpu_seconds = 0.0
+            sb.cpu_seconds = sb.sampled_cpu = 0.0
             sb.proc = sb.chan = sb.reader = None
-            sb.dead = None
+            sb.dead = sb._timed_out = sb._deadline = None
         if sb.proc is None:
             if time.monotonic() >= sb.submission_deadline:
                 raise SandboxError("timeout", f"the per-submission limit of {self.limits.submission_seconds:g} s "
@@ -1033,7 +1110,7 @@ class SandboxedSolverSession:
             sb.close()
             tails = [t for t in [*self._tails, sb.tail()] if t]
             tail = "\n".join(tails)[-self.limits.stderr_tail_bytes:]
-            self._report = SessionReport(tail, time.monotonic() - self._t0, self._cpu + sb.cpu_seconds, sb.mode)
+            self._report = SessionReport(tail, time.monotonic() - self._t0, self._cpu + sb.total_cpu, sb.mode)
         return self._report
 
     def __del__(self) -> None:
