@@ -1,7 +1,8 @@
 """Run, score and report: :func:`compare` (regret comparisons on envs), :func:`bench` (solver
-benchmarks on tasks), statistics and figures.
-
-The leaderboard store, submissions and the HTML page come in a later issue.
+benchmarks on tasks), statistics and figures; the leaderboard: :mod:`.store` (SQLAlchemy: SQLite or PostgreSQL), :mod:`.sandbox`
+(submitted code in bubblewrap + rlimits behind a message channel), :mod:`.evaluate` (hidden test seeds,
+``submit``, ``refresh``), :mod:`.board` (ranking with bootstrap CIs and rank intervals) and
+:mod:`.report` (static HTML site, terminal table).
 """
 
 from papergym.leaderboard.bench import BenchResult, bench

@@ -133,6 +133,11 @@ def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, p
     n = len(active)
     from papergym.envs.spec import InvalidActionError
 
+    if active.all():  # fast path: the whole batch is valid
+        try:
+            return venv.validate_action(actions)
+        except (InvalidActionError, ValueError, TypeError):
+            pass
     rows: list[Any] = []
     for i in range(n):
         if not active[i]:

@@ -1,1 +1,1 @@
-"""Figures and (in a later issue) the static HTML leaderboard."""
+"""Figures (:mod:`.plots`), the static HTML leaderboard (:mod:`.html`) and its terminal table (:mod:`.text`)."""
