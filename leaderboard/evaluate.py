@@ -517,11 +517,42 @@ def _register(store: Any, cfg: EnvBoardConfig | TaskBoardConfig) -> str:
     return version
 
 
+def agent_rows(env_id: str, cfg: EnvBoardConfig, make_session: Callable[[], Any], hyperparameters: Mapping[str, Any],
+               *, secret: str, time_limit: float | None = None,
+               progress: Callable[[str], None] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Play every stratum of the env board ``cfg`` (no store involved): the run rows and stderr tails."""
+    deadline = time.monotonic() + time_limit if time_limit else None
+    rows: list[dict[str, Any]] = []
+    tails: list[str] = []
+    for stratum, kwargs in cfg.strata.items():
+        env_kwargs = dict(kwargs)
+        if cfg.horizon is not None:
+            env_kwargs["horizon"] = cfg.horizon
+        env_seeds = stratum_seeds(env_id, stratum, "env", cfg.seeds, secret)
+        agent_seeds = stratum_seeds(env_id, stratum, "agent", cfg.seeds, secret)
+        if deadline is not None and time.monotonic() > deadline:
+            runs = [{"status": "timeout", "error": "the submission's total time limit was reached",
+                     "metrics": {}, "curve": None, "wall_seconds": 0.0, "cpu_seconds": None}] * cfg.seeds
+        else:
+            if progress:
+                progress(f"{env_id} / {stratum}: {cfg.seeds} runs")
+            session = make_session()
+            runs = play(env_id, env_kwargs, env_seeds, session, agent_seeds, hyperparameters,
+                        on_env=getattr(session, "on_env", None))
+            tail = runs[0].get("stderr_tail", "") if runs else ""
+            if tail:
+                tails.append(f"[{stratum}] {tail}")
+        for i, r in enumerate(runs):
+            rows.append({"split": "test", "stratum": stratum, "seed_index": i, **_run_row(r)})
+    return rows, tails
+
+
 def evaluate_agent(store: Any, env_id: str, info: SubmissionInfo, make_session: Callable[[], Any], *,
                    secret: str, config: EnvBoardConfig | None = None, sandbox: str = "",
-                   time_limit: float | None = None, progress: Callable[[str], None] | None = None) -> int:
-    """Score an agent on the env board: every stratum's runs, then one transaction into the store.
-    Returns the submission id."""
+                   time_limit: float | None = None, progress: Callable[[str], None] | None = None,
+                   precomputed: tuple[list[dict[str, Any]], list[str]] | None = None) -> int:
+    """Score an agent on the env board: every stratum's runs (or the ``precomputed`` rows of
+    :func:`agent_rows`), then one transaction into the store. Returns the submission id."""
     cfg = config or board_config(env_id)
     if not isinstance(cfg, EnvBoardConfig):
         raise ValueError(f"{env_id} is a solver task, not an environment: submit a solver to it")
@@ -531,30 +562,9 @@ def evaluate_agent(store: Any, env_id: str, info: SubmissionInfo, make_session: 
                                   hyperparameters=dict(info.hyperparameters), package_versions=package_versions(),
                                   sandbox=sandbox)
     t0, c0 = time.perf_counter(), time.process_time()
-    deadline = time.monotonic() + time_limit if time_limit else None
-    rows: list[dict[str, Any]] = []
-    tails: list[str] = []
     try:
-        for stratum, kwargs in cfg.strata.items():
-            env_kwargs = dict(kwargs)
-            if cfg.horizon is not None:
-                env_kwargs["horizon"] = cfg.horizon
-            env_seeds = stratum_seeds(env_id, stratum, "env", cfg.seeds, secret)
-            agent_seeds = stratum_seeds(env_id, stratum, "agent", cfg.seeds, secret)
-            if deadline is not None and time.monotonic() > deadline:
-                runs = [{"status": "timeout", "error": "the submission's total time limit was reached",
-                         "metrics": {}, "curve": None, "wall_seconds": 0.0, "cpu_seconds": None}] * cfg.seeds
-            else:
-                if progress:
-                    progress(f"{env_id} / {stratum}: {cfg.seeds} runs")
-                session = make_session()
-                runs = play(env_id, env_kwargs, env_seeds, session, agent_seeds, info.hyperparameters,
-                            on_env=getattr(session, "on_env", None))
-                tail = runs[0].get("stderr_tail", "") if runs else ""
-                if tail:
-                    tails.append(f"[{stratum}] {tail}")
-            for i, r in enumerate(runs):
-                rows.append({"split": "test", "stratum": stratum, "seed_index": i, **_run_row(r)})
+        rows, tails = precomputed if precomputed is not None else agent_rows(
+            env_id, cfg, make_session, info.hyperparameters, secret=secret, time_limit=time_limit, progress=progress)
     except BaseException as exc:
         store.finish_submission(sid, "error", message=f"evaluator failure: {type(exc).__name__}: {exc}"[:500],
                                 wall_seconds=time.perf_counter() - t0)
@@ -698,9 +708,22 @@ def _reference_entries(benchmark_id: str, cfg: Any, include: Sequence[str], only
     return out
 
 
+def _reference_agent_rows(env_id: str, cfg: EnvBoardConfig, name: str, secret: str):
+    """Worker of :func:`refresh`: the run rows of one reference agent (trusted, in-process)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return agent_rows(env_id, cfg, lambda: RegistryAgentSession(name, env_id), {}, secret=secret)
+
+
+def _status_of(store: Any, bid: str, version: str, sid: int) -> str:
+    sub = store.submissions(bid, version=version)
+    return str(sub[sub.submission_id == sid].status.iloc[0])
+
+
 def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: Sequence[str] = (),
             only: Sequence[str] | None = None, force: bool = False, secret: str | None = None,
-            progress: Callable[[str], None] | None = None) -> list[tuple[str, str, str]]:
+            progress: Callable[[str], None] | None = None, n_jobs: int | None = None) -> list[tuple[str, str, str]]:
     """Score the registry's reference agents / solvers (roles paper, baseline, oracle, reference) on the
     current version of each board, in-process (trusted code). A reference already scored on this
     version with the same code hash is skipped unless ``force``. Returns ``(benchmark, name, status)``."""
@@ -714,6 +737,7 @@ def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: 
         cfg = board_config(bid)
         version = board_version(cfg)
         existing = store.submissions(bid, version=version, latest_only=True)
+        todo = []
         for name, role, code in _reference_entries(bid, cfg, include, only):
             if not force and len(existing):
                 hit = existing[(existing.name == name) & (existing.author == REFERENCE_AUTHOR)
@@ -721,16 +745,28 @@ def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: 
                 if len(hit):
                     done.append((bid, name, f"{hit.iloc[-1].status} (cached)"))
                     continue
-            info = SubmissionInfo(name=name, author=REFERENCE_AUTHOR, role=role,
-                                  kind="solver" if cfg.kind == "task" else "agent", entry=f"registry:{name}",
-                                  code_sha256=code)
-            if cfg.kind == "task":
-                sid = evaluate_task(store, bid, info, lambda n=name, b=bid: RegistrySolverSession(n, b), secret=secret,
-                                    config=cfg, sandbox="in-process", progress=progress)
-            else:
-                sid = evaluate_agent(store, bid, info, lambda n=name, b=bid: RegistryAgentSession(n, b), secret=secret,
-                                     config=cfg, sandbox="in-process", progress=progress)
-            sub = store.submissions(bid, version=version)
-            st = sub[sub.submission_id == sid].status.iloc[0]
-            done.append((bid, name, str(st)))
+            todo.append(SubmissionInfo(name=name, author=REFERENCE_AUTHOR, role=role,
+                                       kind="solver" if cfg.kind == "task" else "agent", entry=f"registry:{name}",
+                                       code_sha256=code))
+        if not todo:
+            continue
+        if cfg.kind == "env":
+            # references are trusted and independent: computed in parallel worker processes, stored here
+            if progress:
+                progress(f"{bid}: {len(todo)} reference agents x {len(cfg.strata)} strata x {cfg.seeds} seeds")
+            from joblib import Parallel, delayed
+            from papergym.leaderboard.executors import default_n_jobs
+
+            jobs = n_jobs if n_jobs is not None else default_n_jobs()
+            computed = Parallel(n_jobs=min(jobs, len(todo)), backend="loky")(
+                delayed(_reference_agent_rows)(bid, cfg, info.name, secret) for info in todo)
+            for info, pre in zip(todo, computed):
+                sid = evaluate_agent(store, bid, info, lambda: None, secret=secret, config=cfg,
+                                     sandbox="in-process", precomputed=pre)
+                done.append((bid, info.name, _status_of(store, bid, version, sid)))
+        else:
+            for info in todo:
+                sid = evaluate_task(store, bid, info, lambda n=info.name, b=bid: RegistrySolverSession(n, b),
+                                    secret=secret, config=cfg, sandbox="in-process", progress=progress)
+                done.append((bid, info.name, _status_of(store, bid, version, sid)))
     return done
