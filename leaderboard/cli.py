@@ -286,6 +286,15 @@ def _cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
         import dataclasses
 
         limits = dataclasses.replace(limits, submission_seconds=float(args.time_limit))
+    from papergym.leaderboard.evaluate import REFERENCE_AUTHOR, _check_label
+
+    try:
+        _check_label(args.name if args.name is not None else Path(args.entry.rsplit(":", 1)[0]).stem, "name")
+        _check_label(args.author, "author")
+    except ValueError as exc:
+        raise CLIError(f"--name/--author: {exc}") from None
+    if args.author == REFERENCE_AUTHOR:
+        raise CLIError(f"--author: {REFERENCE_AUTHOR!r} is reserved for the registry's reference agents and solvers")
     store = _open_store(args.db)
     if args.sandbox == "auto" and not bwrap_available()[0]:
         print(f"papergym: warning: bubblewrap unavailable ({bwrap_available()[1]}); the submission runs with "

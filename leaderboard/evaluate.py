@@ -646,6 +646,16 @@ def _test_instances(task: Any, secret: str) -> list[Any]:
             os.environ[SECRET_ENV] = old
 
 
+def _check_label(value: Any, what: str) -> str:
+    """A submission's name or author: 1-64 printable characters, no leading/trailing space."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"the submission's {what} must be a non-empty string, got {value!r}")
+    if len(value) > 64 or not value.isprintable() or value != value.strip():
+        raise ValueError(f"the submission's {what} must be at most 64 printable characters without leading or "
+                         f"trailing spaces, got {value!r}")
+    return value
+
+
 def _file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -665,6 +675,10 @@ def submit(store: Any, entry: str, benchmark_id: str, *, name: str | None = None
     )
 
     path, attr = load_entry(entry)
+    name = _check_label(name or Path(path).stem, "name")
+    author = _check_label(author, "author")
+    if author == REFERENCE_AUTHOR:
+        raise ValueError(f"author {REFERENCE_AUTHOR!r} is reserved for the registry's reference agents and solvers")
     limits = limits or Limits()
     if secret is None:
         secret = load_evaluator_config(create_secret=True).secret
@@ -677,7 +691,7 @@ def submit(store: Any, entry: str, benchmark_id: str, *, name: str | None = None
         used = "bwrap" if bwrap_available()[0] else "rlimits"
     else:
         used = sandbox
-    info = SubmissionInfo(name=name or Path(path).stem, author=author, role="submission", kind=kind,
+    info = SubmissionInfo(name=name, author=author, role="submission", kind=kind,
                           entry=f"{Path(path).name}:{attr}", code_sha256=_file_sha256(path),
                           hyperparameters=dict(hyperparameters or {}))
     if kind == "agent":

@@ -261,6 +261,12 @@ def test_cli_submit_and_leaderboard(evaluator, tmp_path, capsys):
     (["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NoSuchEnv-v0"], "--to: unknown"),
     (["submit", f"{SUBS / 'ucb_grid.py'}", "--to", "NonStatLipschitz-v0"], "entry"),
     (["leaderboard", "NoSuchEnv-v0"], "unknown environment or task"),
+    (["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--author", "papergym"],
+     "reserved"),
+    (["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--name", "a\x1b[31mb"],
+     "printable"),
+    (["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--time-limit", "-1"],
+     "--time-limit"),
     (["leaderboard", "--db", "mysql://x/y"], "--db"),
     (["leaderboard", "--force"], "refresh"),
 ])
