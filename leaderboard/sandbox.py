@@ -448,7 +448,7 @@ def bwrap_available() -> tuple[bool, str]:
         argv = _bwrap_argv({f"{SANDBOX_LIB}/probe.py": fd}, 16 * 2**20)
         argv += [sys.executable, "-s", "-P", f"{SANDBOX_LIB}/probe.py"] + (["--drop"] if os.geteuid() == 0 else [])
         try:
-            r = subprocess.run(argv, pass_fds=(fd,), capture_output=True, timeout=60, check=False,
+            r = subprocess.run(argv, pass_fds=(fd,), capture_output=True, timeout=60, env=_sandbox_env("/tmp"), check=False,
                                preexec_fn=_preexec(Limits(), False, False))
         except (OSError, subprocess.TimeoutExpired) as exc:
             return False, f"bwrap probe failed: {exc}"
@@ -593,7 +593,9 @@ class _Sandbox:
                          f"{SANDBOX_SUBMISSION}/{name}", self.attr, repr(self.spin)]
                 if os.geteuid() == 0:
                     argv.append("--drop-uid")
-                env, cwd = None, None
+                # bwrap itself (the sandbox's pid 1, whose /proc/1/environ the child may read as a normal
+                # user) gets a scrubbed environment too, not the evaluator's
+                env, cwd = _sandbox_env("/tmp"), "/"
                 pre = _preexec(lim, drop_uid=False, pdeathsig=False)
             else:
                 self.tmpdir = tempfile.mkdtemp(prefix="papergym-sandbox-")
@@ -1119,6 +1121,19 @@ class SandboxedSolverSession:
             sb.cleanup()
 
 
+def _as_value_error(name: str, fn: Callable) -> Callable:
+    """``fn`` whose exceptions become ``ValueError("name: Type: message")``, as through the sandbox."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the solver's bad call, as in the sandbox
+            raise ValueError(f"{name}: {_child.short(exc)}") from None
+
+    return call
+
+
 class InProcessSolverSession:
     """A trusted solver factory run in this process with the same problem building as the child
     (nested namespaces, the real callables at their dotted names). ``timeout`` is not enforced
@@ -1134,7 +1149,7 @@ class InProcessSolverSession:
               timeout: float) -> tuple[Any, float]:
         v = _roundtrip({"problem": dict(problem), "budget": dict(budget), "hyperparameters": dict(hyperparameters),
                         "seed": seed})
-        ns = _child.solver_problem(v["problem"], callables)
+        ns = _child.solver_problem(v["problem"], {k: _as_value_error(k, fn) for k, fn in callables.items()})
         in_report = 0.0
 
         def rep(solution: Any, iteration: int | None = None, work: float | None = None) -> None:
