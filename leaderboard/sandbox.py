@@ -377,6 +377,10 @@ def _bwrap_argv(data_fds: Mapping[str, int], tmp_bytes: int) -> list[str]:
             argv += ["--ro-bind", top, top]
     if os.path.exists("/etc/ld.so.cache"):
         argv += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    # the private /tmp (and /proc, /dev) first: bubblewrap applies its operations in order, so a Python
+    # installation or virtual environment that lives under /tmp (a CI venv) is bound on top of it, not hidden
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
+             "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp", "--chdir", "/tmp"]
     made = {"/", "/usr", "/tmp", "/dev", "/proc"}
     binds = _python_dirs()
     for d in binds + [SANDBOX_LIB, SANDBOX_SUBMISSION]:
@@ -393,8 +397,6 @@ def _bwrap_argv(data_fds: Mapping[str, int], tmp_bytes: int) -> list[str]:
         argv += ["--tmpfs", d]
     for f in mask_files:
         argv += ["--ro-bind", "/dev/null", f]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
-             "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp", "--chdir", "/tmp"]
     for dest, fd in data_fds.items():
         argv += ["--perms", "0444", "--ro-bind-data", str(fd), dest]
     argv += ["--clearenv"]
