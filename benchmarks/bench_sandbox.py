@@ -13,15 +13,15 @@ imported here and hosted by :class:`~papergym.leaderboard.sandbox.InProcessAgent
 sandboxed: :class:`~papergym.leaderboard.sandbox.SandboxedAgentSession` (bubblewrap when available).
 The final regrets of both must be equal (checked). BLAS threads are pinned to 1.
 
-Measured (shared 2-vCPU VM, load ~3, bwrap, T = 10^5), loop = play:
+A short in-process run first warms up the env's compiled kernels. ``--spin 0`` turns off the
+sandbox's bounded busy-wait (:data:`papergym.leaderboard.sandbox.SPIN_SECONDS`) to show what it buys.
+
+Measured (2-vCPU KVM VM, otherwise idle, bwrap, T = 10^5, loop = play):
 
     seeds  in-process s  sandboxed s  ratio  us/step added
-        1          3.62        14.68   4.05          110.6
-        5          2.98        14.12   4.74          111.4
-       20          3.46        14.67   4.24          112.1
-
-The target (ratio <= 2 at 20 seeds) is not met on this machine: see the "Speed" section of
-papergym.leaderboard.sandbox.
+        1          3.60         5.84   1.62           22.4
+        5          3.01         4.45   1.48           14.5
+       20          3.15         4.56   1.45           14.2      (--spin 0: ratio 4-6)
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import gymnasium as gym
 import numpy as np
 import papergym.envs  # noqa: F401 - registers the envs
 from gymnasium.envs.registration import load_env_creator
+from papergym.leaderboard import sandbox as sandbox_module
 from papergym.leaderboard.sandbox import (
     InProcessAgentSession,
     SandboxedAgentSession,
@@ -95,7 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", default="1,5,20", help="numbers of seeds evaluated together (comma-separated)")
     ap.add_argument("--loop", choices=("auto", "play", "own"), default="auto")
     ap.add_argument("--sandbox", choices=("auto", "bwrap", "rlimits"), default="auto")
+    ap.add_argument("--spin", type=float, default=None,
+                    help="seconds each end busy-waits for a reply (default: the sandbox's SPIN_SECONDS)")
     args = ap.parse_args(argv)
+    if args.spin is not None:
+        if args.spin < 0:
+            ap.error("--spin must be >= 0")
+        sandbox_module.SPIN_SECONDS = args.spin
     loop = args.loop
     if loop == "auto":
         try:
@@ -106,9 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     run = play_loop if loop == "play" else own_loop
     ok, why = bwrap_available()
     print(f"# {ENV}, UCB1 on a grid of 32 arms, T = {args.horizon}, loop = {loop}, "
-          f"bwrap: {'yes' if ok else 'no (' + why + ')'}")
+          f"bwrap: {'yes' if ok else 'no (' + why + ')'}, spin: {sandbox_module.SPIN_SECONDS:g} s")
     print(f"{'seeds':>5}  {'in-process s':>12}  {'sandboxed s':>11}  {'ratio':>5}  {'us/step added':>13}")
     factory = _factory()
+    run(InProcessAgentSession(factory), [1, 2], min(args.horizon, 2000))  # warm-up: compiled kernels
     worst = 0.0
     for n in [int(x) for x in args.seeds.split(",")]:
         seeds = list(range(1, n + 1))

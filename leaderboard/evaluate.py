@@ -201,10 +201,45 @@ def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], s
         sthist = np.full((len(ck), n), np.nan) if track_static else None
         rewards = None
         j, next_ck = 0, int(ck[0])
+
+        def account(actions: np.ndarray, t: int) -> None:
+            nonlocal j, next_ck
+            r = oracle.regret(actions, t)
+            cum[:] += r
+            if track_simple:
+                np.minimum(best, r, out=best)
+            if track_static:
+                stcum[:] += oracle.static_regret_increment(actions, t)
+            if t == next_ck:
+                hist[j] = cum
+                if track_simple:
+                    shist[j] = best
+                if track_static:
+                    sthist[j] = stcum
+                j += 1
+                next_ck = int(ck[j]) if j < len(ck) else -1
+
+        # A round's regret is booked while the agent computes the next round's actions (the oracle is
+        # a function of the actions and t, DESIGN.md section 2): a sandboxed session's send_step /
+        # recv_step overlap the two processes; a session with step() only is driven the same way.
+        send, recv = getattr(session, "send_step", None), getattr(session, "recv_step", None)
+        if send is None or recv is None:
+            held: list[Any] = []
+
+            def send(o: Any, r: Any, a: np.ndarray) -> None:
+                held[:] = [o, r, a]
+
+            def recv() -> tuple[Any, Any]:
+                return session.step(*held)
+        pending: tuple[np.ndarray, int] | None = None
         try:
             session.start(payload, [int(s) for s in agent_seeds], dict(hyperparameters or {}))
             for t in range(1, T + 1):
-                raw, failed = session.step(obs, rewards, active.copy())
+                send(obs, rewards, active.copy())
+                if pending is not None:
+                    account(*pending)
+                    pending = None
+                raw, failed = recv()
                 for i, msg in (failed or {}).items():
                     i = int(i)
                     if 0 <= i < n and active[i]:
@@ -212,21 +247,10 @@ def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], s
                 if not active.any():
                     break
                 actions = _checked_actions(raw, venv, single, active, placeholder, status, errors)
-                r = oracle.regret(actions, t)
-                cum += r
-                if track_simple:
-                    np.minimum(best, r, out=best)
-                if track_static:
-                    stcum += oracle.static_regret_increment(actions, t)
                 obs, rewards, _, _, _ = venv.step(actions)
-                if t == next_ck:
-                    hist[j] = cum
-                    if track_simple:
-                        shist[j] = best
-                    if track_static:
-                        sthist[j] = stcum
-                    j += 1
-                    next_ck = int(ck[j]) if j < len(ck) else -1
+                pending = (actions, t)
+            if pending is not None:
+                account(*pending)
         except SandboxError as exc:
             for i in range(n):
                 if active[i]:

@@ -61,13 +61,20 @@ of the child's stderr (stdout is redirected into it) for the author.
 
 Speed
 -----
-One step is one round trip over two pipes (the hot messages use the channel's JSON-free fast path;
-the parent's reads block and a watchdog thread enforces the deadlines, so a round trip costs no
-timer syscalls). Measured on a shared 2-vCPU VM (``benchmarks/bench_sandbox.py``, T = 10^5, UCB1,
-20 seeds): about 90-110 us added per step, so sandboxed / in-process is about 4-5 -- above the
-issue's target of 2. The codec is ~10 us of that; the rest is the two process switches per step
-(and the caches / branch predictors they leave cold) on a loaded VM. Busy-waiting did not help here
-(:data:`SPIN_SECONDS`).
+One step is one round trip over two pipes. What keeps it cheap:
+
+* the hot messages use the channel's JSON-free fast path, and both ends cache the frame layout (the
+  header bytes of a given op, dtypes and shapes), so a step's codec is a few microseconds;
+* both ends busy-wait for the other's next frame for up to :data:`SPIN_SECONDS` before sleeping --
+  a wake-up through the hypervisor costs ~45 us per round trip on the 2-vCPU VM here, a spinning
+  round trip ~2 us;
+* :func:`papergym.leaderboard.evaluate.play` splits a step into :meth:`SandboxedAgentSession.send_step`
+  and :meth:`~SandboxedAgentSession.recv_step` and books the previous round's regret in between,
+  while the agent computes;
+* the parent's reads block (no timer syscalls): a watchdog thread enforces the deadlines.
+
+Measured (``python benchmarks/bench_sandbox.py``, T = 10^5, UCB1 on 32 arms, 20 seeds, bwrap, 2-vCPU
+VM): sandboxed / in-process = 1.45 (about 14 us added per step); without the spin it was 4-6.
 
 Sessions
 --------
@@ -125,10 +132,14 @@ SANDBOX_LIB = "/sandbox/lib"
 SANDBOX_SUBMISSION = "/sandbox/submission"
 _CHILD_NAME = "_pg_sandbox_child.py"
 _CHANNEL_NAME = "_pg_channel.py"
-#: both ends may busy-wait this long for a reply before sleeping; 0 (off): measured on a 2-vCPU VM,
-#: spinning made a step round trip 4x slower (both processes end up on one core) and pinning them to
-#: two cores did not help (cross-core wake-ups cost more than same-core context switches)
-SPIN_SECONDS = 0.0
+#: both ends busy-wait this long for the other's next message before they sleep in ``poll`` (only on
+#: a machine that gives the evaluator at least two CPUs; 0 turns it off). A round trip whose reply
+#: comes within it costs no wake-up: on the 2-vCPU KVM machine here a pipe round trip between two
+#: sleeping processes on different CPUs takes ~45 us (an inter-processor interrupt through the
+#: hypervisor), between two spinning ones ~2 us. The spin is bounded, so a slow agent (or a slow
+#: evaluator step) costs at most this much CPU per round before the process sleeps; the child's CPU
+#: seconds include its spin.
+SPIN_SECONDS = 0.002
 
 
 # --------------------------------------------------------------------------------------- limits
@@ -571,8 +582,9 @@ class _Sandbox:
         self.child_pid = 0
         self.created = time.monotonic()
         self.submission_deadline = self.created + limits.submission_seconds
+        self._labels: dict[float, str] = {}
         self.dead: SandboxError | None = None
-        self.spin = SPIN_SECONDS
+        self.spin = SPIN_SECONDS if len(os.sched_getaffinity(0)) >= 2 else 0.0
         self._deadline: tuple[float, str] | None = None
         self._timed_out: str | None = None
         self._stop = threading.Event()
@@ -781,12 +793,16 @@ class _Sandbox:
 
     # ---- round trips
     def deadline(self, seconds: float, episode_deadline: float | None) -> tuple[float, str]:
-        now = time.monotonic()
-        cands = [(now + seconds, f"per-call limit of {seconds:g} s"),
-                 (self.submission_deadline, f"per-submission limit of {self.limits.submission_seconds:g} s")]
-        if episode_deadline is not None:
-            cands.append((episode_deadline, f"per-episode limit of {self.limits.episode_seconds:g} s"))
-        return min(cands, key=lambda c: c[0])
+        # once per round trip: no list, no formatting on the usual path (the per-call limit binds)
+        end = time.monotonic() + seconds
+        if end <= self.submission_deadline and (episode_deadline is None or end <= episode_deadline):
+            label = self._labels.get(seconds)
+            if label is None:
+                label = self._labels[seconds] = f"per-call limit of {seconds:g} s"
+            return end, label
+        if episode_deadline is not None and episode_deadline < self.submission_deadline:
+            return episode_deadline, f"per-episode limit of {self.limits.episode_seconds:g} s"
+        return self.submission_deadline, f"per-submission limit of {self.limits.submission_seconds:g} s"
 
     def check(self) -> None:
         if self.dead is not None:
@@ -882,6 +898,7 @@ class SandboxedAgentSession:
         self.limits = limits
         self.sandbox = self._sb.mode
         self._episode_deadline: float | None = None
+        self._in_flight: tuple[float, str] | None = None
         self._n = 0
         self._t0 = time.monotonic()
         self._report: SessionReport | None = None
@@ -911,21 +928,35 @@ class SandboxedAgentSession:
         sb.recv(dl, "start (import and agent construction)", (_ch.OP_OK,))
 
     def step(self, observations: Any, rewards: np.ndarray | None, active: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
+        self.send_step(observations, rewards, active)
+        return self.recv_step()
+
+    def send_step(self, observations: Any, rewards: np.ndarray | None, active: np.ndarray) -> None:
+        """The first half of :meth:`step`: send the round's feedback (the evaluator may work while the
+        agent computes, then call :meth:`recv_step`)."""
         sb = self._sb
         sb.check()
         if sb.proc is None:
             raise RuntimeError("step() before start()")
+        if self._in_flight is not None:
+            raise RuntimeError("send_step() twice without recv_step()")
         active = np.asarray(active, dtype=bool)
-        if isinstance(observations, Mapping):
+        if type(observations) is not np.ndarray and isinstance(observations, Mapping):
             frame = _ch.encode(_ch.OP_STEP, {"active": active, "observations": dict(observations),
                                              "rewards": None if rewards is None else np.asarray(rewards)})
         else:
-            arrays = [active, np.asarray(observations)]
-            if rewards is not None:
-                arrays.append(np.asarray(rewards))
-            frame = _ch.encode(_ch.OP_STEP, arrays=arrays)
+            frame = _ch.encode_arrays(_ch.OP_STEP, [active, observations] if rewards is None
+                                      else [active, observations, rewards])
         dl = sb.deadline(self.limits.call_seconds, self._episode_deadline)
         sb.send(frame, dl, "step")
+        self._in_flight = dl
+
+    def recv_step(self) -> tuple[np.ndarray, dict[int, str]]:
+        """The second half of :meth:`step`: the agent's actions and failed runs."""
+        sb = self._sb
+        dl, self._in_flight = self._in_flight, None
+        if dl is None:
+            raise RuntimeError("recv_step() without send_step()")
         _, v = sb.recv(dl, "step", (_ch.OP_ACTIONS,))
         if isinstance(v, list):
             if len(v) != 1:

@@ -135,6 +135,33 @@ def test_codec_rejects_garbage(payload, match):
         ch.decode(payload)
 
 
+def test_codec_layout_caches_are_exact():
+    """The hot-path caches (one header per layout) give the same frames and values as the uncached
+    codec, and a frame that only resembles a cached layout still goes through the strict decoder."""
+    rng = np.random.default_rng(0)
+    for _ in range(3):  # the second and third rounds hit both caches
+        arrays = [rng.random(20) < 0.5, rng.random((20, 2)), rng.random(20).astype(np.float32)]
+        frame = ch.encode(ch.OP_STEP, arrays=arrays)
+        assert frame == ch._frame(ch.OP_STEP, arrays, b"")
+        op, out = ch.decode(bytearray(frame[4:]))
+        assert op == ch.OP_STEP and all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(out, arrays))
+        assert all(o.flags.writeable for o in out)
+    # a big-endian array is sent little-endian (not cached under the big-endian layout)
+    op, out = ch.decode(bytearray(ch.encode(ch.OP_STEP, arrays=[np.arange(3, dtype=">f8")])[4:]))
+    assert out[0].dtype == np.dtype("<f8") and out[0].tolist() == [0.0, 1.0, 2.0]
+    # same length and op as a cached layout, another dtype code in the header: refused
+    good = bytearray(ch.encode(ch.OP_ACTIONS, arrays=[np.zeros(4)])[4:])
+    ch.decode(good)
+    bad = bytearray(good)
+    bad[8] = 99
+    with pytest.raises(ch.ChannelProtocolError, match="dtype code 99"):
+        ch.decode(bad)
+    bad = bytearray(good)
+    bad[16] = 5  # the shape says 5 elements: does not fit the frame
+    with pytest.raises(ch.ChannelProtocolError, match="truncated"):
+        ch.decode(bad)
+
+
 def test_channel_frames_and_limits():
     r1, w1 = os.pipe()
     a = ch.Channel(r1, w1, max_frame_bytes=1 << 22)
