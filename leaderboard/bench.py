@@ -90,7 +90,8 @@ class SolveCell:
 
 
 # ------------------------------------------------------------------------------------------ one solve
-def _clean_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
+def clean_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """The numeric entries of an evaluator's metrics, as floats (others dropped)."""
     out = {}
     for k, v in metrics.items():
         try:
@@ -98,6 +99,38 @@ def _clean_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
         except (TypeError, ValueError):
             continue
     return out
+
+
+class AnytimeCurve:
+    """The anytime curve of one solve, and the ``report`` callback a solver calls.
+
+    ``curve(solution, iteration=None, work=None)`` scores the reported solution with the private
+    ``evaluator`` at the solver's elapsed seconds; the time spent scoring is not the solver's and is
+    excluded from the clock (:meth:`elapsed`). A solution the evaluator refuses is recorded as
+    ``report_error = 1`` with its message, never fatal. ``start()`` (re)starts the clock.
+    """
+
+    def __init__(self, evaluator: Any):
+        self.evaluator = evaluator
+        self.points: list[dict[str, Any]] = []
+        self.start()
+
+    def start(self) -> None:
+        self._start = time.perf_counter()
+        self.excluded = 0.0
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._start - self.excluded
+
+    def __call__(self, solution: Any, iteration: Any = None, work: Any = None) -> None:
+        t_now = time.perf_counter()
+        point: dict[str, Any] = {"seconds": t_now - self._start - self.excluded, "iteration": iteration, "work": work}
+        try:
+            point.update(clean_metrics(self.evaluator.evaluate(solution)))
+        except Exception as exc:  # noqa: BLE001 - a malformed intermediate solution: recorded, not fatal
+            point.update({"message": str(exc)[:500], "report_error": 1.0})
+        self.points.append(point)
+        self.excluded += time.perf_counter() - t_now
 
 
 def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[str, Any], solver: str,
@@ -112,51 +145,34 @@ def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[st
         task = make_task(task_id, **task_kwargs)
         ref = InstanceRef.from_dict(instance)
         bud = Budget(**budget)
-        curve: list[dict[str, Any]] = []
-        excluded = 0.0
-        start = time.perf_counter()
         problem, evaluator = task.make(ref)
-
-        def report(solution: Any, *, iteration: Any = None, work: Any = None) -> None:
-            nonlocal excluded
-            t_now = time.perf_counter()
-            elapsed = t_now - start - excluded
-            try:
-                m = _clean_metrics(evaluator.evaluate(solution))
-            except Exception as exc:  # a malformed intermediate solution: recorded, not fatal
-                m = {"report_error": 1.0}
-                curve.append({"seconds": elapsed, "iteration": iteration, "work": work, "message": str(exc), **m})
-            else:
-                curve.append({"seconds": elapsed, "iteration": iteration, "work": work, **m})
-            excluded += time.perf_counter() - t_now
-
+        report = AnytimeCurve(evaluator)
         status, err, tb = "ok", "", ""
         metrics: dict[str, float] = {}
         meta: dict[str, Any] = {}
         try:
             slv = make_solver(solver, task_id, seed=seed, **hyperparameters)
-            start = time.perf_counter()
-            excluded = 0.0
+            report.start()
             solution = slv.solve(problem, bud, report)
-            seconds = time.perf_counter() - start - excluded
+            seconds = report.elapsed()
             if isinstance(solution, Mapping) and isinstance(solution.get("meta"), Mapping):
                 meta = dict(solution["meta"])
-            metrics = _clean_metrics(evaluator.evaluate(solution))
+            metrics = clean_metrics(evaluator.evaluate(solution))
             if bud.max_seconds is not None and seconds > bud.max_seconds:
                 status, err = "timeout", f"took {seconds:.1f} s > budget {bud.max_seconds} s"
         except BudgetExceeded as exc:
-            seconds = time.perf_counter() - start - excluded
+            seconds = report.elapsed()
             status, err = "timeout", f"BudgetExceeded: {exc}"
         except MemoryError as exc:
-            seconds = time.perf_counter() - start - excluded
+            seconds = report.elapsed()
             status, err, tb = "oom", f"MemoryError: {exc}", traceback.format_exc()
         except Exception as exc:
-            seconds = time.perf_counter() - start - excluded
+            seconds = report.elapsed()
             status, err, tb = "error", f"{type(exc).__name__}: {exc}", traceback.format_exc()
         if hasattr(task, "finalize"):
-            metrics = _clean_metrics(task.finalize(dict(metrics), seconds, status, bud))
+            metrics = clean_metrics(task.finalize(dict(metrics), seconds, status, bud))
         return {"status": status, "error": err, "traceback": tb, "seconds": seconds, "metrics": metrics,
-                "meta": _canon_meta(meta), "curve": curve}
+                "meta": _canon_meta(meta), "curve": report.points}
 
 
 def _canon_meta(meta: Mapping[str, Any]) -> dict[str, Any]:

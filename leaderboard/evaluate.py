@@ -56,6 +56,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pandas as pd
+from papergym.leaderboard.bench import AnytimeCurve, clean_metrics
 from papergym.leaderboard.boards import (
     EnvBoardConfig,
     TaskBoardConfig,
@@ -337,8 +338,9 @@ class RegistryAgentSession:
         return self.prev, {}
 
     def close(self) -> Any:
-        return dataclasses.make_dataclass("Report", ["stderr_tail", "wall_seconds", "cpu_seconds", "sandbox"])(
-            "", time.perf_counter() - self._t0, time.process_time() - self._cpu0, "in-process")
+        from papergym.leaderboard.sandbox import SessionReport
+
+        return SessionReport("", time.perf_counter() - self._t0, time.process_time() - self._cpu0, "in-process")
 
 
 # =========================================================================================== tasks
@@ -418,8 +420,9 @@ class RegistrySolverSession:
         return sol, time.perf_counter() - start - excluded
 
     def close(self) -> Any:
-        return dataclasses.make_dataclass("Report", ["stderr_tail", "wall_seconds", "cpu_seconds", "sandbox"])(
-            "", time.perf_counter() - self._t0, time.process_time() - self._cpu0, "in-process")
+        from papergym.leaderboard.sandbox import SessionReport
+
+        return SessionReport("", time.perf_counter() - self._t0, time.process_time() - self._cpu0, "in-process")
 
 
 def _sandbox_error(status: str, message: str, tail: str = "") -> Exception:
@@ -439,16 +442,6 @@ def _registry_code_sha256(*factories: Any) -> str:
     return h.hexdigest()
 
 
-def _clean(metrics: Mapping[str, Any]) -> dict[str, float]:
-    out = {}
-    for k, v in metrics.items():
-        try:
-            out[str(k)] = float(v)
-        except (TypeError, ValueError):
-            continue
-    return out
-
-
 def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], Any],
                     hyperparameters: Mapping[str, Any], solver_seeds: Sequence[int], *,
                     deadline: float | None = None) -> list[dict[str, Any]]:
@@ -465,7 +458,7 @@ def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], A
         for ref, seed in zip(refs, solver_seeds):
             if deadline is not None and time.monotonic() > deadline:
                 out.append({"status": "timeout", "error": "the submission's total time limit was reached",
-                            "metrics": _clean(task.finalize({}, None, "timeout", budget))
+                            "metrics": clean_metrics(task.finalize({}, None, "timeout", budget))
                             if hasattr(task, "finalize") else {}, "curve": None, "wall_seconds": 0.0,
                             "cpu_seconds": None})
                 continue
@@ -476,26 +469,16 @@ def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], A
                 payload, calls = problem, {}
             else:
                 payload, calls = public_problem(problem)
-            curve: list[dict[str, Any]] = []
+            report = AnytimeCurve(evaluator)
             t_start = time.perf_counter()
-
-            def report(solution: Any, iteration: Any = None, work: Any = None, *, t_start: float = t_start,
-                       evaluator: Any = evaluator, curve: list = curve) -> None:
-                elapsed = time.perf_counter() - t_start
-                try:
-                    m = _clean(evaluator.evaluate(solution))
-                except Exception as exc:  # a malformed intermediate solution is recorded, not fatal
-                    m = {"report_error": 1.0}
-                    del exc
-                curve.append({"seconds": elapsed, "iteration": iteration, "work": work, **m})
-
             status, err, metrics, seconds = "ok", None, {}, None
             timeout = 2.0 * float(budget.max_seconds) + 30.0 if budget.max_seconds else 3600.0
             try:
+                report.start()
                 solution, seconds = session.solve(payload, calls, budget.as_dict(), dict(hyperparameters),
                                                   int(seed), report=report, timeout=timeout)
                 try:
-                    metrics = _clean(evaluator.evaluate(solution))
+                    metrics = clean_metrics(evaluator.evaluate(solution))
                 except (ValueError, TypeError) as exc:
                     status, err = "error", f"malformed solution: {exc}"
                 if status == "ok" and budget.max_seconds is not None and seconds > budget.max_seconds:
@@ -505,10 +488,10 @@ def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], A
                 session.close()
                 session = None
             if hasattr(task, "finalize"):
-                metrics = _clean(task.finalize(dict(metrics), seconds, status, budget))
+                metrics = clean_metrics(task.finalize(dict(metrics), seconds, status, budget))
             wall = time.perf_counter() - t_start
             out.append({"status": status, "error": err, "metrics": metrics,
-                        "curve": pd.DataFrame(curve) if curve else None, "wall_seconds": wall,
+                        "curve": pd.DataFrame(report.points) if report.points else None, "wall_seconds": wall,
                         "cpu_seconds": None, "seconds": seconds})
     finally:
         if session is not None:
@@ -571,6 +554,33 @@ def agent_rows(env_id: str, cfg: EnvBoardConfig, make_session: Callable[[], Any]
     return rows, tails
 
 
+def _score(store: Any, cfg: EnvBoardConfig | TaskBoardConfig, info: SubmissionInfo, sandbox: str,
+           compute: Callable[[], tuple[list[dict[str, Any]], list[str]]]) -> int:
+    """Register the board's version, open the submission, ``compute()`` its run rows, store them in one
+    transaction. An evaluator failure marks the submission ``error`` and is raised. Returns its id."""
+    version = _register(store, cfg)
+    sid = store.create_submission(benchmark_id=cfg.benchmark_id, version=version, name=info.name,
+                                  author=info.author, kind=info.kind, role=info.role, entry=info.entry,
+                                  code_sha256=info.code_sha256, hyperparameters=dict(info.hyperparameters),
+                                  package_versions=package_versions(), sandbox=sandbox)
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        rows, tails = compute()
+    except BaseException as exc:
+        store.finish_submission(sid, "error", message=f"evaluator failure: {type(exc).__name__}: {exc}"[:500],
+                                wall_seconds=time.perf_counter() - t0)
+        raise
+    try:
+        store.add_runs(sid, rows)
+    except BaseException as exc:
+        store.finish_submission(sid, "error", message=f"could not store the runs: {exc}"[:500])
+        raise
+    status = _submission_status([r["status"] for r in rows])
+    store.finish_submission(sid, status, message=_first_error(rows), stderr_tail="\n".join(tails)[-8192:],
+                            wall_seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0)
+    return sid
+
+
 def evaluate_agent(store: Any, env_id: str, info: SubmissionInfo, make_session: Callable[[], Any], *,
                    secret: str, config: EnvBoardConfig | None = None, sandbox: str = "",
                    time_limit: float | None = None, progress: Callable[[str], None] | None = None,
@@ -580,21 +590,10 @@ def evaluate_agent(store: Any, env_id: str, info: SubmissionInfo, make_session: 
     cfg = config or board_config(env_id)
     if not isinstance(cfg, EnvBoardConfig):
         raise ValueError(f"{env_id} is a solver task, not an environment: submit a solver to it")
-    version = _register(store, cfg)
-    sid = store.create_submission(benchmark_id=env_id, version=version, name=info.name, author=info.author,
-                                  kind="agent", role=info.role, entry=info.entry, code_sha256=info.code_sha256,
-                                  hyperparameters=dict(info.hyperparameters), package_versions=package_versions(),
-                                  sandbox=sandbox)
-    t0, c0 = time.perf_counter(), time.process_time()
-    try:
-        rows, tails = precomputed if precomputed is not None else agent_rows(
-            env_id, cfg, make_session, info.hyperparameters, secret=secret, time_limit=time_limit, progress=progress)
-    except BaseException as exc:
-        store.finish_submission(sid, "error", message=f"evaluator failure: {type(exc).__name__}: {exc}"[:500],
-                                wall_seconds=time.perf_counter() - t0)
-        raise
-    _store_runs(store, sid, rows, tails, t0, c0)
-    return sid
+    if info.kind != "agent":
+        raise ValueError(f"evaluate_agent scores agents, got a submission of kind {info.kind!r}")
+    return _score(store, cfg, info, sandbox, lambda: precomputed if precomputed is not None else agent_rows(
+        env_id, cfg, make_session, info.hyperparameters, secret=secret, time_limit=time_limit, progress=progress))
 
 
 def _run_row(r: Mapping[str, Any]) -> dict[str, Any]:
@@ -602,55 +601,52 @@ def _run_row(r: Mapping[str, Any]) -> dict[str, Any]:
             "cpu_seconds": r.get("cpu_seconds"), "curve": r.get("curve"), "error": r.get("error")}
 
 
-def _store_runs(store: Any, sid: int, rows: list[dict[str, Any]], tails: list[str], t0: float, c0: float) -> None:
-    try:
-        store.add_runs(sid, rows)
-    except BaseException as exc:
-        store.finish_submission(sid, "error", message=f"could not store the runs: {exc}"[:500])
-        raise
-    status = _submission_status([r["status"] for r in rows])
-    store.finish_submission(sid, status, message=_first_error(rows), stderr_tail="\n".join(tails)[-8192:],
-                            wall_seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0)
+def task_plan(task: Any, task_id: str, secret: str) -> list[tuple[Any, str, int, int]]:
+    """The test instances of a task board: ``(instance ref, stratum, index in stratum, solver seed)``,
+    in the task's order (the stratum is the instance name up to its last ``/``)."""
+    refs = _test_instances(task, secret)
+    keys: list[tuple[str, int]] = []
+    counts: dict[str, int] = {}
+    for ref in refs:
+        stratum = ref.name.rsplit("/", 1)[0] if "/" in ref.name else ref.name
+        keys.append((stratum, counts.get(stratum, 0)))
+        counts[stratum] = counts.get(stratum, 0) + 1
+    seeds = {st: stratum_seeds(task_id, st, "agent", k, secret) for st, k in counts.items()}
+    return [(ref, st, i, seeds[st][i]) for ref, (st, i) in zip(refs, keys)]
+
+
+def task_rows(task_id: str, cfg: TaskBoardConfig, make_session: Callable[[], Any],
+              hyperparameters: Mapping[str, Any], *, secret: str, time_limit: float | None = None,
+              progress: Callable[[str], None] | None = None,
+              strata: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Solve the test instances of the task board ``cfg`` (those of ``strata`` only, when given; no
+    store involved): the run rows and (no) stderr tails."""
+    from papergym.envs.tasks.base import make_task
+
+    task = make_task(task_id, **dict(cfg.task_kwargs))
+    plan = [p for p in task_plan(task, task_id, secret) if strata is None or p[1] in strata]
+    if progress:
+        progress(f"{task_id}: {len(plan)} instances")
+    deadline = time.monotonic() + time_limit if time_limit else None
+    runs = evaluate_solver(task, [p[0] for p in plan], make_session, hyperparameters, [p[3] for p in plan],
+                           deadline=deadline)
+    return [{"split": "test", "stratum": st, "seed_index": i, **_run_row(r)}
+            for (_, st, i, _), r in zip(plan, runs)], []
 
 
 def evaluate_task(store: Any, task_id: str, info: SubmissionInfo, make_session: Callable[[], Any], *,
                   secret: str, config: TaskBoardConfig | None = None, sandbox: str = "",
-                  time_limit: float | None = None, progress: Callable[[str], None] | None = None) -> int:
-    """Score a solver on the task board (every test instance), then one transaction into the store."""
-    from papergym.envs.tasks.base import make_task
-
+                  time_limit: float | None = None, progress: Callable[[str], None] | None = None,
+                  precomputed: tuple[list[dict[str, Any]], list[str]] | None = None) -> int:
+    """Score a solver on the task board (every test instance, or the ``precomputed`` rows of
+    :func:`task_rows`), then one transaction into the store. Returns the submission id."""
     cfg = config or board_config(task_id)
     if not isinstance(cfg, TaskBoardConfig):
         raise ValueError(f"{task_id} is an environment, not a solver task: submit an agent to it")
-    version = _register(store, cfg)
-    task = make_task(task_id, **dict(cfg.task_kwargs))
-    refs = _test_instances(task, secret)
-    sid = store.create_submission(benchmark_id=task_id, version=version, name=info.name, author=info.author,
-                                  kind="solver", role=info.role, entry=info.entry, code_sha256=info.code_sha256,
-                                  hyperparameters=dict(info.hyperparameters), package_versions=package_versions(),
-                                  sandbox=sandbox)
-    t0, c0 = time.perf_counter(), time.process_time()
-    try:
-        strata: dict[str, int] = {}
-        keys = []
-        for ref in refs:
-            stratum = ref.name.rsplit("/", 1)[0] if "/" in ref.name else ref.name
-            keys.append((stratum, strata.get(stratum, 0)))
-            strata[stratum] = strata.get(stratum, 0) + 1
-        seeds = []
-        for stratum, i in keys:
-            seeds.append(stratum_seeds(task_id, stratum, "agent", strata[stratum], secret)[i])
-        if progress:
-            progress(f"{task_id}: {len(refs)} instances")
-        deadline = time.monotonic() + time_limit if time_limit else None
-        runs = evaluate_solver(task, refs, make_session, info.hyperparameters, seeds, deadline=deadline)
-    except BaseException as exc:
-        store.finish_submission(sid, "error", message=f"evaluator failure: {type(exc).__name__}: {exc}"[:500],
-                                wall_seconds=time.perf_counter() - t0)
-        raise
-    rows = [{"split": "test", "stratum": s, "seed_index": i, **_run_row(r)} for (s, i), r in zip(keys, runs)]
-    _store_runs(store, sid, rows, [], t0, c0)
-    return sid
+    if info.kind != "solver":
+        raise ValueError(f"evaluate_task scores solvers, got a submission of kind {info.kind!r}")
+    return _score(store, cfg, info, sandbox, lambda: precomputed if precomputed is not None else task_rows(
+        task_id, cfg, make_session, info.hyperparameters, secret=secret, time_limit=time_limit, progress=progress))
 
 
 def _test_instances(task: Any, secret: str) -> list[Any]:
@@ -754,6 +750,15 @@ def _reference_agent_rows(env_id: str, cfg: EnvBoardConfig, name: str, secret: s
         return agent_rows(env_id, cfg, lambda: RegistryAgentSession(name, env_id), {}, secret=secret)
 
 
+def _reference_task_rows(task_id: str, cfg: TaskBoardConfig, name: str, secret: str, stratum: str):
+    """Worker of :func:`refresh`: the run rows of one reference solver on one stratum of the board."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return task_rows(task_id, cfg, lambda: RegistrySolverSession(name, task_id), {}, secret=secret,
+                         strata=[stratum])
+
+
 def _status_of(store: Any, bid: str, version: str, sid: int) -> str:
     sub = store.submissions(bid, version=version)
     return str(sub[sub.submission_id == sid].status.iloc[0])
@@ -788,23 +793,34 @@ def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: 
                                        code_sha256=code))
         if not todo:
             continue
+        # References are trusted and independent: computed in parallel worker processes (one BLAS
+        # thread each, as in the sandbox -- solver tasks are timed), stored here, one transaction each.
+        # An env board's unit is one agent on every stratum, a task board's one solver on one stratum.
         if cfg.kind == "env":
-            # references are trusted and independent: computed in parallel worker processes, stored here
-            if progress:
-                progress(f"{bid}: {len(todo)} reference agents x {len(cfg.strata)} strata x {cfg.seeds} seeds")
-            from joblib import Parallel, delayed
-            from papergym.leaderboard.executors import default_n_jobs
-
-            jobs = n_jobs if n_jobs is not None else default_n_jobs()
-            computed = Parallel(n_jobs=min(jobs, len(todo)), backend="loky")(
-                delayed(_reference_agent_rows)(bid, cfg, info.name, secret) for info in todo)
-            for info, pre in zip(todo, computed):
-                sid = evaluate_agent(store, bid, info, lambda: None, secret=secret, config=cfg,
-                                     sandbox="in-process", precomputed=pre)
-                done.append((bid, info.name, _status_of(store, bid, version, sid)))
+            units = [(_reference_agent_rows, (bid, cfg, info.name, secret), info.name) for info in todo]
         else:
-            for info in todo:
-                sid = evaluate_task(store, bid, info, lambda n=info.name, b=bid: RegistrySolverSession(n, b),
-                                    secret=secret, config=cfg, sandbox="in-process", progress=progress)
-                done.append((bid, info.name, _status_of(store, bid, version, sid)))
+            from papergym.envs.tasks.base import make_task
+
+            strata = list(dict.fromkeys(p[1] for p in task_plan(make_task(bid, **dict(cfg.task_kwargs)), bid, secret)))
+            units = [(_reference_task_rows, (bid, cfg, info.name, secret, st), info.name)
+                     for info in todo for st in strata]
+        if progress:
+            progress(f"{bid}: {len(todo)} references, {len(units)} work units")
+        from joblib import Parallel, delayed
+        from papergym.leaderboard.executors import default_n_jobs
+
+        jobs = n_jobs if n_jobs is not None else default_n_jobs()
+        computed = Parallel(n_jobs=max(1, min(jobs, len(units))), backend="loky")(
+            delayed(fn)(*args) for fn, args, _ in units)
+        for info in todo:
+            rows: list[dict[str, Any]] = []
+            tails: list[str] = []
+            for (_, _, name), (r, t) in zip(units, computed):
+                if name == info.name:
+                    rows += r
+                    tails += t
+            score = evaluate_agent if cfg.kind == "env" else evaluate_task
+            sid = score(store, bid, info, lambda: None, secret=secret, config=cfg, sandbox="in-process",
+                        precomputed=(rows, tails))
+            done.append((bid, info.name, _status_of(store, bid, version, sid)))
     return done

@@ -241,6 +241,30 @@ def test_sandboxed_equals_in_process_bit_for_bit(problem, name, attr):
     assert rep_sb.wall_seconds > 0 and rep_sb.cpu_seconds > 0
 
 
+def test_split_step_matches_step_and_refuses_misuse(problem):
+    """send_step / recv_step (the evaluator works in between) give what step gives; out of order they
+    raise instead of desynchronising the channel."""
+    ref, _ = _play(_session("good_batched", "Agent"), problem, [1, 2], T=20)
+    sess = _session("good_batched", "Agent")
+    with pytest.raises(RuntimeError, match="before start"):
+        sess.send_step(np.zeros((2, 1)), None, np.ones(2, bool))
+    sess.start(problem, [1, 2], {})
+    with pytest.raises(RuntimeError, match="without send_step"):
+        sess.recv_step()
+    obs, rewards, out = np.zeros((2, 1)), None, []
+    for t in range(20):
+        sess.send_step(obs, rewards, np.ones(2, bool))
+        if t == 3:
+            with pytest.raises(RuntimeError, match="twice"):
+                sess.send_step(obs, rewards, np.ones(2, bool))
+        a, failed = sess.recv_step()
+        out.append(np.array(a, copy=True))
+        rewards = 1.0 - np.abs(a[:, 0] - 0.7) + 0.01 * t
+        obs = np.full((2, 1), float(t))
+    sess.close()
+    assert np.stack(out).tobytes() == ref.tobytes()
+
+
 def test_batched_and_per_run_agree(problem):
     a_b, _ = _play(InProcessAgentSession(_load("good_batched", "Agent")), problem, [1, 2, 3])
     a_p, _ = _play(_session("good_perrun", "make_agent"), problem, [1, 2, 3])
