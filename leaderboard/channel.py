@@ -339,12 +339,12 @@ def decode(payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
     if not json_len:
         if len(_DEC_CACHE) >= _CACHE_SIZE:
             _DEC_CACHE.clear()
-        layout, off = [], _HEAD.size + sum(_SHAPES[len(sh)].size for _, sh in metas)
+        head = _HEAD.size + sum(_SHAPES[len(sh)].size for _, sh in metas)
+        layout, off = [], head
         for (dt, sh), a in zip(metas, arrays):
             layout.append((dt, off, sh))
             off += a.nbytes + _pad8(a.nbytes)
-        _DEC_CACHE[(n, op | n_arr << 8)] = (bytes(payload[:_HEAD.size + sum(_SHAPES[len(sh)].size for _, sh in metas)]),
-                                          tuple(layout))
+        _DEC_CACHE[(n, op | n_arr << 8)] = (bytes(payload[:head]), tuple(layout))
         return op, arrays
     try:
         s = bytes(js).decode("utf-8")
