@@ -51,6 +51,8 @@ _ENVS: dict[str, tuple[str, str | None]] = {
         "papergym.envs.bandits.semibandit:MSetSemiBanditEnv",
         "papergym.envs.bandits.semibandit:MSetSemiBanditVectorEnv",
     ),
+    "FJSP-v0": ("papergym.envs.scheduling.fjsp.construct:FJSPEnv", None),
+    "FJSPImprove-v0": ("papergym.envs.scheduling.fjsp.improve:FJSPImproveEnv", None),
 }
 
 

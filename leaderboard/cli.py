@@ -590,7 +590,17 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     if args.scheduler and args.backend != "dask":
         raise CLIError("--scheduler needs --backend dask")
     defaults = _compare_defaults(env_id)
-    seeds = _parse_seeds(args.seeds if args.seeds is not None else str(defaults.get("seeds", 10)))
+    for k, v in defaults.get("env_kwargs", {}).items():  # env defaults of `compare` (e.g. FJSP's instance set)
+        if k not in env_kwargs and not ({"family", "instance", "path"} & set(env_kwargs)):
+            env_kwargs[k] = v
+    default_seeds = defaults.get("seeds", 10)
+    seeds_for = getattr(_env_module(env_id), "compare_seeds", None)
+    if args.seeds is None and seeds_for is not None:  # e.g. every member of a fixed instance set
+        try:
+            default_seeds = seeds_for(env_kwargs) or default_seeds
+        except (ValueError, KeyError) as exc:
+            raise CLIError(str(exc)) from None
+    seeds = _parse_seeds(args.seeds if args.seeds is not None else str(default_seeds))
     horizon = args.horizon if args.horizon is not None else defaults.get("horizon")
     if args.agents:
         agents = [a.strip() for a in args.agents.split(",") if a.strip()]
@@ -633,6 +643,16 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     print(f"{env_id}  ({kw})")
     print(f"{len(seeds)} seeds, backend {args.backend}, {wall:.1f} s wall\n")
     print(res.format_table())
+    if res.per_instance:
+        print("\ncells: makespan C_max, gap (C_max - ref)/ref to the reference value (negative: better than the reference),"
+              "\nmean seconds per run (env + agent); LB: the proven lower bound used for regret; ref: best known value"
+              "\n(provenance above). Summary: mean gap over the instances with a reference, instances at or below it.")
+        res.save(out)
+        print(f"\nresults written to {out}/ (summary.csv, table.txt, runs.parquet, curves.parquet, regret.png, regret.svg)")
+        if res.errors:
+            print(f"\n{len(res.errors)} run(s) failed; first error: {res.errors[0]['error']}", file=sys.stderr)
+            return 1
+        return 0
     regret_name = getattr(_env_module(env_id), "REGRET_NAME", "cumulative regret")
     print(f"\nfinal regret: mean {regret_name} R_T at T over seeds, 95% percentile-bootstrap CI;")
     if res.has_simple_regret:

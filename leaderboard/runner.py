@@ -446,8 +446,13 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
             break
     seconds = time.perf_counter() - t0
     ck = checkpoints(T)
-    # running sum in float64, in round order: the same additions as the batched path
+    # running sum in float64, in round order: the same additions as the batched path; an episode that
+    # terminates before T (FJSP-v0 on an instance smaller than the set's largest) adds no regret after its end
     regrets = np.asarray(env.regrets, dtype=float)
+    if regrets.size < T:
+        regrets = np.concatenate([regrets, np.zeros(T - regrets.size)])
+        if track_st:
+            static[base.t:] = 0.0
     curve = np.cumsum(regrets)
     simple = np.minimum.accumulate(regrets)[ck - 1] if _tracks_simple_regret(base.oracle) else None
     diag = pol.diagnostics() if hasattr(pol, "diagnostics") else {}
@@ -545,6 +550,7 @@ class CompareResult:
     summary: pd.DataFrame
     errors: list[dict[str, Any]] = field(default_factory=list)
     log_x_panel: bool = False  # the env asks for a log-x next to the linear-x regret panel
+    per_instance: bool = False  # the env scores makespans per instance (FJSP): table per instance and agent
 
     @property
     def has_simple_regret(self) -> bool:
@@ -598,6 +604,8 @@ class CompareResult:
         s = self.summary
         if s.empty:
             return "(no results)"
+        if self.per_instance and "makespan" in self.runs.columns:
+            return self.format_instance_table()
 
         def num(v, fmt=None):
             if v is None or not np.isfinite(v):
@@ -652,6 +660,55 @@ class CompareResult:
         out += [fmt(row) for row in rows]
         return "\n".join(out)
 
+    def format_instance_table(self) -> str:
+        """Scheduling envs: makespan, gap to the reference and seconds per instance and agent, then a
+        summary per agent over the instance set (mean gap over the instances with a reference, mean
+        makespan, mean seconds, instances at or below the reference, failed runs)."""
+        runs = self.runs
+        ok = runs[runs.status == "ok"]
+        agents = list(self.summary.agent)
+        names = list(dict.fromkeys(ok.sort_values("seed").instance)) if len(ok) else []
+        head = ["instance", "LB", "ref"] + [f"{a}{' (ref. line)' if r == 'oracle' else ''}"
+                                           for a, r in zip(self.summary.agent, self.summary.role)]
+        rows = []
+        for name in names:
+            sub = ok[ok.instance == name]
+            first = sub.iloc[0]
+            ref = first.reference
+            row = [str(name), f"{first.lower_bound:.0f}", "-" if not np.isfinite(ref) else f"{ref:.0f}"]
+            for a in agents:
+                ra = sub[sub.agent == a]
+                if not len(ra):
+                    row.append("failed" if len(runs[(runs.agent == a)]) else "-")
+                    continue
+                c, g, sec = ra.makespan.mean(), ra.gap.mean(), ra.seconds.mean()
+                gtxt = f" {100 * g:+.1f}%" if np.isfinite(g) else ""
+                row.append(f"{c:.0f}{gtxt} {sec:.2f}s")
+            rows.append(row)
+        summ = []
+        for a in agents:
+            ra = ok[ok.agent == a]
+            gaps = ra.gap.to_numpy(dtype=float)
+            gaps = gaps[np.isfinite(gaps)]
+            at = int((ra.makespan <= ra.reference).sum()) if len(ra) else 0
+            n_fail = int(((runs.agent == a) & (runs.status != "ok")).sum())
+            summ.append([a, f"{100 * gaps.mean():+.2f}%" if gaps.size else "-",
+                         f"{ra.makespan.mean():.1f}" if len(ra) else "-",
+                         f"{ra.seconds.mean():.2f}" if len(ra) else "-", f"{at}/{len(ra)}", str(n_fail)])
+        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+
+        def fmt(cells, w):
+            return "  ".join(c.ljust(x) if i == 0 else c.rjust(x) for i, (c, x) in enumerate(zip(cells, w)))
+
+        out = [fmt(head, widths), "-" * len(fmt(head, widths))] + [fmt(r, widths) for r in rows]
+        sh = ["agent", "mean gap", "mean C_max", "mean s", "<= ref", "failed"]
+        sw = [max(len(h), *(len(r[i]) for r in summ)) for i, h in enumerate(sh)]
+        out += ["", fmt(sh, sw), "-" * len(fmt(sh, sw))] + [fmt(r, sw) for r in summ]
+        sources = sorted({s for s in ok.get("reference_source", pd.Series(dtype=str)).dropna() if s})
+        if sources:
+            out.append(f"\nreferences: {', '.join(sources)} (data/bks.json, data/references.json)")
+        return "\n".join(out)
+
     def save(self, folder: str | os.PathLike) -> Path:
         """Write ``summary.csv``, ``runs.parquet``, ``curves.parquet`` and ``regret.png/.svg``."""
         folder = Path(folder)
@@ -698,7 +755,8 @@ _BASE_RUN_COLUMNS = ("agent", "role", "seed", "status", "final_regret", "regret_
 
 
 def _summarise(runs: pd.DataFrame, agent_order: Sequence[str]) -> pd.DataFrame:
-    extra = [c for c in runs.columns if c not in _BASE_RUN_COLUMNS and c not in SCORE_COLUMNS]
+    extra = [c for c in runs.columns if c not in _BASE_RUN_COLUMNS and c not in SCORE_COLUMNS
+             and (pd.api.types.is_numeric_dtype(runs[c]) or runs[c].isna().all())]
     rows = []
     for name in agent_order:
         r = runs[runs.agent == name]
@@ -925,9 +983,11 @@ def compare(
     elif scorer is not None and not hasattr(oracle_cls, "instance_metrics"):
         def score(seed: int, final: float, diag: dict) -> dict[str, float]:
             return scorer({}, final, diag, kwargs)
-    log_x_panel = bool(getattr(oracle_cls if oracle_cls is not None else _oracle_class(base_id, kwargs),
-                               "PLOT_LOG_X_PANEL", False))
-    return _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors, score, log_x_panel)
+    ocls = oracle_cls if oracle_cls is not None else _oracle_class(base_id, kwargs)
+    log_x_panel = bool(getattr(ocls, "PLOT_LOG_X_PANEL", False))
+    res = _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors, score, log_x_panel)
+    res.per_instance = bool(getattr(ocls, "PER_INSTANCE_TABLE", False))
+    return res
 
 
 _RESERVED = frozenset({"agent", "role", "seed", "status", "final_regret", "regret_half", "flatness", "simple_regret",

@@ -1,0 +1,67 @@
+"""Scheduling baselines: dispatching rules, improvement searches and CP-SAT (``FJSP-v0``, ``FJSPImprove-v0``)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from papergym.agents.base import register_agent
+from papergym.baselines.scheduling.dispatching import RULES, DispatchAgent, HoldInitialAgent
+from papergym.baselines.scheduling.local_search import LocalSearchAgent
+
+CONSTRUCT = "FJSP-v0"
+IMPROVE = "FJSPImprove-v0"
+
+_RULE_TEXT = {
+    "fifo": "FIFO: the job whose next operation became ready first; earliest-available machine",
+    "mor": "MOR: the job with the most remaining operations; earliest-available machine",
+    "spt": "SPT: the startable (operation, machine) pair with the shortest processing time",
+    "mwkr": "MWKR: the job with the most remaining work; earliest-available machine",
+    "lwkr": "LWKR: the job with the least remaining work; earliest-available machine",
+    "random-dispatch": "a uniformly random startable pair",
+}
+
+
+def _dispatch(rule: str, problem, *, seed=None, **hp):
+    return DispatchAgent(problem, seed=seed, rule=rule, **hp)
+
+
+def _hold(rule: str, problem, *, seed=None, **hp):
+    return HoldInitialAgent(problem, seed=seed, rule=rule, **hp)
+
+
+def _search(strategy: str, problem, *, seed=None, **hp):
+    return LocalSearchAgent(problem, seed=seed, strategy=strategy, **hp)
+
+
+for _name, _rule in RULES.items():
+    register_agent(_name, partial(_dispatch, _rule), envs=[CONSTRUCT], role="baseline",
+                   description=_RULE_TEXT[_name], defaults={"machine_rule": "eet", "restrict_to_earliest": True})
+
+# on the improvement env a rule is the initial solution (init='mwkr' by default), kept unchanged
+register_agent("mwkr", partial(_hold, "mwkr"), envs=[IMPROVE], role="baseline",
+               description="the env's initial MWKR solution (init='mwkr'), kept unchanged")
+register_agent("initial-solution", partial(_hold, None), envs=[IMPROVE], role="baseline",
+               description="the env's initial solution (any init), kept unchanged: the searches' starting point")
+
+for _name, _strategy, _text, _defaults in (
+    ("gd-search", "gd", "greedy descent over the exact neighbourhood, tabu on the reverse move", {}),
+    ("bi-search", "bi", "best improving move, else restore an archived solution", {}),
+    ("fi-search", "fi", "first improving move in random order, else restore", {}),
+    ("random-p-search", "random-p", "best of P random legal moves", {"p": 16}),
+):
+    register_agent(_name, partial(_search, _strategy), envs=[IMPROVE], role="baseline", description=_text,
+                   defaults=_defaults)
+
+try:  # CP-SAT needs the fjsp extra (ortools)
+    import ortools  # noqa: F401
+except ModuleNotFoundError:  # pragma: no cover - depends on the install
+    pass
+else:
+    from papergym.baselines.scheduling import cpsat as _cpsat
+
+    register_agent("cpsat", _cpsat.CPSATDispatchAgent, envs=[CONSTRUCT], role="baseline",
+                   description="OR-Tools CP-SAT (spec §13) solved at reset, replayed in start-time order",
+                   defaults={"time_limit": 2.0, "num_workers": 2, "hint": "mwkr"})
+    register_agent("cpsat", _cpsat.CPSATReferenceAgent, envs=[IMPROVE], role="oracle",
+                   description="OR-Tools CP-SAT makespan as a reference line (does not walk the neighbourhood)",
+                   defaults={"time_limit": 2.0, "num_workers": 2, "hint": "mwkr"})

@@ -1,0 +1,122 @@
+"""Improvement searches on ``FJSPImprove-v0`` (spec §12; definitions after L2S
+``conventional_baselines_with_long-term-mem.py`` [code]): ``gd-search``, ``bi-search``, ``fi-search``,
+``random-p-search``.
+
+All use the env's neighbourhood (``nopt2-lite``: critical-operation re-insertion with the acyclicity
+test), evaluated exactly by :func:`papergym.envs.scheduling.fjsp.graph.neighbourhood` on the public
+instance — the same moves, initial solution and step budget as every agent of the env.
+
+``gd-search``
+    greedy descent: evaluate every legal move exactly, take the best even if it is worse than the current
+    solution; tabu = the exact reverse of the last move (unless it is the only move).
+``bi-search``
+    best improvement: take the best move if it improves the current solution; otherwise restore a random
+    archived solution (other than the current one where possible).
+``fi-search``
+    first improvement: scan the legal moves in random order, take the first improving one; otherwise
+    restore as ``bi-search``.
+``random-p-search``
+    sample ``P = 16`` legal moves uniformly (without replacement), take the best even if worse — it
+    isolates the value of a learned policy over the same parallel evaluation.
+
+L2S restarts from a long-term memory of generated neighbours; the env restores from its archive of
+visited solutions instead (``restore_slots``) [design]. Ties are broken by the agent's seeded RNG.
+Diagnostics: ``evaluated_moves`` (exact move evaluations), ``restores``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from papergym.envs.scheduling.fjsp.graph import job_links, neighbourhood
+from papergym.envs.scheduling.fjsp.improve import solution_from_observation
+
+__all__ = ["LocalSearchAgent", "STRATEGIES"]
+
+STRATEGIES = ("gd", "bi", "fi", "random-p")
+
+
+class LocalSearchAgent:
+    def __init__(self, problem: Any, *, seed: Any = None, strategy: str = "bi", p: int = 16):
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
+            raise ValueError(f"p must be an integer >= 1, got {p!r}")
+        self.strategy, self.p = strategy, int(p)
+        self.inst = problem.params["instance"]
+        self.N, self.M = int(problem.params["n_ops"]), int(problem.params["n_machines"])
+        self.n_moves = self.N * (self.N + self.M)
+        self.rng = np.random.default_rng(seed)
+        self._links = job_links(self.inst)
+        self._tabu: int | None = None
+        self.evaluated = 0
+        self.restores = 0
+
+    # env action <-> instance move (the env pads to N operations and M machines)
+    def _encode(self, v: int, x: int) -> int:
+        n = self.inst.n_ops
+        return int(v) * (self.N + self.M) + (int(x) if x < n else self.N + (int(x) - n))
+
+    def _restore(self, obs: dict) -> int:
+        filled = np.flatnonzero(np.asarray(obs["archive_cmax"]) >= 0)
+        cur = int(obs["current_slot"][0])
+        others = filled[filled != cur]
+        slot = int(self.rng.choice(others)) if others.size else cur
+        self.restores += 1
+        self._tabu = None
+        return self.n_moves + slot
+
+    def _pick_min(self, values: np.ndarray) -> int:
+        best = np.flatnonzero(values == values.min())
+        return int(best[self.rng.integers(best.size)]) if best.size > 1 else int(best[0])
+
+    def act(self, obs: dict) -> int:
+        sol = solution_from_observation(obs, self.inst)
+        cmax = int(obs["cmax"][0])
+        if self.strategy == "random-p":
+            mv = neighbourhood(self.inst, sol, links=self._links)
+            if len(mv) == 0:
+                return self._restore(obs)
+            pick = self.rng.choice(len(mv), size=min(self.p, len(mv)), replace=False)
+            self.evaluated += pick.size
+            i = pick[self._pick_min(mv.cmax[pick])]
+            return self._encode(mv.v[i], mv.x[i])
+        mv = neighbourhood(self.inst, sol, links=self._links)
+        if len(mv) == 0:
+            return self._restore(obs)
+        actions = np.fromiter((self._encode(v, x) for v, x in zip(mv.v, mv.x)), dtype=np.int64, count=len(mv))
+        if self.strategy == "fi":
+            order = self.rng.permutation(len(mv))
+            better = mv.cmax[order] < cmax
+            if better.any():
+                first = int(np.argmax(better))
+                self.evaluated += first + 1
+                return int(actions[order[first]])
+            self.evaluated += len(mv)
+            return self._restore(obs)
+        self.evaluated += len(mv)
+        if self.strategy == "gd":
+            allowed = actions != self._tabu if self._tabu is not None else np.ones(len(mv), dtype=bool)
+            if not allowed.any():
+                allowed[:] = True
+            idx = np.flatnonzero(allowed)
+            i = int(idx[self._pick_min(mv.cmax[idx])])
+            # the reverse of this move: put v back before its current machine successor (or at its machine's end)
+            v = int(mv.v[i])
+            succ = int(sol.msucc[v])
+            back = succ if succ >= 0 else self.inst.n_ops + int(sol.assign[v])
+            self._tabu = self._encode(v, back)
+            return int(actions[i])
+        # bi
+        i = self._pick_min(mv.cmax)
+        if mv.cmax[i] < cmax:
+            return int(actions[i])
+        return self._restore(obs)
+
+    def update(self, action: Any, reward: float, observation: Any) -> None:
+        pass
+
+    def diagnostics(self) -> dict[str, Any]:
+        return {"evaluated_moves": int(self.evaluated), "restores": int(self.restores)}

@@ -1,0 +1,57 @@
+"""Offline CP-SAT reference values for the synthetic FJSP sets (spec §5.4 fallback: papergym's own references).
+
+    python benchmarks/fjsp_references.py --sets sd2-10x5,sd1-10x5 --time-limit 30 --workers 2
+
+Solves every instance of each set with the CP-SAT model of ``baselines/scheduling/cpsat.py`` and merges
+``{lb, ub, optimal, source}`` per instance into ``envs/scheduling/fjsp/data/references.json`` (written
+atomically after each set; existing entries of other sets are kept). ``lb`` is CP-SAT's proven bound, ``ub``
+its best (left-compressed) makespan; the source string records the OR-Tools version, workers and time limit,
+on which the values depend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import time
+
+from papergym.baselines.scheduling.cpsat import solve_cpsat
+from papergym.envs.scheduling.fjsp.sets import DATA_DIR, load_set
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", default="sd2-10x5")
+    ap.add_argument("--time-limit", type=float, default=30.0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--count", type=int, default=None, help="first COUNT instances of each set")
+    args = ap.parse_args()
+    path = DATA_DIR / "references.json"
+    doc = json.loads(path.read_text()) if path.is_file() else {"instances": {}}
+    for name in args.sets.split(","):
+        insts = load_set(name)[: args.count]
+        t0 = time.perf_counter()
+        n_opt = 0
+        for inst in insts:
+            r = solve_cpsat(inst, time_limit=args.time_limit, num_workers=args.workers, seed=0)
+            opt = r.status == "optimal"
+            n_opt += opt
+            src = (f"papergym CP-SAT (ortools {r.settings['ortools']}, {args.workers} workers, "
+                   f"{args.time_limit:g} s{'' if opt else ', limit reached'})")
+            doc["instances"][inst.name] = {"lb": int(r.lower_bound), "ub": int(r.makespan), "optimal": bool(opt),
+                                           "source": src, "seconds": round(r.wall_time, 2)}
+            print(f"{inst.name}: {r.status} C={r.makespan} LB={r.lower_bound} {r.wall_time:.1f}s", flush=True)
+        doc["version"] = dt.date.today().isoformat()
+        doc["generated_by"] = "benchmarks/fjsp_references.py"
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+        mean = sum(doc["instances"][i.name]["ub"] for i in insts) / len(insts)
+        print(f"== {name}: {len(insts)} instances, {n_opt} proved optimal, mean makespan {mean:.2f}, "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Scheduling environments (flexible job shop: ``FJSP-v0``, ``FJSPImprove-v0``)."""

@@ -1,0 +1,358 @@
+"""``FJSPImprove-v0``: improve a complete flexible job-shop solution one operation move at a time.
+
+Description
+    The state is a complete solution ``s_t`` (routing + machine orders, spec §2) and the incumbent
+    ``s*_t`` (best visited). An action moves one **critical** operation ``v`` to a new position on any of
+    its eligible machines (the ``nopt2-lite`` neighbourhood with the acyclicity test of spec §7,
+    :func:`~papergym.envs.scheduling.fjsp.graph.neighbourhood`), or restores an archived solution.
+Action Space
+    ``LegalDiscrete(N·(N+M) + R)`` with padded sizes ``N`` (operations), ``M`` (machines) and
+    ``R = restore_slots``. ``a < N(N+M)``: ``(v, x) = divmod(a, N+M)``; ``x < N`` moves ``v`` immediately
+    before operation ``x`` on ``x``'s machine, ``x ≥ N`` appends ``v`` at the end of machine ``x − N``.
+    ``a ≥ N(N+M)``: restore archived solution ``a − N(N+M)`` (a ring buffer of the last ``R`` distinct
+    visited solutions; the current solution is always in it, see ``current_slot``). Moves outside the
+    feasible set (the mask) raise :class:`~papergym.envs.InvalidActionError`; the state is unchanged.
+Observation Space
+    ``Dict``: the static padded instance arrays ``proc (N×M)``, ``op_job``, ``op_pos``; the solution
+    ``assigned_machine``, ``machine_pred``, ``machine_succ`` (``-1`` = none); ``head``, ``tail`` (longest
+    paths), ``critical`` (int8), ``cmax``, ``incumbent_cmax``, ``archive_cmax (R)`` (``-1`` = empty slot),
+    ``current_slot`` (archive slot of the current solution), ``step_fraction`` (``t/T``), ``action_mask``.
+Rewards
+    ``max(C_max(s*_t) − C_max(s_{t+1}), 0)``: the improvement of the incumbent [secondary: MIStar's gain
+    term]; the return is ``C_max(s_0) − C_max(s*_T)``. MIStar's revisit penalty is agent-side shaping.
+Starting State
+    A complete solution from ``init`` ∈ {``mwkr`` (default), ``spt``, ``fifo``, ``mor``, ``random``,
+    ``given``}: the dispatching rule of spec §12 run on the constructive process (ties broken by an RNG
+    seeded with the instance's content hash, so ``s_0`` is a function of the instance and every agent
+    starts from the same solution), or ``options["solution"]`` (a :class:`~papergym.envs.scheduling.fjsp.graph.Solution` or
+    one operation list per machine) for ``given``.
+Episode End
+    ``truncated`` after ``horizon`` steps; ``terminated`` only if no legal action exists (never while a
+    restore slot is filled, which is always).
+Arguments
+    As ``FJSP-v0`` (``instances``, ``family``, ``n_jobs``, ``n_machines``, ``instance``, ``path``,
+    ``one_based``) plus ``init``, ``horizon`` (default 100; the paper uses 400, 200 on large instances),
+    ``neighbourhood`` (``"nopt2-lite"``), ``restore_slots`` (16).
+Oracle and regret
+    As ``FJSP-v0`` (:class:`~papergym.envs.scheduling.fjsp.common.FJSPOracle`); the regret is 0 until the
+    last step and ``C_max(s*_T) − lower_bound`` there.
+Paper
+    J. Wang et al., *Learning Memory-Enhanced Improvement Heuristics for Flexible Job Shop Scheduling*
+    (MIStar), NeurIPS 2025; the improvement MDP after L2S (Zhang et al., ICLR 2024).
+Version History
+    v0: initial version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from papergym.envs.scheduling.fjsp.common import (  # noqa: F401  (compare_seeds: CLI hook)
+    BIG,
+    FJSPOracle,
+    InstanceSource,
+    LegalDiscrete,
+    compare_seeds,
+    pad_static,
+)
+from papergym.envs.scheduling.fjsp.construct import FJSPEnv
+from papergym.envs.scheduling.fjsp.graph import (
+    CycleError,
+    ScheduleError,
+    Solution,
+    apply_move,
+    evaluate,
+    job_links,
+    neighbourhood,
+)
+from papergym.envs.scheduling.fjsp.instance import Instance
+from papergym.envs.scheduling.fjsp.rules import RuleTables, choose_pair
+from papergym.envs.spec import InvalidActionError, ProblemSpec
+
+__all__ = ["FJSPImproveEnv", "ENV_ID", "INITS", "COMPARE_DEFAULTS", "dispatch_solution", "solution_from_observation"]
+
+ENV_ID = "FJSPImprove-v0"
+INITS = ("mwkr", "spt", "fifo", "mor", "random", "given")
+NEIGHBOURHOODS = ("nopt2-lite",)
+#: ``papergym compare FJSPImprove-v0`` defaults: the 20 first SD2 10x5 test instances, T = 100 (spec §14).
+COMPARE_DEFAULTS: dict[str, Any] = {"seeds": 20, "horizon": 100, "env_kwargs": {"instances": "sd2-10x5"}}
+REGRET_NAME = "C_max(incumbent) - LB"
+
+
+def dispatch_solution(inst: Instance, rule: str, rng: np.random.Generator, *, machine_rule: str = "eet") -> Solution:
+    """The solution a dispatching rule (spec §12) builds on the constructive process of ``FJSP-v0``."""
+    env = FJSPEnv.on_instance(inst)
+    obs = env._obs()
+    tables = RuleTables(obs["proc"], obs["op_job"])
+    while env.remaining:
+        obs, *_ = env.step(choose_pair(rule, obs, tables, rng, machine_rule=machine_rule))
+    return env.solution()
+
+
+def solution_from_observation(obs: dict, inst: Instance) -> Solution:
+    """Rebuild the current :class:`Solution` from an ``FJSPImprove-v0`` observation."""
+    n, M = inst.n_ops, inst.n_machines
+    assign = np.asarray(obs["assigned_machine"][:n], dtype=np.int64).copy()
+    mp = np.asarray(obs["machine_pred"][:n], dtype=np.int64).copy()
+    ms = np.asarray(obs["machine_succ"][:n], dtype=np.int64).copy()
+    mfirst = np.full(M, -1, dtype=np.int64)
+    firsts = np.flatnonzero(mp < 0)
+    mfirst[assign[firsts]] = firsts
+    return Solution(assign, mp, ms, mfirst)
+
+
+def improve_observation_space(N: int, M: int, J: int, R: int) -> spaces.Dict:
+    def box(lo, shape, hi=BIG):
+        return spaces.Box(lo, hi, shape=shape, dtype=np.int64)
+
+    return spaces.Dict({
+        "proc": box(0, (N, M)),
+        "op_job": box(-1, (N,), max(J - 1, 0)),
+        "op_pos": box(-1, (N,), max(N - 1, 0)),
+        "assigned_machine": box(-1, (N,), M - 1),
+        "machine_pred": box(-1, (N,), N - 1),
+        "machine_succ": box(-1, (N,), N - 1),
+        "head": box(-1, (N,)),
+        "tail": box(-1, (N,)),
+        "critical": spaces.MultiBinary(N),
+        "cmax": box(0, (1,)),
+        "incumbent_cmax": box(0, (1,)),
+        "archive_cmax": box(-1, (R,)),
+        "current_slot": box(-1, (1,), R - 1),
+        "step_fraction": spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64),
+        "action_mask": spaces.MultiBinary(N * (N + M) + R),
+    })
+
+
+class FJSPImproveEnv(gym.Env):
+    __doc__ = __doc__
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(self, instances: str | None = None, family: str = "sd2", n_jobs: int = 10, n_machines: int = 5,
+                 instance: str | None = None, path: str | None = None, one_based: bool | None = None,
+                 init: str = "mwkr", horizon: int = 100, neighbourhood: str = "nopt2-lite",
+                 restore_slots: int = 16, render_mode: str | None = None):
+        if init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+            raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
+        if neighbourhood not in NEIGHBOURHOODS:
+            raise ValueError(f"neighbourhood must be one of {NEIGHBOURHOODS}, got {neighbourhood!r}")
+        if isinstance(restore_slots, bool) or not isinstance(restore_slots, (int, np.integer)) or restore_slots < 1:
+            raise ValueError(f"restore_slots must be an integer >= 1, got {restore_slots!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.source = InstanceSource(instances=instances, family=family, n_jobs=n_jobs, n_machines=n_machines,
+                                     instance=instance, path=path, one_based=one_based)
+        self.init, self.horizon, self.neighbourhood_name = init, int(horizon), neighbourhood
+        self.R = int(restore_slots)
+        self.render_mode = render_mode
+        self.N, self.M, self.J = self.source.max_ops, self.source.max_machines, self.source.max_jobs
+        self.n_moves = self.N * (self.N + self.M)
+        self.action_space = LegalDiscrete(self.n_moves + self.R, self._mask)
+        self.observation_space = improve_observation_space(self.N, self.M, self.J, self.R)
+        self.oracle = FJSPOracle(self)
+        self.instance: Instance | None = None
+        self.t = 0
+        self.problem = self._problem(None)
+
+    # ---------------------------------------------------------------- state
+    def _mask(self) -> np.ndarray:
+        if self.instance is None:
+            return np.zeros(self.n_moves + self.R, dtype=np.int8)
+        return self._action_mask
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        options = dict(options or {})
+        sol_opt = options.pop("solution", None)
+        inst = self.source.draw(seed, options, self.np_random)
+        self.instance = inst
+        self._links = job_links(inst)
+        self._static = pad_static(inst, self.N, self.M)
+        if self.init == "given":
+            if sol_opt is None:
+                raise ValueError("init='given' needs options={'solution': Solution or one operation list per machine}")
+            sol = sol_opt.copy() if isinstance(sol_opt, Solution) else Solution.from_sequences(inst, sol_opt)
+            if sol.assign.shape != (inst.n_ops,):
+                raise ScheduleError(f"the given solution has {sol.assign.shape[0]} operations, the instance {inst.n_ops}")
+            Solution.from_sequences(inst, sol.sequences())  # eligibility and completeness
+        else:
+            if sol_opt is not None:
+                raise ValueError(f"options['solution'] is only read with init='given' (init is {self.init!r})")
+            # the initial solution is a function of the instance: every agent starts from the same s_0
+            rng = np.random.default_rng(int(inst.sha256()[:16], 16))
+            sol = dispatch_solution(inst, self.init, rng)
+        self._archive: list[tuple[bytes, Solution, int]] = []
+        self._slot_next = 0
+        self.t = 0
+        self._set_state(sol)  # raises CycleError for a cyclic given solution
+        self._incumbent, self._incumbent_cmax = sol.copy(), self._ev.cmax
+        self.initial_cmax = self._ev.cmax
+        self.problem = self._problem(inst)
+        return self._obs(), {}
+
+    def _problem(self, inst: Instance | None) -> ProblemSpec:
+        """The public problem: spaces, horizon, padded sizes, the instance, ``init`` and the neighbourhood."""
+        return ProblemSpec(ENV_ID, spaces.Discrete(self.n_moves + self.R), self.observation_space, self.horizon,
+                           {"instance": inst, "n_ops": self.N, "n_machines": self.M, "n_jobs": self.J,
+                            "restore_slots": self.R, "init": self.init, "neighbourhood": self.neighbourhood_name})
+
+    def _set_state(self, sol: Solution) -> None:
+        inst = self.instance
+        ev = evaluate(inst, sol, links=self._links)
+        self._sol, self._ev = sol, ev
+        self._moves = neighbourhood(inst, sol, ev, links=self._links)
+        key = sol.key()
+        slot = next((i for i, (k, _, _) in enumerate(self._archive) if k == key), -1)
+        if slot < 0:
+            entry = (key, sol.copy(), ev.cmax)
+            if len(self._archive) < self.R:
+                self._archive.append(entry)
+                slot = len(self._archive) - 1
+            else:
+                slot = self._slot_next
+                self._archive[slot] = entry
+            self._slot_next = (slot + 1) % self.R
+        self._current_slot = slot
+        n, N = inst.n_ops, self.N
+        x = self._moves.x
+        x_env = np.where(x < n, x, N + (x - n))
+        idx = self._moves.v * (N + self.M) + x_env
+        self._move_cmax = np.full(self.n_moves, -1, dtype=np.int64)
+        self._move_cmax[idx] = self._moves.cmax
+        mask = np.zeros(self.n_moves + self.R, dtype=np.int8)
+        mask[idx] = 1
+        mask[self.n_moves:self.n_moves + len(self._archive)] = 1
+        self._action_mask = mask
+
+    def _obs(self) -> dict[str, np.ndarray]:
+        inst, N, n = self.instance, self.N, self.instance.n_ops
+        ev, sol = self._ev, self._sol
+
+        def pad(a, fill=-1):
+            out = np.full(N, fill, dtype=np.int64)
+            out[:n] = a
+            return out
+
+        arch = np.full(self.R, -1, dtype=np.int64)
+        arch[: len(self._archive)] = [c for _, _, c in self._archive]
+        crit = np.zeros(N, dtype=np.int8)
+        crit[:n] = ev.critical
+        return {
+            "proc": self._static["proc"].copy(),
+            "op_job": self._static["op_job"].copy(),
+            "op_pos": self._static["op_pos"].copy(),
+            "assigned_machine": pad(sol.assign),
+            "machine_pred": pad(sol.mpred),
+            "machine_succ": pad(sol.msucc),
+            "head": pad(ev.heads),
+            "tail": pad(ev.tails),
+            "critical": crit,
+            "cmax": np.array([ev.cmax], dtype=np.int64),
+            "incumbent_cmax": np.array([self._incumbent_cmax], dtype=np.int64),
+            "archive_cmax": arch,
+            "current_slot": np.array([self._current_slot], dtype=np.int64),
+            "step_fraction": np.array([min(1.0, self.t / self.horizon)], dtype=np.float64),
+            "action_mask": self._action_mask.copy(),
+        }
+
+    def decode(self, action: Any) -> tuple[str, int, int]:
+        """``("move", v, x_graph)`` or ``("restore", slot, -1)`` of a legal action (x in the instance's
+        own indexing: ``x ≥ n_ops`` = append to machine ``x − n_ops``); :class:`InvalidActionError` otherwise."""
+        if self.instance is None:
+            raise InvalidActionError("call reset() before step()")
+        total = self.n_moves + self.R
+        if isinstance(action, (bool, np.bool_)):
+            raise InvalidActionError(f"action must be an integer in 0..{total - 1}, got {action!r}")
+        try:
+            a = int(action)
+            if a != action:
+                raise ValueError
+        except (TypeError, ValueError, OverflowError):
+            raise InvalidActionError(f"action must be an integer in 0..{total - 1}, got {action!r}") from None
+        if not 0 <= a < total:
+            raise InvalidActionError(f"action {a} outside 0..{total - 1}")
+        if a >= self.n_moves:
+            slot = a - self.n_moves
+            if slot >= len(self._archive):
+                raise InvalidActionError(f"action {a}: restore slot {slot} is empty ({len(self._archive)} filled)")
+            return "restore", slot, -1
+        if self._move_cmax[a] < 0:
+            v, x = divmod(a, self.N + self.M)
+            what = f"before operation {x}" if x < self.N else f"at the end of machine {x - self.N}"
+            crit = bool(v < self.instance.n_ops and self._ev.critical[v])
+            why = ("operation is not critical" if not crit else
+                   "not eligible, identity, or fails the acyclicity test of the nopt2-lite neighbourhood")
+            raise InvalidActionError(f"action {a} (move operation {v} {what}) is not a feasible move: {why}")
+        v, x = divmod(a, self.N + self.M)
+        n = self.instance.n_ops
+        return "move", v, (x if x < self.N else n + (x - self.N))
+
+    def validate_action(self, action: Any) -> None:
+        self.decode(action)
+
+    def _result_cmax(self, action: Any) -> int:
+        kind, a, x = self.decode(action)
+        if kind == "restore":
+            return int(self._archive[a][2])
+        return int(self._move_cmax[int(action)])
+
+    def peek_reward(self, action: Any) -> float:
+        return float(max(self._incumbent_cmax - self._result_cmax(action), 0))
+
+    def peek_final_makespan(self, action: Any, t: int) -> int | None:
+        c = self._result_cmax(action)
+        if t < self.horizon:
+            return None
+        return min(self._incumbent_cmax, c)
+
+    def step(self, action: Any):
+        kind, a, x = self.decode(action)
+        if kind == "restore":
+            new = self._archive[a][1].copy()
+        else:
+            predicted = int(self._move_cmax[int(action)])
+            new = apply_move(self.instance, self._sol, a, x)
+        try:
+            self._set_state(new)
+        except CycleError as exc:  # cannot happen for masked moves (tested); never leave a broken state
+            raise AssertionError(f"internal error: a masked move created a cycle: {exc}") from None
+        if kind == "move" and self._ev.cmax != predicted:
+            raise AssertionError(f"internal error: predicted makespan {predicted} != evaluated {self._ev.cmax}")
+        reward = float(max(self._incumbent_cmax - self._ev.cmax, 0))
+        if self._ev.cmax < self._incumbent_cmax:
+            self._incumbent, self._incumbent_cmax = self._sol.copy(), self._ev.cmax
+        self.t += 1
+        terminated = not self._action_mask.any()
+        truncated = self.t >= self.horizon
+        return self._obs(), reward, terminated, truncated, {}
+
+    # ---------------------------------------------------------------- results
+    @property
+    def solution(self) -> Solution:
+        return self._sol.copy()
+
+    @property
+    def incumbent(self) -> Solution:
+        return self._incumbent.copy()
+
+    @property
+    def makespan(self) -> int:
+        """The incumbent's makespan."""
+        return int(self._incumbent_cmax)
+
+    @property
+    def moves(self):
+        """The current legal moves with their exact makespans (instance indexing, see :meth:`decode`)."""
+        return self._moves
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self.instance is None:
+            return None
+        return (f"{self.instance.name}: t={self.t}/{self.horizon}, cmax={self._ev.cmax}, "
+                f"incumbent={self._incumbent_cmax}, legal moves={len(self._moves)}")
