@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="papergym", allow_abbrev=False,
                                 description="papergym: benchmark gym of NeurIPS 2025 papers")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{compare,bench,list,submit,leaderboard}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{compare,bench,list,submit,leaderboard,fjsp}")
 
     # allow_abbrev=False: env arguments such as --m or --d must never be taken for a prefix of --mode
     c = sub.add_parser("compare", allow_abbrev=False, help="regret comparison of agents over seeds on an environment",
@@ -221,6 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--only", help="refresh: only these references (comma list)")
     lb.add_argument("--force", action="store_true", help="refresh: re-score references already scored")
     lb.add_argument("--quiet", action="store_true", help="no progress messages")
+    from papergym.leaderboard.fjsp_cli import add_fjsp_parser
+
+    add_fjsp_parser(sub)
     return p
 
 
@@ -704,6 +707,12 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_submit(args, extra)
         if args.command == "leaderboard":
             return _cmd_leaderboard(args, extra)
+        if args.command == "fjsp":
+            if extra:
+                raise CLIError(f"unexpected arguments: {' '.join(extra)}")
+            from papergym.leaderboard.fjsp_cli import run_fjsp
+
+            return run_fjsp(args)
         return _cmd_compare(args, extra)
     except CLIError as exc:
         return _fail(str(exc))

@@ -346,6 +346,13 @@ class FJSPImproveEnv(gym.Env):
         """The incumbent's makespan."""
         return int(self._incumbent_cmax)
 
+    def heterodata(self):
+        """The current solution as a ``torch_geometric`` ``HeteroData``
+        (:func:`~papergym.envs.scheduling.fjsp.hetero.to_heterodata`; torch extra)."""
+        from papergym.envs.scheduling.fjsp.hetero import to_heterodata
+
+        return to_heterodata(self.instance, self._sol, self._ev)
+
     @property
     def moves(self):
         """The current legal moves with their exact makespans (instance indexing, see :meth:`decode`)."""

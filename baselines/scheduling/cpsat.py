@@ -1,0 +1,334 @@
+"""OR-Tools CP-SAT for the flexible job shop (spec §13) and the ``cpsat`` agents of ``FJSP-v0`` /
+``FJSPImprove-v0`` (spec §12).
+
+[code: DANIEL ``ortools_solver.py``; PyJobShop ``solvers/ortools/``] The model (:func:`solve_cpsat`):
+
+1. **Horizon** ``H = Σ_o max_k p_ok`` (every operation on its slowest machine, one after the other: a
+   feasible schedule always fits, so the model is never infeasible). Integer start ``s_o`` and end
+   ``e_o`` in ``[0, H]``.
+2. **Routing.** ``|M_o| = 1``: one mandatory interval ``(s_o, p_ok, e_o)`` on that machine. Otherwise, per
+   eligible ``k``, a Boolean ``x_ok`` and an optional fixed-size interval ``(s_o, p_ok)`` present iff
+   ``x_ok`` (``NewOptionalFixedSizeIntervalVar``); ``e_o = s_o + p_ok`` enforced only if ``x_ok``;
+   ``AddExactlyOne(x_o·)``. The presence literals play the role of CP Optimizer's ``alternative``.
+3. **Job precedence** ``s_{o+1} ≥ e_o``; **machines** ``AddNoOverlap`` over all (optional) intervals of
+   each machine.
+4. ``C_max = max`` of the last operations' ends (``AddMaxEquality``); minimise ``C_max``.
+5. **Options.** ``redundant_cumulative=True`` adds one ``AddCumulative`` over every interval with demand 1
+   and capacity ``M`` (implied by the no-overlaps; it can strengthen propagation; off by default).
+   ``hint``: a :class:`~papergym.envs.scheduling.fjsp.graph.Solution`, or the name of a dispatching rule
+   (``fifo``, ``mor``, ``spt``, ``mwkr``, ``lwkr``, ``random``) built by
+   :func:`~papergym.envs.scheduling.fjsp.improve.dispatch_solution` with ``np.random.default_rng(0)``; the
+   hint sets ``x_ok`` from the routing and ``s_o``/``e_o``/``C_max`` from the solution's semi-active
+   schedule (the heads of :func:`~papergym.envs.scheduling.fjsp.graph.evaluate`), i.e. a complete,
+   feasible hint. ``None`` = no hint.
+6. **Parameters.** ``max_time_in_seconds = time_limit``, ``num_workers`` (``num_search_workers`` on
+   OR-Tools versions without ``num_workers``), ``random_seed = seed``, ``log_search_progress = log``.
+   Defaults: 2 s and 2 workers (spec §13's default comparison; ≥ 8 workers are recommended for long runs,
+   the strong lower-bound workers need many). Results depend on the OR-Tools version, the workers and
+   the limit: all three are recorded in :attr:`CPSATResult.settings`.
+
+**Determinism.** With ``num_workers=1`` and a fixed ``seed`` the search is deterministic *when it ends
+before the time limit* (a wall-clock limit cuts a run at a machine-dependent point). Multi-worker runs are
+**not** deterministic: the workers race and share solutions and bounds.
+
+**Left compression.** After solving, the solver's machine orders (each machine's operations sorted by
+CP-SAT start) define a :class:`Solution` (:func:`~papergym.envs.scheduling.fjsp.graph.solution_from_schedule`);
+the reported ``start`` are that solution's heads (every operation as early as its job and machine
+predecessors allow) and the reported ``makespan`` its ``C_max``, which is ``≤`` the solver's objective (the
+solver's schedule may contain idle time it had no reason to remove; asserted). The schedule is checked
+with :func:`~papergym.envs.scheduling.fjsp.graph.validate_schedule` before it is returned, so CP-SAT start
+times, left-compressed, equal the heads (spec §6). ``lower_bound`` is CP-SAT's best objective bound
+(rounded up; a proven lower bound on the optimum).
+
+**Agents** (registered in :mod:`papergym.baselines.scheduling`):
+
+* :class:`CPSATDispatchAgent` (``cpsat`` on ``FJSP-v0``): solves the instance at construction, then
+  replays the operations in CP-SAT start-time order on their CP-SAT machines. The env starts each operation
+  at ``max(job_ready, machine_ready)`` and appends it to its machine, so the replayed schedule is the same
+  solution's semi-active schedule: its makespan equals the left-compressed one (≤ CP-SAT's objective).
+* :class:`CPSATReferenceAgent` (``cpsat`` on ``FJSPImprove-v0``, a reference line): solves at
+  construction and keeps the env's solution (each step restores the current archive slot, a no-op); it
+  reports CP-SAT's makespan in ``diagnostics()["makespan"]``, which the env's scorer uses for it.
+
+Both derive the CP-SAT ``random_seed`` from the agent seed (``int(default_rng(seed).integers(2**31))``, 0
+without a seed). If CP-SAT returns no solution within the limit (large instances) they fall back to the
+hint solution (``cpsat_fallback = 1`` in the diagnostics).
+
+Needs the ``fjsp`` extra (``pip install 'papergym[fjsp]'``, OR-Tools).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from papergym.envs.scheduling.fjsp.graph import Solution, evaluate, solution_from_schedule, validate_schedule
+from papergym.envs.scheduling.fjsp.instance import Instance
+from papergym.envs.scheduling.fjsp.rules import JOB_RULES
+
+__all__ = ["CPSATResult", "solve_cpsat", "CPSATDispatchAgent", "CPSATReferenceAgent", "ortools_version",
+           "agent_cpsat_seed"]
+
+_STATUS = {"OPTIMAL": "optimal", "FEASIBLE": "feasible", "INFEASIBLE": "infeasible", "UNKNOWN": "unknown"}
+
+
+def _cp_model():
+    try:
+        from ortools.sat.python import cp_model
+    except ImportError:  # pragma: no cover - depends on the install
+        raise ImportError("the CP-SAT baseline needs OR-Tools: pip install 'papergym[fjsp]'") from None
+    return cp_model
+
+
+def ortools_version() -> str:
+    _cp_model()
+    import ortools
+
+    return str(ortools.__version__)
+
+
+@dataclass
+class CPSATResult:
+    """The outcome of :func:`solve_cpsat`.
+
+    ``status``: ``"optimal"`` (proved), ``"feasible"`` (a solution, not proved optimal), ``"infeasible"``,
+    ``"unknown"`` (no solution within the limit). ``makespan``, ``machine``, ``start`` and ``solution`` are
+    ``None`` without a solution; ``start`` is left-compressed (the heads of ``solution``). ``lower_bound``
+    is CP-SAT's best objective bound (proven, rounded up). ``objective`` is the solver's own ``C_max``
+    before left compression (``≥ makespan``); ``wall_time`` the seconds of the whole call (model, solve,
+    compression); ``settings`` the OR-Tools version and the parameters that the result depends on."""
+
+    status: str
+    makespan: int | None
+    lower_bound: int
+    machine: np.ndarray | None
+    start: np.ndarray | None
+    solution: Solution | None
+    wall_time: float
+    settings: dict = field(default_factory=dict)
+    objective: int | None = None
+
+    @property
+    def optimal(self) -> bool:
+        return self.status == "optimal"
+
+
+def _hint_solution(inst: Instance, hint: Solution | str | None) -> tuple[Solution | None, str | None]:
+    if hint is None:
+        return None, None
+    if isinstance(hint, Solution):
+        if hint.assign.shape != (inst.n_ops,) or hint.mfirst.shape != (inst.n_machines,):
+            raise ValueError(f"hint: the solution has {hint.assign.shape[0]} operations and {hint.mfirst.shape[0]} "
+                             f"machines, the instance {inst.n_ops} and {inst.n_machines}")
+        return hint, "solution"
+    if isinstance(hint, str):
+        if hint not in JOB_RULES:
+            raise ValueError(f"hint: unknown dispatching rule {hint!r}; valid: {', '.join(JOB_RULES)} "
+                             f"(or a Solution, or None)")
+        from papergym.envs.scheduling.fjsp.improve import dispatch_solution
+
+        return dispatch_solution(inst, hint, np.random.default_rng(0)), hint
+    raise TypeError(f"hint must be a Solution, a rule name or None, got {type(hint).__name__}")
+
+
+def solve_cpsat(inst: Instance, *, time_limit: float = 2.0, num_workers: int = 2, seed: int = 0,
+                hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False,
+                log: bool = False) -> CPSATResult:
+    """Solve ``inst`` with the CP-SAT model of the module docstring (spec §13) and return the
+    left-compressed result."""
+    cp_model = _cp_model()
+    import ortools
+
+    if not (isinstance(time_limit, (int, float, np.integer, np.floating)) and not isinstance(time_limit, bool)
+            and math.isfinite(time_limit) and time_limit > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or num_workers < 1:
+        raise ValueError(f"num_workers must be an integer >= 1, got {num_workers!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**31:
+        raise ValueError(f"seed must be an integer in [0, 2**31), got {seed!r}")
+    t0 = time.perf_counter()
+    hint_sol, hint_name = _hint_solution(inst, hint)
+
+    N, M = inst.n_ops, inst.n_machines
+    proc = inst.proc
+    elig = [np.flatnonzero(proc[o] > 0).tolist() for o in range(N)]
+    H = int(proc.max(axis=1).sum())
+
+    m = cp_model.CpModel()
+    s = [m.NewIntVar(0, H, f"s{o}") for o in range(N)]
+    e = [m.NewIntVar(0, H, f"e{o}") for o in range(N)]
+    x: list[dict[int, Any]] = [{} for _ in range(N)]  # presence literals (only for |M_o| > 1)
+    by_machine: list[list[Any]] = [[] for _ in range(M)]
+    intervals: list[Any] = []
+    for o in range(N):
+        ks = elig[o]
+        if len(ks) == 1:
+            k = ks[0]
+            iv = m.NewIntervalVar(s[o], int(proc[o, k]), e[o], f"i{o}")
+            by_machine[k].append(iv)
+            intervals.append(iv)
+            continue
+        lits = []
+        for k in ks:
+            lit = m.NewBoolVar(f"x{o}_{k}")
+            p = int(proc[o, k])
+            iv = m.NewOptionalFixedSizeIntervalVar(s[o], p, lit, f"i{o}_{k}")
+            m.Add(e[o] == s[o] + p).OnlyEnforceIf(lit)
+            x[o][k] = lit
+            lits.append(lit)
+            by_machine[k].append(iv)
+            intervals.append(iv)
+        m.AddExactlyOne(lits)
+    for j in range(inst.n_jobs):
+        for o in range(int(inst.job_start[j]), int(inst.job_start[j + 1]) - 1):
+            m.Add(s[o + 1] >= e[o])
+    for k in range(M):
+        if len(by_machine[k]) > 1:
+            m.AddNoOverlap(by_machine[k])
+    if redundant_cumulative:
+        m.AddCumulative(intervals, [1] * len(intervals), M)
+    cmax = m.NewIntVar(0, H, "cmax")
+    m.AddMaxEquality(cmax, [e[int(inst.job_start[j + 1]) - 1] for j in range(inst.n_jobs)])
+    m.Minimize(cmax)
+
+    hint_cmax = None
+    if hint_sol is not None:
+        ev = evaluate(inst, hint_sol)
+        hint_cmax = int(ev.cmax)
+        for o in range(N):
+            m.AddHint(s[o], int(ev.heads[o]))
+            m.AddHint(e[o], int(ev.heads[o] + ev.p[o]))
+            for k, lit in x[o].items():
+                m.AddHint(lit, int(hint_sol.assign[o]) == k)
+        m.AddHint(cmax, hint_cmax)
+
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    prm.max_time_in_seconds = float(time_limit)
+    if hasattr(prm, "num_workers"):
+        prm.num_workers = int(num_workers)
+    else:  # pragma: no cover - OR-Tools < 9.3
+        prm.num_search_workers = int(num_workers)
+    prm.random_seed = int(seed)
+    prm.log_search_progress = bool(log)
+    code = solver.Solve(m)
+    status = _STATUS.get(solver.StatusName(code))
+    if status is None:
+        raise RuntimeError(f"CP-SAT returned {solver.StatusName(code)} for {inst.name or 'the instance'}: "
+                           f"{m.Validate() or 'no model error reported'}")
+    if status == "infeasible":  # cannot happen: H admits the trivial sequential schedule
+        raise RuntimeError(f"CP-SAT reports the FJSP model of {inst.name or 'the instance'} infeasible (a bug)")
+    settings = {"ortools": str(ortools.__version__), "num_workers": int(num_workers),
+                "time_limit": float(time_limit), "seed": int(seed), "hint": hint_name,
+                "hint_makespan": hint_cmax, "redundant_cumulative": bool(redundant_cumulative),
+                "solver_wall_time": float(solver.WallTime())}
+    bound = solver.BestObjectiveBound()
+    lb = int(math.ceil(bound - 1e-9)) if math.isfinite(bound) else 0
+    lb = max(lb, 0)
+    if status == "unknown":
+        return CPSATResult("unknown", None, lb, None, None, None, time.perf_counter() - t0, settings)
+
+    machine = np.empty(N, dtype=np.int64)
+    raw_start = np.empty(N, dtype=np.int64)
+    for o in range(N):
+        raw_start[o] = solver.Value(s[o])
+        if len(elig[o]) == 1:
+            machine[o] = elig[o][0]
+        else:
+            chosen = [k for k, lit in x[o].items() if solver.BooleanValue(lit)]
+            assert len(chosen) == 1, f"operation {o}: {len(chosen)} machines chosen"
+            machine[o] = chosen[0]
+    objective = int(round(solver.ObjectiveValue()))
+    validate_schedule(inst, machine, raw_start)  # the solver's own schedule must already be valid
+    sol = solution_from_schedule(inst, machine, raw_start)
+    ev = evaluate(inst, sol)
+    start = ev.heads.copy()
+    makespan = int(validate_schedule(inst, machine, start, makespan=int(ev.cmax)))
+    assert makespan <= objective, f"left compression increased the makespan ({makespan} > {objective})"
+    assert makespan >= lb, f"makespan {makespan} below CP-SAT's proven bound {lb}"
+    return CPSATResult(status, makespan, lb, machine, start, sol, time.perf_counter() - t0, settings, objective)
+
+
+# ------------------------------------------------------------------------------------------------ agents
+def agent_cpsat_seed(seed: Any) -> int:
+    """CP-SAT ``random_seed`` of an agent seed (int, ``SeedSequence`` or None -> 0)."""
+    return 0 if seed is None else int(np.random.default_rng(seed).integers(2**31))
+
+
+class _CPSATAgentBase:
+    def __init__(self, problem: Any, *, seed: Any = None, time_limit: float = 2.0, num_workers: int = 2,
+                 hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False):
+        self.inst: Instance = problem.params["instance"]
+        self.N, self.M = int(problem.params["n_ops"]), int(problem.params["n_machines"])
+        self.result = solve_cpsat(self.inst, time_limit=time_limit, num_workers=num_workers,
+                                  seed=agent_cpsat_seed(seed), hint=hint,
+                                  redundant_cumulative=redundant_cumulative)
+        self.fallback = self.result.solution is None
+        if self.fallback:  # no CP-SAT solution within the limit: replay / report the hint's solution
+            sol, _ = _hint_solution(self.inst, hint if hint is not None else "mwkr")
+            ev = evaluate(self.inst, sol)
+            self.solution, self.start, self.makespan = sol, ev.heads.copy(), int(ev.cmax)
+        else:
+            self.solution, self.start, self.makespan = self.result.solution, self.result.start, self.result.makespan
+
+    def update(self, action: Any, reward: float, observation: Any) -> None:
+        pass
+
+    def _cpsat_diagnostics(self) -> dict[str, Any]:
+        r = self.result
+        return {"cpsat_makespan": float("nan") if r.makespan is None else int(r.makespan),
+                "cpsat_lower_bound": int(r.lower_bound), "cpsat_optimal": int(r.optimal),
+                "cpsat_seconds": float(r.wall_time), "cpsat_fallback": int(self.fallback)}
+
+
+class CPSATDispatchAgent(_CPSATAgentBase):
+    """``cpsat`` on ``FJSP-v0``: CP-SAT at construction, then the operations in CP-SAT start-time order on
+    their CP-SAT machines (final makespan = CP-SAT's left-compressed makespan)."""
+
+    def __init__(self, problem: Any, *, seed: Any = None, time_limit: float = 2.0, num_workers: int = 2,
+                 hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False):
+        super().__init__(problem, seed=seed, time_limit=time_limit, num_workers=num_workers, hint=hint,
+                         redundant_cumulative=redundant_cumulative)
+        n = self.inst.n_ops
+        ops = np.arange(n)
+        # a job predecessor always starts strictly earlier (positive times), so this order is legal
+        self.order = ops[np.lexsort((ops, self.start))]
+        self._i = 0
+
+    def act(self, observation: dict) -> int:
+        scheduled = observation["scheduled"]
+        while self._i < self.order.size and scheduled[self.order[self._i]]:
+            self._i += 1
+        if self._i >= self.order.size:
+            raise ValueError("cpsat: every operation is already scheduled")
+        o = int(self.order[self._i])
+        j = int(self.inst.op_job[o])
+        if int(observation["next_op"][j]) != o:
+            raise ValueError(f"cpsat: the observation's next operation of job {j} is "
+                             f"{int(observation['next_op'][j])}, the replay expects {o} (was the env reset "
+                             f"on another instance?)")
+        return j * self.M + int(self.solution.assign[o])
+
+    def diagnostics(self) -> dict[str, Any]:
+        return self._cpsat_diagnostics()
+
+
+class CPSATReferenceAgent(_CPSATAgentBase):
+    """``cpsat`` on ``FJSPImprove-v0``: a reference line; CP-SAT's makespan in ``diagnostics()["makespan"]``,
+    the env's solution kept unchanged (each step restores the current archive slot)."""
+
+    def __init__(self, problem: Any, *, seed: Any = None, oracle: Any = None, time_limit: float = 2.0,
+                 num_workers: int = 2, hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False):
+        super().__init__(problem, seed=seed, time_limit=time_limit, num_workers=num_workers, hint=hint,
+                         redundant_cumulative=redundant_cumulative)
+        self._restore0 = self.N * (self.N + self.M)
+
+    def act(self, observation: dict) -> int:
+        return self._restore0 + int(observation["current_slot"][0])
+
+    def diagnostics(self) -> dict[str, Any]:
+        return {"makespan": int(self.makespan), **self._cpsat_diagnostics()}
