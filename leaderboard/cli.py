@@ -593,12 +593,13 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     if args.scheduler and args.backend != "dask":
         raise CLIError("--scheduler needs --backend dask")
     defaults = _compare_defaults(env_id)
+    user_kwargs = set(env_kwargs)
     for k, v in defaults.get("env_kwargs", {}).items():  # env defaults of `compare` (e.g. FJSP's instance set)
-        if k not in env_kwargs and not ({"family", "instance", "path"} & set(env_kwargs)):
+        if k not in env_kwargs and not ({"family", "instance", "path"} & user_kwargs):
             env_kwargs[k] = v
     default_seeds = defaults.get("seeds", 10)
     seeds_for = getattr(_env_module(env_id), "compare_seeds", None)
-    if args.seeds is None and seeds_for is not None:  # e.g. every member of a fixed instance set
+    if args.seeds is None and seeds_for is not None and user_kwargs:  # e.g. every member of a given set
         try:
             default_seeds = seeds_for(env_kwargs) or default_seeds
         except (ValueError, KeyError) as exc:

@@ -174,10 +174,22 @@ class FJSPOracle:
             lb = max(lb, r.lb)
         return int(lb)
 
+    def _reference(self) -> tuple[int | None, str]:
+        """(value, source). A flagged entry (its source's LB exceeds its UB, so one of them is wrong) falls
+        back to DANIEL's csv upper bound where recorded, else no reference."""
+        r = self.ref
+        if r is None or r.ub is None:
+            return None, ""
+        if r.flag:
+            csv = (r.alt or {}).get("daniel-csv") or {}
+            if csv.get("ub") is not None and int(csv["ub"]) >= self.instance.lower_bound():
+                return int(csv["ub"]), f"daniel-csv ({r.source} entry flagged: {r.flag})"
+            return None, ""
+        return int(r.ub), r.source
+
     @property
     def reference(self) -> int | None:
-        r = self.ref
-        return None if r is None or r.ub is None else int(r.ub)
+        return self._reference()[0]
 
     @property
     def proved_optimal(self) -> bool:
@@ -204,7 +216,7 @@ class FJSPOracle:
         inst = self.instance
         return {"instance": inst.name, "n_jobs": inst.n_jobs, "n_machines": inst.n_machines, "n_ops": inst.n_ops,
                 "lower_bound": self.lower_bound, "reference": self.reference,
-                "reference_source": "" if r is None else r.source, "proved_optimal": self.proved_optimal,
+                "reference_source": self._reference()[1], "proved_optimal": self.proved_optimal,
                 "alt": {} if r is None else r.alt}
 
     @staticmethod

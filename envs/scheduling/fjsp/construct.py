@@ -99,7 +99,8 @@ def construct_problem(inst: Instance | None, N: int, M: int, J: int, horizon: in
 
 class FJSPEnv(gym.Env):
     __doc__ = __doc__
-    metadata = {"render_modes": ["ansi"]}
+    # legal actions depend on the state (InvalidActionError otherwise): samplers must use the mask
+    metadata = {"render_modes": ["ansi"], "state_dependent_actions": True}
 
     def __init__(self, instances: str | None = None, family: str = "sd2", n_jobs: int = 10, n_machines: int = 5,
                  instance: str | None = None, path: str | None = None, one_based: bool | None = None,
@@ -274,8 +275,7 @@ class FJSPEnv(gym.Env):
             self._lb = lb
         else:
             reward = -float(self._cmax) if done else 0.0
-        info = {"makespan": int(self._cmax)} if done else {}
-        return self._obs(), reward, done, False, info
+        return self._obs(), reward, done, False, {}
 
     # ---------------------------------------------------------------- results
     @property

@@ -130,7 +130,8 @@ def improve_observation_space(N: int, M: int, J: int, R: int) -> spaces.Dict:
 
 class FJSPImproveEnv(gym.Env):
     __doc__ = __doc__
-    metadata = {"render_modes": ["ansi"]}
+    # legal actions depend on the state (InvalidActionError otherwise): samplers must use the mask
+    metadata = {"render_modes": ["ansi"], "state_dependent_actions": True}
 
     def __init__(self, instances: str | None = None, family: str = "sd2", n_jobs: int = 10, n_machines: int = 5,
                  instance: str | None = None, path: str | None = None, one_based: bool | None = None,

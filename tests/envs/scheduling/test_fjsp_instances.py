@@ -68,7 +68,17 @@ def test_bks_table_valid():
     # a problem; an UB below the trivial LB would be a data error)
     for name in load_set("brandimarte") + load_set("hurink-rdata"):
         r = table[name.name]
-        assert r.ub >= name.lower_bound()
+        assert r.ub >= name.lower_bound() or r.flag
+    # SchedulingLab's r-la27 has LB 1085 > UB 1056 (and the instance's own bound 1084 > 1056): flagged, and
+    # the oracle falls back to DANIEL's csv upper bound for the gap
+    import gymnasium as gym
+
+    r = table["hurink-rdata/la27"]
+    assert r.flag and r.lb > r.ub
+    env = gym.make("FJSP-v0", instance="hurink-rdata/la27").unwrapped
+    env.reset(seed=0)
+    assert env.oracle.reference >= env.instance.lower_bound()
+    assert "flagged" in env.oracle.instance_metrics()["reference_source"]
 
 
 def test_sd2_reproduces_published_files():
