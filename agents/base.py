@@ -25,10 +25,12 @@ conventional key for the number of restarts / detected changes and is shown in c
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import inspect
 import sys
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -118,16 +120,40 @@ class AgentInfo:
 _REGISTRY: dict[str, list[AgentInfo]] = {}
 
 
+def _source_modules(obj: Any) -> list[Any]:
+    """The module defining ``obj`` (a ``functools.partial`` is unwrapped to its function) and, transitively,
+    every ``papergym`` module its module-level names refer to: the code that decides what ``obj`` does
+    (e.g. a baseline's module, the env helpers and numerics it imports)."""
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    root = sys.modules.get(getattr(obj, "__module__", "") or "", None)
+    if root is None:
+        return []
+    seen = {root.__name__: root}
+    stack = [root]
+    while stack:
+        mod = stack.pop()
+        for v in list(vars(mod).values()):
+            name = v.__name__ if isinstance(v, types.ModuleType) else getattr(v, "__module__", None)
+            if isinstance(name, str) and name.startswith("papergym.") and name not in seen and name in sys.modules:
+                seen[name] = sys.modules[name]
+                stack.append(seen[name])
+    return [seen[k] for k in sorted(seen)]
+
+
 def _module_file_bytes(obj: Any) -> bytes:
-    mod = sys.modules.get(getattr(obj, "__module__", ""), None)
-    try:
-        path = inspect.getsourcefile(mod) if mod is not None else None
-        if path:
-            with open(path, "rb") as fh:
-                return fh.read()
-    except (TypeError, OSError):
-        pass
-    return repr(obj).encode()
+    """Source of ``obj``'s module and of the papergym modules it depends on (:func:`_source_modules`),
+    each prefixed by its name; ``repr(obj)`` where no source is found."""
+    parts = []
+    for mod in _source_modules(obj):
+        try:
+            path = inspect.getsourcefile(mod)
+            if path:
+                with open(path, "rb") as fh:
+                    parts.append(mod.__name__.encode() + b"\0" + fh.read())
+        except (TypeError, OSError):
+            continue
+    return b"\0\0".join(parts) if parts else repr(obj).encode()
 
 
 def _code_hash(*objs: Any) -> str:

@@ -112,14 +112,10 @@ def checkpoints(horizon: int) -> np.ndarray:
 
 
 def _file_hash(obj: Any) -> str:
-    mod = sys.modules.get(getattr(obj, "__module__", ""))
-    h = hashlib.sha256()
-    try:
-        with open(inspect.getsourcefile(mod), "rb") as fh:  # type: ignore[arg-type]
-            h.update(fh.read())
-    except (TypeError, OSError):
-        h.update(repr(obj).encode())
-    return h.hexdigest()[:16]
+    """Hash of the source of ``obj``'s module and of the papergym modules it depends on."""
+    from papergym.agents.base import _module_file_bytes
+
+    return hashlib.sha256(_module_file_bytes(obj)).hexdigest()[:16]
 
 
 def _env_spec(env_id: str) -> gym.envs.registration.EnvSpec:

@@ -10,18 +10,23 @@ instance — the same moves, initial solution and step budget as every agent of 
     greedy descent: evaluate every legal move exactly, take the best even if it is worse than the current
     solution; tabu = the exact reverse of the last move (unless it is the only move).
 ``bi-search``
-    best improvement: take the best move if it improves the current solution; otherwise restore a random
-    archived solution (other than the current one where possible).
+    best improvement: take the best move if it improves the current solution; otherwise **restart**:
+    restore a random archived solution (other than the current one where possible) and, on the next
+    step, move to its best neighbour not visited before (even if worse).
 ``fi-search``
     first improvement: scan the legal moves in random order, take the first improving one; otherwise
-    restore as ``bi-search``.
+    restart as ``bi-search``.
 ``random-p-search``
     sample ``P = 16`` legal moves uniformly (without replacement), take the best even if worse — it
     isolates the value of a learned policy over the same parallel evaluation.
 
-L2S restarts from a long-term memory of generated neighbours; the env restores from its archive of
-visited solutions instead (``restore_slots``) [design]. Ties are broken by the agent's seeded RNG.
-Diagnostics: ``evaluated_moves`` (exact move evaluations), ``restores``.
+L2S restarts from a long-term memory of generated (evaluated, not necessarily visited) neighbours; here a
+restart takes two env steps — restore an archived visited solution, then move to its best unvisited
+neighbour, a generated neighbour of a visited solution [design] — because the env only moves to
+neighbours of the current solution or restores archived ones. Without the second step a deterministic
+best-improvement search would return to the local optimum it left. The agent keeps the set of
+solutions it has visited (a hash of routing and orders per step). Ties are broken by the agent's seeded
+RNG. Diagnostics: ``evaluated_moves`` (exact move evaluations), ``restores``.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from papergym.envs.scheduling.fjsp.graph import job_links, neighbourhood
+from papergym.envs.scheduling.fjsp.graph import apply_move, job_links, neighbourhood
 from papergym.envs.scheduling.fjsp.improve import solution_from_observation
 
 __all__ = ["LocalSearchAgent", "STRATEGIES"]
@@ -53,6 +58,8 @@ class LocalSearchAgent:
         self._tabu: int | None = None
         self.evaluated = 0
         self.restores = 0
+        self._visited: set[bytes] = set()
+        self._restart = False
 
     # env action <-> instance move (the env pads to N operations and M machines)
     def _encode(self, v: int, x: int) -> int:
@@ -68,6 +75,14 @@ class LocalSearchAgent:
         self._tabu = None
         return self.n_moves + slot
 
+    def _best_unvisited(self, sol, mv, actions: np.ndarray) -> int:
+        """The best move (ties at random) whose result has not been visited; the best move if all have."""
+        order = np.lexsort((self.rng.random(len(mv)), mv.cmax))
+        for i in order[:64]:
+            if apply_move(self.inst, sol, mv.v[i], mv.x[i]).key() not in self._visited:
+                return int(actions[i])
+        return int(actions[order[0]])
+
     def _pick_min(self, values: np.ndarray) -> int:
         best = np.flatnonzero(values == values.min())
         return int(best[self.rng.integers(best.size)]) if best.size > 1 else int(best[0])
@@ -75,6 +90,8 @@ class LocalSearchAgent:
     def act(self, obs: dict) -> int:
         sol = solution_from_observation(obs, self.inst)
         cmax = int(obs["cmax"][0])
+        if self.strategy in ("bi", "fi"):
+            self._visited.add(sol.key())
         if self.strategy == "random-p":
             mv = neighbourhood(self.inst, sol, links=self._links)
             if len(mv) == 0:
@@ -87,6 +104,10 @@ class LocalSearchAgent:
         if len(mv) == 0:
             return self._restore(obs)
         actions = np.fromiter((self._encode(v, x) for v, x in zip(mv.v, mv.x)), dtype=np.int64, count=len(mv))
+        if self.strategy in ("bi", "fi") and self._restart:  # second step of a restart
+            self._restart = False
+            self.evaluated += len(mv)
+            return self._best_unvisited(sol, mv, actions)
         if self.strategy == "fi":
             order = self.rng.permutation(len(mv))
             better = mv.cmax[order] < cmax
@@ -95,7 +116,7 @@ class LocalSearchAgent:
                 self.evaluated += first + 1
                 return int(actions[order[first]])
             self.evaluated += len(mv)
-            return self._restore(obs)
+            return self._stuck(obs, sol, mv, actions)
         self.evaluated += len(mv)
         if self.strategy == "gd":
             allowed = actions != self._tabu if self._tabu is not None else np.ones(len(mv), dtype=bool)
@@ -113,7 +134,16 @@ class LocalSearchAgent:
         i = self._pick_min(mv.cmax)
         if mv.cmax[i] < cmax:
             return int(actions[i])
-        return self._restore(obs)
+        return self._stuck(obs, sol, mv, actions)
+
+    def _stuck(self, obs: dict, sol, mv, actions: np.ndarray) -> int:
+        """No improving move: restart (restore an archived solution; next step, its best unvisited
+        neighbour). With nothing else archived, move to the best unvisited neighbour right away."""
+        filled = np.flatnonzero(np.asarray(obs["archive_cmax"]) >= 0)
+        if filled.size > 1:
+            self._restart = True
+            return self._restore(obs)
+        return self._best_unvisited(sol, mv, actions)
 
     def update(self, action: Any, reward: float, observation: Any) -> None:
         pass
