@@ -700,6 +700,11 @@ class CompareResult:
         sh = ["agent", "mean gap", "mean C_max", "mean s", "<= ref", "failed"]
         sw = [max(len(h), *(len(r[i]) for r in summ)) for i, h in enumerate(sh)]
         out += ["", fmt(sh, sw), "-" * len(fmt(sh, sw))] + [fmt(r, sw) for r in summ]
+        if "below_lower_bound" in ok.columns and (ok.below_lower_bound > 0).any():
+            bad = ok[ok.below_lower_bound > 0]
+            out.append("\nERROR: makespan below a proven lower bound (a data error or a broken schedule): "
+                       + ", ".join(f"{r.agent} on {r.instance} ({r.makespan:.0f} < {r.lower_bound:.0f})"
+                                   for r in bad.itertuples()))
         sources = sorted({s for s in ok.get("reference_source", pd.Series(dtype=str)).dropna() if s})
         if sources:
             out.append(f"\nreferences: {', '.join(sources)} (data/bks.json, data/references.json)")

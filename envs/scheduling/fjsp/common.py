@@ -235,6 +235,9 @@ class FJSPOracle:
                                "reference": math.nan if ref is None else float(ref),
                                "gap": math.nan if not ref else (c - ref) / ref,
                                "gap_lb": (c - lb) / lb if lb > 0 else math.nan}
+        # a makespan below a proven lower bound is impossible: a data error (a wrong bound or instance file)
+        # or a broken schedule; the compare table prints an ERROR line for it
+        out["below_lower_bound"] = float(c < lb)
         csv = (instance.get("alt") or {}).get("daniel-csv") or {}
         if csv.get("ub"):
             out["gap_daniel_csv"] = (c - csv["ub"]) / csv["ub"]

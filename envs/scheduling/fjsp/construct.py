@@ -91,9 +91,11 @@ def construct_observation_space(N: int, M: int, J: int) -> spaces.Dict:
     })
 
 
-def construct_problem(inst: Instance | None, N: int, M: int, J: int, horizon: int) -> ProblemSpec:
+def construct_problem(inst: Instance | None, N: int, M: int, J: int, horizon: int,
+                      observation_space: spaces.Dict | None = None) -> ProblemSpec:
     """The public problem: spaces, the horizon (padded operation count) and the instance itself."""
-    return ProblemSpec(ENV_ID, spaces.Discrete(J * M), construct_observation_space(N, M, J), int(horizon),
+    obs_space = observation_space if observation_space is not None else construct_observation_space(N, M, J)
+    return ProblemSpec(ENV_ID, spaces.Discrete(J * M), obs_space, int(horizon),
                        {"instance": inst, "n_jobs": J, "n_machines": M, "n_ops": N})
 
 
@@ -179,7 +181,7 @@ class FJSPEnv(gym.Env):
         self._cmax = 0
         self._lb = self._lower_bound()
         self.t = 0
-        self.problem = construct_problem(inst, N, M, J, N)
+        self.problem = construct_problem(inst, N, M, J, N, self.observation_space)
 
     def _lower_bound(self) -> int:
         return int(max((self._job_ready + self._rem_min).max(), self._machine_ready.max()))

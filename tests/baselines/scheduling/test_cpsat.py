@@ -149,7 +149,7 @@ def _play_construct(env: FJSPEnv, seed: int, **hp):
         a = agent.act(obs)
         obs, r, done, trunc, info = env.step(a)
         agent.update(a, r, obs)
-    return agent, info["makespan"]
+    return agent, env.makespan
 
 
 def test_dispatch_agent_replays_to_at_most_cpsat_makespan():

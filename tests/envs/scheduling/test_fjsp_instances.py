@@ -207,5 +207,5 @@ def test_sd2_references_reproduce_daniels_published_mean():
     ub = np.array([r.ub for r in refs], dtype=float)
     assert abs(ub.mean() - 326.24) / 326.24 < 0.002
     assert sum(r.optimal for r in refs) >= 90
-    for inst, r in zip(insts, refs):
-        assert inst.lower_bound() <= r.lb <= r.ub
+    for inst, r in zip(insts, refs):  # CP-SAT's bound can be weaker than the trivial one; both are valid
+        assert max(inst.lower_bound(), r.lb) <= r.ub
