@@ -42,12 +42,13 @@ times, left-compressed, equal the heads (spec §6). ``lower_bound`` is CP-SAT's 
 
 **Agents** (registered in :mod:`papergym.baselines.scheduling`):
 
-* :class:`CPSATDispatchAgent` (``cpsat`` on ``FJSP-v0``): solves the instance at construction, then
+* :class:`CPSATDispatchAgent` (``cpsat`` on ``FJSP-v0``): solves the run's instance at its first decision (the
+  instance is rebuilt from the observation, :func:`instance_from_observation`), then
   replays the operations in CP-SAT start-time order on their CP-SAT machines. The env starts each operation
   at ``max(job_ready, machine_ready)`` and appends it to its machine, so the replayed schedule is the same
   solution's semi-active schedule: its makespan equals the left-compressed one (≤ CP-SAT's objective).
 * :class:`CPSATReferenceAgent` (``cpsat`` on ``FJSPImprove-v0``, a reference line): solves at
-  construction and keeps the env's solution (each step restores the current archive slot, a no-op); it
+  its first step and keeps the env's solution (each step restores the current archive slot, a no-op); it
   reports CP-SAT's makespan in ``diagnostics()["makespan"]``, which the env's scorer uses for it.
 
 Both derive the CP-SAT ``random_seed`` from the agent seed (``int(default_rng(seed).integers(2**31))``, 0
@@ -67,6 +68,7 @@ from typing import Any
 import numpy as np
 
 from papergym.envs.scheduling.fjsp.graph import Solution, evaluate, solution_from_schedule, validate_schedule
+from papergym.envs.scheduling.fjsp.common import instance_from_observation
 from papergym.envs.scheduling.fjsp.instance import Instance
 from papergym.envs.scheduling.fjsp.rules import JOB_RULES
 
@@ -262,8 +264,18 @@ def agent_cpsat_seed(seed: Any) -> int:
 class _CPSATAgentBase:
     def __init__(self, problem: Any, *, seed: Any = None, time_limit: float = 2.0, num_workers: int = 2,
                  hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False):
-        self.inst: Instance = problem.params["instance"]
         self.N, self.M = int(problem.params["n_ops"]), int(problem.params["n_machines"])
+        self._settings = dict(seed=seed, time_limit=time_limit, num_workers=num_workers, hint=hint,
+                              redundant_cumulative=redundant_cumulative)
+        self.inst: Instance | None = None  # the run's instance: from the first observation (solved then)
+
+    def _solve(self, observation: dict) -> None:
+        """Solve the run's instance (rebuilt from its observation) once, at the first act."""
+        if self.inst is not None:
+            return
+        seed, time_limit, num_workers, hint, redundant_cumulative = (
+            self._settings[k] for k in ("seed", "time_limit", "num_workers", "hint", "redundant_cumulative"))
+        self.inst = instance_from_observation(observation)
         self.result = solve_cpsat(self.inst, time_limit=time_limit, num_workers=num_workers,
                                   seed=agent_cpsat_seed(seed), hint=hint,
                                   redundant_cumulative=redundant_cumulative)
@@ -279,6 +291,8 @@ class _CPSATAgentBase:
         pass
 
     def _cpsat_diagnostics(self) -> dict[str, Any]:
+        if self.inst is None:
+            return {}
         r = self.result
         return {"cpsat_makespan": float("nan") if r.makespan is None else int(r.makespan),
                 "cpsat_lower_bound": int(r.lower_bound), "cpsat_optimal": int(r.optimal),
@@ -286,20 +300,22 @@ class _CPSATAgentBase:
 
 
 class CPSATDispatchAgent(_CPSATAgentBase):
-    """``cpsat`` on ``FJSP-v0``: CP-SAT at construction, then the operations in CP-SAT start-time order on
+    """``cpsat`` on ``FJSP-v0``: CP-SAT at the first decision (on the instance of the observation), then the operations in CP-SAT start-time order on
     their CP-SAT machines (final makespan = CP-SAT's left-compressed makespan)."""
 
     def __init__(self, problem: Any, *, seed: Any = None, time_limit: float = 2.0, num_workers: int = 2,
                  hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False):
         super().__init__(problem, seed=seed, time_limit=time_limit, num_workers=num_workers, hint=hint,
                          redundant_cumulative=redundant_cumulative)
-        n = self.inst.n_ops
-        ops = np.arange(n)
-        # a job predecessor always starts strictly earlier (positive times), so this order is legal
-        self.order = ops[np.lexsort((ops, self.start))]
+        self.order: np.ndarray | None = None
         self._i = 0
 
     def act(self, observation: dict) -> int:
+        if self.order is None:
+            self._solve(observation)
+            ops = np.arange(self.inst.n_ops)
+            # a job predecessor always starts strictly earlier (positive times), so this order is legal
+            self.order = ops[np.lexsort((ops, self.start))]
         scheduled = observation["scheduled"]
         while self._i < self.order.size and scheduled[self.order[self._i]]:
             self._i += 1
@@ -328,7 +344,10 @@ class CPSATReferenceAgent(_CPSATAgentBase):
         self._restore0 = self.N * (self.N + self.M)
 
     def act(self, observation: dict) -> int:
+        self._solve(observation)
         return self._restore0 + int(observation["current_slot"][0])
 
     def diagnostics(self) -> dict[str, Any]:
+        if self.inst is None:
+            return {}
         return {"makespan": int(self.makespan), **self._cpsat_diagnostics()}

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from papergym.envs.scheduling.fjsp.graph import apply_move, job_links, neighbourhood
+from papergym.envs.scheduling.fjsp.common import instance_from_observation
 from papergym.envs.scheduling.fjsp.improve import solution_from_observation
 
 __all__ = ["LocalSearchAgent", "STRATEGIES"]
@@ -50,11 +51,10 @@ class LocalSearchAgent:
         if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
             raise ValueError(f"p must be an integer >= 1, got {p!r}")
         self.strategy, self.p = strategy, int(p)
-        self.inst = problem.params["instance"]
+        self.inst = None  # the run's instance, from its first observation
         self.N, self.M = int(problem.params["n_ops"]), int(problem.params["n_machines"])
         self.n_moves = self.N * (self.N + self.M)
         self.rng = np.random.default_rng(seed)
-        self._links = job_links(self.inst)
         self._tabu: int | None = None
         self.evaluated = 0
         self.restores = 0
@@ -88,6 +88,9 @@ class LocalSearchAgent:
         return int(best[self.rng.integers(best.size)]) if best.size > 1 else int(best[0])
 
     def act(self, obs: dict) -> int:
+        if self.inst is None:
+            self.inst = instance_from_observation(obs)
+            self._links = job_links(self.inst)
         sol = solution_from_observation(obs, self.inst)
         cmax = int(obs["cmax"][0])
         if self.strategy in ("bi", "fi"):

@@ -15,7 +15,7 @@ from papergym.envs.scheduling.fjsp.parser import read_instance
 from papergym.envs.scheduling.fjsp.sets import load_instance, load_set, reference
 from papergym.envs.spec import instance_seed
 
-__all__ = ["InstanceSource", "LegalDiscrete", "FJSPOracle", "BIG", "FAMILIES", "compare_seeds"]
+__all__ = ["InstanceSource", "LegalDiscrete", "FJSPOracle", "BIG", "FAMILIES", "compare_seeds", "instance_from_observation"]
 
 BIG = 2**31 - 1  # upper bound of time-valued observation entries
 FAMILIES = ("sd1", "sd2", "benchmark", "file")
@@ -127,6 +127,20 @@ class InstanceSource:
         gen = sd1_instance if self.family == "sd1" else sd2_instance
         tag = f"seed{int(seed)}" if seed is not None else "unseeded"
         return gen(self.n_jobs, self.n_machines, rng, name=f"{self.label}/{tag}")
+
+
+def instance_from_observation(obs: dict, name: str = "") -> Instance:
+    """The instance of a run, rebuilt from any observation of either env (its padded static arrays
+    ``proc``, ``op_job``, ``op_pos``; padding rows have ``op_job = -1`` and machines beyond the instance's
+    are all-zero columns). The public problem is the same for every run of a family; each run's instance is
+    public through its observations."""
+    op_job = np.asarray(obs["op_job"])
+    real = op_job >= 0
+    proc = np.asarray(obs["proc"])[real]
+    used = np.flatnonzero((proc > 0).any(axis=0))
+    M = int(used.max()) + 1 if used.size else proc.shape[1]
+    job_ops = np.bincount(op_job[real], minlength=int(op_job[real].max()) + 1)
+    return Instance(job_ops.astype(np.int64), proc[:, :M].astype(np.int64), name=name)
 
 
 def pad_static(inst: Instance, N: int, M: int) -> dict[str, np.ndarray]:

@@ -93,10 +93,11 @@ def construct_observation_space(N: int, M: int, J: int) -> spaces.Dict:
 
 def construct_problem(inst: Instance | None, N: int, M: int, J: int, horizon: int,
                       observation_space: spaces.Dict | None = None) -> ProblemSpec:
-    """The public problem: spaces, the horizon (padded operation count) and the instance itself."""
+    """The public problem: spaces, the horizon (padded operation count) and the padded sizes. The same for
+    every run of a family: each run's instance is in its observations (``instance_from_observation``)."""
     obs_space = observation_space if observation_space is not None else construct_observation_space(N, M, J)
     return ProblemSpec(ENV_ID, spaces.Discrete(J * M), obs_space, int(horizon),
-                       {"instance": inst, "n_jobs": J, "n_machines": M, "n_ops": N})
+                       {"n_jobs": J, "n_machines": M, "n_ops": N})
 
 
 class FJSPEnv(gym.Env):

@@ -198,9 +198,10 @@ class FJSPImproveEnv(gym.Env):
         return self._obs(), {}
 
     def _problem(self, inst: Instance | None) -> ProblemSpec:
-        """The public problem: spaces, horizon, padded sizes, the instance, ``init`` and the neighbourhood."""
+        """The public problem: spaces, horizon, padded sizes, ``init`` and the neighbourhood (the same for every
+        run of a family; each run's instance is in its observations: ``instance_from_observation``)."""
         return ProblemSpec(ENV_ID, spaces.Discrete(self.n_moves + self.R), self.observation_space, self.horizon,
-                           {"instance": inst, "n_ops": self.N, "n_machines": self.M, "n_jobs": self.J,
+                           {"n_ops": self.N, "n_machines": self.M, "n_jobs": self.J,
                             "restore_slots": self.R, "init": self.init, "neighbourhood": self.neighbourhood_name})
 
     def _set_state(self, sol: Solution) -> None:
