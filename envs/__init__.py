@@ -51,8 +51,10 @@ _ENVS: dict[str, tuple[str, str | None]] = {
         "papergym.envs.bandits.semibandit:MSetSemiBanditEnv",
         "papergym.envs.bandits.semibandit:MSetSemiBanditVectorEnv",
     ),
-    "FJSP-v0": ("papergym.envs.scheduling.fjsp.construct:FJSPEnv", None),
-    "FJSPImprove-v0": ("papergym.envs.scheduling.fjsp.improve:FJSPImproveEnv", None),
+    "FJSP-v0": ("papergym.envs.scheduling.fjsp.construct:FJSPEnv",
+                "papergym.envs.scheduling.fjsp.vector:FJSPVectorEnv"),
+    "FJSPImprove-v0": ("papergym.envs.scheduling.fjsp.improve:FJSPImproveEnv",
+                       "papergym.envs.scheduling.fjsp.vector:FJSPImproveVectorEnv"),
 }
 
 

@@ -143,6 +143,21 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
                     "stochastically constrained adversarial and oblivious-switching regimes (static regret "
                     "against the best fixed set where the means switch), 20 hidden seeds each.",
     ),
+    "FJSP-v0": EnvBoardConfig(
+        "FJSP-v0",
+        strata={"sd2-10x5": {"family": "sd2", "n_jobs": 10, "n_machines": 5},
+                "sd2-20x10": {"family": "sd2", "n_jobs": 20, "n_machines": 10}},
+        seeds=20,
+        description="Flexible job shop, constructive: C_max minus the instance's lower bound (the regret at "
+                    "the last decision), on fresh SD2 instances (10x5 and 20x10) drawn from 20 hidden seeds each.",
+    ),
+    "FJSPImprove-v0": EnvBoardConfig(
+        "FJSPImprove-v0",
+        strata={"sd2-10x5": {"family": "sd2", "n_jobs": 10, "n_machines": 5}},
+        seeds=20, horizon=100,
+        description="Flexible job shop, improvement: the incumbent's C_max minus the instance's lower bound "
+                    "after T = 100 moves from the MWKR solution, on fresh SD2 10x5 instances from 20 hidden seeds.",
+    ),
     "NystromODE-v0": TaskBoardConfig(
         "NystromODE-v0",
         task_kwargs={"sizes": [100, 1000]},

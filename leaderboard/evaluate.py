@@ -123,9 +123,13 @@ def _vector_env(env_id: str, n: int, env_kwargs: Mapping[str, Any]):
 
 
 def _placeholder_action(single: Any) -> Any:
-    space = single.problem.action_space
+    # envs whose legal actions depend on the state (FJSP) sample from the reset env's own action space
+    state_dependent = single.metadata.get("state_dependent_actions", False)
+    space = single.action_space if state_dependent else single.problem.action_space
     space.seed(0)
-    return single.validate_action(space.sample())
+    a = space.sample()
+    single.validate_action(a)
+    return a
 
 
 def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, placeholder: Any,
@@ -134,6 +138,9 @@ def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, p
     n = len(active)
     from papergym.envs.spec import InvalidActionError
 
+    freeze = getattr(venv, "freeze", None)  # vector envs that can set runs aside (FJSP) ignore ended runs
+    if freeze is not None and not active.all():
+        freeze(~active)
     if active.all():  # fast path: the whole batch is valid
         try:
             return venv.validate_action(actions)
@@ -154,6 +161,8 @@ def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, p
             status[i], errors[i] = "invalid_action", f"{type(exc).__name__}: {exc}"
             active[i] = False
             rows.append(placeholder)
+    if freeze is not None and not active.all():
+        freeze(~active)
     return venv.validate_action(np.stack([np.asarray(r) for r in rows]))
 
 

@@ -222,7 +222,17 @@ class FJSPOracle:
         return float(self._env.peek_reward(action))
 
     def regret(self, action: Any, t: int) -> float:
-        final = self._env.peek_final_makespan(action, t)
+        """Regret of ``action`` played at round ``t``: booked before the step (``env.t == t - 1``: the runner,
+        ``RegretRecorder``) or after it (``env.t == t``: the leaderboard's evaluator books a round while the
+        agent computes the next one); both give the same value."""
+        env = self._env
+        if env.t == t:  # round t already played: the action's effect is the current state
+            final = env.final_makespan_after(t)
+        elif env.t == t - 1:
+            final = env.peek_final_makespan(action, t)
+        else:
+            raise ValueError(f"regret of round {t} asked at round {env.t}: only the round being played or "
+                             "the one just played can be scored")
         return 0.0 if final is None else float(final - self.lower_bound)
 
     def instance_metrics(self) -> dict[str, Any]:

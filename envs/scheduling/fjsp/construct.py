@@ -255,6 +255,10 @@ class FJSPEnv(gym.Env):
             return None
         return max(self._cmax, self._place(j, k, o)[1])
 
+    def final_makespan_after(self, t: int) -> int | None:
+        """The final makespan if round ``t`` (just played) completed the schedule, else ``None``."""
+        return int(self._cmax) if self._remaining == 0 and self.t == t else None
+
     def step(self, action: Any):
         j, k, o = self.validate_action(action)
         s, e = self._place(j, k, o)

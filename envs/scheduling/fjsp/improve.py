@@ -313,6 +313,10 @@ class FJSPImproveEnv(gym.Env):
             return None
         return min(self._incumbent_cmax, c)
 
+    def final_makespan_after(self, t: int) -> int | None:
+        """The incumbent's makespan if round ``t`` (just played) was the last, else ``None``."""
+        return int(self._incumbent_cmax) if self.t == t and t >= self.horizon else None
+
     def step(self, action: Any):
         kind, a, x = self.decode(action)
         if kind == "restore":

@@ -184,3 +184,27 @@ def test_bad_kwargs():
                     (dict(n_jobs=0), "n_jobs"), (dict(reward_mode="x"), "reward_mode"), (dict(horizon=3), "horizon")]:
         with pytest.raises((ValueError, KeyError), match=msg):
             gym.make("FJSP-v0", **kw)
+
+
+@pytest.mark.parametrize("env_id", ["FJSP-v0", "FJSPImprove-v0"])
+def test_regret_booked_before_or_after_the_step_agrees(env_id):
+    kw = dict(family="sd2", n_jobs=5, n_machines=3)
+    if env_id == "FJSPImprove-v0":
+        kw["horizon"] = 6
+    a_env, b_env = gym.make(env_id, **kw).unwrapped, gym.make(env_id, **kw).unwrapped
+    a_env.reset(seed=1)
+    obs, _ = b_env.reset(seed=1)
+    b_env.action_space.seed(0)
+    total_a = total_b = 0.0
+    t, done = 0, False
+    while not done:
+        t += 1
+        act = b_env.action_space.sample()
+        total_a += a_env.oracle.regret(act, t)  # before the step
+        a_env.step(act)
+        _, _, te, tr, _ = b_env.step(act)
+        total_b += b_env.oracle.regret(act, t)  # after the step
+        done = te or tr
+    assert total_a == total_b == b_env.makespan - b_env.oracle.lower_bound > 0
+    with pytest.raises(ValueError, match="only the round being played"):
+        b_env.oracle.regret(act, t + 5)
