@@ -23,6 +23,10 @@ Sections, each measured side by side in one run:
    Brandimarte mk01-10 and the first SD2 10x5 test instances. Gaps are against ``bks.json`` (Brandimarte) and
    papergym's offline CP-SAT references (``references.json``; SD2).
 
+5. Anytime incumbents: mean gap of the incumbent after 10, 25, 50, 100, 200, 400 steps of each search on
+   the first SD2 10x5 instances (one 400-step episode per instance and agent, incumbent recorded per step),
+   and the mean seconds per step.
+
 numba kernels are compiled (or loaded from the cache) before anything is timed; BLAS threads pinned to 1.
 """
 
@@ -217,11 +221,41 @@ def section_quality(quick: bool, paper: bool) -> None:
     table(["set", "env", "agent", "instances", "mean gap", "mean C_max", "s / instance"], rows)
 
 
+def section_anytime(quick: bool) -> None:
+    from papergym.agents.base import make_agent
+    from papergym.envs.scheduling.fjsp.sets import reference
+    from papergym.envs.spec import agent_seed
+
+    n_inst = 5 if quick else 20
+    marks = [10, 25, 50, 100, 200, 400]
+    print(f"5. Anytime incumbent gap on the first {n_inst} SD2 10x5 instances (init MWKR, T = 400)")
+    rows = []
+    for name in ["gd-search", "bi-search", "fi-search", "random-p-search"]:
+        gaps = np.zeros((n_inst, len(marks)))
+        secs = 0.0
+        for i in range(n_inst):
+            env = FJSPImproveEnv(instances="sd2-10x5", horizon=400)
+            obs, _ = env.reset(seed=i)
+            ref = reference(env.instance.name).ub
+            agent = make_agent(name, env.problem, seed=agent_seed(i))
+            t0 = time.perf_counter()
+            inc = []
+            for _ in range(400):
+                a = agent.act(obs)
+                obs, r, te, tr, _ = env.step(a)
+                agent.update(a, r, obs)
+                inc.append(int(obs["incumbent_cmax"][0]))
+            secs += time.perf_counter() - t0
+            gaps[i] = [(inc[m - 1] - ref) / ref for m in marks]
+        rows.append([name] + [f"{100 * g:+.2f}%" for g in gaps.mean(axis=0)] + [f"{1e3 * secs / (400 * n_inst):.2f}"])
+    table(["agent"] + [f"T={m}" for m in marks] + ["ms/step (agent+env)"], rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="FJSP benchmark (see the module docstring)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--paper", action="store_true", help="quality table at T = 400 on 100 SD2 10x5 instances")
-    ap.add_argument("--sections", default="1,2,3,4")
+    ap.add_argument("--sections", default="1,2,3,4,5")
     args = ap.parse_args()
     from threadpoolctl import threadpool_limits
 
@@ -240,6 +274,8 @@ def main() -> None:
             section_moves(args.quick)
         if "4" in sections:
             section_quality(args.quick, args.paper)
+        if "5" in sections:
+            section_anytime(args.quick)
 
 
 if __name__ == "__main__":

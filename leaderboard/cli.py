@@ -107,7 +107,7 @@ def _parse_extra(extra: list[str], lists: bool = False) -> dict[str, Any]:
 
 
 # spelling a user may reach for -> the constructor argument (applied only where the env has the target)
-_ALIASES = {"dim": "d"}
+_ALIASES = {"dim": "d", "jobs": "n_jobs", "machines": "n_machines"}  # --n-jobs is the workers option
 
 
 def _apply_aliases(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -44,7 +44,8 @@ register_agent("initial-solution", partial(_hold, None), envs=[IMPROVE], role="b
                description="the env's initial solution (any init), kept unchanged: the searches' starting point")
 
 for _name, _strategy, _text, _defaults in (
-    ("gd-search", "gd", "greedy descent over the exact neighbourhood, tabu on the reverse move", {}),
+    ("gd-search", "gd", "greedy descent over the exact neighbourhood, tabu on the reverse move",
+     {"tabu_tenure": 1}),
     ("bi-search", "bi", "best improving move, else restore an archived solution", {}),
     ("fi-search", "fi", "first improving move in random order, else restore", {}),
     ("random-p-search", "random-p", "best of P random legal moves", {"p": 16}),

@@ -8,7 +8,11 @@ instance — the same moves, initial solution and step budget as every agent of 
 
 ``gd-search``
     greedy descent: evaluate every legal move exactly, take the best even if it is worse than the current
-    solution; tabu = the exact reverse of the last move (unless it is the only move).
+    solution; tabu = the exact reverse of the last move, i.e. any move that returns to the previous
+    solution (unless nothing else is legal). The reverse is recognised by the solution it leads to, not by
+    the moved operation: an adjacent swap of ``v`` and ``w`` is undone by moving ``w`` as well as ``v``.
+    ``tabu_tenure`` (default 1, the spec's rule) makes the last ``tabu_tenure`` visited solutions tabu
+    [design hyperparameter].
 ``bi-search``
     best improvement: take the best move if it improves the current solution; otherwise **restart**:
     restore a random archived solution (other than the current one where possible) and, on the next
@@ -45,17 +49,20 @@ STRATEGIES = ("gd", "bi", "fi", "random-p")
 
 
 class LocalSearchAgent:
-    def __init__(self, problem: Any, *, seed: Any = None, strategy: str = "bi", p: int = 16):
+    def __init__(self, problem: Any, *, seed: Any = None, strategy: str = "bi", p: int = 16, tabu_tenure: int = 1):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
             raise ValueError(f"p must be an integer >= 1, got {p!r}")
+        if isinstance(tabu_tenure, bool) or not isinstance(tabu_tenure, (int, np.integer)) or tabu_tenure < 1:
+            raise ValueError(f"tabu_tenure must be an integer >= 1, got {tabu_tenure!r}")
         self.strategy, self.p = strategy, int(p)
+        self._tabu_list: list[bytes] = []  # keys of the last `tenure` solutions (gd-search)
+        self.tenure = int(tabu_tenure)
         self.inst = None  # the run's instance, from its first observation
         self.N, self.M = int(problem.params["n_ops"]), int(problem.params["n_machines"])
         self.n_moves = self.N * (self.N + self.M)
         self.rng = np.random.default_rng(seed)
-        self._tabu: int | None = None
         self.evaluated = 0
         self.restores = 0
         self._visited: set[bytes] = set()
@@ -72,7 +79,6 @@ class LocalSearchAgent:
         others = filled[filled != cur]
         slot = int(self.rng.choice(others)) if others.size else cur
         self.restores += 1
-        self._tabu = None
         return self.n_moves + slot
 
     def _best_unvisited(self, sol, mv, actions: np.ndarray) -> int:
@@ -122,17 +128,16 @@ class LocalSearchAgent:
             return self._stuck(obs, sol, mv, actions)
         self.evaluated += len(mv)
         if self.strategy == "gd":
-            allowed = actions != self._tabu if self._tabu is not None else np.ones(len(mv), dtype=bool)
-            if not allowed.any():
-                allowed[:] = True
-            idx = np.flatnonzero(allowed)
-            i = int(idx[self._pick_min(mv.cmax[idx])])
-            # the reverse of this move: put v back before its current machine successor (or at its machine's end)
-            v = int(mv.v[i])
-            succ = int(sol.msucc[v])
-            back = succ if succ >= 0 else self.inst.n_ops + int(sol.assign[v])
-            self._tabu = self._encode(v, back)
-            return int(actions[i])
+            # best move whose result is not among the last `tenure` solutions (ties at random)
+            order = np.lexsort((self.rng.random(len(mv)), mv.cmax))
+            pick = int(order[0])
+            if self._tabu_list:
+                for i in order:
+                    if apply_move(self.inst, sol, mv.v[i], mv.x[i]).key() not in self._tabu_list:
+                        pick = int(i)
+                        break
+            self._tabu_list = (self._tabu_list + [sol.key()])[-self.tenure:]
+            return int(actions[pick])
         # bi
         i = self._pick_min(mv.cmax)
         if mv.cmax[i] < cmax:
