@@ -299,6 +299,14 @@ class FJSPEnv(gym.Env):
         """The (routing, sequences) solution built so far (complete once terminated)."""
         return Solution.from_sequences(self.instance, self._sequences)
 
+    def heterodata(self):
+        """The partial schedule as a ``torch_geometric`` ``HeteroData``
+        (:func:`~papergym.envs.scheduling.fjsp.hetero.partial_heterodata`; torch extra)."""
+        from papergym.envs.scheduling.fjsp.hetero import partial_heterodata
+
+        machine, start = self.schedule()
+        return partial_heterodata(self.instance, machine, start, self._sequences, self._lb)
+
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.instance is None:
             return None

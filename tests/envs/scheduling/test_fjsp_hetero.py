@@ -56,3 +56,29 @@ def test_improve_env_exposes_the_graph(needs):
     assert d.cmax == int(env._obs()["cmax"][0])
     with pytest.raises(ValueError):
         gym.make("FJSPImprove-v0", restore_slots=0)
+
+
+def test_construct_env_partial_graph(needs):
+    needs("torch_geometric")
+    import gymnasium as gym
+
+    from papergym.envs.scheduling.fjsp.hetero import PARTIAL_OP_FEATURES
+
+    env = gym.make("FJSP-v0", instance="brandimarte/mk01").unwrapped
+    obs, _ = env.reset(seed=0)
+    d0 = env.heterodata()
+    assert d0["machine", "serves", "op"].edge_index.shape[1] == 0
+    x0 = d0["op"].x.numpy()
+    # before any decision, start estimate + shortest time + shortest remaining work is a job's bound: <= LB_0
+    f = PARTIAL_OP_FEATURES.index
+    bound = x0[:, f("start")] + x0[:, f("min_p")] + x0[:, f("tail")]
+    assert bound.max() == pytest.approx(max(np.add.reduceat(env.instance.min_proc, env.instance.job_start[:-1]))
+                                        / env._lb, rel=1e-6) and bound.max() <= 1 + 1e-6
+    for _ in range(20):
+        obs, *_ = env.step(env.action_space.sample())
+    d = env.heterodata()
+    d.validate()
+    assert d["machine", "serves", "op"].edge_index.shape[1] == 20
+    x = d["op"].x.numpy()
+    assert x[:, PARTIAL_OP_FEATURES.index("scheduled")].sum() == 20
+    assert d["op", "machine_next", "op"].edge_index.shape[1] == 20 - sum(1 for s in env._sequences if s)
