@@ -132,8 +132,10 @@ class InstanceSource:
 def instance_from_observation(obs: dict, name: str = "") -> Instance:
     """The instance of a run, rebuilt from any observation of either env (its padded static arrays
     ``proc``, ``op_job``, ``op_pos``; padding rows have ``op_job = -1`` and machines beyond the instance's
-    are all-zero columns). The public problem is the same for every run of a family; each run's instance is
-    public through its observations."""
+    are all-zero columns). Trailing machines that no operation can use are indistinguishable from padding
+    and dropped (mk06 declares 15 machines, 5 of them unused: the rebuilt instance has 10), which changes
+    no schedule. The public problem is the same for every run of a family; each run's instance is public
+    through its observations."""
     op_job = np.asarray(obs["op_job"])
     real = op_job >= 0
     proc = np.asarray(obs["proc"])[real]
