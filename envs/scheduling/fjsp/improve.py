@@ -172,9 +172,7 @@ class FJSPImproveEnv(gym.Env):
         options = dict(options or {})
         sol_opt = options.pop("solution", None)
         inst = self.source.draw(seed, options, self.np_random)
-        self.instance = inst
-        self._links = job_links(inst)
-        self._static = pad_static(inst, self.N, self.M)
+        links = job_links(inst)
         if self.init == "given":
             if sol_opt is None:
                 raise ValueError("init='given' needs options={'solution': Solution or one operation list per machine}")
@@ -188,10 +186,13 @@ class FJSPImproveEnv(gym.Env):
             # the initial solution is a function of the instance: every agent starts from the same s_0
             rng = np.random.default_rng(int(inst.sha256()[:16], 16))
             sol = dispatch_solution(inst, self.init, rng)
+        evaluate(inst, sol, links=links)  # a cyclic given solution raises CycleError before any state changes
+        self.instance, self._links = inst, links
+        self._static = pad_static(inst, self.N, self.M)
         self._archive: list[tuple[bytes, Solution, int]] = []
         self._slot_next = 0
         self.t = 0
-        self._set_state(sol)  # raises CycleError for a cyclic given solution
+        self._set_state(sol)
         self._incumbent, self._incumbent_cmax = sol.copy(), self._ev.cmax
         self.initial_cmax = self._ev.cmax
         self.problem = self._problem(inst)

@@ -153,6 +153,22 @@ def test_improve_given_init_and_errors():
     assert env.initial_cmax == evaluate(inst, sol).cmax
     with pytest.raises(ValueError, match="needs options"):
         env.reset(seed=0)
+    # a cyclic given solution is refused and the env keeps its previous episode
+    from papergym.envs.scheduling.fjsp.graph import CycleError
+
+    env.reset(seed=0, options={"solution": sol.sequences()})
+    before = env._obs()
+    seqs = sol.sequences()
+    k = next(i for i, q in enumerate(seqs) if any(inst.op_job[a] == inst.op_job[b] and a < b
+                                                    for a in q for b in q))
+    q = seqs[k]
+    a, b = next((a, b) for a in q for b in q if inst.op_job[a] == inst.op_job[b] and a < b)
+    ia, ib = q.index(a), q.index(b)
+    q[ia], q[ib] = b, a  # a later operation of the same job before an earlier one: a cycle
+    with pytest.raises(CycleError):
+        env.reset(seed=0, options={"solution": seqs})
+    after = env._obs()
+    assert all(np.array_equal(before[key], after[key]) for key in before)
     with pytest.raises(ValueError, match="init must be one of"):
         gym.make("FJSPImprove-v0", init="nope")
     with pytest.raises(ValueError, match="horizon"):
