@@ -121,15 +121,19 @@ def test_generators_follow_the_spec():
     assert a == b and a.sha256() == b.sha256()
 
 
-def test_sd1_shipped_files_match_the_generator_family():
-    if "sd1-10x5" not in list_sets():
-        pytest.skip("SD1 files not shipped")
-    insts = load_set("sd1-10x5")
-    assert len(insts) == 100
+@pytest.mark.parametrize("size,n,m,lo,hi", [("10x5", 10, 5, 4, 6), ("20x10", 20, 10, 8, 12)])
+def test_sd1_shipped_files_match_the_generator_family(size, n, m, lo, hi):
+    assert f"sd1-{size}" in list_sets()
+    insts = load_set(f"sd1-{size}")
+    assert len(insts) == 100 and len({i.sha256() for i in insts}) == 100
     for inst in insts:
-        assert inst.n_jobs == 10 and inst.n_machines == 5
-        assert 4 <= inst.job_ops.min() and inst.job_ops.max() <= 6
+        assert inst.n_jobs == n and inst.n_machines == m
+        assert lo <= inst.job_ops.min() and inst.job_ops.max() <= hi
         assert 1 <= inst.proc[inst.proc > 0].min() and inst.proc.max() <= 20
+        # correlated times (spec §4): all eligible times of an operation lie within +-20 % of one base time
+        for row in inst.proc:
+            q = row[row > 0]
+            assert q.max() - q.min() <= 9
 
 
 @pytest.mark.parametrize("text,line,field", [
