@@ -30,6 +30,9 @@ SMALL_BOARDS = {
                           "seeds": 3, "horizon": 300},
     "NoiseFreeGPBandit-v0": {"strata": {"se": {"kernel": "se", "d": 1}}, "seeds": 3, "horizon": 25},
     "NystromODE-v0": {"task_kwargs": {"problems": ["L1", "N3"], "sizes": [100]}},
+    "FJSP-v0": {"strata": {"sd2-6x4": {"family": "sd2", "n_jobs": 6, "n_machines": 4}}, "seeds": 3},
+    "FJSPImprove-v0": {"strata": {"sd2-6x4": {"family": "sd2", "n_jobs": 6, "n_machines": 4}}, "seeds": 3,
+                       "horizon": 12},
 }
 
 
@@ -149,6 +152,38 @@ def test_refresh_static_regret_board(evaluator):
 
 
 # -------------------------------------------------------------------------------------- submissions
+@pytest.mark.parametrize("env_id", ["FJSP-v0", "FJSPImprove-v0"])
+def test_refresh_scores_the_fjsp_references(evaluator, env_id):
+    """FJSP boards: every run's instance differs (fresh SD2 instances from the hidden seeds) and reaches the
+    agents through the observations; references start from MWKR (improvement) or build schedules."""
+    from papergym.leaderboard.evaluate import refresh
+
+    only = ["mwkr", "spt", "cpsat"] if env_id == "FJSP-v0" else ["mwkr", "bi-search", "gd-search"]
+    refresh(evaluator, [env_id], only=only)
+    subs = evaluator.submissions(env_id)
+    assert set(subs.name) == set(only) and (subs.status == "ok").all(), subs[["name", "status", "message"]]
+    runs = evaluator.runs(list(subs.submission_id))
+    assert (runs.status == "ok").all() and (runs.regret >= 0).all()
+    by = runs.merge(subs[["submission_id", "name"]]).groupby("name").regret.mean()
+    if env_id == "FJSPImprove-v0":
+        assert by["gd-search"] <= by["mwkr"] and by["bi-search"] <= by["mwkr"]
+    else:
+        assert by["cpsat"] <= by["mwkr"]
+
+
+def test_sandboxed_fjsp_submission(evaluator):
+    _sandbox_ok()
+    from papergym.leaderboard.evaluate import submit
+
+    for env_id in ("FJSP-v0", "FJSPImprove-v0"):
+        sid = submit(evaluator, f"{SUBS / 'fjsp_first_legal.py'}:make_agent", env_id, name="first-legal",
+                     author="tester")
+        sub = evaluator.submissions(env_id).set_index("submission_id").loc[sid]
+        assert sub.status == "ok", sub.message
+        runs = evaluator.runs([sid])
+        assert len(runs) == 3 and (runs.regret >= 0).all()
+
+
 def test_sandboxed_submission_equals_in_process_bit_for_bit(evaluator):
     _sandbox_ok()
     from papergym.leaderboard.evaluate import SubmissionInfo, evaluate_agent, submit

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from papergym.envs.scheduling.fjsp.generators import parse_size, sd1_instance, sd2_instance
+from papergym.envs.scheduling.fjsp.generators import sd1_instance, sd2_instance
 from papergym.envs.scheduling.fjsp.instance import Instance
 from papergym.envs.scheduling.fjsp.parser import read_instance
 from papergym.envs.scheduling.fjsp.sets import load_instance, load_set, reference
@@ -19,6 +19,11 @@ __all__ = ["InstanceSource", "LegalDiscrete", "FJSPOracle", "BIG", "FAMILIES", "
 
 BIG = 2**31 - 1  # upper bound of time-valued observation entries
 FAMILIES = ("sd1", "sd2", "benchmark", "file")
+
+
+def int_box(low: int, shape: tuple[int, ...], high: int = BIG) -> gym.spaces.Box:
+    """An int64 ``Box`` (the observation entries of both envs)."""
+    return gym.spaces.Box(low, high, shape=shape, dtype=np.int64)
 
 
 class LegalDiscrete(gym.spaces.Discrete):

@@ -58,6 +58,7 @@ from papergym.envs.scheduling.fjsp.common import (  # noqa: F401  (compare_seeds
     InstanceSource,
     LegalDiscrete,
     compare_seeds,
+    int_box,
     pad_static,
 )
 from papergym.envs.scheduling.fjsp.graph import Solution
@@ -74,19 +75,16 @@ REGRET_NAME = "C_max - LB"
 
 
 def construct_observation_space(N: int, M: int, J: int) -> spaces.Dict:
-    def box(lo, shape, hi=BIG):
-        return spaces.Box(lo, hi, shape=shape, dtype=np.int64)
-
     return spaces.Dict({
-        "proc": box(0, (N, M)),
-        "op_job": box(-1, (N,), max(J - 1, 0)),
-        "op_pos": box(-1, (N,), max(N - 1, 0)),
+        "proc": int_box(0, (N, M)),
+        "op_job": int_box(-1, (N,), max(J - 1, 0)),
+        "op_pos": int_box(-1, (N,), max(N - 1, 0)),
         "scheduled": spaces.MultiBinary(N),
-        "assigned_machine": box(-1, (N,), M - 1),
-        "start": box(-1, (N,)),
-        "job_ready": box(0, (J,)),
-        "machine_ready": box(0, (M,)),
-        "next_op": box(-1, (J,), N - 1),
+        "assigned_machine": int_box(-1, (N,), M - 1),
+        "start": int_box(-1, (N,)),
+        "job_ready": int_box(0, (J,)),
+        "machine_ready": int_box(0, (M,)),
+        "next_op": int_box(-1, (J,), N - 1),
         "action_mask": spaces.MultiBinary(J * M),
     })
 

@@ -79,7 +79,7 @@ def to_heterodata(inst: Instance, sol: Solution, ev: Evaluation | None = None):
                                   "pip install 'papergym[torch]'", name=exc.name) from None
     if ev is None:
         ev = evaluate(inst, sol)
-    N, M = inst.n_ops, inst.n_machines
+    N = inst.n_ops
     jp, js = job_links(inst)
 
     def edges(src, dst):

@@ -57,6 +57,7 @@ from papergym.envs.scheduling.fjsp.common import (  # noqa: F401  (compare_seeds
     InstanceSource,
     LegalDiscrete,
     compare_seeds,
+    int_box,
     pad_static,
 )
 from papergym.envs.scheduling.fjsp.construct import FJSPEnv
@@ -106,23 +107,20 @@ def solution_from_observation(obs: dict, inst: Instance) -> Solution:
 
 
 def improve_observation_space(N: int, M: int, J: int, R: int) -> spaces.Dict:
-    def box(lo, shape, hi=BIG):
-        return spaces.Box(lo, hi, shape=shape, dtype=np.int64)
-
     return spaces.Dict({
-        "proc": box(0, (N, M)),
-        "op_job": box(-1, (N,), max(J - 1, 0)),
-        "op_pos": box(-1, (N,), max(N - 1, 0)),
-        "assigned_machine": box(-1, (N,), M - 1),
-        "machine_pred": box(-1, (N,), N - 1),
-        "machine_succ": box(-1, (N,), N - 1),
-        "head": box(-1, (N,)),
-        "tail": box(-1, (N,)),
+        "proc": int_box(0, (N, M)),
+        "op_job": int_box(-1, (N,), max(J - 1, 0)),
+        "op_pos": int_box(-1, (N,), max(N - 1, 0)),
+        "assigned_machine": int_box(-1, (N,), M - 1),
+        "machine_pred": int_box(-1, (N,), N - 1),
+        "machine_succ": int_box(-1, (N,), N - 1),
+        "head": int_box(-1, (N,)),
+        "tail": int_box(-1, (N,)),
         "critical": spaces.MultiBinary(N),
-        "cmax": box(0, (1,)),
-        "incumbent_cmax": box(0, (1,)),
-        "archive_cmax": box(-1, (R,)),
-        "current_slot": box(-1, (1,), R - 1),
+        "cmax": int_box(0, (1,)),
+        "incumbent_cmax": int_box(0, (1,)),
+        "archive_cmax": int_box(-1, (R,)),
+        "current_slot": int_box(-1, (1,), R - 1),
         "step_fraction": spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64),
         "action_mask": spaces.MultiBinary(N * (N + M) + R),
     })
@@ -234,7 +232,7 @@ class FJSPImproveEnv(gym.Env):
         self._action_mask = mask
 
     def _obs(self) -> dict[str, np.ndarray]:
-        inst, N, n = self.instance, self.N, self.instance.n_ops
+        N, n = self.N, self.instance.n_ops
         ev, sol = self._ev, self._sol
 
         def pad(a, fill=-1):

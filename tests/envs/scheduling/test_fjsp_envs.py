@@ -8,7 +8,7 @@ import pytest
 
 import papergym.envs  # noqa: F401
 from papergym.envs import InvalidActionError
-from papergym.envs.scheduling.fjsp.graph import Solution, evaluate, validate_schedule
+from papergym.envs.scheduling.fjsp.graph import evaluate, validate_schedule
 from papergym.envs.scheduling.fjsp.improve import dispatch_solution, solution_from_observation
 from papergym.envs.scheduling.fjsp.rules import RuleTables, choose_pair
 from papergym.envs.scheduling.fjsp.sets import load_instance
