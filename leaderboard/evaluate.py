@@ -128,8 +128,8 @@ def _placeholder_action(single: Any) -> Any:
     space = single.action_space if state_dependent else single.problem.action_space
     space.seed(0)
     a = space.sample()
-    single.validate_action(a)
-    return a
+    checked = single.validate_action(a)
+    return a if state_dependent else checked  # FJSP's validate_action returns its decoding, not the action
 
 
 def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, placeholder: Any,
