@@ -147,6 +147,8 @@ def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, p
         except (InvalidActionError, ValueError, TypeError):
             pass
     rows: list[Any] = []
+    # envs whose legality depends on each run's state (FJSP) check a row against that run (validate_row)
+    check_row = getattr(venv, "validate_row", None)
     for i in range(n):
         if not active[i]:
             rows.append(placeholder)
@@ -156,7 +158,7 @@ def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, p
         except Exception:
             a = None
         try:
-            rows.append(single.validate_action(a))
+            rows.append(check_row(i, a) if check_row is not None else single.validate_action(a))
         except (InvalidActionError, ValueError, TypeError) as exc:
             status[i], errors[i] = "invalid_action", f"{type(exc).__name__}: {exc}"
             active[i] = False

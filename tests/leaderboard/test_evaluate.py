@@ -184,6 +184,18 @@ def test_sandboxed_fjsp_submission(evaluator):
         assert len(runs) == 3 and (runs.regret >= 0).all()
 
 
+def test_invalid_fjsp_action_ends_only_that_run(evaluator):
+    """Legality depends on each run's state: a masked-out action ends its own run; the others, checked
+    against their own states, finish."""
+    _sandbox_ok()
+    from papergym.leaderboard.evaluate import submit
+
+    sid = submit(evaluator, f"{SUBS / 'fjsp_bad_row.py'}:make_batched", "FJSP-v0", author="tester")
+    runs = evaluator.runs([sid])
+    assert (runs.status == "invalid_action").sum() == 1 and (runs.status == "ok").sum() == 2
+    assert runs[runs.status == "invalid_action"].error.str.contains("cannot process|no operation left").all()
+
+
 def test_sandboxed_submission_equals_in_process_bit_for_bit(evaluator):
     _sandbox_ok()
     from papergym.leaderboard.evaluate import SubmissionInfo, evaluate_agent, submit

@@ -111,6 +111,12 @@ class _FJSPVector(VectorEnv):
         self.ended_at[rows] = self.t
         self.done |= rows
 
+    def validate_row(self, i: int, action: Any) -> int:
+        """Run ``i``'s action checked against run ``i``'s state (:class:`InvalidActionError` otherwise)."""
+        if not self.done[i]:
+            self.envs[i].validate_action(action)
+        return int(action)
+
     def validate_action(self, actions: Any) -> np.ndarray:
         """The actions as an ``(n,)`` int array; :class:`InvalidActionError` naming the first illegal row
         (finished runs are not checked)."""
