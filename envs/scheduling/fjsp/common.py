@@ -13,9 +13,10 @@ from papergym.envs.scheduling.fjsp.generators import sd1_instance, sd2_instance
 from papergym.envs.scheduling.fjsp.instance import Instance
 from papergym.envs.scheduling.fjsp.parser import read_instance
 from papergym.envs.scheduling.fjsp.sets import load_instance, load_set, reference
-from papergym.envs.spec import instance_seed
+from papergym.envs.spec import InvalidActionError, instance_seed
 
-__all__ = ["InstanceSource", "LegalDiscrete", "FJSPOracle", "BIG", "FAMILIES", "compare_seeds", "instance_from_observation"]
+__all__ = ["InstanceSource", "LegalDiscrete", "FJSPOracle", "BIG", "FAMILIES", "compare_seeds", "instance_from_observation",
+           "action_index"]
 
 BIG = 2**31 - 1  # upper bound of time-valued observation entries
 FAMILIES = ("sd1", "sd2", "benchmark", "file")
@@ -24,6 +25,19 @@ FAMILIES = ("sd1", "sd2", "benchmark", "file")
 def int_box(low: int, shape: tuple[int, ...], high: int = BIG) -> gym.spaces.Box:
     """An int64 ``Box`` (the observation entries of both envs)."""
     return gym.spaces.Box(low, high, shape=shape, dtype=np.int64)
+
+
+def action_index(action: Any, n: int) -> int:
+    """A ``Discrete(n)`` action as an int: a Python or numpy integer (or a 0-d integer array) in
+    ``0..n-1``; anything else (bool, float, string, None, arrays) is an :class:`InvalidActionError`."""
+    if isinstance(action, np.ndarray) and action.ndim == 0:
+        action = action[()]
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise InvalidActionError(f"action must be an integer in 0..{n - 1}, got {action!r}")
+    a = int(action)
+    if not 0 <= a < n:
+        raise InvalidActionError(f"action {a} outside 0..{n - 1}")
+    return a
 
 
 class LegalDiscrete(gym.spaces.Discrete):

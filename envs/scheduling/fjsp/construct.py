@@ -57,6 +57,7 @@ from papergym.envs.scheduling.fjsp.common import (  # noqa: F401  (compare_seeds
     FJSPOracle,
     InstanceSource,
     LegalDiscrete,
+    action_index,
     compare_seeds,
     int_box,
     pad_static,
@@ -208,16 +209,7 @@ class FJSPEnv(gym.Env):
         """``(job, machine, operation)`` of a legal action; :class:`InvalidActionError` otherwise."""
         if self.instance is None:
             raise InvalidActionError("call reset() before step()")
-        if isinstance(action, (bool, np.bool_)):
-            raise InvalidActionError(f"action must be an integer in 0..{self.J * self.M - 1}, got {action!r}")
-        try:
-            a = int(action)
-            if a != action:
-                raise ValueError
-        except (TypeError, ValueError, OverflowError):
-            raise InvalidActionError(f"action must be an integer in 0..{self.J * self.M - 1}, got {action!r}") from None
-        if not 0 <= a < self.J * self.M:
-            raise InvalidActionError(f"action {a} outside 0..{self.J * self.M - 1}")
+        a = action_index(action, self.J * self.M)
         j, k = divmod(a, self.M)
         if self._remaining == 0:
             raise InvalidActionError("the schedule is complete; call reset()")

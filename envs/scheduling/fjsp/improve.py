@@ -56,6 +56,7 @@ from papergym.envs.scheduling.fjsp.common import (  # noqa: F401  (compare_seeds
     FJSPOracle,
     InstanceSource,
     LegalDiscrete,
+    action_index,
     compare_seeds,
     int_box,
     pad_static,
@@ -268,16 +269,7 @@ class FJSPImproveEnv(gym.Env):
         if self.instance is None:
             raise InvalidActionError("call reset() before step()")
         total = self.n_moves + self.R
-        if isinstance(action, (bool, np.bool_)):
-            raise InvalidActionError(f"action must be an integer in 0..{total - 1}, got {action!r}")
-        try:
-            a = int(action)
-            if a != action:
-                raise ValueError
-        except (TypeError, ValueError, OverflowError):
-            raise InvalidActionError(f"action must be an integer in 0..{total - 1}, got {action!r}") from None
-        if not 0 <= a < total:
-            raise InvalidActionError(f"action {a} outside 0..{total - 1}")
+        a = action_index(action, total)
         if a >= self.n_moves:
             slot = a - self.n_moves
             if slot >= len(self._archive):

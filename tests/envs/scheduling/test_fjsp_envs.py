@@ -69,7 +69,8 @@ def test_construct_invalid_actions_leave_state_unchanged():
     M = env.M
     bad_machine = int(np.flatnonzero(obs["proc"][0] == 0)[0])
     for a, msg in [(bad_machine, "cannot process"), (-1, "outside"), (env.J * M, "outside"), (1.5, "integer"),
-                   ("x", "integer"), (True, "integer"), (None, "integer")]:
+                   (2.0, "integer"), (np.array([1, 2]), "integer"), ("x", "integer"), (True, "integer"),
+                   (None, "integer")]:
         with pytest.raises(InvalidActionError, match=msg):
             env.step(a)
     obs2 = env._obs()
