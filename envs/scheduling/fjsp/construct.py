@@ -53,7 +53,6 @@ import numpy as np
 from gymnasium import spaces
 
 from papergym.envs.scheduling.fjsp.common import (  # noqa: F401  (compare_seeds: CLI hook)
-    BIG,
     FJSPOracle,
     InstanceSource,
     LegalDiscrete,

@@ -239,6 +239,40 @@ def _neighbourhood(proc, jp, js, assign, mp, ms, mfirst, p, heads, tails, cmax, 
 
 
 @nb.njit(cache=True)
+def _move_inplace(assign, mp, ms, mfirst, v, x):  # pragma: no cover - compiled
+    """Remove ``v`` from its machine order and insert it before ``x`` (``x < N``) or at the end of machine
+    ``x - N``, in place on the linked lists (the one implementation of a move)."""
+    N = assign.shape[0]
+    a, b = mp[v], ms[v]
+    if a >= 0:
+        ms[a] = b
+    else:
+        mfirst[assign[v]] = b
+    if b >= 0:
+        mp[b] = a
+    if x < N:
+        k = assign[x]
+        w = x
+        u = mp[w]
+    else:
+        k = x - N
+        w = -1
+        u = mfirst[k]
+        if u >= 0:
+            while ms[u] >= 0:
+                u = ms[u]
+    assign[v] = k
+    mp[v] = u
+    ms[v] = w
+    if u >= 0:
+        ms[u] = v
+    else:
+        mfirst[k] = v
+    if w >= 0:
+        mp[w] = v
+
+
+@nb.njit(cache=True)
 def _full_eval_moves(proc, jp, js, assign, mp, ms, mfirst, vs, xs, out):  # pragma: no cover - compiled
     """Makespan after each move (v, x) by full recomputation (-1 for a cyclic result)."""
     N, M = proc.shape
@@ -251,40 +285,13 @@ def _full_eval_moves(proc, jp, js, assign, mp, ms, mfirst, vs, xs, out):  # prag
     tails = np.empty(N, dtype=np.int64)
     order = np.empty(N, dtype=np.int64)
     for i in range(vs.shape[0]):
-        v, x = vs[i], xs[i]
         for o in range(N):
             a2[o] = assign[o]
             mp2[o] = mp[o]
             ms2[o] = ms[o]
         for k in range(M):
             f2[k] = mfirst[k]
-        a, b = mp2[v], ms2[v]
-        if a >= 0:
-            ms2[a] = b
-        else:
-            f2[a2[v]] = b
-        if b >= 0:
-            mp2[b] = a
-        if x < N:
-            k = a2[x]
-            w = x
-            u = mp2[w]
-        else:
-            k = x - N
-            w = -1
-            u = f2[k]
-            if u >= 0:
-                while ms2[u] >= 0:
-                    u = ms2[u]
-        a2[v] = k
-        mp2[v] = u
-        ms2[v] = w
-        if u >= 0:
-            ms2[u] = v
-        else:
-            f2[k] = v
-        if w >= 0:
-            mp2[w] = v
+        _move_inplace(a2, mp2, ms2, f2, vs[i], xs[i])
         for o in range(N):
             p2[o] = proc[o, a2[o]]
         n = _longest_paths(jp, js, mp2, ms2, p2, heads, tails, order)
@@ -462,32 +469,7 @@ def apply_move(inst: Instance, sol: Solution, v: int, x: int) -> Solution:
     if inst.proc[v, k] <= 0:
         raise ValueError(f"operation {v} is not eligible on machine {k}")
     s = sol.copy()
-    a, b = int(s.mpred[v]), int(s.msucc[v])
-    old = int(s.assign[v])
-    if a >= 0:
-        s.msucc[a] = b
-    else:
-        s.mfirst[old] = b
-    if b >= 0:
-        s.mpred[b] = a
-    if x < N:
-        w = x
-        u = int(s.mpred[w])
-    else:
-        w = -1
-        u = int(s.mfirst[k])
-        if u >= 0:
-            while s.msucc[u] >= 0:
-                u = int(s.msucc[u])
-    s.assign[v] = k
-    s.mpred[v] = u
-    s.msucc[v] = w
-    if u >= 0:
-        s.msucc[u] = v
-    else:
-        s.mfirst[k] = v
-    if w >= 0:
-        s.mpred[w] = v
+    _move_inplace(s.assign, s.mpred, s.msucc, s.mfirst, v, x)
     return s
 
 
