@@ -63,7 +63,8 @@ Role = Literal["paper", "baseline", "oracle"]
 ROLES: tuple[str, ...] = ("paper", "baseline", "oracle")
 
 # packages whose import registers agents; loaded lazily by the registry functions
-_AGENT_PACKAGES = ("papergym.agents.bandits", "papergym.baselines.bandits", "papergym.baselines.scheduling")
+_AGENT_PACKAGES = ("papergym.agents.bandits", "papergym.baselines.bandits", "papergym.agents.scheduling",
+                   "papergym.baselines.scheduling")
 
 
 @runtime_checkable

@@ -9,6 +9,9 @@
     ``--gantt PATH`` writes ``<stem>.png`` and ``<stem>.svg``.
 ``papergym fjsp list``
     The named instance sets with their sizes and how many members have a reference value.
+``papergym fjsp train-mistar --instances sd2-10x5 --episodes E --out weights.pt [--seed S] [...]``
+    Trains MIStar weights with n-step PPO (torch extra) on generated instances of that family and size,
+    logs progress per batch, and writes the weights the ``mistar`` agent loads with ``weights=PATH``.
 ``papergym fjsp convert IN OUT [--zero-based | --one-based]``
     Reads any supported instance (``.fjs``, SchedulingLab ``.txt``/``.json``, or a catalogue name) and writes
     the 1-based ``.fjs`` form to ``OUT``.
@@ -52,7 +55,7 @@ def add_fjsp_parser(subparsers: Any) -> argparse.ArgumentParser:
     f = subparsers.add_parser("fjsp", allow_abbrev=False, help="flexible job shop: show, solve, plot, convert instances",
                               description="Flexible job-shop instances: 'show' solves one and prints it against its "
                                           "reference, 'list' the catalogue, 'convert' writes .fjs.")
-    fs = f.add_subparsers(dest="fjsp_command", required=True, metavar="{show,list,convert}")
+    fs = f.add_subparsers(dest="fjsp_command", required=True, metavar="{show,list,convert,train-mistar}")
     s = fs.add_parser("show", allow_abbrev=False, help="solve an instance and compare with its reference",
                       description="Solve one instance (CP-SAT or a dispatching rule) and print the makespan "
                                   "against the reference; --gantt writes the chart.")
@@ -69,6 +72,30 @@ def add_fjsp_parser(subparsers: Any) -> argparse.ArgumentParser:
     c.add_argument("input", metavar="IN", help="input file or catalogue name")
     c.add_argument("output", metavar="OUT", help="output .fjs file")
     _add_base_flags(c)
+    t = fs.add_parser("train-mistar", allow_abbrev=False, help="train MIStar weights (n-step PPO; torch extra)",
+                      description="Train a MIStar policy with n-step PPO on generated instances of one family "
+                                  "and size (spec §11.9) and write the weights file the 'mistar' agent loads "
+                                  "with weights=PATH. Progress is logged per batch of episodes; the run is "
+                                  "reproducible from --seed (same threads and library versions).")
+    t.add_argument("--instances", default="sd2-10x5",
+                   help="generator family and size, FAMILY-NxM with FAMILY sd1 or sd2 (default sd2-10x5); "
+                        "validation uses DANIEL's SD2 validation split of that size")
+    t.add_argument("--episodes", type=int, default=2000,
+                   help="instances to improve (one episode = one instance for --horizon steps; default 2000)")
+    t.add_argument("--out", required=True, help="weights file to write (.pt); <out>.history.json holds the log")
+    t.add_argument("--envs", type=int, default=20, help="parallel instances per batch (default 20)")
+    t.add_argument("--horizon", type=int, default=100, help="improvement steps per training episode (default 100)")
+    t.add_argument("--n-step", type=int, default=10, help="steps per PPO update (default 10)")
+    t.add_argument("--epochs", type=int, default=4, help="PPO epochs per update (default 4)")
+    t.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate (default 3e-4)")
+    t.add_argument("--hidden", type=int, default=64, help="embedding size q (default 64)")
+    t.add_argument("--layers", type=int, default=4, help="GNN layers (default 4)")
+    t.add_argument("--no-memory", action="store_true", help="train without the memory module (ablation)")
+    t.add_argument("--seed", type=int, default=0, help="seed of instances, initialisation and sampling (default 0)")
+    t.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    t.add_argument("--validate-every", type=int, default=10, help="validate every K batches (default 10)")
+    t.add_argument("--validate-count", type=int, default=20, help="validation instances (default 20; 0 = none)")
+    t.add_argument("--max-minutes", type=float, default=None, help="stop after this many minutes (default none)")
     return f
 
 
@@ -311,7 +338,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 
 def run_fjsp(args: argparse.Namespace) -> int:
-    """Run ``papergym fjsp <show|list|convert>``; returns the exit status, raises ``CLIError`` on bad input."""
+    """Run ``papergym fjsp <show|list|convert|train-mistar>``; returns the exit status, raises ``CLIError`` on bad input."""
     cmd = getattr(args, "fjsp_command", None)
     if cmd == "show":
         return _cmd_show(args)
@@ -319,7 +346,43 @@ def run_fjsp(args: argparse.Namespace) -> int:
         return _cmd_list()
     if cmd == "convert":
         return _cmd_convert(args)
-    raise _cli_error()(f"fjsp: unknown subcommand {cmd!r}; valid: show, list, convert")
+    if cmd == "train-mistar":
+        return _cmd_train_mistar(args)
+    raise _cli_error()(f"fjsp: unknown subcommand {cmd!r}; valid: show, list, convert, train-mistar")
+
+
+def _cmd_train_mistar(args: argparse.Namespace) -> int:
+    import re
+
+    CLIError = _cli_error()
+    m = re.fullmatch(r"(sd1|sd2)-(\d+)x(\d+)", str(args.instances).strip().lower())
+    if not m:
+        raise CLIError(f"--instances: expected FAMILY-NxM with FAMILY sd1 or sd2 (e.g. sd2-10x5), got "
+                       f"{args.instances!r}")
+    out = Path(args.out)
+    if out.suffix != ".pt":
+        raise CLIError(f"--out: the weights file must end in .pt, got {args.out!r}")
+    if out.is_dir():
+        raise CLIError(f"--out: {args.out!r} is a folder")
+    if args.max_minutes is not None and not args.max_minutes > 0:
+        raise CLIError(f"--max-minutes must be > 0, got {args.max_minutes!r}")
+    try:
+        from papergym.agents.scheduling.mistar.train import TrainConfig, train_to_file
+    except ModuleNotFoundError as exc:
+        raise CLIError(f"train-mistar needs the torch extra ({exc.name} is missing): "
+                       "pip install 'papergym[torch]'") from None
+    cfg = TrainConfig(family=m.group(1), n_jobs=int(m.group(2)), n_machines=int(m.group(3)),
+                      episodes=args.episodes, n_envs=args.envs, horizon=args.horizon, n_step=args.n_step,
+                      epochs=args.epochs, lr=args.lr, hidden=args.hidden, layers=args.layers,
+                      memory=not args.no_memory, seed=args.seed, threads=args.threads,
+                      validate_every=args.validate_every, validate_count=args.validate_count,
+                      max_seconds=None if args.max_minutes is None else 60.0 * args.max_minutes)
+    try:
+        cfg.check()
+    except ValueError as exc:
+        raise CLIError(f"train-mistar: {exc}") from None
+    train_to_file(cfg, out, log=lambda line: print(line, flush=True))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,32 @@
+"""Scheduling agents of the papers: ``mistar`` and its ablations on ``FJSPImprove-v0`` (torch extra).
+
+Importing this package registers them; without torch / torch-geometric the import fails with
+``ModuleNotFoundError`` and the registry skips the package (``papergym list`` then omits ``mistar``)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from papergym.agents.base import register_agent
+from papergym.agents.scheduling.mistar.agent import MIStarAgent
+
+IMPROVE = "FJSPImprove-v0"
+
+
+def _mistar(defaults, problem, *, seed=None, **hp):
+    return MIStarAgent(problem, seed=seed, **{**defaults, **hp})
+
+
+_SEARCH = {"temperature": 1.0, "tabu": "reverse", "threads": 1}
+VARIANTS = {
+    "mistar": ({"weights": "sd2-10x5", "p": 16, "memory": True, "memory_k": 8, **_SEARCH},
+               "MIStar: memory-enhanced heterogeneous GNN policy + parallel greedy search (P sampled moves "
+               "evaluated exactly, best executed); shipped SD2 10x5 weights"),
+    "mistar-no-memory": ({"weights": "sd2-10x5-no-memory", "p": 16, "memory": False, **_SEARCH},
+                         "MIStar ablation: no memory module (own weights, trained without votes or penalty)"),
+    "mistar-p1": ({"weights": "sd2-10x5", "p": 1, "memory": True, "memory_k": 8, **_SEARCH},
+                  "MIStar ablation: no parallel search (P = 1: execute one sampled move)"),
+}
+for _name, (_defaults, _text) in VARIANTS.items():
+    register_agent(_name, partial(_mistar, _defaults), envs=[IMPROVE], role="paper", description=_text,
+                   defaults=_defaults)

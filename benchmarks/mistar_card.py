@@ -1,0 +1,82 @@
+"""Search settings and model-card check for shipped MIStar weights (issue 8).
+
+``tune``  runs the parallel greedy search of a weights file on DANIEL's SD2 10x5 *validation* split (never
+          the test set) for each search setting (tabu rule x temperature) and prints mean makespans; the
+          agent's defaults are chosen from this table.
+``check`` runs ``mistar`` through ``FJSPImprove-v0`` on the first ``--count`` SD2 10x5 test instances
+          (T = ``--horizon``, seed 0) and writes ``weights/<name>.card.json``: the training metadata stored
+          in the weights file plus these makespans and their mean gap, which
+          ``tests/agents/scheduling/test_mistar.py`` reproduces.
+
+    python benchmarks/mistar_card.py tune sd2-10x5 --count 20 --horizon 100
+    python benchmarks/mistar_card.py check sd2-10x5 --count 5 --horizon 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+import papergym.envs  # noqa: F401
+from papergym.agents.base import make_agent
+from papergym.agents.scheduling.mistar.agent import WEIGHTS_DIR, load_policy
+from papergym.agents.scheduling.mistar.train import greedy_search, validation_instances
+
+
+def tune(name: str, count: int, horizon: int) -> None:
+    torch.set_num_threads(1)
+    pol, meta = load_policy(name)
+    val = validation_instances("sd2", 10, 5, count)
+    print(f"{name}: parallel greedy search (P = 16) on {count} SD2 10x5 validation instances, T = {horizon}")
+    print(f"{'tabu':<10}{'temperature':>12}{'mean C_max':>12}{'s':>7}")
+    for tabu in ("reverse", "visited"):
+        for temp in (1.0, 2.0, 4.0):
+            t0 = time.perf_counter()
+            c = [greedy_search(pol, inst, horizon, p=16, seed=0, tabu=tabu, temperature=temp) for inst in val]
+            print(f"{tabu:<10}{temp:>12.1f}{np.mean(c):>12.2f}{time.perf_counter() - t0:>7.0f}")
+
+
+def check(name: str, count: int, horizon: int) -> None:
+    _, meta = load_policy(name)
+    agent = "mistar" if name == "sd2-10x5" else "mistar-no-memory"
+    names, cmax, gaps = [], [], []
+    for i in range(count):
+        env = gym.make("FJSPImprove-v0", instances="sd2-10x5", horizon=horizon).unwrapped
+        obs, _ = env.reset(seed=0, options={"index": i})
+        pol = make_agent(agent, env.problem, seed=0, weights=name)
+        done = False
+        while not done:
+            obs, _, te, tr, _ = env.step(pol.act(obs))
+            done = te or tr
+        names.append(env.instance.name)
+        cmax.append(int(env.makespan))
+        gaps.append(env.oracle.gap(env.makespan))
+    card = {"weights": f"{name}.pt", "agent": agent, "training": meta,
+            "check": {"set": "sd2-10x5", "instances": names, "horizon": horizon, "seed": 0, "makespans": cmax,
+                      "mean_gap": float(np.mean(gaps)), "torch": str(torch.__version__)}}
+    out = WEIGHTS_DIR / f"{name}.card.json"
+    out.write_text(json.dumps(card, indent=1) + "\n")
+    print(json.dumps(card["check"], indent=1))
+    print(f"wrote {out}")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("command", choices=("tune", "check"))
+    ap.add_argument("weights", nargs="?", default="sd2-10x5")
+    ap.add_argument("--count", type=int, default=None)
+    ap.add_argument("--horizon", type=int, default=100)
+    args = ap.parse_args(argv)
+    if args.command == "tune":
+        tune(args.weights, args.count or 20, args.horizon)
+    else:
+        check(args.weights, args.count or 5, args.horizon)
+
+
+if __name__ == "__main__":
+    main()

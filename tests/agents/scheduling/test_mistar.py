@@ -1,0 +1,319 @@
+"""MIStar (spec §11): encoder equivariance, masking, memory, search, training and the shipped weights."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+import papergym.envs  # noqa: E402,F401
+from papergym.agents.base import list_agents, make_agent  # noqa: E402
+from papergym.agents.scheduling.mistar.agent import (  # noqa: E402
+    WEIGHTS_DIR,
+    MIStarAgent,
+    Searcher,
+    load_policy,
+    save_policy,
+)
+from papergym.agents.scheduling.mistar.memory import EpisodeMemory, association, revisit_penalty  # noqa: E402
+from papergym.agents.scheduling.mistar.model import MIStarPolicy, batch_graphs, concat_batches  # noqa: E402
+from papergym.agents.scheduling.mistar.train import (  # noqa: E402
+    TrainConfig,
+    greedy_search,
+    initial_solution,
+    train,
+)
+from papergym.envs.scheduling.fjsp.generators import sd2_instance  # noqa: E402
+from papergym.envs.scheduling.fjsp.graph import Solution, apply_move, evaluate, job_links, neighbourhood  # noqa: E402
+from papergym.envs.scheduling.fjsp.instance import Instance  # noqa: E402
+from papergym.envs.scheduling.fjsp.sets import load_set  # noqa: E402
+
+
+def _inst(seed=0, n=6, m=4):
+    return sd2_instance(n, m, np.random.default_rng(seed))
+
+
+def _policy(seed=0, memory=True):
+    torch.manual_seed(seed)
+    return MIStarPolicy(hidden=16, layers=2, memory=memory).eval()
+
+
+def _graph(inst, sol, progress=0.3, votes=None):
+    ev = evaluate(inst, sol)
+    mv = neighbourhood(inst, sol, ev)
+    return batch_graphs([(inst, sol, ev, job_links(inst))], [progress], [mv], [votes]), mv
+
+
+@pytest.fixture
+def weights(tmp_path):
+    return save_policy(_policy(), tmp_path / "tiny.pt", {"note": "untrained, for tests"})
+
+
+# ------------------------------------------------------------------------------------------- encoder
+def _permute_jobs(inst: Instance, sol: Solution, perm):
+    """The same instance with jobs reordered (new job i = old job perm[i]) and the same solution."""
+    old_ops = [list(inst.ops_of(j)) for j in perm]
+    order = np.concatenate(old_ops)
+    new_of_old = np.empty(inst.n_ops, dtype=np.int64)
+    new_of_old[order] = np.arange(inst.n_ops)
+    p_inst = Instance(inst.job_ops[list(perm)], inst.proc[order])
+    p_sol = Solution.from_sequences(p_inst, [[int(new_of_old[o]) for o in seq] for seq in sol.sequences()])
+    return p_inst, p_sol, new_of_old
+
+
+def test_encoder_and_scores_are_permutation_equivariant_over_jobs():
+    inst = _inst(3, 7, 4)
+    sol = initial_solution(inst, "random")
+    perm = np.random.default_rng(1).permutation(inst.n_jobs)
+    p_inst, p_sol, new_of_old = _permute_jobs(inst, sol, perm)
+    pol = _policy(memory=False)
+    b, mv = _graph(inst, sol)
+    pb, pmv = _graph(p_inst, p_sol)
+    with torch.no_grad():
+        h, hm, g = pol.encoder(b)
+        ph, phm, pg = pol.encoder(pb)
+        logits, _, value = pol(b)
+        plogits, _, pvalue = pol(pb)
+    np.testing.assert_allclose(ph.numpy()[new_of_old], h.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(phm.numpy(), hm.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(pg.numpy(), g.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(pvalue.numpy(), value.numpy(), rtol=1e-4, atol=1e-5)
+    N = inst.n_ops
+    pmap = {(int(v), int(x)): float(s) for v, x, s in zip(pmv.v, pmv.x, plogits)}
+    assert len(pmap) == len(mv)
+    for v, x, s in zip(mv.v, mv.x, logits):
+        key = (int(new_of_old[v]), int(new_of_old[x]) if x < N else int(x))
+        assert pmap[key] == pytest.approx(float(s), rel=1e-4, abs=1e-5)
+
+
+def test_distinct_solutions_give_distinct_graphs_and_embeddings():
+    inst = _inst(4)
+    sol = initial_solution(inst)
+    mv = neighbourhood(inst, sol)
+    other = apply_move(inst, sol, mv.v[0], mv.x[0])
+    pol = _policy()
+    with torch.no_grad():
+        a = pol.encoder(_graph(inst, sol)[0])[0]
+        b = pol.encoder(_graph(inst, other)[0])[0]
+    assert not torch.allclose(a, b)
+
+
+def test_batched_forward_equals_per_graph_forward():
+    pol = _policy()
+    items, moves, prog = [], [], []
+    for s in range(3):
+        inst = _inst(s, 5 + s, 3 + s % 2)
+        sol = initial_solution(inst)
+        ev = evaluate(inst, sol)
+        items.append((inst, sol, ev, job_links(inst)))
+        moves.append(neighbourhood(inst, sol, ev))
+        prog.append(0.1 * s)
+    singles = [batch_graphs([it], [p], [m]) for it, p, m in zip(items, prog, moves)]
+    with torch.no_grad():
+        big = pol(batch_graphs(items, prog, moves))
+        cat = pol(concat_batches(singles))
+        one = [pol(b) for b in singles]
+    for k in range(3):
+        ref = torch.cat([o[k] for o in one])
+        torch.testing.assert_close(big[k], ref, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(cat[k], ref, rtol=1e-5, atol=1e-6)
+    # log-probabilities are normalised within each graph
+    sums = [float(torch.logsumexp(o[1], 0)) for o in one]
+    assert sums == pytest.approx([0.0, 0.0, 0.0], abs=1e-5)
+
+
+# ------------------------------------------------------------------------------------------- masking
+def test_masked_pairs_never_get_probability(weights):
+    env = gym.make("FJSPImprove-v0", family="sd2", n_jobs=6, n_machines=4, horizon=10).unwrapped
+    obs, _ = env.reset(seed=2)
+    agent = MIStarAgent(env.problem, seed=0, weights=str(weights))
+    for _ in range(4):
+        prob = agent.action_probabilities(obs)
+        mask = np.asarray(obs["action_mask"]).astype(bool)
+        assert prob.shape == mask.shape
+        assert np.all(prob[~mask] == 0.0)
+        n_moves = agent.n_moves
+        assert np.all(prob[n_moves:] == 0.0)  # the policy never restores while a move is legal
+        legal_moves = np.flatnonzero(mask[:n_moves])
+        assert np.all(prob[legal_moves] > 0.0)
+        assert prob.sum() == pytest.approx(1.0)
+        a = agent.act(obs)
+        assert mask[a]
+        obs, *_ = env.step(a)
+
+
+# ------------------------------------------------------------------------------------------- memory
+def test_association_matrix_closed_form():
+    inst = Instance(np.array([2, 1]), np.array([[3, 0], [2, 4], [5, 1]]))
+    sol = Solution.from_sequences(inst, [[0, 2], [1]])
+    L = association(sol, 2).reshape(3, 2)
+    expected = np.array([[1 / 2, 0], [0, 1], [2 / 2, 0]])
+    np.testing.assert_allclose(L, expected / np.linalg.norm(expected))
+
+
+def test_soft_votes_are_similarity_weighted_counts():
+    mem = EpisodeMemory(k=2)
+    e = np.eye(3)
+    mem.store(e[0], v=1, x=5)
+    mem.store((e[0] + e[1]) / np.sqrt(2), v=2, x=5)
+    mem.store(e[2], v=1, x=7)  # orthogonal to the query: not among the 2 nearest
+    votes = mem.votes(e[0], np.array([1, 2, 3]), np.array([5, 7, 5]))
+    w1, w2 = 1.0, 1 / np.sqrt(2)
+    np.testing.assert_allclose(votes[:, 0], [w1 / (w1 + w2), w2 / (w1 + w2), 0.0], rtol=1e-6)
+    np.testing.assert_allclose(votes[:, 1], [1.0, 0.0, 1.0], rtol=1e-6)
+    assert not EpisodeMemory(3).votes(e[0], np.array([1]), np.array([2])).any()  # empty memory: no votes
+    with pytest.raises(ValueError, match="memory_k"):
+        EpisodeMemory(0)
+
+
+def test_revisit_penalty_is_full_on_an_exact_revisit_and_zero_at_t0():
+    inst = _inst(5)
+    sol = initial_solution(inst)
+    mem = EpisodeMemory(8)
+    k0 = association(sol, inst.n_machines)
+    mem.store(k0, 0, 1)
+    mv = neighbourhood(inst, sol)
+    k1 = association(apply_move(inst, sol, mv.v[0], mv.x[0]), inst.n_machines)
+    mem.store(k1, 0, 1)
+    assert revisit_penalty(mem, k0, 0, 10, 2.0) == 0.0
+    assert revisit_penalty(mem, k0, 5, 10, 2.0) == pytest.approx(2.0 * 0.5)  # back to s_0
+    assert 0.0 <= revisit_penalty(mem, k1, 1, 10, 2.0) < 2.0 * 0.1  # s_1 is not compared with itself
+
+
+# ------------------------------------------------------------------------------------------- search
+def _run(agent_name, seed, hp, n=6, m=4, horizon=12, env_seed=1):
+    env = gym.make("FJSPImprove-v0", family="sd2", n_jobs=n, n_machines=m, horizon=horizon).unwrapped
+    obs, _ = env.reset(seed=env_seed)
+    agent = make_agent(agent_name, env.problem, seed=seed, **hp)
+    actions, done = [], False
+    while not done:
+        a = agent.act(obs)
+        actions.append(int(a))
+        obs, r, te, tr, _ = env.step(a)
+        done = te or tr
+    return actions, env, agent
+
+
+def test_inference_is_deterministic_under_a_seed(weights):
+    hp = {"weights": str(weights)}
+    a1, env1, ag1 = _run("mistar", 7, hp)
+    a2, env2, _ = _run("mistar", 7, hp)
+    a3, _, _ = _run("mistar", 8, hp)
+    assert a1 == a2 and env1.makespan == env2.makespan
+    assert a1 != a3
+    assert ag1.diagnostics()["evaluated_moves"] <= 16 * len(a1)
+
+
+def test_parallel_search_executes_the_best_sampled_move(weights):
+    pol, _ = load_policy(str(weights))
+    inst = _inst(6, 8, 4)
+    sol = initial_solution(inst)
+    s = Searcher(pol, p=10_000, rng=np.random.default_rng(0))  # P >= |moves|: every move is evaluated
+    s.reset(inst)
+    v, x = s.choose(sol, 0.0)
+    mv = neighbourhood(inst, sol)
+    assert evaluate(inst, apply_move(inst, sol, v, x)).cmax == mv.cmax.min()
+    # P = 1 executes the sampled move whatever its makespan; with P = |moves| the best is always taken
+    one = Searcher(pol, p=1, rng=np.random.default_rng(0))
+    one.reset(inst)
+    assert one.choose(sol, 0.0) is not None and one.evaluated == 1
+
+
+def test_greedy_search_never_worse_than_the_initial_solution(weights):
+    pol, _ = load_policy(str(weights))
+    inst = _inst(7, 6, 4)
+    c0 = evaluate(inst, initial_solution(inst)).cmax
+    assert greedy_search(pol, inst, 15, p=8, seed=0) <= c0
+
+
+def test_bad_hyperparameters_and_weights_are_refused(tmp_path, weights):
+    env = gym.make("FJSPImprove-v0", family="sd2", n_jobs=5, n_machines=3).unwrapped
+    with pytest.raises(FileNotFoundError, match="sd2-10x5"):
+        MIStarAgent(env.problem, weights=str(tmp_path / "missing.pt"))
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a torch file")
+    with pytest.raises(ValueError, match="not a MIStar weights file"):
+        MIStarAgent(env.problem, weights=str(bad))
+    torch.save({"format": "something-else"}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="not a MIStar weights file"):
+        load_policy(str(tmp_path / "other.pt"))
+    for hp, match in (({"p": 0}, "p must"), ({"temperature": 0.0}, "temperature"), ({"tabu": "x"}, "tabu")):
+        with pytest.raises(ValueError, match=match):
+            MIStarAgent(env.problem, weights=str(weights), **hp)
+    no_mem = save_policy(_policy(memory=False), tmp_path / "nomem.pt")
+    with pytest.raises(ValueError, match="without memory"):
+        MIStarAgent(env.problem, weights=str(no_mem), memory=True)
+
+
+# ------------------------------------------------------------------------------------------- training
+def _tiny_cfg(**kw):
+    base = dict(family="sd2", n_jobs=5, n_machines=3, n_envs=6, horizon=10, n_step=5, epochs=2, hidden=16,
+                layers=2, validate_count=0, seed=3, lr=3e-3, episodes=6)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_training_is_reproducible_from_a_seed():
+    p1, h1 = train(_tiny_cfg(), log=lambda s: None)
+    p2, h2 = train(_tiny_cfg(), log=lambda s: None)
+    p3, _ = train(_tiny_cfg(seed=4), log=lambda s: None)
+    for (k, a), b in zip(p1.state_dict().items(), p2.state_dict().values()):
+        assert torch.equal(a, b), k
+    assert [u["loss"] for u in h1["updates"]] == [u["loss"] for u in h2["updates"]]
+    assert any(not torch.equal(a, b) for a, b in zip(p1.state_dict().values(), p3.state_dict().values()))
+
+
+def test_short_training_decreases_the_loss_on_a_fixed_instance_set():
+    insts = [sd2_instance(5, 3, np.random.default_rng(100 + i)) for i in range(6)]
+    _, hist = train(_tiny_cfg(episodes=6 * 50), instances=insts, log=lambda s: None)
+    d = [u["distill_loss"] for u in hist["updates"]]
+    assert len(d) == 100
+    # the policy moves towards the one-step teacher (cross-entropy 3.60 -> about 3.4 in this run)
+    assert np.mean(d[-20:]) < np.mean(d[:10]) - 0.1
+
+
+def test_training_config_is_validated():
+    with pytest.raises(ValueError, match="multiple of n_step"):
+        TrainConfig(horizon=15, n_step=10).check()
+    with pytest.raises(ValueError, match="family"):
+        TrainConfig(family="sd3").check()
+    with pytest.raises(ValueError, match="n_envs"):
+        TrainConfig(n_envs=0).check()
+
+
+# ------------------------------------------------------------------------------------------- shipped weights
+def test_mistar_variants_are_registered_with_shipped_weights():
+    names = {a.name: a for a in list_agents("FJSPImprove-v0")}
+    for name in ("mistar", "mistar-no-memory", "mistar-p1"):
+        assert names[name].role == "paper"
+        assert (WEIGHTS_DIR / f"{names[name].defaults['weights']}.pt").is_file()
+    assert names["mistar-p1"].defaults["p"] == 1
+    assert names["mistar-no-memory"].defaults["memory"] is False
+    pol, meta = load_policy("sd2-10x5")
+    assert pol.memory and meta["config"]["family"] == "sd2"
+    assert not load_policy("sd2-10x5-no-memory")[0].memory
+
+
+@pytest.mark.slow
+def test_shipped_weights_reproduce_the_model_card_check():
+    card = json.loads((WEIGHTS_DIR / "sd2-10x5.card.json").read_text())
+    chk = card["check"]
+    insts = {i.name: i for i in load_set(chk["set"])}
+    gaps = []
+    for name, expected in zip(chk["instances"], chk["makespans"]):
+        idx = list(insts).index(name)
+        env = gym.make("FJSPImprove-v0", instances=chk["set"], horizon=chk["horizon"]).unwrapped
+        obs, _ = env.reset(seed=0, options={"index": idx})
+        agent = make_agent("mistar", env.problem, seed=chk["seed"])
+        done = False
+        while not done:
+            obs, _, te, tr, _ = env.step(agent.act(obs))
+            done = te or tr
+        gaps.append(env.oracle.gap(env.makespan))
+        assert abs(env.makespan - expected) <= 0.03 * expected, name
+    assert np.mean(gaps) == pytest.approx(chk["mean_gap"], abs=0.01)
