@@ -87,7 +87,7 @@ def add_fjsp_parser(subparsers: Any) -> argparse.ArgumentParser:
     t.add_argument("--horizon", type=int, default=100, help="improvement steps per training episode (default 100)")
     t.add_argument("--n-step", type=int, default=10, help="steps per PPO update (default 10)")
     t.add_argument("--epochs", type=int, default=4, help="PPO epochs per update (default 4)")
-    t.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate (default 3e-4)")
+    t.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default 1e-3)")
     t.add_argument("--hidden", type=int, default=64, help="embedding size q (default 64)")
     t.add_argument("--layers", type=int, default=4, help="GNN layers (default 4)")
     t.add_argument("--no-memory", action="store_true", help="train without the memory module (ablation)")

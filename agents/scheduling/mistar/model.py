@@ -44,7 +44,7 @@ from torch import nn
 from torch_geometric.nn import GATConv, GINConv
 from torch_geometric.utils import scatter
 
-from papergym.envs.scheduling.fjsp.graph import Evaluation, Moves, Solution, job_links
+from papergym.envs.scheduling.fjsp.graph import Evaluation, Solution, job_links
 from papergym.envs.scheduling.fjsp.hetero import machine_features, op_features
 from papergym.envs.scheduling.fjsp.instance import Instance
 
