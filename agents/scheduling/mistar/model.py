@@ -28,7 +28,9 @@ Decoder (spec §11.7)
     never scored, so they get probability exactly 0. ``h_x = 0`` for end targets, ``h_Mk`` is the target
     machine's embedding, ``votes`` the memory's two soft votes (spec §11.6, :mod:`.memory`). The first
     MLP layer is applied per component and summed (the same function, computed once per node instead of
-    once per pair). A value head ``V(g)`` serves PPO.
+    once per pair). A value head ``V = (1 − t/T) · MLP(g)`` serves PPO: the factor makes the value vanish at
+    the horizon by construction (with ``t/T`` only as one input among ``3q + 1``, a plain ``MLP(g)`` predicted
+    the same value early and late in an episode and its error swamped the shared encoder's gradient).
 Hyperparameters [design; the paper's sizes are unknown]
     ``hidden`` q (64 in the shipped weights, 128 in L2S's ``parameters.py``), ``layers`` L = 4, one
     attention head, dropout 0.
@@ -258,7 +260,9 @@ class MIStarPolicy(nn.Module):
         z = (self.w_v(h_op)[b.cand_v] + tgt + self.w_k(h_m)[b.cand_k] + self.w_g(g)[b.cand_graph]
              + self.w_extra(extra))
         logits = self.score(z).squeeze(1)
-        out = (logits, segment_log_softmax(logits, b.cand_graph, b.n_graphs), self.value(g).squeeze(1))
+        # V(s_t) = (1 − t/T) · MLP(g): the gain still to come shrinks with the remaining budget [design]
+        value = (1.0 - b.progress.squeeze(1)) * self.value(g).squeeze(1)
+        out = (logits, segment_log_softmax(logits, b.cand_graph, b.n_graphs), value)
         return out + (self.aux(z).squeeze(1),) if aux else out
 
     @staticmethod

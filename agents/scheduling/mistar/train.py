@@ -14,7 +14,7 @@ Rollouts
 n-step PPO
     Every ``n_step`` steps: n-step returns with ``γ = 1`` bootstrapped by ``V(s_{t+n})`` (0 at the horizon,
     where ``t/T`` is an input so the value can see the end coming), advantages ``G − V`` normalised over the
-    batch, ``epochs`` passes of the clipped surrogate (clip ``ε``) + ``value_coef``·MSE − ``entropy_coef``·H
+    batch, ``epochs`` passes of the clipped surrogate (clip ``ε``) + ``value_coef``·Huber − ``entropy_coef``·H
     over the whole rollout as one graph batch, Adam, gradient norm clipped.
 One-step teacher [design, not in the paper]
     ``distill_coef · CE(softmax(−β ΔC_max/C_max), π)`` per state: the policy is also pulled towards a
@@ -306,7 +306,7 @@ def train(cfg: TrainConfig, *, log: Callable[[str], None] = print,
                     aloss = torch.zeros(())
                 ratio = torch.exp(logp[idx] - old_logp)
                 pg = -torch.min(ratio * adv, ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv).mean()
-                vloss = ((value - ret_t) ** 2).mean()
+                vloss = torch.nn.functional.smooth_l1_loss(value, ret_t)
                 ent = MIStarPolicy.entropy(logp, big).mean()
                 # one-step teacher: cross-entropy to softmax(−β ΔC_max/C_max) over each state's legal moves
                 teacher = segment_log_softmax(-cfg.distill_beta * big.delta, big.cand_graph, big.n_graphs).exp()
