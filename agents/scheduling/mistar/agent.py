@@ -38,10 +38,14 @@ from papergym.envs.scheduling.fjsp.graph import Solution, apply_move, evaluate, 
 from papergym.envs.scheduling.fjsp.improve import solution_from_observation
 from papergym.envs.scheduling.fjsp.instance import Instance
 
-__all__ = ["MIStarAgent", "Searcher", "load_policy", "save_policy", "WEIGHTS_DIR", "shipped_weights"]
+__all__ = ["WeightsNotFoundError", "MIStarAgent", "Searcher", "load_policy", "save_policy", "WEIGHTS_DIR", "shipped_weights"]
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 FORMAT = "papergym-mistar-v1"
+
+
+class WeightsNotFoundError(FileNotFoundError, ValueError):
+    """No weights file under that name or path (a ``ValueError`` too: a bad hyperparameter value)."""
 
 
 def shipped_weights() -> list[str]:
@@ -56,7 +60,7 @@ def _weights_path(weights: str | Path) -> Path:
     named = WEIGHTS_DIR / f"{weights}.pt"
     if named.exists():
         return named
-    raise FileNotFoundError(f"MIStar weights {str(weights)!r} not found: give a path to a .pt file or one of "
+    raise WeightsNotFoundError(f"MIStar weights {str(weights)!r} not found: give a path to a .pt file or one of "
                             f"the shipped names {shipped_weights()}")
 
 

@@ -317,3 +317,29 @@ def test_shipped_weights_reproduce_the_model_card_check():
         gaps.append(env.oracle.gap(env.makespan))
         assert abs(env.makespan - expected) <= 0.03 * expected, name
     assert np.mean(gaps) == pytest.approx(chk["mean_gap"], abs=0.01)
+
+
+# ------------------------------------------------------------------------------------------- CLI
+def test_train_mistar_cli_writes_loadable_weights_and_refuses_bad_arguments(tmp_path, capsys):
+    from papergym.leaderboard.fjsp_cli import main
+
+    out = tmp_path / "w.pt"
+    rc = main(["train-mistar", "--instances", "sd2-5x3", "--episodes", "4", "--envs", "2", "--horizon", "10",
+               "--n-step", "5", "--hidden", "16", "--layers", "2", "--validate-count", "2", "--validate-every", "1",
+               "--seed", "1", "--out", str(out)])
+    assert rc == 0
+    log = capsys.readouterr().out
+    assert "[train] batch 2/2" in log and "[validate] batch 2" in log and "wrote" in log
+    pol, meta = load_policy(str(out))
+    assert meta["config"]["n_jobs"] == 5 and meta["config"]["seed"] == 1 and meta["transitions"] == 40
+    assert json.loads((tmp_path / "w.pt.history.json").read_text())["transitions"] == 40
+    env = gym.make("FJSPImprove-v0", family="sd2", n_jobs=5, n_machines=3, horizon=5).unwrapped
+    obs, _ = env.reset(seed=0)
+    assert env.action_space.contains(MIStarAgent(env.problem, weights=str(out)).act(obs))
+    for bad, msg in ((["--instances", "sd3-5x3"], "FAMILY-NxM"), (["--out", str(tmp_path / "w.txt")], ".pt"),
+                     (["--horizon", "7"], "multiple of n_step"), (["--envs", "0"], "n_envs"),
+                     (["--max-minutes", "0"], "max-minutes")):
+        args = ["train-mistar", "--out", str(tmp_path / "x.pt"), *bad]
+        assert main(args) == 2
+        assert msg in capsys.readouterr().err
+        assert not (tmp_path / "x.pt").exists()
