@@ -1,11 +1,14 @@
 """MIStar's network: the MHGNN encoder and the pair-scoring decoder (spec §11.3–7).
 
 Input graph
-    The directed heterogeneous disjunctive graph of a complete solution
-    (:mod:`papergym.envs.scheduling.fjsp.hetero` documents the node and edge types and the 9 operation /
-    4 machine raw features). :func:`batch_graphs` builds the same graph for many solutions at once as one
-    disjoint union (numpy offsets; PyG's generic ``HeteroData`` collation is the slow part of a rollout),
-    with one graph-level input, the episode progress ``t/T``.
+    The directed heterogeneous disjunctive graph of a complete solution, with the raw features of
+    :mod:`papergym.envs.scheduling.fjsp.hetero` (9 per operation, 4 per machine). The encoder uses its
+    ``job_next`` and ``machine_next`` arcs (and their reverses) between operations and the ``served_by``
+    arcs from operations to their machine; the ``first`` arcs are implied by the machine orders and the
+    ``eligible`` arcs enter as operation features (mean and min eligible time) and as a pair attribute of
+    the decoder. :func:`batch_graphs` builds this graph for many solutions at once as one disjoint union
+    (numpy index offsets instead of collating one PyG ``HeteroData`` per solution), with one graph-level
+    input, the episode progress ``t/T``.
 MHGNN encoder (spec §11.5)
     Operation embedding ``h_O = [μ^L ‖ ν^L] ∈ R^{2q}`` from two channels run side by side for ``L`` layers:
 

@@ -91,6 +91,25 @@ def test_encoder_and_scores_are_permutation_equivariant_over_jobs():
         assert pmap[key] == pytest.approx(float(s), rel=1e-4, abs=1e-5)
 
 
+def test_batched_graph_is_the_envs_heterodata_graph():
+    from papergym.envs.scheduling.fjsp.hetero import to_heterodata
+
+    inst = _inst(8, 6, 4)
+    sol = initial_solution(inst)
+    b, _ = _graph(inst, sol)
+    h = to_heterodata(inst, sol)
+    torch.testing.assert_close(b.x_op, h["op"].x)
+    torch.testing.assert_close(b.x_m, h["machine"].x)
+
+    def pairs(e):
+        return set(map(tuple, e.t().tolist()))
+
+    fwd = pairs(h["op", "job_next", "op"].edge_index) | pairs(h["op", "machine_next", "op"].edge_index)
+    back = pairs(h["op", "job_prev", "op"].edge_index) | pairs(h["op", "machine_prev", "op"].edge_index)
+    assert pairs(b.op_pred) == fwd and pairs(b.op_both) == fwd | back
+    assert pairs(b.serves) == pairs(h["op", "served_by", "machine"].edge_index)
+
+
 def test_distinct_solutions_give_distinct_graphs_and_embeddings():
     inst = _inst(4)
     sol = initial_solution(inst)
