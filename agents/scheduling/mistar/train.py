@@ -213,6 +213,7 @@ def train(cfg: TrainConfig, *, log: Callable[[str], None] = print,
         hist["validation"].append({"batch": batch_no, "mean_cmax": mean, "seconds": time.perf_counter() - t_start})
         if mean < best_val:
             best_val, best_state = mean, copy.deepcopy(policy.state_dict())
+            hist["best_batch"] = batch_no
         log(f"[validate] batch {batch_no}: mean makespan {mean:.2f} on {len(val)} validation instances "
             f"(best {best_val:.2f})")
 
@@ -361,7 +362,8 @@ def train_to_file(cfg: TrainConfig, out, *, log: Callable[[str], None] = print,
     out = Path(out)
     policy, hist = train(cfg, log=log, instances=instances)
     meta = {"config": asdict(cfg), "transitions": hist["transitions"], "seconds": round(hist["seconds"], 1),
-            "best_validation_mean_cmax": hist["best_validation"], "torch": str(torch.__version__),
+            "best_validation_mean_cmax": hist["best_validation"], "best_batch": hist.get("best_batch"),
+            "torch": str(torch.__version__),
             "stopped_early": hist["stopped_early"]}
     save_policy(policy, out, meta)
     tmp = out.with_name(out.name + ".history.json.tmp")
