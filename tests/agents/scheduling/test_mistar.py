@@ -318,7 +318,6 @@ def test_mistar_variants_are_registered_with_shipped_weights():
     assert not load_policy("sd2-10x5-no-memory")[0].memory
 
 
-@pytest.mark.slow
 def test_shipped_weights_reproduce_the_model_card_check():
     card = json.loads((WEIGHTS_DIR / "sd2-10x5.card.json").read_text())
     chk = card["check"]
