@@ -258,6 +258,23 @@ def make_agent(name: str, problem: Any, *, seed: Any = None, oracle: Any = None,
     return info.factory(problem, seed=seed, **kwargs)
 
 
+def play_episode(agent: Any, env: Any, obs: Any, *, on_step: Callable[[Any, float], None] | None = None) -> int:
+    """Play ``agent`` on ``env`` from the observation ``obs`` (returned by ``env.reset``) to the end of the
+    episode: ``act``, ``step``, ``update`` each round, then ``on_step(action, reward)`` if given. Returns
+    the number of steps played."""
+    steps = 0
+    done = False
+    while not done:
+        a = agent.act(obs)
+        obs, r, term, trunc, _ = env.step(a)
+        agent.update(a, r, obs)
+        if on_step is not None:
+            on_step(a, r)
+        steps += 1
+        done = term or trunc
+    return steps
+
+
 def make_batched_agent(
     name: str, problem: Any, *, seeds: Sequence[Any], oracles: Sequence[Any] | None = None, **hyperparameters: Any
 ) -> Any | None:

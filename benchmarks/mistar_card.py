@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 import papergym.envs  # noqa: F401
-from papergym.agents.base import make_agent
+from papergym.agents.base import make_agent, play_episode
 from papergym.agents.scheduling.mistar.agent import WEIGHTS_DIR, load_policy
 from papergym.agents.scheduling.mistar.train import greedy_search, validation_instances
 
@@ -49,10 +49,7 @@ def check(name: str, count: int, horizon: int) -> None:
         env = gym.make("FJSPImprove-v0", instances="sd2-10x5", horizon=horizon).unwrapped
         obs, _ = env.reset(seed=0, options={"index": i})
         pol = make_agent(agent, env.problem, seed=0, weights=name)
-        done = False
-        while not done:
-            obs, _, te, tr, _ = env.step(pol.act(obs))
-            done = te or tr
+        play_episode(pol, env, obs)
         names.append(env.instance.name)
         cmax.append(int(env.makespan))
         gaps.append(env.oracle.gap(env.makespan))

@@ -95,6 +95,12 @@ def add_fjsp_parser(subparsers: Any) -> argparse.ArgumentParser:
     t.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     t.add_argument("--validate-every", type=int, default=10, help="validate every K batches (default 10)")
     t.add_argument("--validate-count", type=int, default=20, help="validation instances (default 20; 0 = none)")
+    t.add_argument("--validate-horizon", type=int, default=100,
+                   help="search steps of each validation run (default 100)")
+    t.add_argument("--validate-temperature", type=float, default=1.0,
+                   help="sampling temperature of the validation search (default 1)")
+    t.add_argument("--validate-tabu", choices=("reverse", "visited"), default="reverse",
+                   help="tabu rule of the validation search (default reverse)")
     t.add_argument("--max-minutes", type=float, default=None, help="stop after this many minutes (default none)")
     return f
 
@@ -376,6 +382,8 @@ def _cmd_train_mistar(args: argparse.Namespace) -> int:
                       epochs=args.epochs, lr=args.lr, hidden=args.hidden, layers=args.layers,
                       memory=not args.no_memory, seed=args.seed, threads=args.threads,
                       validate_every=args.validate_every, validate_count=args.validate_count,
+                      validate_horizon=args.validate_horizon, validate_temperature=args.validate_temperature,
+                      validate_tabu=args.validate_tabu,
                       max_seconds=None if args.max_minutes is None else 60.0 * args.max_minutes)
     try:
         cfg.check()

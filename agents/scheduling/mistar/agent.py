@@ -8,12 +8,19 @@ Each step, on the current solution ``s_t``:
    replacement, with the agent's seeded RNG);
 3. all ``P`` are evaluated **exactly** — the env's neighbourhood already carries every move's exact
    makespan ``max(est, C_max(G⁻))`` (spec §6), so the batch evaluation costs nothing extra;
-4. the best is executed even if it is worse than ``s_t`` [design]; a move whose result is the previous
-   solution (the exact reverse of the last move) is tabu unless nothing else was sampled [design];
-   ties go to the higher perturbed score;
+4. the best is executed even if it is worse than ``s_t`` [design]; a move whose result is tabu is skipped
+   unless nothing else was sampled [design] — ``tabu="visited"`` (default): any solution already visited in
+   the episode, ``tabu="reverse"``: the previous solution (the exact reverse of the last move); ties go to
+   the higher perturbed score;
 5. ``(L_t, a_t)`` is stored in the episode memory. The env keeps the incumbent (best solution so far).
 
-``P = 16`` [design; hand-set in the paper]; ``P = 1`` (``mistar-p1``) executes one sampled move.
+``P = 16`` [design; hand-set in the paper]; ``P = 1`` (``mistar-p1``) executes one sampled move. The
+sampling temperature (logits / temperature, default 2) and the tabu rule (default ``visited``) are [design]
+hyperparameters chosen on DANIEL's SD2 10x5 *validation* split (``python benchmarks/mistar_card.py tune
+sd2-10x5 --horizon 400``), mean C_max of 20 instances at T = 400 for the shipped weights (memory /
+no-memory): reverse, 1 → 367.85 / 351.55; reverse, 2 → 356.00 / 349.05; reverse, 4 → 351.90 / 352.65;
+visited, 1 → 358.70 / 347.20; visited, 2 → **349.30 / 346.70**; visited, 4 → 352.70 / 351.65 (at T = 100
+visited, 2 is also best or within 0.1 % of it).
 Should no move be legal (no critical operation can move), the agent restores the current solution from the
 env's archive. Diagnostics: ``evaluated_moves`` (``T·P`` at most), ``policy_seconds``.
 
@@ -98,7 +105,7 @@ class Searcher:
     ``reset(inst)`` then ``choose(sol, progress)`` per step."""
 
     def __init__(self, policy: MIStarPolicy, *, p: int = 16, memory_k: int = 8, rng: np.random.Generator,
-                 use_memory: bool | None = None, temperature: float = 1.0, tabu: str = "reverse"):
+                 use_memory: bool | None = None, temperature: float = 2.0, tabu: str = "visited"):
         if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
             raise ValueError(f"p must be an integer >= 1, got {p!r}")
         if not (isinstance(temperature, (int, float)) and temperature > 0 and np.isfinite(temperature)):
@@ -158,7 +165,7 @@ class MIStarAgent:
     """``mistar`` on ``FJSPImprove-v0``: :class:`Searcher` driven by the env's observations."""
 
     def __init__(self, problem: Any, *, seed: Any = None, weights: str = "sd2-10x5", p: int = 16,
-                 memory: bool = True, memory_k: int = 8, temperature: float = 1.0, tabu: str = "reverse",
+                 memory: bool = True, memory_k: int = 8, temperature: float = 2.0, tabu: str = "visited",
                  threads: int | None = 1):
         self.policy, self.meta = load_policy(weights)
         if memory and not self.policy.memory:

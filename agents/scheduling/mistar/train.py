@@ -35,7 +35,7 @@ Defaults [design]
     ``aux_coef = 0``, ``memory_k = 8``, ``hidden = 64``, ``layers = 4``.
 Validation
     Every ``validate_every`` instance batches the parallel greedy search (``P = 16``, ``validate_horizon``
-    steps, seed 0) runs on ``validate_count`` instances of DANIEL's SD2 *validation* split of the same size
+    steps, seed 0, ``validate_temperature``, ``validate_tabu``) runs on ``validate_count`` instances of DANIEL's SD2 *validation* split of the same size
     (generated from its seed 100; SD1 sizes use a fixed generator seed) and the state with the lowest
     mean makespan is kept as the result (``best_state``).
 Reproducibility
@@ -98,6 +98,8 @@ class TrainConfig:
     validate_every: int = 10
     validate_count: int = 10
     validate_horizon: int = 100
+    validate_temperature: float = 1.0
+    validate_tabu: str = "reverse"
     max_seconds: float | None = None
     extra: dict = field(default_factory=dict)
 
@@ -111,9 +113,11 @@ class TrainConfig:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
         if self.validate_count < 0:
             raise ValueError(f"validate_count must be >= 0, got {self.validate_count!r}")
+        if self.validate_tabu not in ("reverse", "visited"):
+            raise ValueError(f"validate_tabu must be 'reverse' or 'visited', got {self.validate_tabu!r}")
         if self.horizon % self.n_step:
             raise ValueError(f"horizon ({self.horizon}) must be a multiple of n_step ({self.n_step})")
-        for name in ("lr", "clip"):
+        for name in ("lr", "clip", "validate_temperature"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
 
@@ -207,8 +211,10 @@ def train(cfg: TrainConfig, *, log: Callable[[str], None] = print,
         if not val:
             return
         policy.eval()
-        c = [greedy_search(policy, inst, cfg.validate_horizon, p=16, seed=0, init=cfg.init,
-                           memory_k=cfg.memory_k) for inst in val]
+        # model selection runs the search with cfg.validate_temperature / validate_tabu (defaults: temperature 1,
+        # reverse tabu — what the first shipped weights were selected with)
+        c = [greedy_search(policy, inst, cfg.validate_horizon, p=16, seed=0, init=cfg.init, memory_k=cfg.memory_k,
+                           temperature=cfg.validate_temperature, tabu=cfg.validate_tabu) for inst in val]
         mean = float(np.mean(c))
         hist["validation"].append({"batch": batch_no, "mean_cmax": mean, "seconds": time.perf_counter() - t_start})
         if mean < best_val:

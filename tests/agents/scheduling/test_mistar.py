@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
 import papergym.envs  # noqa: E402,F401
-from papergym.agents.base import list_agents, make_agent  # noqa: E402
+from papergym.agents.base import list_agents, make_agent, play_episode  # noqa: E402
 from papergym.agents.scheduling.mistar.agent import (  # noqa: E402
     WEIGHTS_DIR,
     MIStarAgent,
@@ -209,12 +209,8 @@ def _run(agent_name, seed, hp, n=6, m=4, horizon=12, env_seed=1):
     env = gym.make("FJSPImprove-v0", family="sd2", n_jobs=n, n_machines=m, horizon=horizon).unwrapped
     obs, _ = env.reset(seed=env_seed)
     agent = make_agent(agent_name, env.problem, seed=seed, **hp)
-    actions, done = [], False
-    while not done:
-        a = agent.act(obs)
-        actions.append(int(a))
-        obs, r, te, tr, _ = env.step(a)
-        done = te or tr
+    actions = []
+    play_episode(agent, env, obs, on_step=lambda a, r: actions.append(int(a)))
     return actions, env, agent
 
 
@@ -328,10 +324,7 @@ def test_shipped_weights_reproduce_the_model_card_check():
         env = gym.make("FJSPImprove-v0", instances=chk["set"], horizon=chk["horizon"]).unwrapped
         obs, _ = env.reset(seed=0, options={"index": idx})
         agent = make_agent("mistar", env.problem, seed=chk["seed"])
-        done = False
-        while not done:
-            obs, _, te, tr, _ = env.step(agent.act(obs))
-            done = te or tr
+        play_episode(agent, env, obs)
         gaps.append(env.oracle.gap(env.makespan))
         assert abs(env.makespan - expected) <= 0.03 * expected, name
     assert np.mean(gaps) == pytest.approx(chk["mean_gap"], abs=0.01)

@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
+from papergym.agents.base import play_episode
 from papergym.baselines.scheduling.cpsat import (
     CPSATDispatchAgent,
     CPSATReferenceAgent,
@@ -144,11 +145,7 @@ def test_agent_seed_derivation():
 def _play_construct(env: FJSPEnv, seed: int, **hp):
     obs, _ = env.reset(seed=seed)
     agent = CPSATDispatchAgent(env.problem, seed=np.random.SeedSequence(seed), **hp)
-    done = False
-    while not done:
-        a = agent.act(obs)
-        obs, r, done, trunc, info = env.step(a)
-        agent.update(a, r, obs)
+    play_episode(agent, env, obs)
     return agent, env.makespan
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import papergym.envs  # noqa: F401
-from papergym.agents.base import list_agents, make_agent
+from papergym.agents.base import list_agents, make_agent, play_episode
 from papergym.envs.scheduling.fjsp.graph import evaluate, validate_schedule
 from papergym.envs.scheduling.fjsp.rules import RuleTables, choose_pair
 from papergym.envs.scheduling.fjsp.sets import reference
@@ -25,12 +25,7 @@ def play(env_id, agent, seed=0, hp=None, **kw):
     info = [a for a in list_agents(env_id) if a.name == agent][0]
     pol = make_agent(agent, base.problem, seed=agent_seed(seed),
                      oracle=base.oracle if info.role == "oracle" else None, **(hp or {}))
-    done = False
-    while not done:
-        a = pol.act(obs)
-        obs, r, te, tr, _ = env.step(a)
-        pol.update(a, r, obs)
-        done = te or tr
+    play_episode(pol, env, obs)
     return env, base, pol
 
 
