@@ -64,7 +64,7 @@ ROLES: tuple[str, ...] = ("paper", "baseline", "oracle")
 
 # packages whose import registers agents; loaded lazily by the registry functions
 _AGENT_PACKAGES = ("papergym.agents.bandits", "papergym.baselines.bandits", "papergym.agents.scheduling",
-                   "papergym.baselines.scheduling")
+                   "papergym.baselines.scheduling", "papergym.agents.games", "papergym.baselines.games")
 
 
 @runtime_checkable

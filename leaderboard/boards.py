@@ -158,6 +158,25 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
         description="Flexible job shop, improvement: the incumbent's C_max minus the instance's lower bound "
                     "after T = 100 moves from the MWKR solution, on fresh SD2 10x5 instances from 20 hidden seeds.",
     ),
+    "EntropicMatrixGame-v0": EnvBoardConfig(
+        "EntropicMatrixGame-v0",
+        strata={"random": {"instance": "random", "role": "both"},
+                "random-cold": {"instance": "random", "sigma": 0.1, "sigma_max": 0.1, "a": 0.05, "b": 0.05,
+                                "role": "both"}},
+        seeds=20, horizon=200,
+        description="Entropic matrix games in self-play (the submission moves both players): the cumulative "
+                    "NI error of the iterates over 200 best-response evaluations, on 5x5 games with non-convex / "
+                    "non-concave quadratic terms drawn from 20 hidden seeds, at sigma = 1 and sigma = 0.1.",
+    ),
+    "EntropicMarkovGame-v0": EnvBoardConfig(
+        "EntropicMarkovGame-v0",
+        strata={"random": {"instance": "random", "role": "both"},
+                "random-cold": {"instance": "random-cold", "role": "both"}},
+        seeds=20, horizon=200,
+        description="Entropy-regularised zero-sum Markov games in self-play: the cumulative NI error of the "
+                    "policy pairs over 200 steps (3 states, 2 x 2 actions, gamma = 0.9; tau = 1 and 0.1), "
+                    "games drawn from 20 hidden seeds.",
+    ),
     "NystromODE-v0": TaskBoardConfig(
         "NystromODE-v0",
         task_kwargs={"sizes": [100, 1000]},

@@ -597,6 +597,8 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     for k, v in defaults.get("env_kwargs", {}).items():  # env defaults of `compare` (e.g. FJSP's instance set)
         if k not in env_kwargs and not ({"family", "instance", "path"} & user_kwargs):
             env_kwargs[k] = v
+    for k, v in defaults.get("env_kwargs_always", {}).items():  # e.g. the games' role=both, unless given
+        env_kwargs.setdefault(k, v)
     default_seeds = defaults.get("seeds", 10)
     seeds_for = getattr(_env_module(env_id), "compare_seeds", None)
     if args.seeds is None and seeds_for is not None and user_kwargs:  # e.g. every member of a given set
@@ -669,6 +671,15 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
         print("R/ln n, R/sqrt(nmd): the pseudo-regret at n divided by ln n and by sqrt(n m d), mean over seeds;")
     if "gr_draws_per_round" in res.summary.columns:
         print("GR draws/round: mean geometric-resampling redraws per round (FTPL);")
+    if "gap_last" in res.summary.columns:
+        tol = res.env_kwargs.get("gap_tol", 1e-6)
+        print("gap last / avg-iterate: the gap of the last iterate and of the average of all iterates (games: the\n"
+              "exploitability of the agent's strategy, NI error for role=both; mean field: F^s(mu) - F^s(mu*)), means over seeds;\n"
+              "NI last / avg: the Nikaido-Isoda error of the joint profile (agent and built-in opponent);\n"
+              f"steps to tol: first step (= best-response evaluation) with gap <= {tol:g} (horizon + 1 if never);\n"
+              "rate: per-step linear convergence factor fitted on log gap (second half before the round-off floor);\n"
+              "cycling: fraction of runs whose gap did not decrease over the last 20% of steps; W1 to mu*: Wasserstein-1\n"
+              "distance of the last iterate to the minimiser; diverged: fraction of runs the agent flagged as divergent;")
     if "sum_sigma" in res.summary.columns:
         print("sum sigma(x_t): mean over seeds of sum_t sigma_{t-1}(x_t), posterior standard deviations at the\n"
               "queried points (GP-UCB with width B: R_T <= 2B sum sigma);")

@@ -268,6 +268,7 @@ def _write_cell(out: Path, cell: Cell, res: dict[str, Any]) -> None:
         "steps": res["steps"],
         "batch_size": res["batch_size"],
         "diagnostics": _canon(res["diagnostics"]),
+        "env_metrics": _canon(res.get("env_metrics") or {}),
     }
     cols = {"t": pa.array(res["t"], pa.int64()), "cum_regret": pa.array(res["cum_regret"], pa.float64())}
     for name in EXTRA_CURVES:
@@ -451,7 +452,9 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
             static[base.t:] = 0.0
     curve = np.cumsum(regrets)
     simple = np.minimum.accumulate(regrets)[ck - 1] if _tracks_simple_regret(base.oracle) else None
+    iterate_gap = regrets[ck - 1] if _tracks_last_regret(base.oracle) else None
     diag = pol.diagnostics() if hasattr(pol, "diagnostics") else {}
+    env_metrics = _canon(base.oracle.episode_metrics()) if hasattr(base.oracle, "episode_metrics") else {}
     env.close()
     return {
         "seed": seed,
@@ -461,7 +464,9 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
         "cum_regret": curve[ck - 1],
         "simple_regret": simple,
         "static_regret": np.cumsum(static)[ck - 1] if track_st else None,
+        "iterate_gap": iterate_gap,
         "diagnostics": _per_run_diag(diag, None),
+        "env_metrics": env_metrics,
         "seconds": seconds,
         "steps": T,
         "batch_size": 1,
@@ -472,11 +477,17 @@ def _tracks_simple_regret(oracle: Any) -> bool:
     return bool(getattr(type(oracle), "TRACK_SIMPLE_REGRET", False))
 
 
+def _tracks_last_regret(oracle: Any) -> bool:
+    """Whether the env's per-step regret is itself the quantity of interest (a game's equilibrium gap of the
+    current iterate): the runner then stores it at the checkpoints as the ``iterate_gap`` curve."""
+    return bool(getattr(type(oracle), "TRACK_LAST_REGRET", False))
+
+
 def _tracks_static_regret(oracle: Any) -> bool:
     return bool(getattr(oracle, "tracks_static_regret", False))
 
 
-EXTRA_CURVES = ("simple_regret", "static_regret")  # optional curves next to cum_regret
+EXTRA_CURVES = ("simple_regret", "static_regret", "iterate_gap")  # optional curves next to cum_regret
 
 
 INSTANCE = "_instance"  # pseudo-agent name of the per-seed instance cells
@@ -564,15 +575,24 @@ class CompareResult:
 
         from papergym.leaderboard.report.plots import plot_regret_curves
 
-        shown = ("instance", "horizon", "d", "m", "gap", "noise", "kernel", "lengthscale", "B", "action_mode")
-        title = f"{self.env_id}  " + ", ".join(f"{k}={v}" for k, v in self.env_kwargs.items() if k in shown)
+        shown = ("instance", "horizon", "d", "m", "gap", "noise", "kernel", "lengthscale", "B", "action_mode", "role")
+        title = f"{self.env_id}  " + ", ".join(f"{k}={v}" for k, v in self.env_kwargs.items()
+                                              if k in shown and v is not None)
         cmap = plt.get_cmap("tab10")
         ranked = [a for a, r in zip(self.summary.agent, self.summary.role) if r != "oracle"] if len(self.summary) else []
         colours = {a: cmap(i % 10) for i, a in enumerate(ranked)}  # one colour per agent, in table order
         primary = "static_regret" if "static_regret" in self.curves.columns else "cum_regret"
         ylab = ("static pseudo-regret (vs best fixed action)" if primary == "static_regret"
                 else "cumulative regret")
-        if self.log_x_panel and not self.has_simple_regret and ax is None:
+        if "iterate_gap" in self.curves.columns and self.curves.iterate_gap.notna().any() and ax is None:
+            # games / mean-field minimisation: the gap of the current iterate on a log scale is the paper's curve
+            fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
+            plot_regret_curves(self.curves, title=title, ax=ax1, log_x=log_x, ylabel=ylab, colours=colours)
+            plot_regret_curves(self.curves, title="gap of the current iterate", ax=ax2, log_x=log_x,
+                               value="iterate_gap", log_y=True, linthresh=1e-16,
+                               ylabel="gap (NI error / exploitability / F^s(mu) - F^s*)", colours=colours,
+                               legend_loc="upper right")
+        elif self.log_x_panel and not self.has_simple_regret and ax is None:
             fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
             plot_regret_curves(self.curves, title=title, ax=ax1, ylabel=ylab, value=primary, colours=colours)
             plot_regret_curves(self.curves, title="log-scaled rounds", ax=ax2, log_x=True, ylabel=ylab,
@@ -631,6 +651,19 @@ class CompareResult:
                      ("simple regret", lambda r: num(r.simple_regret, ".2e")),
                      ("95% CI ", lambda r: (f"[{r.simple_ci_low:.2e}, {r.simple_ci_high:.2e}]"
                                            if np.isfinite(r.simple_regret) else "-"))]
+        if present("gap_last"):  # games and mean-field minimisation (oracle.episode_metrics)
+            cols += [("gap last", lambda r: num(r.gap_last, ".2e")),
+                     ("gap avg-iterate", lambda r: num(r.gap_avg, ".2e"))]
+            if present("ni_last") and not np.allclose(s.ni_last.to_numpy(dtype=float), s.gap_last.to_numpy(dtype=float),
+                                                      rtol=1e-9, atol=1e-15, equal_nan=True):
+                cols += [("NI last", lambda r: num(r.ni_last, ".2e")), ("NI avg", lambda r: num(r.ni_avg, ".2e"))]
+            cols += [("steps to tol", lambda r: num(r.steps_to_tol, ".1f")),
+                     ("rate", lambda r: num(r.rate, ".4f")),
+                     ("cycling", lambda r: num(r.cycling, ".2f"))]
+            if present("w1_last"):
+                cols.append(("W1 to mu*", lambda r: num(r.w1_last, ".2e")))
+            if present("diverged"):
+                cols.append(("diverged", lambda r: num(r.diverged, ".2f")))
         if present("sum_sigma"):
             cols.append(("sum sigma(x_t)", lambda r: num(r.sum_sigma)))
         if present("restarts"):
@@ -969,6 +1002,7 @@ def compare(
                         "seconds": res["seconds"],
                         "steps": res["steps"],
                         "diagnostics": res["diagnostics"],
+                        "env_metrics": res.get("env_metrics") or {},
                     }
                     results[(a, res["seed"])] = (meta, df)
                 else:
@@ -1038,6 +1072,9 @@ def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, scor
                 if name in df.columns:
                     row[name] = float(df[name].iloc[-1])
             row.update(_scalar_diagnostics(diag))
+            # the env's own scores of the episode (oracle.episode_metrics(): a game's last/average-iterate gap,
+            # steps to tolerance, rate); they overwrite an agent diagnostic of the same name
+            row.update(_scalar_diagnostics(meta.get("env_metrics") or {}))
             primary = row.get("static_regret", final)  # the papers' regret where the two differ
             row.update({"seconds": float(meta["seconds"]),
                         "sec_per_1k_steps": 1000.0 * float(meta["seconds"]) / steps,

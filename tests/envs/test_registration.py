@@ -96,7 +96,8 @@ def test_deterministic_under_a_seed(env_id):
         env = gym.make(env_id)
     a, b, c = _rollout(env, 7), _rollout(env, 7), _rollout(env, 8)
     assert np.array_equal(a, b)
-    assert not np.array_equal(a, c)
+    if not env.unwrapped.metadata.get("seed_independent_instance", False):  # e.g. a fixed mean-field problem
+        assert not np.array_equal(a, c)
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)

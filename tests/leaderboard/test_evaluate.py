@@ -33,6 +33,8 @@ SMALL_BOARDS = {
     "FJSP-v0": {"strata": {"sd2-6x4": {"family": "sd2", "n_jobs": 6, "n_machines": 4}}, "seeds": 3},
     "FJSPImprove-v0": {"strata": {"sd2-6x4": {"family": "sd2", "n_jobs": 6, "n_machines": 4}}, "seeds": 3,
                        "horizon": 12},
+    "EntropicMatrixGame-v0": {"strata": {"random": {"instance": "random", "role": "both"}}, "seeds": 3, "horizon": 60},
+    "EntropicMarkovGame-v0": {"strata": {"random": {"instance": "random", "role": "both"}}, "seeds": 2, "horizon": 40},
 }
 
 
@@ -182,6 +184,25 @@ def test_sandboxed_fjsp_submission(evaluator):
         assert sub.status == "ok", sub.message
         runs = evaluator.runs([sid])
         assert len(runs) == 3 and (runs.regret >= 0).all()
+
+
+@pytest.mark.parametrize("env_id", ["EntropicMatrixGame-v0", "EntropicMarkovGame-v0"])
+def test_game_boards_references_and_sandboxed_learner(evaluator, env_id):
+    """Game boards (self-play): references are scored on hidden random games; a learner written from the
+    public problem alone (player blocks) runs in the sandbox and matches the registered fictitious-play."""
+    _sandbox_ok()
+    from papergym.leaderboard.evaluate import refresh, submit
+
+    refresh(evaluator, [env_id], only=["br-flow", "fictitious-play"])
+    sid = submit(evaluator, f"{SUBS / 'game_fp.py'}:make_agent", env_id, name="my-fp", author="tester")
+    subs = evaluator.submissions(env_id)
+    assert (subs.status == "ok").all(), subs[["name", "status", "message"]]
+    runs = evaluator.runs(list(subs.submission_id)).merge(subs[["submission_id", "name"]])
+    assert (runs.regret >= 0).all()
+    assert set(runs.name) == {"br-flow", "fictitious-play", "my-fp"}
+    mine = runs[runs.submission_id == sid].sort_values("seed_index").regret.to_numpy()
+    ref = runs[runs.name == "fictitious-play"].sort_values("seed_index").regret.to_numpy()
+    np.testing.assert_allclose(mine, ref, rtol=1e-9)
 
 
 def test_invalid_fjsp_action_ends_only_that_run(evaluator):

@@ -1,0 +1,276 @@
+"""Shared numerics of the entropic games (spec ``games.md`` §3).
+
+* :func:`read_action` — an agent's weights → probability vectors (per row and per player block), with the
+  spec's validation rules (NaN/inf, entries ``< −1e−12``, an all-zero block → :class:`InvalidActionError`).
+* :func:`gibbs` — the Best Response operator on a finite set, ``softmax(log π ∓ g/σ)`` (the paper's
+  ``Ψ(μ) ∝ exp(−σ^{−1} δF/δμ) π``), stable for any shift of ``g``.
+* :func:`kl` — ``KL(p | π) = Σ p log(p/π)`` with ``0 log 0 = 0``.
+* :func:`omega` — ``ω(M) = max_{i,i′,j,j′} (M_ij − M_i′j − M_ij′ + M_i′j′)/2``, the oscillation constant of the
+  finite-set contraction bound (spec §3).
+* :func:`solve_saddle` — the exact regularised equilibrium of a two-player entropic matrix game
+  (damped best-response iteration, then Newton on the fixed-point residual with backtracking).
+* :func:`gap_metrics` — steps to a tolerance, fitted linear rate and cycling flag of a gap curve (spec §8).
+* :func:`player_blocks` — the public description of who moves which part of an action; every learner in
+  ``agents/games`` and ``baselines/games`` reads it from ``ProblemSpec.params["blocks"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from papergym.envs.spec import InvalidActionError
+
+__all__ = ["check_number", "check_int", "read_action", "logsumexp", "gibbs", "kl", "omega", "solve_saddle", "saddle_residual", "gap_metrics",
+           "player_blocks", "Block", "NEG_TOL", "SUM_TOL"]
+
+NEG_TOL = 1e-12  # entries below -NEG_TOL are rejected; those in [-NEG_TOL, 0) count as 0
+SUM_TOL = 1e-6  # strict_simplex: |sum - 1| above this is rejected
+
+
+Block = dict  # {"player", "start", "stop", "sign", "temperature", "reference", "initial"}
+
+
+def check_number(name: str, v: Any, *, positive: bool | None = True) -> float:
+    """A constructor argument that must be a finite number: ``> 0`` (``positive=True``), ``>= 0``
+    (``positive=False``) or any sign (``positive=None``)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
+        raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if positive is not None and ((positive and v <= 0) or v < 0):
+        raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {v!r}")
+    return float(v)
+
+
+def check_int(name: str, v: Any, low: int) -> int:
+    """A constructor argument that must be an integer ``>= low``."""
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+    return int(v)
+
+
+def player_blocks(players: Sequence[tuple[str, int, int, float, np.ndarray, np.ndarray]]) -> list[dict[str, Any]]:
+    """``[(player, size, sign, temperature, reference, initial), ...]`` → the block list of the
+    ``ProblemSpec``: each player moves the columns ``[start, stop)`` of the last action axis; ``sign`` is
+    −1 for a minimiser (best response ``softmax(log ref − g/T)``), +1 for a maximiser."""
+    out, start = [], 0
+    for player, size, sign, temp, ref, init in players:
+        out.append({"player": player, "start": start, "stop": start + int(size), "sign": int(sign),
+                    "temperature": float(temp), "reference": np.asarray(ref, dtype=float),
+                    "initial": np.asarray(init, dtype=float)})
+        start += int(size)
+    return out
+
+
+def read_action(action: Any, shape: tuple[int, ...], blocks: Sequence[dict], *, strict: bool = False,
+                what: str = "action") -> np.ndarray:
+    """Validate ``action`` and return it normalised per row and per block (a new float64 array).
+
+    Raises :class:`InvalidActionError` naming the rule broken: wrong shape, NaN/inf, an entry below
+    ``−1e−12``, a block (row) of zero total weight, or — with ``strict`` — a block whose sum is off 1 by more
+    than ``1e−6``."""
+    try:
+        a = np.array(action, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidActionError(f"{what} must be an array of weights of shape {shape}: {exc}") from None
+    if a.shape != tuple(shape):
+        raise InvalidActionError(f"{what} must have shape {tuple(shape)}, got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise InvalidActionError(f"{what} contains NaN or inf")
+    if a.size and a.min() < -NEG_TOL:
+        raise InvalidActionError(f"{what} has a negative weight {a.min():.3g} (< -{NEG_TOL:g})")
+    np.maximum(a, 0.0, out=a)
+    for b in blocks:
+        part = a[..., b["start"]:b["stop"]]
+        tot = part.sum(axis=-1, keepdims=True)
+        if np.any(tot <= 0):
+            raise InvalidActionError(f"{what}: the weights of player {b['player']!r} sum to 0 "
+                                     + ("in some row (state)" if part.ndim > 1 else "") + "; they must be a measure")
+        if strict and np.any(np.abs(tot - 1.0) > SUM_TOL):
+            raise InvalidActionError(f"{what}: the weights of player {b['player']!r} sum to "
+                                     f"{float(np.max(np.abs(tot - 1.0))) + 1:.9g}, not 1 (strict_simplex=True)")
+        a[..., b["start"]:b["stop"]] = part / tot
+    return a
+
+
+def logsumexp(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """``log Σ exp x`` along ``axis`` (max-shifted; a plain numpy version — scipy's costs ~0.2 ms a call)."""
+    x = np.asarray(x, dtype=float)
+    m = np.max(x, axis=axis, keepdims=True)
+    return np.squeeze(m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)), axis=axis)
+
+
+def gibbs(log_ref: np.ndarray, g: np.ndarray, temperature: float, sign: int = -1) -> np.ndarray:
+    """``softmax(log_ref + sign·g/temperature)`` along the last axis: the Gibbs best response of a
+    minimiser (``sign = −1``) or a maximiser (``sign = +1``) to the first variation ``g``."""
+    z = log_ref + (sign / temperature) * np.asarray(g, dtype=float)
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def kl(p: np.ndarray, log_ref: np.ndarray) -> np.ndarray:
+    """``Σ p (log p − log_ref)`` along the last axis, ``0 log 0 = 0``."""
+    p = np.asarray(p, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * (np.log(np.where(p > 0, p, 1.0)) - log_ref), 0.0)
+    return terms.sum(axis=-1)
+
+
+def omega(M: np.ndarray) -> float:
+    """``ω(M) = max_{i,i′} (max_j D_j − min_j D_j)/2`` with ``D = M_i· − M_i′·`` (spec §3)."""
+    M = np.asarray(M, dtype=float)
+    if M.ndim != 2 or M.shape[0] < 2 or M.shape[1] < 2:
+        return 0.0
+    D = M[:, None, :] - M[None, :, :]
+    return float((D.max(axis=-1) - D.min(axis=-1)).max() / 2.0)
+
+
+# ---------------------------------------------------------------------------------- matrix-game saddle
+def _br_pair(mu, nu, G, a, P, b, Q, s1, s2, lp, lr):
+    g_mu = G @ nu - a * (P @ mu)
+    g_nu = G.T @ mu + b * (Q @ nu)
+    return gibbs(lp, g_mu, s1, -1), gibbs(lr, g_nu, s2, +1)
+
+
+def saddle_residual(mu, nu, G, a, P, b, Q, s1, s2, lp, lr) -> float:
+    """``‖Ψ(μ,ν) − μ‖₁ + ‖Φ(μ,ν) − ν‖₁``: zero exactly at a fixed point of the Best Response pair."""
+    psi, phi = _br_pair(mu, nu, G, a, P, b, Q, s1, s2, lp, lr)
+    return float(np.abs(psi - mu).sum() + np.abs(phi - nu).sum())
+
+
+def _newton(mu, nu, args, tol: float, max_newton: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Newton in log coordinates ``(u, v) = (log μ, log ν)`` on ``R = (u − lse(u) − log Ψ, v − lse(v) − log Φ)``
+    (shift-invariant, so the least-squares step is taken), backtracking on ``‖R‖₂``; tiny probabilities
+    (low temperatures) stay representable. Returns the ℓ1 fixed-point residual at the end."""
+    G, a, P, b, Q, s1, s2, lp, lr = args
+    A, B = G.shape
+    eyeA, eyeB = np.eye(A), np.eye(B)
+    with np.errstate(divide="ignore"):
+        u, v = np.log(mu), np.log(nu)
+    u = np.maximum(u, -700.0)
+    v = np.maximum(v, -700.0)
+
+    def resid(u, v):
+        m, n = np.exp(u - logsumexp(u)), np.exp(v - logsumexp(v))
+        zu = lp - (G @ n - a * (P @ m)) / s1
+        zv = lr + (G.T @ m + b * (Q @ n)) / s2
+        R = np.concatenate([u - logsumexp(u) - (zu - logsumexp(zu)), v - logsumexp(v) - (zv - logsumexp(zv))])
+        return R, m, n, np.exp(zu - logsumexp(zu)), np.exp(zv - logsumexp(zv))
+
+    R, m, n, psi, phi = resid(u, v)
+    norm = float(np.linalg.norm(R))
+    for _ in range(max_newton):
+        if np.abs(m - psi).sum() + np.abs(n - phi).sum() <= tol or norm <= 1e-15:
+            break
+        Sm, Sn = np.diag(m) - np.outer(m, m), np.diag(n) - np.outer(n, n)
+        Cm, Cn = eyeA - np.outer(np.ones(A), psi), eyeB - np.outer(np.ones(B), phi)
+        J = np.block([[eyeA - np.outer(np.ones(A), m) - Cm @ (a * P) @ Sm / s1, Cm @ G @ Sn / s1],
+                      [-Cn @ G.T @ Sm / s2, eyeB - np.outer(np.ones(B), n) - Cn @ (b * Q) @ Sn / s2]])
+        step = np.linalg.lstsq(J, -R, rcond=None)[0]
+        t = 1.0
+        while t > 1e-10:
+            u2, v2 = u + t * step[:A], v + t * step[A:]
+            out = resid(u2, v2)
+            n2 = float(np.linalg.norm(out[0]))
+            if np.isfinite(n2) and n2 < norm:
+                break
+            t *= 0.5
+        else:
+            break  # no decrease along the Newton direction
+        u, v, norm = u2 - u2.max(), v2 - v2.max(), n2
+        R, m, n, psi, phi = out
+    return m, n, float(np.abs(m - psi).sum() + np.abs(n - phi).sum())
+
+
+def solve_saddle(G: np.ndarray, sigma: float, sigma2: float, log_pi: np.ndarray, log_rho: np.ndarray, *,
+                 a: float = 0.0, P: np.ndarray | None = None, b: float = 0.0, Q: np.ndarray | None = None,
+                 init: tuple[np.ndarray, np.ndarray] | None = None, tol: float = 1e-15,
+                 max_newton: int = 60) -> tuple[np.ndarray, np.ndarray]:
+    """Fixed point of ``(Ψ, Φ)`` for ``min_μ max_ν μᵀGν − (a/2)μᵀPμ + (b/2)νᵀQν + σKL(μ|π) − σ′KL(ν|ρ)``.
+
+    Newton on the fixed-point residual ``R(μ,ν) = (μ − Ψ, ν − Φ)`` in probability coordinates with the
+    analytic Jacobian (``dΨ = S_Ψ (aP dμ − G dν)/σ``, ``dΦ = S_Φ (Gᵀ dμ + bQ dν)/σ′``, ``S_p = diag p − ppᵀ``) and
+    backtracking on ``‖R‖₁``, first from ``init`` (a warm start) if given; otherwise — or if that stalls — by
+    **continuation in the temperature**: both temperatures are multiplied by ``c = max(1, 2κ)`` so that the
+    joint best-response map is a ``½``-contraction (spec §3), solved there by best-response iteration, and
+    ``c`` is lowered to 1 geometrically (ratio 0.5, halved in log-scale whenever Newton stalls), Newton
+    warm-started from the previous stage each time. Raises ``RuntimeError`` if the final residual exceeds
+    ``10³·tol·max(1, max|G|/σ)`` (the round-off floor of ``Ψ`` at low temperature; the caller certifies the
+    gap)."""
+    A, B = G.shape
+    P = np.eye(A) if P is None else P
+    Q = np.eye(B) if Q is None else Q
+    # round-off floor of the residual: Psi is computed from g/sigma, so its relative error is eps·|g|/sigma
+    scale = float(np.abs(G).max() + a * np.abs(P).max() + b * np.abs(Q).max())
+    accept = tol * 1e3 * max(1.0, scale / min(sigma, sigma2))
+
+    def stage_args(c):
+        return (G, a, P, b, Q, c * sigma, c * sigma2, log_pi, log_rho)
+
+    if init is not None:
+        mu, nu = (np.asarray(x, dtype=float).copy() for x in init)
+        mu, nu, res = _newton(mu, nu, stage_args(1.0), tol, max_newton)
+        if res <= accept:
+            return mu, nu
+    kappa = max(a * omega(P) / (2 * sigma) + omega(G) / (2 * sigma2), omega(G) / (2 * sigma) + b * omega(Q) / (2 * sigma2))
+    c = max(1.0, 2.0 * kappa)
+    args = stage_args(c)
+    mu, nu = np.exp(log_pi - logsumexp(log_pi)), np.exp(log_rho - logsumexp(log_rho))
+    for _ in range(200):  # 1/2-contraction: 200 steps reach round-off
+        psi, phi = _br_pair(mu, nu, *args)
+        if np.abs(psi - mu).sum() + np.abs(phi - nu).sum() <= tol:
+            break
+        mu, nu = psi, phi
+    mu, nu, res = _newton(mu, nu, args, tol, max_newton)
+    ratio = 0.5
+    while c > 1.0:
+        c_new = max(1.0, c * ratio)
+        m2, n2, r2 = _newton(mu, nu, stage_args(c_new), tol, max_newton)
+        if r2 <= accept:
+            mu, nu, res, c = m2, n2, r2, c_new
+            ratio = max(0.5, ratio ** 2)
+        else:
+            ratio = np.sqrt(ratio)
+            if ratio > 0.9999:
+                break
+    if c > 1.0 or res > accept:
+        raise RuntimeError(f"regularised saddle point not found: fixed-point residual {res:.3g} at temperature "
+                           f"multiplier {c:.4g}")
+    return mu, nu
+
+
+# ------------------------------------------------------------------------------------------ curves
+RATE_FLOOR = 1e-12  # gaps at or below this are round-off: the rate is fitted before the curve reaches it
+
+
+def gap_metrics(gaps: Sequence[float], tol: float) -> dict[str, float]:
+    """Spec §8 on a per-step gap curve ``gaps[k−1]`` = gap of the profile played at step ``k``:
+
+    ``steps_to_tol``  first step with gap ``≤ tol`` (``K + 1`` if never);
+    ``rate``          ``exp`` of the least-squares slope of ``log gap`` over the second half of the steps
+                      *before the gap first reaches the round-off floor* ``1e−12`` (the linear convergence
+                      factor per step; the spec's "second half" when the floor is never reached — a run that
+                      converges to machine precision early would otherwise fit a flat line); NaN with fewer
+                      than 3 points;
+    ``cycling``       1.0 if the gap did not decrease over the last 20 % of the steps and is still above
+                      ``tol``, else 0.0."""
+    g = np.asarray(gaps, dtype=float)
+    K = g.size
+    if K == 0:
+        return {"steps_to_tol": np.nan, "rate": np.nan, "cycling": np.nan}
+    hit = np.flatnonzero(g <= tol)
+    steps = float(hit[0] + 1) if hit.size else float(K + 1)
+    floor = np.flatnonzero(g <= RATE_FLOOR)
+    end = int(floor[0]) if floor.size else K
+    seg = g[end // 2: end]
+    if seg.size >= 3:
+        slope = np.polyfit(np.arange(seg.size, dtype=float), np.log(seg), 1)[0]
+        rate = float(np.exp(slope))
+    else:
+        rate = float("nan")
+    w = max(2, int(np.ceil(0.2 * K)))
+    tail = g[-w:] if K >= 2 else g
+    cyc = float(tail.size >= 2 and tail[1:].min() >= tail[0] and g[-1] > tol)
+    return {"steps_to_tol": steps, "rate": rate, "cycling": cyc}

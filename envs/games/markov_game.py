@@ -1,0 +1,253 @@
+"""``EntropicMarkovGame-v0``: a tabular entropy-regularised zero-sum Markov game (spec ``games.md`` §6).
+
+## Description
+States ``S``, actions ``A`` (min) and ``B`` (max), payoff ``r(s, a, b) ∈ [−1, 1]`` paid by min to max,
+transitions ``P(s′|s, a, b)``, discount ``γ``, entropy weight ``τ`` for both players, uniform references and
+initial distribution ``ρ_0``. For policies ``μ(·|s)``, ``ν(·|s)`` the regularised value is
+``V = (I − γP^{μν})⁻¹ c`` with ``c(s) = μ_sᵀ R_s ν_s + τ KL(μ_s|π) − τ KL(ν_s|ρ)`` and the objective
+``J(μ, ν) = ρ_0ᵀ V``. Each step both players submit a policy and observe their ``q`` tables at the new profile:
+``q_min(s, a) = Σ_b Q_s(a, b) ν(b|s)``, ``q_max(s, b) = Σ_a μ(a|s) Q_s(a, b)``,
+``Q_s(a, b) = r(s, a, b) + γ Σ_{s′} P(s′|s, a, b) V(s′)``. By the performance-difference lemma the flat derivative
+of ``J`` in ``μ(·|s)`` is the occupancy weight of ``s`` times ``q_min(s, ·)`` plus the regulariser's derivative;
+the weight multiplies both terms, so the per-state Gibbs best response ``Ψ_s = softmax(log π − q_min(s, ·)/τ)``
+does not depend on it. This is the tabular policy-space instance of the paper's min–max setting [design].
+
+Instance families (``instance=``; initial policies are per-state Dirichlet(1) draws of the instance
+stream, public):
+
+| family | defaults | known answer |
+|---|---|---|
+| ``random`` | ``S = 3``, ``A = B = 2``, ``r ~ U[−1, 1]``, ``P(·|s,a,b) ~ Dirichlet(1)``, ``γ = 0.9``, ``τ = 1`` | Shapley reference |
+| ``random-cold`` | as ``random``, ``τ = 0.1`` (large Euler steps need not converge) | Shapley reference |
+| ``random-medium`` | ``S = 10``, ``A = B = 3``, ``τ = 1`` | Shapley reference |
+| ``single-state`` | ``S = 1``, ``γ = 0``, ``r`` = rock–paper–scissors | the matrix game: uniform, ``V* = 0`` |
+
+## Action Space
+Role ``min``: ``Box(0, 1, (S, A), float64)`` (rows normalised); ``max``: ``(S, B)``; ``both``: ``(S, A + B)``.
+NaN/inf, an entry below ``−1e−12`` or an all-zero row raise :class:`~papergym.envs.InvalidActionError`.
+
+## Observation Space
+``Box(−inf, inf)`` of the action's shape: ``q_min``, ``q_max`` or both side by side.
+
+## Rewards
+``−J(μ_k, ν_k)`` (min, both), ``+J`` (max).
+
+## Starting State
+The initial policies (``problem.params["mu0"]``, ``["nu0"]``); ``r`` and ``P`` stay private.
+
+## Episode End
+Truncation after ``horizon`` steps (default 300).
+
+## Arguments
+``instance``, ``S``, ``A``, ``B``, ``gamma``, ``tau``, ``horizon``, ``role`` (``min`` | ``max`` | ``both``),
+``opponent`` (default ``br-flow``), ``opponent_kwargs``, ``strict_simplex``, ``gap_tol`` (1e−6).
+``papergym compare`` runs ``role="both"`` by default. Paper-scale [design]: ``S = 50``, ``A = B = 5``,
+``horizon = 3000``, ``τ ∈ {1, 0.1, 0.01}``.
+
+## Oracle and regret
+``env.unwrapped.oracle`` (:class:`~papergym.envs.games.twoplayer.GameOracle`): the equilibrium from
+**regularised Shapley iteration** ``V ← 𝒯V``, ``(𝒯V)(s) = val_τ(Q_s[V])`` (each ``val_τ`` an exact entropic
+matrix game, warm-started), a ``γ``-contraction iterated to ``‖ΔV‖∞ ≤ 1e−14·max(1, ‖V‖∞)``, then ``V*`` by exact evaluation of the
+equilibrium pair; ``NI(μ, ν) = ρ_0ᵀ(W^μ − U^ν)``
+with the best-response values ``W^μ`` (max player's) and ``U^ν`` (min player's) computed by soft policy
+iteration (exact policy evaluation by a linear solve, then the soft-greedy policy; quadratic convergence),
+checked by one soft Bellman step. Single-agent regret = exploitability of the agent's policy (``NI`` for
+``role="both"``). ``contraction_bound()`` is the per-state matrix-game bound ``max_s ω(Q*_s)/τ · ½`` at the
+equilibrium's ``Q`` — it ignores how ``Q`` moves with the policies (a diagnostic, not a guarantee).
+
+## Paper
+R.-A. Lascu, M. B. Majka, *Non-convex entropic mean-field optimization via Best Response flow*, NeurIPS 2025
+(arXiv 2505.22760): application to policy optimisation in Markov games. The paper regularises a parameter
+measure of a mean-field softmax policy; this env is the tabular policy-space version with per-state KL
+regularisation (spec §10).
+
+## Version History
+* v0: initial version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from papergym.envs.games.common import check_int, gibbs, kl, logsumexp, omega, solve_saddle
+from papergym.envs.games.matrix_game import RPS
+from papergym.envs.games.twoplayer import TwoPlayerEnv
+
+__all__ = ["EntropicMarkovGameEnv", "MarkovGame", "parallel_env", "INSTANCES"]
+
+ENV_ID = "EntropicMarkovGame-v0"
+INSTANCES = ("random", "random-cold", "random-medium", "single-state")
+COMPARE_DEFAULTS = {"seeds": 10, "horizon": 300, "env_kwargs_always": {"role": "both"}}
+REGRET_NAME = "cumulative equilibrium gap  sum_k gap(profile_k)"
+
+_FAMILIES: dict[str, dict[str, Any]] = {
+    "random": {"S": 3, "A": 2, "B": 2, "gamma": 0.9, "tau": 1.0},
+    "random-cold": {"S": 3, "A": 2, "B": 2, "gamma": 0.9, "tau": 0.1},
+    "random-medium": {"S": 10, "A": 3, "B": 3, "gamma": 0.9, "tau": 1.0},
+    "single-state": {"S": 1, "A": 3, "B": 3, "gamma": 0.0, "tau": 1.0},
+}
+
+
+class MarkovGame:
+    """One private instance with its exact regularised equilibrium (module docstring)."""
+
+    def __init__(self, r: np.ndarray, P: np.ndarray, gamma: float, tau: float, init: tuple[np.ndarray, np.ndarray]):
+        self.r, self.P = np.asarray(r, dtype=float), np.asarray(P, dtype=float)
+        S, A, B = self.r.shape
+        self.S, self.A, self.B, self.gamma, self.tau = S, A, B, float(gamma), float(tau)
+        self.sigma_min = self.sigma_max = self.tau
+        self.log_ref_min, self.log_ref_max = np.full(A, -np.log(A)), np.full(B, -np.log(B))
+        self.shape_min, self.shape_max = (S, A), (S, B)
+        self.rho0 = np.full(S, 1.0 / S)
+        self.init_min, self.init_max = init
+        self.exact = True
+        self.equilibrium, _ = self._shapley()
+        # V* by exact policy evaluation of the equilibrium pair (not the iterate's V, which is 1e-13/(1 - gamma) off)
+        self.V_star = self.values(*self.equilibrium)
+        self.value_star = float(self.rho0 @ self.V_star)
+        ni = self.best_max(self.equilibrium[0]) - self.best_min(self.equilibrium[1])
+        if ni > 1e-10:
+            raise RuntimeError(f"Markov game equilibrium not certified: NI = {ni:.3g}")
+
+    # ----- evaluation
+    def _c_and_P(self, mu: np.ndarray, nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = (np.einsum("sa,sab,sb->s", mu, self.r, nu) + self.tau * kl(mu, self.log_ref_min)
+             - self.tau * kl(nu, self.log_ref_max))
+        Pmn = np.einsum("sa,sb,sabt->st", mu, nu, self.P)
+        return c, Pmn
+
+    def values(self, mu: np.ndarray, nu: np.ndarray) -> np.ndarray:
+        """``V = (I − γ P^{μν})⁻¹ c``."""
+        c, Pmn = self._c_and_P(mu, nu)
+        return np.linalg.solve(np.eye(self.S) - self.gamma * Pmn, c)
+
+    def Q(self, V: np.ndarray) -> np.ndarray:
+        """``Q_s(a, b) = r(s, a, b) + γ Σ_{s′} P(s′|s, a, b) V(s′)``."""
+        return self.r + self.gamma * self.P @ V
+
+    def value(self, mu: np.ndarray, nu: np.ndarray) -> float:
+        return float(self.rho0 @ self.values(mu, nu))
+
+    def feedback(self, mu: np.ndarray, nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        Q = self.Q(self.values(mu, nu))
+        return np.einsum("sab,sb->sa", Q, nu), np.einsum("sa,sab->sb", mu, Q)
+
+    # ----- best-response values by soft policy iteration
+    def _best_response_values(self, fixed: np.ndarray, player: str) -> np.ndarray:
+        """``W^μ`` (``player="max"`` responds to ``μ = fixed``) or ``U^ν`` (``player="min"``)."""
+        S = self.S
+        if player == "max":
+            resp = np.full((S, self.B), 1.0 / self.B)
+            pair = (lambda y: (fixed, y))
+        else:
+            resp = np.full((S, self.A), 1.0 / self.A)
+            pair = (lambda y: (y, fixed))
+        W = self.values(*pair(resp))
+        for _ in range(200):
+            Q = self.Q(W)
+            if player == "max":
+                cb = np.einsum("sa,sab->sb", fixed, Q)
+                resp = gibbs(self.log_ref_max, cb, self.tau, +1)
+            else:
+                ca = np.einsum("sab,sb->sa", Q, fixed)
+                resp = gibbs(self.log_ref_min, ca, self.tau, -1)
+            W_new = self.values(*pair(resp))
+            done = np.abs(W_new - W).max() <= 1e-14 * max(1.0, np.abs(W).max())
+            W = W_new
+            if done:
+                break
+        # one soft Bellman step as a check: W must be its own fixed point
+        Q = self.Q(W)
+        if player == "max":
+            T = (self.tau * logsumexp(self.log_ref_max + np.einsum("sa,sab->sb", fixed, Q) / self.tau, axis=1)
+                 + self.tau * kl(fixed, self.log_ref_min))
+        else:
+            T = (-self.tau * logsumexp(self.log_ref_min - np.einsum("sab,sb->sa", Q, fixed) / self.tau, axis=1)
+                 - self.tau * kl(fixed, self.log_ref_max))
+        if np.abs(T - W).max() > 1e-9 * max(1.0, np.abs(W).max()):
+            raise RuntimeError(f"soft policy iteration did not converge (Bellman residual {np.abs(T - W).max():.3g})")
+        return W
+
+    def best_max(self, mu: np.ndarray) -> float:
+        """``max_ν J(μ, ν) = ρ_0ᵀ W^μ``."""
+        return float(self.rho0 @ self._best_response_values(mu, "max"))
+
+    def best_min(self, nu: np.ndarray) -> float:
+        """``min_μ J(μ, ν) = ρ_0ᵀ U^ν``."""
+        return float(self.rho0 @ self._best_response_values(nu, "min"))
+
+    # ----- equilibrium
+    def _shapley(self) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+        S, tau = self.S, self.tau
+        V = np.zeros(S)
+        pols = [None] * S
+        mu, nu = np.empty((S, self.A)), np.empty((S, self.B))
+        for _ in range(100_000):
+            Q = self.Q(V)
+            V_new = np.empty(S)
+            for s in range(S):
+                m, n = solve_saddle(Q[s], tau, tau, self.log_ref_min, self.log_ref_max, init=pols[s])
+                pols[s] = (m, n)
+                mu[s], nu[s] = m, n
+                V_new[s] = m @ Q[s] @ n + tau * kl(m, self.log_ref_min) - tau * kl(n, self.log_ref_max)
+            delta = np.abs(V_new - V).max()
+            V = V_new
+            if delta <= 1e-14 * max(1.0, np.abs(V).max()) or self.gamma == 0:
+                break
+        return (mu.copy(), nu.copy()), V
+
+    def contraction_bound(self) -> float:
+        Q = self.Q(self.V_star)
+        return max(omega(Q[s]) for s in range(self.S)) / (2 * self.tau)
+
+
+class EntropicMarkovGameEnv(TwoPlayerEnv):
+    __doc__ = __doc__
+    ENV_ID = ENV_ID
+
+    def __init__(self, instance: str = "random", *, S: int | None = None, A: int | None = None,
+                 B: int | None = None, gamma: float | None = None, tau: float | None = None, horizon: int = 300,
+                 role: str = "min", opponent: str = "br-flow", opponent_kwargs: dict | None = None,
+                 strict_simplex: bool = False, gap_tol: float = 1e-6):
+        if instance not in _FAMILIES:
+            raise ValueError(f"unknown instance {instance!r}; valid instances: {', '.join(INSTANCES)}")
+        d = _FAMILIES[instance]
+        if instance == "single-state" and any(v is not None for v in (S, A, B, gamma)):
+            raise ValueError("single-state fixes S = 1, A = B = 3 (rock-paper-scissors) and gamma = 0; only tau may be set")
+        self.instance = instance
+        self.S = check_int("S", d["S"] if S is None else S, 1)
+        self.A = check_int("A", d["A"] if A is None else A, 2)
+        self.B = check_int("B", d["B"] if B is None else B, 2)
+        g = d["gamma"] if gamma is None else gamma
+        if isinstance(g, bool) or not isinstance(g, (int, float)) or not 0 <= g < 1:
+            raise ValueError(f"gamma must be a number in [0, 1), got {gamma!r}")
+        t = d["tau"] if tau is None else tau
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not (t > 0 and np.isfinite(t)):
+            raise ValueError(f"tau must be a finite number > 0, got {tau!r}")
+        self.gamma, self.tau = float(g), float(t)
+        super().__init__(horizon=horizon, role=role, opponent=opponent, opponent_kwargs=opponent_kwargs,
+                         strict_simplex=strict_simplex, gap_tol=gap_tol)
+
+    def _make_game(self, seed_seq: np.random.SeedSequence) -> MarkovGame:
+        rng = np.random.default_rng(seed_seq)
+        S, A, B = self.S, self.A, self.B
+        if self.instance == "single-state":
+            r, P = RPS[None].copy(), np.ones((1, 3, 3, 1))
+        else:
+            r = rng.uniform(-1.0, 1.0, (S, A, B))
+            P = rng.dirichlet(np.ones(S), size=(S, A, B))
+        init = (rng.dirichlet(np.ones(A), size=S), rng.dirichlet(np.ones(B), size=S))
+        return MarkovGame(r, P, self.gamma, self.tau, init)
+
+    def _public(self, game: MarkovGame) -> dict[str, Any]:
+        return {"S": game.S, "A": game.A, "B": game.B, "gamma": game.gamma, "tau": game.tau, "rho0": game.rho0}
+
+
+def parallel_env(**kwargs: Any):
+    """The PettingZoo ``ParallelEnv`` (agents ``"min"``, ``"max"``) on this game; kwargs as the Gymnasium env's
+    (``role`` / ``opponent`` do not apply). Needs the ``games`` extra (pettingzoo)."""
+    from papergym.envs.games.parallel import EntropicParallelEnv
+
+    return EntropicParallelEnv(EntropicMarkovGameEnv, kwargs)

@@ -1,0 +1,343 @@
+"""``EntropicMeanField-v0``: non-convex entropic mean-field minimisation on a grid (spec ``games.md`` §4).
+
+## Description
+Minimise ``F^σ(μ) = F(μ) + σ KL(μ | π)`` over probability measures ``μ`` on the uniform grid
+``x_j = −R + 2Rj/(G − 1)`` (``π`` = the discretised ``N(0, 1)``). Each step the agent submits a measure
+``μ_k`` and observes the **first variation** ``δF/δμ(μ_k, x_j)`` on the grid (full information, no noise);
+``F`` itself may be non-convex. The paper's method, the Best Response flow (``br-flow``), iterates the
+Gibbs operator ``Ψ(μ) ∝ exp(−δF/δμ(μ, ·)/σ) π``.
+
+Instance families (``instance=``; all start from the public ``μ_0`` = discretised ``N(1, 1)``):
+
+* ``curie-weiss``: ``F(μ) = −(a/2) m(μ)²`` (concave), ``a = 0.5``, ``σ = 1``. For ``a < σ`` the minimiser is
+  ``π`` with ``F^σ = 0``, and an Euler step of the flow contracts the mean by exactly ``1 − h(1 − a/σ)``.
+* ``curie-weiss-unstable``: ``a = 1.5 > σ``: no contraction; in the continuum ``F^σ`` is unbounded below
+  (``(σ − a)m²/2`` along ``N(m, 1)``), on the grid the two minimisers sit near ``±R`` (``oracle.contractive``
+  is ``False``: a run that ends there found an artefact of the truncation, not a minimum of the problem).
+* ``double-well``: ``F(μ) = ∫(x⁴/4 − x²/2) dμ − (a/2) m(μ)²``, ``a = 0.5``: unique minimiser for
+  ``a ≤ a_c(σ) = σ / Var_{Ψ_0}(x)`` (``a_c(1) ≈ 1.479338``), ``F^σ(μ*) = −σ log Z_0 ≈ −0.022510``.
+* ``double-well-broken``: ``a = 2 > a_c``: a symmetric pair of global minimisers ``±m*``.
+* ``interaction``: ``F(μ) = ½ ∬ W(x − y) μ(dx) μ(dy)``, ``W(z) = −a exp(−z²/(2ℓ²))`` (attractive, non-convex),
+  ``a = 1``, ``ℓ = 1``; ``W ∗ μ`` by zero-padded FFT convolution on the grid.
+
+## Action Space
+``Box(0, 1, (G,), float64)``: non-negative weights, normalised to a measure by the env. NaN/inf, an entry
+below ``−1e−12`` or all-zero weights raise :class:`~papergym.envs.InvalidActionError` (the state is
+unchanged); ``strict_simplex=True`` also rejects ``|Σw − 1| > 1e−6``.
+
+## Observation Space
+``Box(−inf, inf, (G,), float64)``: ``δF/δμ(μ_k, x_j)``; after ``reset`` at ``μ_0``.
+
+## Rewards
+``−F^σ(μ_k)``.
+
+## Starting State
+``μ_0`` (public, in ``problem.params["blocks"][0]["initial"]``). The family is deterministic: the seed only
+feeds the oracle's contraction estimate.
+
+## Episode End
+Truncation after ``horizon`` steps (default 200); never terminates.
+
+## Arguments
+``instance`` (family above), ``a`` and ``sigma`` (family defaults), ``ell`` (interaction range), ``R`` = 8,
+``G`` = 2001, ``horizon`` = 200, ``mu0_mean`` = 1, ``mu0_std`` = 1, ``strict_simplex`` = False,
+``gap_tol`` = 1e−6 (the tolerance of the ``steps_to_tol`` metric). Paper-scale [design]: ``G = 8001``,
+``R = 10``, ``horizon = 2000``.
+
+## Oracle and regret
+``env.unwrapped.oracle``: ``regret(μ) = F^σ(μ) − F^σ(μ*) ≥ 0`` (round-off negatives above ``−1e−12``
+clipped); the minimiser ``μ*`` — for the families where ``F`` depends on ``μ`` only through ``∫V dμ`` and
+``m(μ)``, every fixed point is some ``Ψ_m``, so all roots of ``m − E_{Ψ_m}[x]`` are found (sign changes on 4001
+points of ``[−R, R]``, Brent to 1e−14, plus ``m = 0``) and the least ``F^σ`` is kept; for ``interaction``,
+damped iteration (``h = 0.5``) to a fixed-point residual of 1e−14. Also ``w1_to_minimiser``,
+``fixed_point_residual``, ``contraction_estimate`` (largest ``W1(Ψμ, Ψμ′)/W1(μ, μ′)`` over 200 Gaussian pairs
+of the instance stream), ``contractive``, ``a_c``, and ``episode_metrics()`` (``gap_last``, ``gap_avg`` of the
+average iterate, ``steps_to_tol``, ``rate``, ``cycling``, ``w1_last``, ``residual_last``).
+
+## Paper
+R.-A. Lascu, M. B. Majka, *Non-convex entropic mean-field optimization via Best Response flow*,
+NeurIPS 2025 (arXiv 2505.22760): for ``σ`` large enough relative to the non-convexity of ``F`` and the tails
+of ``π``, ``Ψ`` is a ``W1`` contraction, its unique fixed point is the global minimiser of ``F^σ`` and the flow
+converges to it. The grid, the truncation and the Euler scheme are papergym's [design].
+
+## Version History
+* v0: initial version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from scipy.optimize import brentq
+from scipy.signal import fftconvolve
+
+from papergym.envs.games.common import check_number, gap_metrics, gibbs, kl, player_blocks, read_action
+from papergym.envs.spec import ProblemSpec, instance_seed
+
+__all__ = ["EntropicMeanFieldEnv", "MeanFieldOracle", "INSTANCES"]
+
+ENV_ID = "EntropicMeanField-v0"
+INSTANCES = ("curie-weiss", "curie-weiss-unstable", "double-well", "double-well-broken", "interaction")
+COMPARE_DEFAULTS = {"seeds": 1, "horizon": 200}
+REGRET_NAME = "cumulative optimality gap  sum_k F^s(mu_k) - F^s(mu*)"
+
+# family -> (potential, a, sigma, interaction)
+_FAMILIES = {
+    "curie-weiss": ("none", 0.5, 1.0, False),
+    "curie-weiss-unstable": ("none", 1.5, 1.0, False),
+    "double-well": ("quartic", 0.5, 1.0, False),
+    "double-well-broken": ("quartic", 2.0, 1.0, False),
+    "interaction": ("none", 1.0, 1.0, True),
+}
+
+
+class MeanFieldProblem:
+    """The private instance: grid, reference, ``V``, ``a``, interaction kernel; ``F``, ``δF/δμ``, ``Ψ``."""
+
+    def __init__(self, family: str, a: float, sigma: float, ell: float, R: float, G: int):
+        self.family, self.a, self.sigma, self.ell, self.R, self.G = family, a, sigma, ell, R, G
+        pot, _, _, inter = _FAMILIES[family]
+        self.x = np.linspace(-R, R, G)
+        self.dx = 2 * R / (G - 1)
+        lp = -self.x ** 2 / 2
+        self.log_pi = lp - np.logaddexp.reduce(lp)
+        self.pi = np.exp(self.log_pi)
+        self.V = self.x ** 4 / 4 - self.x ** 2 / 2 if pot == "quartic" else np.zeros(G)
+        self.interaction = inter
+        if inter:  # W on the offsets -(G-1)..(G-1) grid steps
+            z = np.arange(-(G - 1), G) * self.dx
+            self.W = -a * np.exp(-z ** 2 / (2 * ell ** 2))
+
+    # ----- objective
+    def mean(self, mu: np.ndarray) -> float:
+        return float(self.x @ mu)
+
+    def conv(self, mu: np.ndarray) -> np.ndarray:
+        """``(W ∗ μ)(x_i) = Σ_j W(x_i − x_j) μ_j``."""
+        return fftconvolve(mu, self.W, mode="full")[self.G - 1: 2 * self.G - 1]
+
+    def F(self, mu: np.ndarray) -> float:
+        val = float(self.V @ mu)
+        if self.interaction:
+            val += 0.5 * float(mu @ self.conv(mu))
+        else:
+            val -= 0.5 * self.a * self.mean(mu) ** 2
+        return val
+
+    def F_sigma(self, mu: np.ndarray) -> float:
+        return self.F(mu) + self.sigma * float(kl(mu, self.log_pi))
+
+    def first_variation(self, mu: np.ndarray) -> np.ndarray:
+        if self.interaction:
+            return self.V + self.conv(mu)
+        return self.V - self.a * self.mean(mu) * self.x
+
+    def best_response(self, mu: np.ndarray) -> np.ndarray:
+        return gibbs(self.log_pi, self.first_variation(mu), self.sigma, -1)
+
+    def w1(self, mu: np.ndarray, nu: np.ndarray) -> float:
+        return float(self.dx * np.abs(np.cumsum(mu - nu)).sum())
+
+    # ----- fixed points Psi_m of the mean families
+    def psi_m(self, m: float) -> np.ndarray:
+        return gibbs(self.log_pi, self.V - self.a * m * self.x, self.sigma, -1)
+
+    def mean_residual(self, m: float) -> float:
+        return m - self.mean(self.psi_m(m))
+
+
+class MeanFieldOracle:
+    """Privileged view of one instance (module docstring, "Oracle and regret")."""
+
+    TRACK_LAST_REGRET = True  # the runner records the per-step gap curve (log scale) next to the regret
+
+    def __init__(self, prob: MeanFieldProblem, seed_seq: np.random.SeedSequence, env: EntropicMeanFieldEnv):
+        self.prob, self._env = prob, env
+        self._seed_seq = seed_seq
+        self.minimisers = self._solve()
+        self.minimiser = self.minimisers[0]
+        self.value = prob.F_sigma(self.minimiser)  # F^s(mu*)
+        self._cache: tuple[bytes, float] | None = None
+        self._contraction: float | None = None
+
+    def _solve(self) -> list[np.ndarray]:
+        p = self.prob
+        if p.interaction:
+            mu = p.pi.copy()
+            for _ in range(200_000):
+                psi = p.best_response(mu)
+                if np.abs(psi - mu).sum() <= 1e-14:
+                    mu = psi
+                    break
+                mu = 0.5 * mu + 0.5 * psi
+            else:
+                raise RuntimeError("interaction: damped best-response iteration did not reach residual 1e-14")
+            return [mu]
+        ms = np.linspace(-p.R, p.R, 4001)
+        r = np.array([p.mean_residual(m) for m in ms])
+        roots = [0.0] if abs(p.mean_residual(0.0)) <= 1e-12 else []
+        for i in np.flatnonzero(np.sign(r[:-1]) * np.sign(r[1:]) < 0):
+            roots.append(brentq(p.mean_residual, ms[i], ms[i + 1], xtol=1e-14, rtol=4 * np.finfo(float).eps))
+        roots += [float(m) for m in ms[r == 0.0]]
+        cands = [p.psi_m(m) for m in roots]
+        vals = np.array([p.F_sigma(c) for c in cands])
+        best = vals.min()
+        keep = [c for c, v in zip(cands, vals) if v <= best + 1e-12 * max(1.0, abs(best))]
+        # one representative per distinct minimiser (by mean), positive mean first
+        keep.sort(key=lambda c: -p.mean(c))
+        out: list[np.ndarray] = []
+        for c in keep:
+            if all(abs(p.mean(c) - p.mean(o)) > 1e-9 for o in out):
+                out.append(c)
+        return out
+
+    # ----- Oracle protocol
+    def _measure(self, action: Any) -> np.ndarray:
+        return read_action(action, (self.prob.G,), self._env._blocks, strict=self._env.strict_simplex)
+
+    def mean_reward(self, action: Any, t: int | None = None) -> float:
+        return -self.prob.F_sigma(self._measure(action))
+
+    def optimal_value(self, t: int | None = None) -> float:
+        return -self.value
+
+    def regret(self, action: Any, t: int | None = None) -> float:
+        mu = self._measure(action)
+        key = mu.tobytes()
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        r = self.prob.F_sigma(mu) - self.value
+        if r < -1e-12 * max(1.0, abs(self.value)):
+            raise RuntimeError(f"F^sigma(mu) = {r + self.value!r} below the oracle's minimum {self.value!r}")
+        r = max(r, 0.0)
+        self._cache = (key, r)
+        return r
+
+    # ----- diagnostics
+    @property
+    def a_c(self) -> float:
+        """Threshold of ``a`` for a unique fixed point: ``σ / Var_{Ψ_0}(x)`` (``σ`` for Curie–Weiss; NaN for
+        ``interaction``)."""
+        p = self.prob
+        if p.interaction:
+            return float("nan")  # no single threshold: see contraction_estimate()
+        psi0 = gibbs(p.log_pi, p.V, p.sigma, -1)
+        m = p.mean(psi0)
+        return p.sigma / float(((p.x - m) ** 2) @ psi0)
+
+    @property
+    def contractive(self) -> bool:
+        if self.prob.interaction:
+            return self.contraction_estimate() < 1.0
+        return self.prob.a < self.a_c
+
+    def w1_to_minimiser(self, mu: Any) -> float:
+        mu = self._measure(mu)
+        return min(self.prob.w1(mu, m) for m in self.minimisers)
+
+    def fixed_point_residual(self, mu: Any) -> float:
+        """``W1(Ψ(μ), μ)``."""
+        mu = self._measure(mu)
+        return self.prob.w1(self.prob.best_response(mu), mu)
+
+    def contraction_estimate(self, pairs: int = 200) -> float:
+        """Largest ``W1(Ψμ, Ψμ′)/W1(μ, μ′)`` over Gaussian pairs ``N(m, s²)`` on the grid, ``m ~ U[−2, 2]``,
+        ``s ~ U[0.5, 2]``, drawn from the instance stream (computed once)."""
+        if self._contraction is None:
+            p, rng = self.prob, np.random.default_rng(self._seed_seq)
+            best = 0.0
+            for _ in range(pairs):
+                ms, ss = rng.uniform(-2, 2, 2), rng.uniform(0.5, 2, 2)
+                mus = [gibbs(np.zeros(p.G), (p.x - m) ** 2 / (2 * s ** 2), 1.0, -1) for m, s in zip(ms, ss)]
+                d = p.w1(*mus)
+                if d > 1e-12:
+                    best = max(best, p.w1(p.best_response(mus[0]), p.best_response(mus[1])) / d)
+            self._contraction = best
+        return self._contraction
+
+    def instance_metrics(self) -> dict[str, Any]:
+        p = self.prob
+        return {"family": p.family, "a": p.a, "sigma": p.sigma, "optimal_value": -self.value,
+                "minimiser_mean": p.mean(self.minimiser), "n_minimisers": len(self.minimisers),
+                "contractive": bool(self.contractive), "a_c": self.a_c}
+
+    def episode_metrics(self) -> dict[str, float]:
+        """Scores of the episode just played (the runner adds them to the run's row)."""
+        env = self._env
+        if not env._gaps:
+            return {}
+        avg = env._sum / len(env._gaps)
+        out = gap_metrics(env._gaps, env.gap_tol)
+        out.update({"gap_last": float(env._gaps[-1]), "gap_avg": self.regret(avg),
+                    "w1_last": self.w1_to_minimiser(env._mu), "residual_last": self.fixed_point_residual(env._mu)})
+        return out
+
+
+class EntropicMeanFieldEnv(gym.Env):
+    __doc__ = __doc__
+    # the families are deterministic: the seed only feeds the oracle's contraction estimate
+    metadata = {"render_modes": [], "seed_independent_instance": True}
+
+    def __init__(self, instance: str = "curie-weiss", *, a: float | None = None, sigma: float | None = None,
+                 ell: float = 1.0, R: float = 8.0, G: int = 2001, horizon: int = 200, mu0_mean: float = 1.0,
+                 mu0_std: float = 1.0, strict_simplex: bool = False, gap_tol: float = 1e-6):
+        if instance not in _FAMILIES:
+            raise ValueError(f"unknown instance {instance!r}; valid instances: {', '.join(INSTANCES)}")
+        _, a0, s0, _ = _FAMILIES[instance]
+        self.a = check_number("a", a0 if a is None else a, positive=False)
+        if self.a < 0:
+            raise ValueError(f"a must be >= 0 (the sign of the non-convex term is fixed), got {a!r}")
+        self.sigma = check_number("sigma", s0 if sigma is None else sigma)
+        self.ell, self.R = check_number("ell", ell), check_number("R", R)
+        if isinstance(G, bool) or not isinstance(G, (int, np.integer)) or G < 3:
+            raise ValueError(f"G must be an integer >= 3, got {G!r}")
+        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+            raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
+        self.mu0_mean = check_number("mu0_mean", mu0_mean, positive=None)
+        self.mu0_std = check_number("mu0_std", mu0_std)
+        self.gap_tol = check_number("gap_tol", gap_tol)
+        self.instance, self.G, self.horizon, self.strict_simplex = instance, int(G), int(horizon), bool(strict_simplex)
+        self.prob = MeanFieldProblem(instance, self.a, self.sigma, self.ell, self.R, self.G)
+        x = self.prob.x
+        self.mu0 = gibbs(np.zeros(self.G), (x - self.mu0_mean) ** 2 / (2 * self.mu0_std ** 2), 1.0, -1)
+        self.action_space = gym.spaces.Box(0.0, 1.0, (self.G,), np.float64)
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (self.G,), np.float64)
+        self._blocks = player_blocks([("min", self.G, -1, self.sigma, self.prob.pi, self.mu0)])
+        self.problem = ProblemSpec(ENV_ID, self.action_space, self.observation_space, self.horizon, {
+            "family": instance, "grid": x, "reference": self.prob.pi, "sigma": self.sigma, "mu0": self.mu0,
+            "role": "min", "blocks": self._blocks})
+        self.oracle: MeanFieldOracle | None = None
+        self.t = 0
+
+    def validate_action(self, action: Any) -> None:
+        read_action(action, (self.G,), self._blocks, strict=self.strict_simplex)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        s = seed if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
+        if self.oracle is None or self._oracle_seed != s:
+            ss = instance_seed(s)
+            self.oracle = MeanFieldOracle(self.prob, ss, self) if self.oracle is None else self._reseed(ss)
+            self._oracle_seed = s
+        self.t = 0
+        self._mu = self.mu0.copy()
+        self._gaps: list[float] = []
+        self._sum = np.zeros(self.G)
+        return self.prob.first_variation(self._mu), {}
+
+    def _reseed(self, ss: np.random.SeedSequence) -> MeanFieldOracle:
+        # the minimiser does not depend on the seed; only the contraction estimate's pairs do
+        self.oracle._seed_seq, self.oracle._contraction, self.oracle._cache = ss, None, None
+        return self.oracle
+
+    def step(self, action: Any):
+        if self.oracle is None:
+            raise RuntimeError("call reset() before step()")
+        mu = read_action(action, (self.G,), self._blocks, strict=self.strict_simplex)
+        self._gaps.append(self.oracle.regret(mu))
+        self._sum += mu
+        self._mu = mu
+        self.t += 1
+        return self.prob.first_variation(mu), -self.prob.F_sigma(mu), False, self.t >= self.horizon, {}

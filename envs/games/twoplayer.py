@@ -1,0 +1,261 @@
+"""Two-player entropic zero-sum games as Gymnasium environments (spec ``games.md`` §5.2, §6.2).
+
+A game object (:class:`~papergym.envs.games.matrix_game.MatrixGame`,
+:class:`~papergym.envs.games.markov_game.MarkovGame`) knows its payoff; this module turns it into
+
+* :class:`TwoPlayerEnv` — the single-agent Gymnasium view: ``role="min"`` or ``"max"`` plays against a
+  built-in learner (``opponent=``, any learner registered for the env, default ``br-flow``), moving
+  simultaneously; ``role="both"`` lets one learner move both players (self-play: the action is the two
+  strategies side by side on the last axis, the observation the two feedbacks);
+* :class:`GameOracle` — the privileged view: the exact regularised equilibrium, ``NI``, both exploitabilities,
+  the single-agent regret (the exploitability of the agent's own strategy, or ``NI`` for ``role="both"``),
+  and the episode metrics (gap of the last and of the average iterate, steps to a tolerance, fitted
+  linear rate, cycling flag).
+
+The PettingZoo ``ParallelEnv`` on the same games is :mod:`papergym.envs.games.parallel`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from papergym.envs.games.common import gap_metrics, player_blocks, read_action
+from papergym.envs.spec import ProblemSpec, instance_seed
+
+__all__ = ["TwoPlayerEnv", "GameOracle", "ROLES", "clip_gap"]
+
+ROLES = ("min", "max", "both")
+
+
+def clip_gap(v: float, what: str) -> float:
+    """Round-off negatives above ``−1e−12`` → 0 (spec §6.1); a larger negative is an oracle bug."""
+    if v < -1e-12:
+        raise RuntimeError(f"{what} = {v!r} < 0: the oracle's equilibrium is not exact")
+    return max(float(v), 0.0)
+
+
+class GameOracle:
+    """Privileged view of one game instance and one role (see the module docstring)."""
+
+    TRACK_LAST_REGRET = True  # the runner records the per-step gap curve (log scale)
+
+    def __init__(self, game: Any, env: TwoPlayerEnv):
+        self.game, self._env = game, env
+        self.mu_star, self.nu_star = game.equilibrium
+        self.value = float(game.value_star)  # V* = F^s(mu*, nu*) (or J for the Markov game)
+        self.exact = bool(game.exact)
+        self._cache: tuple[bytes, float] | None = None
+
+    # ----- game quantities
+    def exploitability_min(self, mu: np.ndarray) -> float:
+        """``max_ν′ F^σ(μ, ν′) − V*``."""
+        return clip_gap(self.game.best_max(mu) - self.value, "exploitability_min")
+
+    def exploitability_max(self, nu: np.ndarray) -> float:
+        """``V* − min_μ′ F^σ(μ′, ν)``."""
+        return clip_gap(self.value - self.game.best_min(nu), "exploitability_max")
+
+    def equilibrium_gap(self, mu: np.ndarray, nu: np.ndarray) -> float:
+        """The Nikaidô–Isoda error ``NI(μ, ν) = max_ν′ F^σ(μ, ν′) − min_μ′ F^σ(μ′, ν) ≥ 0``."""
+        return self.exploitability_min(mu) + self.exploitability_max(nu)
+
+    def contraction_bound(self) -> float:
+        """``κ`` of spec §3 (finite-set ℓ1 bound; ``κ < 1`` ⇒ every ``h ∈ (0, 1]`` converges geometrically)."""
+        return float(self.game.contraction_bound())
+
+    # ----- Oracle protocol (single-agent view of the env's role)
+    def _split(self, action: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
+        env = self._env
+        x = read_action(action, env.action_space.shape, env._blocks, strict=env.strict_simplex)
+        g = self.game
+        if env.role == "min":
+            return x, None
+        if env.role == "max":
+            return None, x
+        return x[..., : g.shape_min[-1]], x[..., g.shape_min[-1]:]
+
+    def regret(self, action: Any, t: int | None = None) -> float:
+        mu, nu = self._split(action)
+        key = (mu.tobytes() if mu is not None else b"") + b"|" + (nu.tobytes() if nu is not None else b"")
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        r = ((self.exploitability_min(mu) if mu is not None else 0.0)
+             + (self.exploitability_max(nu) if nu is not None else 0.0))
+        self._cache = (key, r)
+        return r
+
+    def optimal_value(self, t: int | None = None) -> float:
+        return -self.value if self._env.role == "min" else self.value if self._env.role == "max" else 0.0
+
+    def mean_reward(self, action: Any, t: int | None = None) -> float:
+        """Min role: ``−max_ν′ F^σ(μ, ν′)``; max role: ``min_μ′ F^σ(μ′, ν)``; both: ``−NI``."""
+        return self.optimal_value(t) - self.regret(action, t)
+
+    def instance_metrics(self) -> dict[str, Any]:
+        return {"value": self.value, "contraction_bound": self.contraction_bound(), "exact": self.exact,
+                "equilibrium_gap": self.equilibrium_gap(self.mu_star, self.nu_star)}
+
+    def episode_metrics(self) -> dict[str, float]:
+        """Scores of the episode just played: ``gap_last`` / ``gap_avg`` (the regret of the last and of the
+        average iterate of the agent), ``ni_last`` / ``ni_avg`` (``NI`` of the joint profile), ``steps_to_tol``,
+        ``rate``, ``cycling`` (spec §8)."""
+        env = self._env
+        k = len(env._gaps)
+        if k == 0:
+            return {}
+        mu_bar, nu_bar = env._sum_mu / k, env._sum_nu / k
+        out = gap_metrics(env._gaps, env.gap_tol)
+        if env.role == "min":
+            gap_avg = self.exploitability_min(mu_bar)
+        elif env.role == "max":
+            gap_avg = self.exploitability_max(nu_bar)
+        else:
+            gap_avg = self.equilibrium_gap(mu_bar, nu_bar)
+        out.update({"gap_last": float(env._gaps[-1]), "gap_avg": gap_avg,
+                    "ni_last": self.equilibrium_gap(env._mu, env._nu), "ni_avg": self.equilibrium_gap(mu_bar, nu_bar)})
+        return out
+
+
+class TwoPlayerEnv(gym.Env):
+    """Base class of ``EntropicMatrixGame-v0`` and ``EntropicMarkovGame-v0`` (see their docstrings).
+
+    Subclasses set ``ENV_ID`` and implement ``_make_game(seed_seq)`` (the private game of a run seed) and
+    ``_public(game)`` (extra ``ProblemSpec`` parameters)."""
+
+    metadata = {"render_modes": []}
+    ENV_ID = ""
+
+    def __init__(self, *, horizon: int, role: str = "min", opponent: str = "br-flow",
+                 opponent_kwargs: dict | None = None, strict_simplex: bool = False, gap_tol: float = 1e-6):
+        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+            raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        if not isinstance(opponent, str):
+            raise ValueError(f"opponent must be a learner name, got {opponent!r}")
+        if opponent_kwargs is not None and not isinstance(opponent_kwargs, dict):
+            raise ValueError(f"opponent_kwargs must be a dict, got {opponent_kwargs!r}")
+        if isinstance(gap_tol, bool) or not isinstance(gap_tol, (int, float)) or not gap_tol > 0:
+            raise ValueError(f"gap_tol must be a number > 0, got {gap_tol!r}")
+        self.horizon, self.role, self.opponent = int(horizon), role, opponent
+        self.opponent_kwargs = dict(opponent_kwargs or {})
+        self.strict_simplex, self.gap_tol = bool(strict_simplex), float(gap_tol)
+        # spaces come from a game built for seed 0 (shapes do not depend on the seed)
+        game = self._make_game(instance_seed(0))
+        self._set_spaces(game)
+        if role != "both":
+            from papergym.agents.base import get_agent_info
+
+            try:
+                get_agent_info(opponent, self.ENV_ID)
+            except KeyError as exc:
+                raise ValueError(f"opponent: {exc.args[0]}") from None
+        self.game: Any = None
+        self.oracle: GameOracle | None = None
+        self.problem = self._problem(game)
+        self._seed: int | None = None
+        self.t = 0
+
+    # ----- construction helpers
+    def _make_game(self, seed_seq: np.random.SeedSequence) -> Any:
+        raise NotImplementedError
+
+    def _public(self, game: Any) -> dict[str, Any]:
+        return {}
+
+    def _set_spaces(self, game: Any) -> None:
+        sm, sx = tuple(game.shape_min), tuple(game.shape_max)
+        if self.role == "min":
+            shape = sm
+        elif self.role == "max":
+            shape = sx
+        else:
+            shape = sm[:-1] + (sm[-1] + sx[-1],)
+        self.action_space = gym.spaces.Box(0.0, 1.0, shape, np.float64)
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape, np.float64)
+
+    def _player_blocks(self, game: Any, role: str) -> list[dict]:
+        mins = ("min", game.shape_min[-1], -1, game.sigma_min, np.exp(game.log_ref_min), game.init_min)
+        maxs = ("max", game.shape_max[-1], +1, game.sigma_max, np.exp(game.log_ref_max), game.init_max)
+        return player_blocks([mins] if role == "min" else [maxs] if role == "max" else [mins, maxs])
+
+    def _problem(self, game: Any, role: str | None = None) -> ProblemSpec:
+        role = role or self.role
+        blocks = self._player_blocks(game, role)
+        if role == self.role:
+            self._blocks = blocks
+            space_a, space_o = self.action_space, self.observation_space
+        else:  # the built-in opponent's own view
+            shape = tuple(game.shape_max if role == "max" else game.shape_min)
+            space_a = gym.spaces.Box(0.0, 1.0, shape, np.float64)
+            space_o = gym.spaces.Box(-np.inf, np.inf, shape, np.float64)
+        return ProblemSpec(self.ENV_ID, space_a, space_o, self.horizon, {
+            "role": role, "blocks": blocks, "sigma": game.sigma_min, "sigma_max": game.sigma_max,
+            "mu0": game.init_min, "nu0": game.init_max, **self._public(game)})
+
+    # ----- protocol
+    def validate_action(self, action: Any) -> None:
+        read_action(action, self.action_space.shape, self._blocks, strict=self.strict_simplex)
+
+    def _obs(self, g_min: np.ndarray, g_max: np.ndarray) -> np.ndarray:
+        if self.role == "min":
+            return g_min.copy()
+        if self.role == "max":
+            return g_max.copy()
+        return np.concatenate([g_min, g_max], axis=-1)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        s = seed if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
+        if self.game is None or s != self._seed:
+            self.game = self._make_game(instance_seed(s))
+            self.problem = self._problem(self.game)
+            self.oracle = GameOracle(self.game, self)
+            self._seed = s
+        self.oracle._cache = None
+        g = self.game
+        self._mu, self._nu = g.init_min.copy(), g.init_max.copy()
+        self._sum_mu, self._sum_nu = np.zeros_like(self._mu), np.zeros_like(self._nu)
+        self._gaps: list[float] = []
+        self.t = 0
+        g_min, g_max = g.feedback(self._mu, self._nu)
+        self._opp = None
+        if self.role != "both":
+            from papergym.agents.base import make_agent
+
+            other = "max" if self.role == "min" else "min"
+            self._opp = make_agent(self.opponent, self._problem(g, other),
+                                   seed=np.random.SeedSequence(s, spawn_key=(3,)),  # the opponent's stream
+                                   **self.opponent_kwargs)
+            self._opp_obs = g_max.copy() if other == "max" else g_min.copy()
+        return self._obs(g_min, g_max), {}
+
+    def step(self, action: Any):
+        if self.game is None:
+            raise RuntimeError("call reset() before step()")
+        x = read_action(action, self.action_space.shape, self._blocks, strict=self.strict_simplex)
+        g = self.game
+        if self._opp is not None:  # the opponent moves from its own previous feedback (simultaneous play)
+            other = "max" if self.role == "min" else "min"
+            oshape = g.shape_max if other == "max" else g.shape_min
+            y = read_action(self._opp.act(self._opp_obs), tuple(oshape),
+                            self._player_blocks(g, other), what=f"opponent {self.opponent!r} action")
+            mu, nu = (x, y) if self.role == "min" else (y, x)
+        else:
+            n = g.shape_min[-1]
+            mu, nu = x[..., :n], x[..., n:]
+        self._gaps.append(self.oracle.regret(x))
+        self._mu, self._nu = mu, nu
+        self._sum_mu += mu
+        self._sum_nu += nu
+        self.t += 1
+        value = g.value(mu, nu)
+        g_min, g_max = g.feedback(mu, nu)
+        if self._opp is not None:
+            self._opp_obs = g_max.copy() if self.role == "min" else g_min.copy()
+            self._opp.update(y, value if self.role == "min" else -value, self._opp_obs)
+        reward = value if self.role == "max" else -value
+        return self._obs(g_min, g_max), float(reward), False, self.t >= self.horizon, {}
