@@ -10,6 +10,7 @@ side for ``role="both"``; rows are states of the Markov game). ``act(obs)`` rece
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ BOUNDARY_FRACTION = 0.05  # grid problems: the outer 5 % of the grid on each sid
 BOUNDARY_MASS = 1e-3  # mass there above this -> the iterates ran into the truncation (divergence)
 
 
-class GameLearner:
+class GameLearner(abc.ABC):
     """Base class: block bookkeeping, :meth:`best_response`, diagnostics. Subclasses implement ``_next``."""
 
     def __init__(self, problem: Any, *, seed: Any = None):
@@ -70,8 +71,9 @@ class GameLearner:
         self.k += 1
         return self.x.copy()
 
+    @abc.abstractmethod
     def _next(self, g: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """``x_{k+1}`` from the feedback ``g`` at ``x_k``."""
 
     def update(self, action: Any, reward: float, observation: Any) -> None:
         """Full-information learners use the next observation in ``act``; nothing to do here."""

@@ -17,6 +17,7 @@ The PettingZoo ``ParallelEnv`` on the same games is :mod:`papergym.envs.games.pa
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import gymnasium as gym
@@ -119,7 +120,7 @@ class GameOracle:
         return out
 
 
-class TwoPlayerEnv(gym.Env):
+class TwoPlayerEnv(gym.Env, abc.ABC):
     """Base class of ``EntropicMatrixGame-v0`` and ``EntropicMarkovGame-v0`` (see their docstrings).
 
     Subclasses set ``ENV_ID`` and implement ``_make_game(seed_seq)`` (the private game of a run seed) and
@@ -160,8 +161,9 @@ class TwoPlayerEnv(gym.Env):
         self.t = 0
 
     # ----- construction helpers
+    @abc.abstractmethod
     def _make_game(self, seed_seq: np.random.SeedSequence) -> Any:
-        raise NotImplementedError
+        """The private game of a run seed."""
 
     def _public(self, game: Any) -> dict[str, Any]:
         return {}

@@ -10,7 +10,6 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 
 import papergym.envs as penvs
 

@@ -17,10 +17,11 @@ Each step, on the current solution ``s_t``:
 ``P = 16`` [design; hand-set in the paper]; ``P = 1`` (``mistar-p1``) executes one sampled move. The
 sampling temperature (logits / temperature, default 2) and the tabu rule (default ``visited``) are [design]
 hyperparameters chosen on DANIEL's SD2 10x5 *validation* split (``python benchmarks/mistar_card.py tune
-sd2-10x5 --horizon 400``), mean C_max of 20 instances at T = 400 for the shipped weights (memory /
-no-memory): reverse, 1 → 367.85 / 351.55; reverse, 2 → 356.00 / 349.05; reverse, 4 → 351.90 / 352.65;
-visited, 1 → 358.70 / 347.20; visited, 2 → **349.30 / 346.70**; visited, 4 → 352.70 / 351.65 (at T = 100
-visited, 2 is also best or within 0.1 % of it).
+sd2-10x5 --horizon 400``), mean C_max of 20 instances at T = 400 for the first weights (600 / 400
+episodes, selected at T = 100; memory / no-memory): reverse, 1 → 367.85 / 351.55; reverse, 2 → 356.00 /
+349.05; reverse, 4 → 351.90 / 352.65; visited, 1 → 358.70 / 347.20; visited, 2 → **349.30 / 346.70**;
+visited, 4 → 352.70 / 351.65 (at T = 100 visited, 2 is also best or within 0.1 % of it). The shipped
+weights were then trained and selected under these settings (``weights/MODEL_CARD.md``).
 Should no move be legal (no critical operation can move), the agent restores the current solution from the
 env's archive. Diagnostics: ``evaluated_moves`` (``T·P`` at most), ``policy_seconds``.
 
