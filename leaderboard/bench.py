@@ -271,7 +271,8 @@ class BenchResult:
 
     def save(self, folder: str | os.PathLike) -> Path:
         """Write ``summary.csv``, ``runs.parquet``, ``curves.parquet``, ``table.txt``, ``config.json``,
-        ``scores.png/.svg`` and the task's own figures (``task.figures(runs, folder)`` where defined)."""
+        ``scores.png/.svg`` and the task's own figures (``task.figures(runs, folder)`` where defined; tasks whose
+        ``figures`` takes ``curves`` also get the anytime points)."""
         import matplotlib.pyplot as plt
 
         folder = Path(folder)
@@ -293,7 +294,10 @@ class BenchResult:
             plt.close(self.plot(folder / "scores"))
             task = self._task()
             if task is not None and hasattr(task, "figures"):
-                for fig in task.figures(self.runs, folder) or []:
+                import inspect
+
+                kw = {"curves": self.curves} if "curves" in inspect.signature(task.figures).parameters else {}
+                for fig in task.figures(self.runs, folder, **kw) or []:
                     plt.close(fig)
         return folder
 

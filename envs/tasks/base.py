@@ -177,6 +177,7 @@ _TASKS: dict[str, tuple[str, Callable[..., Task] | None]] = {}
 # break the others)
 _TASK_MODULES: dict[str, str] = {
     "NystromODE-v0": "papergym.envs.tasks.ode",
+    "PowerLawRandomFeatures-v0": "papergym.envs.tasks.power_law_features",
 }
 
 

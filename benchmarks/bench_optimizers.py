@@ -1,0 +1,68 @@
+"""Optimizer tasks (issue 10, spec optimizers.md): one table per task, measured side by side in one run.
+
+``PowerLawRandomFeatures-v0`` (DANA): per (alpha, beta, d), the median fitted loss exponent (slope of
+log(P - P_inf) vs log t on t in [1e2, 1e4]) of every solver, its ratio to SGD's (> 1: a steeper decay;
+the paper's headline is DANA > 1 and SGD-M ~ 1) and the final log10 excess ratio, over ``--seeds`` seeds.
+The other optimizer tasks of the issue add their tables here as they land.
+
+    python benchmarks/bench_optimizers.py                         # the spec's 4 (alpha, beta) x d in {100, 200}, T = 1e5
+    python benchmarks/bench_optimizers.py --d 400 --pairs 1.0:0.7 --seeds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from papergym.envs.tasks.plrf_report import config_of
+from papergym.envs.tasks.power_law_features import DEFAULT_PAIRS
+from papergym.leaderboard import bench
+
+SOLVERS = ["sgd", "sgd-momentum", "dana-constant", "dana-decaying"]
+
+
+def plrf(pairs, d, steps, seeds, jobs) -> None:
+    print(f"PowerLawRandomFeatures-v0: T = {steps}, B = 1, v = 4d, seeds 0..{seeds - 1}")
+    head = f"{'alpha':>6}{'beta':>6}{'d':>6}  {'solver':<15}{'slope':>8}{'vs sgd':>8}{'log10 excess':>14}{'s/solve':>9}"
+    print(head + "\n" + "-" * len(head))
+    t0 = time.perf_counter()
+    for a, b in pairs:
+        res = bench("PowerLawRandomFeatures-v0", solvers=SOLVERS,
+                    task_kwargs={"alpha": a, "beta": b, "d": list(d), "steps": steps, "seeds": list(range(seeds))},
+                    n_jobs=jobs, cache=False, progress=False)
+        runs = res.runs[res.runs.status == "ok"].copy()
+        runs["config"] = runs.instance.map(config_of)
+        for dd in d:
+            sub = runs[runs.param_d == dd]
+            ref = sub[sub.label == "sgd"].slope.median()
+            for s in SOLVERS:
+                r = sub[sub.label == s]
+                sl = r.slope.median()
+                print(f"{a:>6g}{b:>6g}{dd:>6}  {s:<15}{sl:>8.3f}{sl / ref:>8.2f}{r.log10_excess.median():>14.2f}"
+                      f"{r.seconds.median():>9.2f}")
+    print(f"({time.perf_counter() - t0:.0f} s)")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pairs", default=None, help="alpha:beta pairs, comma-separated (default: the spec's four)")
+    ap.add_argument("--d", default="100,200", help="model sizes (default 100,200)")
+    ap.add_argument("--steps", type=int, default=100_000)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=None, help="workers (default: all cores)")
+    args = ap.parse_args(argv)
+    try:
+        pairs = (DEFAULT_PAIRS if args.pairs is None else
+                 [tuple(float(x) for x in p.split(":")) for p in args.pairs.split(",") if p.strip()])
+        d = [int(x) for x in args.d.split(",") if x.strip()]
+    except ValueError:
+        ap.error("--pairs must look like 1.0:0.7,0.3:0.7 and --d like 100,200")
+    if any(len(p) != 2 for p in pairs) or args.seeds < 1 or args.steps < 1:
+        ap.error("--pairs needs alpha:beta pairs; --seeds and --steps must be >= 1")
+    plrf(pairs, d, args.steps, args.seeds, args.jobs)
+
+
+if __name__ == "__main__":
+    main()
