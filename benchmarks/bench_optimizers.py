@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 
 from papergym.envs.tasks.plrf_report import config_of
 from papergym.envs.tasks.power_law_features import DEFAULT_PAIRS

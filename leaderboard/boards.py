@@ -177,6 +177,14 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
                     "policy pairs over 200 steps (3 states, 2 x 2 actions, gamma = 0.9; tau = 1 and 0.1), "
                     "games drawn from 20 hidden seeds.",
     ),
+    "PowerLawRandomFeatures-v0": TaskBoardConfig(
+        "PowerLawRandomFeatures-v0",
+        task_kwargs={"d": [100], "steps": 20_000},
+        profile_cost="excess_ratio", profile_success="stable",
+        description="One-pass training on power-law random features: the excess-risk ratio (P(theta_T) - P_inf) / "
+                    "(P(theta_0) - P_inf) after T = 20,000 single-sample gradients from the evaluator's oracle, "
+                    "at the spec's four (alpha, beta) pairs, d = 100, 5 hidden feature seeds each.",
+    ),
     "NystromODE-v0": TaskBoardConfig(
         "NystromODE-v0",
         task_kwargs={"sizes": [100, 1000]},
@@ -189,12 +197,19 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
 }
 
 
+# benchmarks without a board, and why (a board needs instances that a submission cannot know in advance)
+NO_BOARD = {
+    "EntropicMeanField-v0": "its problems are deterministic (the seed does not change the instance), so a "
+                            "submission could hard-code the minimiser; compare agents locally with papergym compare",
+}
+
+
 def board_ids() -> list[str]:
-    """Every benchmark with a board: each registered env and task."""
+    """Every benchmark with a board: each registered env and task except those in :data:`NO_BOARD`."""
     import papergym.envs as penvs
     from papergym.envs.tasks.base import list_tasks
 
-    return sorted(set(penvs.list_envs()) | set(list_tasks()))
+    return sorted((set(penvs.list_envs()) | set(list_tasks())) - set(NO_BOARD))
 
 
 # ------------------------------------------------------------------------------------ evaluator config
@@ -257,6 +272,8 @@ def board_config(benchmark_id: str, overrides: Mapping[str, Any] | None = None
     """The board configuration of ``benchmark_id``: the default, with the evaluator config's fields
     (or ``overrides``) replacing it. A benchmark without a default board (an env registered later) gets
     one stratum of its default kwargs, 20 seeds. Unknown fields are a ``ValueError``."""
+    if benchmark_id in NO_BOARD:
+        raise ValueError(f"{benchmark_id} has no leaderboard: {NO_BOARD[benchmark_id]}")
     base = DEFAULT_BOARDS.get(benchmark_id)
     if base is None:
         from papergym.envs.tasks.base import list_tasks

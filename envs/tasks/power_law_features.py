@@ -30,7 +30,7 @@ Evaluator (:class:`PLRFEvaluator`) scores a solution ``θ`` (array ``(d,)`` or `
 | ``log10_excess`` | min | ``log10`` of the ratio (the spec's primary; ``bench``'s geometric mean of the ratio is ``10^mean``) |
 | ``slope`` | min | least-squares slope of ``log(P(θ_t) − P_∞)`` vs ``log t`` over the reported ``t ∈ [10², 10⁴]`` |
 | ``excess`` | min | ``P(θ) − P_∞`` |
-| ``diverged`` | min | 1 if ``P(θ) > 10·P(θ_0)`` or ``θ`` is not finite |
+| ``diverged`` | min | 1 if ``P(θ) > 10·P(θ_0)`` or ``θ`` is not finite (``stable`` = 1 − ``diverged``) |
 | ``step`` | max | samples drawn so far / ``batch`` (counted by the oracle, not declared by the solver) |
 
 Instances: every ``(α, β)`` pair × ``d`` × seed; ``dev`` seeds are public (default 0–4), ``test`` seeds are
@@ -203,7 +203,8 @@ class PLRFEvaluator:
             if step > 0:
                 self.history.append((step, excess))
         return {"excess_ratio": ratio, "log10_excess": math.log10(ratio) if ratio > 0 else -300.0,
-                "excess": excess, "diverged": float(diverged), "step": step, "slope": self.slope()}
+                "excess": excess, "diverged": float(diverged), "stable": float(not diverged), "step": step,
+                "slope": self.slope()}
 
     def slope(self) -> float:
         pts = np.array([p for p in self.history if SLOPE_WINDOW[0] <= p[0] <= SLOPE_WINDOW[1] and p[1] > 0])
@@ -247,7 +248,7 @@ class PLRFTask:
     id = TASK_ID
     primary = "excess_ratio"
     metrics = {"excess_ratio": "min", "log10_excess": "min", "slope": "min", "excess": "min", "diverged": "min",
-               "step": "max"}
+               "stable": "max", "step": "max"}
     table_metrics = ("log10_excess", "slope", "excess", "diverged", "step")
 
     def __init__(self, alpha: Any = None, beta: Any = None, d: Any = (100, 200), v_ratio: int = 4,

@@ -33,6 +33,7 @@ SMALL_BOARDS = {
     "FJSP-v0": {"strata": {"sd2-6x4": {"family": "sd2", "n_jobs": 6, "n_machines": 4}}, "seeds": 3},
     "FJSPImprove-v0": {"strata": {"sd2-6x4": {"family": "sd2", "n_jobs": 6, "n_machines": 4}}, "seeds": 3,
                        "horizon": 12},
+    "PowerLawRandomFeatures-v0": {"task_kwargs": {"alpha": 1.0, "beta": 0.7, "d": [30], "steps": 3000}},
     "EntropicMatrixGame-v0": {"strata": {"random": {"instance": "random", "role": "both"}}, "seeds": 3, "horizon": 60},
     "EntropicMarkovGame-v0": {"strata": {"random": {"instance": "random", "role": "both"}}, "seeds": 2, "horizon": 40},
 }
@@ -290,6 +291,29 @@ def test_solver_submission_and_reference_on_a_task(evaluator):
     bb = build_benchmark_board(evaluator, "NystromODE-v0", n_boot=200)
     assert bb.kind == "task" and set(bb.profiles.name) == {"nystrom-lssvm", "ivp_solver"}
     assert bb.table.ranked.sum() == 2
+
+
+def test_plrf_solver_submission_calls_the_evaluators_oracle(evaluator):
+    """The sandboxed solver only gets the public data and oracle.grad (served by the evaluator, which counts
+    the samples): its SGD equals the registered sgd sample for sample (common random numbers)."""
+    _sandbox_ok()
+    from papergym.leaderboard.evaluate import refresh, submit
+
+    refresh(evaluator, ["PowerLawRandomFeatures-v0"], only=["sgd", "dana-decaying"])
+    sid = submit(evaluator, f"{SUBS / 'plrf_sgd.py'}:PLRFSGD", "PowerLawRandomFeatures-v0", author="tester")
+    subs = evaluator.submissions("PowerLawRandomFeatures-v0")
+    assert (subs.status == "ok").all(), subs[["name", "status", "message"]]
+    runs = evaluator.runs(list(subs.submission_id)).merge(subs[["submission_id", "name"]])
+    mine = runs[runs.submission_id == sid].sort_values("seed_index")
+    ref = runs[runs.name == "sgd"].sort_values("seed_index")
+    assert len(mine) == 5 and (mine.step == 3000).all()
+    np.testing.assert_allclose(mine.excess_ratio.to_numpy(), ref.excess_ratio.to_numpy(), rtol=1e-9)
+
+
+def test_mean_field_has_no_board():
+    with pytest.raises(ValueError, match="deterministic"):
+        B.board_config("EntropicMeanField-v0", overrides={})
+    assert "EntropicMeanField-v0" not in B.board_ids()
 
 
 def test_public_problem_hides_the_family_parameters():
