@@ -3,16 +3,23 @@
 ``PowerLawRandomFeatures-v0`` (DANA): per (alpha, beta, d), the median fitted loss exponent (slope of
 log(P - P_inf) vs log t on t in [1e2, 1e4]) of every solver, its ratio to SGD's (> 1: a steeper decay;
 the paper's headline is DANA > 1 and SGD-M ~ 1) and the final log10 excess ratio, over ``--seeds`` seeds.
+``DistributedRegression-v0`` (local SGD): per (spread, K), the median final log10 suboptimality of local SGD and
+mini-batch SGD per second-order heterogeneity tau, and their difference (negative: local SGD ahead; the paper's
+regime question), plus SCAFFOLD and AC-SA, over ``--seeds`` seeds, with every solver's step tuned per K on a
+dev seed (the spec's protocol).
 The other optimizer tasks of the issue add their tables here as they land.
 
     python benchmarks/bench_optimizers.py                         # the spec's 4 (alpha, beta) x d in {100, 200}, T = 1e5
     python benchmarks/bench_optimizers.py --d 400 --pairs 1.0:0.7 --seeds 5
+    python benchmarks/bench_optimizers.py --only distributed --local-steps 1,10,50
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+
+import numpy as np
 
 
 from papergym.envs.tasks.plrf_report import config_of
@@ -44,6 +51,42 @@ def plrf(pairs, d, steps, seeds, jobs) -> None:
     print(f"({time.perf_counter() - t0:.0f} s)")
 
 
+DIST_SOLVERS = ["local-sgd", "minibatch-sgd", "scaffold", "accelerated-minibatch-sgd"]
+LR_GRID = [2.0 ** -j for j in range(0, 9)]
+
+
+def tune_lr(K: int) -> dict[str, float]:
+    """The spec's tuning protocol: for each solver the step (lr = eta * H) of the grid {2^-j, j = 0..8} with the
+    best final suboptimality on dev seed 0 at tau = 0.03, spread = 0.1 (frozen for the table)."""
+    from papergym.agents.base import make_solver
+    from papergym.envs.tasks.base import make_task
+
+    task = make_task("DistributedRegression-v0", tau=0.03, spread=0.1, local_steps=K, seeds=[0])
+    ref = task.instances()[0]
+    best = {}
+    for s in DIST_SOLVERS:
+        scores = []
+        for lr in LR_GRID:
+            problem, ev = task.make(ref)
+            sol = make_solver(s, "DistributedRegression-v0", lr=lr).solve(problem, task.default_budget,
+                                                                           lambda *a, **k: None)
+            scores.append(ev.evaluate(sol)["log10_subopt"])
+        best[s] = LR_GRID[int(np.argmin(scores))]
+    return best
+
+
+def distributed(local_steps, seeds, jobs) -> None:
+    print(f"\nDistributedRegression-v0: d = 50, M = 8, R = 100, sigma = 0.5, seeds 0..{seeds - 1}; steps tuned per "
+          "(solver, K) on dev seed 0 (tau = 0.03, spread = 0.1)")
+    for K in local_steps:
+        lrs = tune_lr(K)
+        print(f"\nK = {K}: tuned lr = eta * H: " + ", ".join(f"{s} {v:g}" for s, v in lrs.items()))
+        res = bench("DistributedRegression-v0", solvers=DIST_SOLVERS,
+                    task_kwargs={"local_steps": K, "seeds": list(range(seeds))},
+                    hyperparameters={s: {"lr": v} for s, v in lrs.items()}, n_jobs=jobs, cache=False, progress=False)
+        print(res.extra_report())
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", default=None, help="alpha:beta pairs, comma-separated (default: the spec's four)")
@@ -51,6 +94,8 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=None, help="workers (default: all cores)")
+    ap.add_argument("--only", choices=("plrf", "distributed"), default=None, help="one task's table")
+    ap.add_argument("--local-steps", default="1,10,50", help="DistributedRegression K values (default 1,10,50)")
     args = ap.parse_args(argv)
     try:
         pairs = (DEFAULT_PAIRS if args.pairs is None else
@@ -60,7 +105,14 @@ def main(argv=None) -> None:
         ap.error("--pairs must look like 1.0:0.7,0.3:0.7 and --d like 100,200")
     if any(len(p) != 2 for p in pairs) or args.seeds < 1 or args.steps < 1:
         ap.error("--pairs needs alpha:beta pairs; --seeds and --steps must be >= 1")
-    plrf(pairs, d, args.steps, args.seeds, args.jobs)
+    try:
+        ks = [int(x) for x in args.local_steps.split(",") if x.strip()]
+    except ValueError:
+        ap.error("--local-steps must look like 1,10,50")
+    if args.only in (None, "plrf"):
+        plrf(pairs, d, args.steps, args.seeds, args.jobs)
+    if args.only in (None, "distributed"):
+        distributed(ks, args.seeds, args.jobs)
 
 
 if __name__ == "__main__":

@@ -185,6 +185,15 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
                     "(P(theta_0) - P_inf) after T = 20,000 single-sample gradients from the evaluator's oracle, "
                     "at the spec's four (alpha, beta) pairs, d = 100, 5 hidden feature seeds each.",
     ),
+    "DistributedRegression-v0": TaskBoardConfig(
+        "DistributedRegression-v0",
+        task_kwargs={"local_steps": [10, 50], "spread": [0.1, 1.0]},
+        profile_cost="subopt_ratio", profile_success="reached_eps",
+        description="Distributed linear regression on 8 machines, 100 communication rounds: the final "
+                    "suboptimality ratio (F - F*)/(F(x0) - F*) over second-order heterogeneity tau in {0, 0.01, "
+                    "0.03, 0.08}, optimum spread 0.1 and 1, K = 10 and 50 local gradients per round, 5 hidden "
+                    "seeds each.",
+    ),
     "NystromODE-v0": TaskBoardConfig(
         "NystromODE-v0",
         task_kwargs={"sizes": [100, 1000]},

@@ -178,6 +178,7 @@ _TASKS: dict[str, tuple[str, Callable[..., Task] | None]] = {}
 _TASK_MODULES: dict[str, str] = {
     "NystromODE-v0": "papergym.envs.tasks.ode",
     "PowerLawRandomFeatures-v0": "papergym.envs.tasks.power_law_features",
+    "DistributedRegression-v0": "papergym.envs.tasks.distributed_regression",
 }
 
 

@@ -1,0 +1,344 @@
+"""``DistributedRegression-v0``: local SGD under second-order heterogeneity (Patel, Zindari, Stich, Wang,
+*Revisiting Consensus Error: A Fine-grained Analysis of Local SGD under Second-order Data Heterogeneity*,
+NeurIPS 2025; spec ``optimizers.md`` §1).
+
+``M`` machines minimise ``F(x) = (1/M) Σ_m F_m(x)`` with linear-regression losses. Generator [design] (spec
+§1.3), for instance seed ``s``:
+
+1. ``Σ = U diag(λ) Uᵀ``, ``U`` Haar-orthogonal, ``λ = 10^{linspace(−1, 0, d)}``;
+2. ``G_m = (B_m + B_mᵀ)/2`` (``B_m`` Gaussian), ``E_m = (G_m − Ḡ)/max_m ‖G_m − Ḡ‖_op`` so ``Σ_m E_m = 0`` and
+   ``max_m ‖E_m‖_op = 1``; ``Σ_m = Σ + τE_m`` — the instance's **second-order heterogeneity**
+   ``max_m ‖∇²F_m − ∇²F‖_op`` is exactly ``τ`` (``τ < 0.1`` keeps ``Σ_m ≻ 0``);
+3. ``w̄ ~ N(0, I)``, ``u_m = (g_m − ḡ)/√((1/M) Σ‖g_m − ḡ‖²)``, ``w_m = w̄ + spread·u_m`` (the optimum spread);
+4. machine ``m``'s samples: ``a = Σ_m^{1/2} z``, ``z ~ N(0, I_d)``, ``y = aᵀw_m + σ_ε ξ``.
+
+Closed forms (evaluator): ``F_m(x) = ½(x − w_m)ᵀΣ_m(x − w_m) + σ_ε²/2``,
+``x* = (Σ_m Σ_m)⁻¹ Σ_m Σ_m w_m``, ``F* = F(x*)``, ``ζ*² = (1/M) Σ_m ‖Σ_m(x* − w_m)‖²``, ``x_0 = 0``.
+
+Public problem (:class:`DistributedProblem`): ``d``, ``M``, ``K`` (local steps), ``R`` (rounds), ``H`` (largest
+eigenvalue of any ``Σ_m``), ``mu`` (smallest), ``tau``, ``sigma``, ``x0`` and ``oracle`` — executed by the
+evaluator:
+
+* ``oracle.grad(m, x)``: one fresh stochastic gradient ``a(aᵀx − y)`` of machine ``m`` (1 work unit; with
+  ``exact_gradients=True`` the population gradient ``Σ_m(x − w_m)`` instead); at most ``K`` per machine
+  between communications (a :class:`ProtocolError` otherwise), samples of machine ``m`` drawn in call order
+  from its own stream (common random numbers across solvers);
+* ``oracle.communicate(vectors)``: one communication round (at most ``R``; ``BudgetExceeded`` after), an
+  all-gather: every machine's vectors ``(M, d)`` or ``(M, k, d)`` come back to all; the solver applies its
+  server rule (SCAFFOLD sends iterates and control variates together, ``k = 2``).
+
+Solution: ``x̂`` (array ``(d,)``) or ``{"theta": x̂, "consensus_error": e}`` (the solver's mean within-round
+consensus error ``(1/M) Σ_m ‖x_m − x̄‖²`` at ``k = K``; 0 for the mini-batch baselines). Metrics:
+
+| metric | dir | definition |
+|---|---|---|
+| ``subopt_ratio`` (primary) | min | ``(F(x̂) − F*)/(F(x_0) − F*)`` (``bench``'s geometric mean = ``10^mean log10``) |
+| ``log10_subopt`` | min | ``log10`` of the ratio (the spec's primary) |
+| ``subopt`` | min | ``F(x̂) − F*`` |
+| ``rounds_to_eps`` | min | first reported round with ratio ``≤ 1e−3`` (``R + 1`` if never; rounds counted by the oracle) |
+| ``reached_eps`` | max | 1 if the final ratio is ``≤ 1e−3`` |
+| ``consensus_error`` | min | as declared in the solution (NaN if absent) |
+| ``zeta_star``, ``tau`` | — | instance descriptors |
+
+Instances: every ``tau`` × ``spread`` × ``K`` × seed (default ``tau ∈ {0, 0.01, 0.03, 0.08}``,
+``spread ∈ {0, 0.1, 1}``, ``K ∈ {1, 10, 50}``, ``d = 50``, ``M = 8``, ``R = 100``, ``σ_ε = 0.5``, dev seeds 0–4).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from papergym.envs.tasks.base import Budget, BudgetExceeded, InstanceRef, hidden_seeds, register_task
+
+__all__ = ["DistributedTask", "DistributedProblem", "DistributedInstance", "FederatedOracle",
+           "DistributedEvaluator", "ProtocolError"]
+
+TASK_ID = "DistributedRegression-v0"
+N_TEST_SEEDS = 5
+EPS = 1e-3
+CHUNK = 512
+
+
+class ProtocolError(ValueError):
+    """A solver broke the communication protocol (more than ``K`` local gradients between rounds)."""
+
+
+def _haar(d: int, rng: np.random.Generator) -> np.ndarray:
+    q, r = np.linalg.qr(rng.standard_normal((d, d)))
+    return q * np.sign(np.diag(r))
+
+
+def _sym_sqrt(S: np.ndarray) -> np.ndarray:
+    w, V = np.linalg.eigh(S)
+    return (V * np.sqrt(np.maximum(w, 0.0))) @ V.T
+
+
+class DistributedInstance:
+    """The private instance (module docstring, generator steps 1–3 and the closed forms)."""
+
+    def __init__(self, d: int, M: int, tau: float, spread: float, sigma: float, seed: int):
+        self.d, self.M, self.tau, self.spread, self.sigma = d, M, float(tau), float(spread), float(sigma)
+        rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(0,)))
+        lam = 10.0 ** np.linspace(-1.0, 0.0, d)
+        U = _haar(d, rng)
+        Sigma = (U * lam) @ U.T
+        Gs = [(B + B.T) / 2 for B in rng.standard_normal((M, d, d))]
+        Gbar = np.mean(Gs, axis=0)
+        dev = [G - Gbar for G in Gs]
+        scale = max(np.linalg.norm(E, 2) for E in dev)
+        self.E = np.array([E / scale for E in dev])
+        self.Sigmas = Sigma[None] + self.tau * self.E
+        wbar = rng.standard_normal(d)
+        g = rng.standard_normal((M, d))
+        gc = g - g.mean(axis=0)
+        u = gc / math.sqrt(float(np.mean(np.sum(gc ** 2, axis=1))))
+        self.w = wbar[None] + self.spread * u
+        self.sqrt = np.array([_sym_sqrt(S) for S in self.Sigmas])
+        A = self.Sigmas.sum(axis=0)
+        self.x_star = np.linalg.solve(A, np.einsum("mij,mj->i", self.Sigmas, self.w))
+        self.F_star = self.F(self.x_star)
+        self.zeta_star = math.sqrt(float(np.mean(np.sum(
+            np.einsum("mij,mj->mi", self.Sigmas, self.x_star[None] - self.w) ** 2, axis=1))))
+        eig = np.array([np.linalg.eigvalsh(S) for S in self.Sigmas])
+        self.H, self.mu = float(eig.max()), float(eig.min())
+
+    def F(self, x: np.ndarray) -> float:
+        """``(1/M) Σ_m ½(x − w_m)ᵀΣ_m(x − w_m) + σ²/2``."""
+        r = x[None] - self.w
+        return 0.5 * float(np.mean(np.einsum("mi,mij,mj->m", r, self.Sigmas, r))) + 0.5 * self.sigma ** 2
+
+    def grad_m(self, m: int, x: np.ndarray) -> np.ndarray:
+        """Population gradient of machine ``m``: ``Σ_m(x − w_m)``."""
+        return self.Sigmas[m] @ (x - self.w[m])
+
+
+class FederatedOracle:
+    """The trusted gradient and communication oracle of one solve (module docstring)."""
+
+    def __init__(self, inst: DistributedInstance, K: int, R: int, seed: int, exact: bool = False):
+        self.inst, self.K, self.R, self.exact = inst, int(K), int(R), bool(exact)
+        self._rngs = [np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(1, m)))
+                      for m in range(inst.M)]
+        self._buf: list[tuple[np.ndarray, np.ndarray]] = [(np.empty((0, inst.d)), np.empty(0))] * inst.M
+        self._pos = [0] * inst.M
+        self.local = np.zeros(inst.M, dtype=np.int64)  # gradients since the last communication
+        self.rounds = 0
+        self.work = 0
+
+    def _sample(self, m: int) -> tuple[np.ndarray, float]:
+        A, y = self._buf[m]
+        if self._pos[m] >= len(y):
+            rng = self._rngs[m]
+            z = rng.standard_normal((CHUNK, self.inst.d))
+            A = z @ self.inst.sqrt[m]
+            y = A @ self.inst.w[m] + self.inst.sigma * rng.standard_normal(CHUNK)
+            self._buf[m], self._pos[m] = (A, y), 0
+        i = self._pos[m]
+        self._pos[m] += 1
+        return A[i], float(y[i])
+
+    def grad(self, m: Any, x: Any) -> np.ndarray:
+        inst = self.inst
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 0 <= m < inst.M:
+            raise ValueError(f"oracle.grad: machine must be an integer in [0, {inst.M}), got {m!r}")
+        try:
+            xv = np.asarray(x, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"oracle.grad: x must be a float array of shape ({inst.d},): {exc}") from None
+        if xv.shape != (inst.d,):
+            raise ValueError(f"oracle.grad: x must have shape ({inst.d},), got {xv.shape}")
+        if self.local[m] >= self.K:
+            raise ProtocolError(f"machine {int(m)} asked for more than K = {self.K} gradients between communications")
+        if self.rounds >= self.R:
+            raise BudgetExceeded(f"all R = {self.R} rounds are used")
+        self.local[m] += 1
+        self.work += 1
+        if self.exact:
+            return inst.grad_m(int(m), xv)
+        a, y = self._sample(int(m))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return a * (a @ xv - y)
+
+    def communicate(self, vectors: Any) -> np.ndarray:
+        inst = self.inst
+        try:
+            v = np.array(vectors, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"oracle.communicate: vectors must be a float array (M, d) or (M, k, d): {exc}") from None
+        if v.ndim not in (2, 3) or v.shape[0] != inst.M or v.shape[-1] != inst.d:
+            raise ValueError(f"oracle.communicate: vectors must have shape ({inst.M}, {inst.d}) or "
+                             f"({inst.M}, k, {inst.d}), got {v.shape}")
+        if self.rounds >= self.R:
+            raise BudgetExceeded(f"all R = {self.R} rounds are used")
+        self.rounds += 1
+        self.local[:] = 0
+        return v
+
+
+@dataclass(frozen=True)
+class DistributedOracleView:
+    """``problem.oracle``: both calls run in the evaluator."""
+
+    grad: Callable[[int, np.ndarray], np.ndarray]
+    communicate: Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class DistributedProblem:
+    """The public problem (module docstring)."""
+
+    d: int
+    M: int
+    K: int
+    R: int
+    H: float
+    mu: float
+    tau: float
+    sigma: float
+    x0: np.ndarray
+    oracle: DistributedOracleView
+
+    PRIVATE_FIELDS = ()
+
+
+class DistributedEvaluator:
+    """Private scorer (module docstring); records ``(round, ratio)`` of the reported iterates."""
+
+    def __init__(self, inst: DistributedInstance, oracle: FederatedOracle):
+        self.inst, self.oracle = inst, oracle
+        self.F0 = inst.F(np.zeros(inst.d))
+        self.first_hit: int | None = None
+
+    def evaluate(self, solution: Any) -> dict[str, float]:
+        inst = self.inst
+        cons = float("nan")
+        if isinstance(solution, Mapping):
+            if "theta" not in solution:
+                raise ValueError(f"solution mapping needs a 'theta' entry, got keys {sorted(solution)}")
+            if "consensus_error" in solution:
+                cons = float(solution["consensus_error"])
+            solution = solution["theta"]
+        try:
+            x = np.asarray(solution, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"solution must be a float array of shape ({inst.d},): {exc}") from None
+        if x.shape != (inst.d,):
+            raise ValueError(f"solution must have shape ({inst.d},), got {x.shape}")
+        F = inst.F(x) if np.all(np.isfinite(x)) else float("inf")
+        sub = max(F - inst.F_star, 0.0) if math.isfinite(F) else float("inf")
+        ratio = min(sub / (self.F0 - inst.F_star), 1e300)
+        if ratio <= EPS and self.first_hit is None and self.oracle.rounds > 0:
+            self.first_hit = self.oracle.rounds
+        return {"subopt_ratio": ratio, "log10_subopt": math.log10(ratio) if ratio > 0 else -300.0, "subopt": sub,
+                "rounds_to_eps": float(self.first_hit if self.first_hit is not None else self.oracle.R + 1),
+                "reached_eps": float(ratio <= EPS), "consensus_error": cons, "zeta_star": inst.zeta_star,
+                "tau": inst.tau, "rounds": float(self.oracle.rounds)}
+
+
+def _floats(v: Any, name: str, low: float, high: float | None = None) -> tuple[float, ...]:
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not vals:
+        raise ValueError(f"{name} must not be empty")
+    for x in vals:
+        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(float(x)) or x < low or (
+                high is not None and x >= high):
+            raise ValueError(f"{name} must be numbers in [{low}, {high if high is not None else 'inf'}), got {x!r}")
+    return tuple(dict.fromkeys(float(x) for x in vals))
+
+
+def _ints(v: Any, name: str, minimum: int) -> tuple[int, ...]:
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not vals:
+        raise ValueError(f"{name} must not be empty")
+    for x in vals:
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < minimum:
+            raise ValueError(f"{name} must be integers >= {minimum}, got {x!r}")
+    return tuple(dict.fromkeys(int(x) for x in vals))
+
+
+class DistributedTask:
+    """``DistributedRegression-v0`` (module docstring). Kwargs: ``tau``, ``spread``, ``local_steps`` (``K``),
+    ``d``, ``machines`` (``M``), ``rounds`` (``R``), ``sigma``, ``seeds``, ``exact_gradients``,
+    ``max_seconds``."""
+
+    id = TASK_ID
+    primary = "subopt_ratio"
+    metrics = {"subopt_ratio": "min", "log10_subopt": "min", "subopt": "min", "rounds_to_eps": "min",
+               "reached_eps": "max", "consensus_error": "min", "zeta_star": "min", "tau": "min", "rounds": "max"}
+    table_metrics = ("log10_subopt", "rounds_to_eps", "consensus_error", "zeta_star")
+
+    def __init__(self, tau: Any = (0.0, 0.01, 0.03, 0.08), spread: Any = (0.0, 0.1, 1.0), local_steps: Any = (1, 10, 50),
+                 d: int = 50, machines: int = 8, rounds: int = 100, sigma: float = 0.5, seeds: Any = (0, 1, 2, 3, 4),
+                 exact_gradients: bool = False, max_seconds: float = 60.0):
+        self.tau = _floats(tau, "tau", 0.0, 0.1)
+        self.spread = _floats(spread, "spread", 0.0)
+        self.local_steps = _ints(local_steps, "local_steps", 1)
+        self.d = _ints(d, "d", 1)[0]
+        self.machines = _ints(machines, "machines", 2)[0]
+        self.rounds = _ints(rounds, "rounds", 1)[0]
+        self.sigma = _floats(sigma, "sigma", 0.0)[0]
+        self.seeds = _ints(seeds, "seeds", 0)
+        self.exact_gradients = bool(exact_gradients)
+        ms = _floats(max_seconds, "max_seconds", 1e-9)[0]
+        K = max(self.local_steps)
+        self.default_budget = Budget(max_seconds=ms, max_iterations=self.rounds,
+                                     max_work=self.machines * K * self.rounds)
+
+    @staticmethod
+    def _key(t: float, s: float, K: int) -> str:
+        return f"tau={t:g},spread={s:g}/K={K}"
+
+    def instances(self, split: str = "dev") -> list[InstanceRef]:
+        out = []
+        for t, s, K in itertools.product(self.tau, self.spread, self.local_steps):
+            params = {"tau": t, "spread": s, "K": K, "d": self.d, "M": self.machines, "R": self.rounds,
+                      "sigma": self.sigma, "exact": self.exact_gradients}
+            key = self._key(t, s, K)
+            if split == "dev":
+                out += [InstanceRef(TASK_ID, "dev", f"{key}/s{sd}", sd, params) for sd in self.seeds]
+            elif split == "test":
+                out += [InstanceRef(TASK_ID, "test", f"{key}/t{i}", sd, params)
+                        for i, sd in enumerate(hidden_seeds(TASK_ID, key, N_TEST_SEEDS))]
+            else:
+                raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
+        return out
+
+    def make(self, ref: InstanceRef) -> tuple[DistributedProblem, DistributedEvaluator]:
+        if ref.task_id.split(":")[-1] != TASK_ID:
+            raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {TASK_ID}")
+        p = dict(ref.params)
+        missing = {"tau", "spread", "K", "d", "M", "R", "sigma"} - set(p)
+        if missing:
+            raise ValueError(f"instance {ref.name!r}: params miss {sorted(missing)}")
+        inst = DistributedInstance(_ints(p["d"], "d", 1)[0], _ints(p["M"], "M", 2)[0],
+                                   _floats(p["tau"], "tau", 0.0, 0.1)[0], _floats(p["spread"], "spread", 0.0)[0],
+                                   _floats(p["sigma"], "sigma", 0.0)[0], ref.seed)
+        K, R = _ints(p["K"], "K", 1)[0], _ints(p["R"], "R", 1)[0]
+        oracle = FederatedOracle(inst, K, R, ref.seed, exact=bool(p.get("exact", False)))
+        problem = DistributedProblem(d=inst.d, M=inst.M, K=K, R=R, H=inst.H, mu=inst.mu, tau=inst.tau,
+                                     sigma=inst.sigma, x0=np.zeros(inst.d),
+                                     oracle=DistributedOracleView(grad=oracle.grad, communicate=oracle.communicate))
+        return problem, DistributedEvaluator(inst, oracle)
+
+    def report(self, runs: Any) -> str:
+        """Median final ``log10`` suboptimality per (spread, K) and τ for every solver, and local SGD minus
+        mini-batch SGD (negative: local SGD ahead) — the paper's regime table."""
+        from papergym.envs.tasks.distributed_report import regime_table
+
+        return regime_table(runs)
+
+    def figures(self, runs: Any, folder: Any) -> list[Any]:
+        """``subopt_vs_tau``: final suboptimality against τ, one panel per (spread, K), local vs mini-batch SGD
+        and the others (PNG + SVG)."""
+        from papergym.envs.tasks.distributed_report import tau_figure
+
+        return tau_figure(runs, folder)
+
+
+register_task(TASK_ID, DistributedTask)
