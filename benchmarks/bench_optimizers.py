@@ -7,11 +7,15 @@ the paper's headline is DANA > 1 and SGD-M ~ 1) and the final log10 excess ratio
 mini-batch SGD per second-order heterogeneity tau, and their difference (negative: local SGD ahead; the paper's
 regime question), plus SCAFFOLD and AC-SA, over ``--seeds`` seeds, with every solver's step tuned per K on a
 dev seed (the spec's protocol).
+``DeepRegression-v0`` (BCD): per family and depth (leaky-ReLU), the median log10 training loss of ``bcd``, ``gd``
+and ``adam`` after the full budget (500 sweeps / epochs) and at equal wall-clock seconds (the shortest solver's
+total time on that instance, read off the anytime curves).
 The other optimizer tasks of the issue add their tables here as they land.
 
     python benchmarks/bench_optimizers.py                         # the spec's 4 (alpha, beta) x d in {100, 200}, T = 1e5
     python benchmarks/bench_optimizers.py --d 400 --pairs 1.0:0.7 --seeds 5
     python benchmarks/bench_optimizers.py --only distributed --local-steps 1,10,50
+    python benchmarks/bench_optimizers.py --only deep --seeds 3
 """
 
 from __future__ import annotations
@@ -87,6 +91,32 @@ def distributed(local_steps, seeds, jobs) -> None:
         print(res.extra_report())
 
 
+def deep(seeds, jobs) -> None:
+    res = bench("DeepRegression-v0", solvers=["bcd", "gd", "adam"],
+                task_kwargs={"family": ["teacher", "random"], "activation": "leaky-relu", "depth": [3, 5],
+                             "seeds": list(range(seeds))},
+                n_jobs=jobs, cache=False, progress=False)
+    runs, curves = res.runs[res.runs.status == "ok"], res.curves
+    print(f"\nDeepRegression-v0: leaky-ReLU, width 64, n = 200, 500 sweeps / epochs, seeds 0..{seeds - 1}")
+    head = f"{'configuration':<26}{'solver':<8}{'log10 loss (end)':>18}{'at equal s':>12}{'equal s':>9}{'s/solve':>9}"
+    print(head + "\n" + "-" * len(head))
+    for cfg in dict.fromkeys(i.rsplit("/", 1)[0] for i in runs.instance):
+        sub = runs[runs.instance.str.startswith(cfg + "/")]
+        eq: dict[str, list[float]] = {s: [] for s in ("bcd", "gd", "adam")}
+        tstars = []
+        for inst in sub.instance.unique():
+            c = curves[curves.instance == inst]
+            tstar = min(c[c.label == s].seconds.max() for s in eq)
+            tstars.append(tstar)
+            for s in eq:
+                cs = c[(c.label == s) & (c.seconds <= tstar)]
+                eq[s].append(float(np.log10(cs.train_loss.iloc[-1])) if len(cs) else np.nan)
+        for s in eq:
+            r = sub[sub.label == s]
+            print(f"{cfg:<26}{s:<8}{r.log10_train_loss.median():>18.2f}{np.nanmedian(eq[s]):>12.2f}"
+                  f"{np.median(tstars):>9.2f}{r.seconds.median():>9.2f}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", default=None, help="alpha:beta pairs, comma-separated (default: the spec's four)")
@@ -94,7 +124,7 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=None, help="workers (default: all cores)")
-    ap.add_argument("--only", choices=("plrf", "distributed"), default=None, help="one task's table")
+    ap.add_argument("--only", choices=("plrf", "distributed", "deep"), default=None, help="one task's table")
     ap.add_argument("--local-steps", default="1,10,50", help="DistributedRegression K values (default 1,10,50)")
     args = ap.parse_args(argv)
     try:
@@ -113,6 +143,8 @@ def main(argv=None) -> None:
         plrf(pairs, d, args.steps, args.seeds, args.jobs)
     if args.only in (None, "distributed"):
         distributed(ks, args.seeds, args.jobs)
+    if args.only in (None, "deep"):
+        deep(args.seeds, args.jobs)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ class LocalSGD:
             raise ValueError(f"average must be 'last' or 'uniform', got {average!r}")
         self.average = average
 
+    @np.errstate(over="ignore", invalid="ignore")  # a too-large step diverges: scored, not warned about
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict:
         M, K, R = int(problem.M), int(problem.K), int(problem.R)
         eta = self.lr / float(problem.H)

@@ -70,6 +70,7 @@ class Scaffold:
     def __init__(self, *, seed: Any = None, lr: float = 0.03125, server_lr: float = 1.0):
         self.lr, self.server_lr = check_lr(lr), check_lr(server_lr)
 
+    @np.errstate(over="ignore", invalid="ignore")  # a too-large step diverges: scored, not warned about
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict:
         M, K, R, d = int(problem.M), int(problem.K), int(problem.R), int(problem.d)
         eta = self.lr / float(problem.H)

@@ -179,6 +179,7 @@ _TASK_MODULES: dict[str, str] = {
     "NystromODE-v0": "papergym.envs.tasks.ode",
     "PowerLawRandomFeatures-v0": "papergym.envs.tasks.power_law_features",
     "DistributedRegression-v0": "papergym.envs.tasks.distributed_regression",
+    "DeepRegression-v0": "papergym.envs.tasks.deep_regression",
 }
 
 

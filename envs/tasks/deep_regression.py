@@ -1,0 +1,295 @@
+"""``DeepRegression-v0``: training deep fully connected networks to (near) zero loss, the setting of *Block
+Coordinate Descent for Neural Networks Provably Finds Global Minima* (Akiyama, NeurIPS 2025, arXiv
+2510.22667; spec ``optimizers.md`` §4).
+
+Network (no biases): ``h_0 = x``, ``h_j = σ(W_j h_{j−1})`` (with ``skip``: ``h_j = σ(W_j h_{j−1}) + h_{j−1}`` for
+``j ≥ 2``), ``f(x) = W_L h_{L−1}``; ``W_1 ∈ ℝ^{r×d_in}``, ``W_j ∈ ℝ^{r×r}``, ``W_L ∈ ℝ^{d_out×r}``. Training loss
+``(1/n) Σ_i ‖f(x_i) − y_i‖²``.
+
+Instance families [design] (``family=``):
+
+* ``teacher``: ``n = 200`` inputs ``x ~ N(0, I/d_in)``, ``d_in = 256`` (so the ``n`` columns of ``X`` are linearly
+  independent, the paper's assumption), ``d_out = 10``, targets ``y = W₂ tanh(W₁x)`` from a random width-64
+  teacher rescaled to unit variance; 1,000 held-out points from the same law;
+* ``random``: the same inputs with ``N(0, 1)`` random labels (memorisation);
+* ``digits``: scikit-learn's bundled digits (pixels / 16), a fixed Gaussian lift to 512 dimensions followed by
+  ``tanh`` (so ``n = 500 ≤ d_in``), one-hot targets; the other 1,297 images held out.
+
+Activations (``activation=``): ``leaky-relu`` (slope 0.1; the main case), ``tanh``, ``softplus``, ``identity``
+(a deep linear net) — strictly increasing, so ``bcd`` applies — and ``relu`` (not strictly increasing: such
+instances set ``skip = True``, the network ``bcd-skip`` trains).
+
+Public problem (:class:`DeepProblem`): ``X`` (``d_in × n``), ``Y`` (``d_out × n``), ``depth``, ``width``,
+``activation``, ``skip`` and the common initial weights ``W0`` (Gaussian, variance ``1/fan_in``). Solution: the
+weights ``[W_1, ..., W_L]`` or ``{"weights": [...], "aux_objective": F}``. The evaluator recomputes the loss from
+the weights alone:
+
+| metric | dir | definition |
+|---|---|---|
+| ``train_loss`` (primary) | min | ``(1/n) Σ ‖f(x_i) − y_i‖²`` (``bench``'s geometric mean ``= 10^mean log10``) |
+| ``log10_train_loss`` | min | its ``log10`` (the spec's primary) |
+| ``rel_train_loss`` | min | ``train_loss`` / the initial weights' loss |
+| ``test_mse`` | min | the same on the held-out data |
+| ``reports_to_1e-6`` | min | reported iterates (sweeps / epochs) until ``rel_train_loss ≤ 1e−6`` (``max + 1`` if never) |
+| ``aux_objective`` | min | ``F(W, V)`` as declared by BCD solvers (NaN otherwise) |
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from papergym.envs.tasks.base import Budget, InstanceRef, hidden_seeds, register_task
+
+__all__ = ["DeepTask", "DeepProblem", "DeepEvaluator", "ACTIVATIONS", "activation", "forward", "network_loss"]
+
+TASK_ID = "DeepRegression-v0"
+N_TEST_SEEDS = 5
+FAMILIES = ("teacher", "random", "digits")
+ACTIVATIONS = ("leaky-relu", "tanh", "softplus", "identity", "relu")
+LEAK = 0.1
+
+
+def activation(name: str) -> tuple[Any, Any, float]:
+    """``(σ, σ′, sup|σ′|)`` of an activation name."""
+    if name == "leaky-relu":
+        return (lambda z: np.where(z > 0, z, LEAK * z)), (lambda z: np.where(z > 0, 1.0, LEAK)), 1.0
+    if name == "tanh":
+        return np.tanh, (lambda z: 1.0 - np.tanh(z) ** 2), 1.0
+    if name == "softplus":
+        return (lambda z: np.logaddexp(0.0, z)), (lambda z: 0.5 * (1.0 + np.tanh(0.5 * z))), 1.0
+    if name == "identity":
+        return (lambda z: z), (lambda z: np.ones_like(z)), 1.0
+    if name == "relu":
+        return (lambda z: np.maximum(z, 0.0)), (lambda z: (z > 0).astype(float)), 1.0
+    raise ValueError(f"unknown activation {name!r}; valid: {', '.join(ACTIVATIONS)}")
+
+
+def forward(weights: list[np.ndarray], X: np.ndarray, act: str, skip: bool) -> np.ndarray:
+    """``f(X)`` (``d_out × n``) of the network (module docstring)."""
+    s, _, _ = activation(act)
+    h = X
+    for j, W in enumerate(weights[:-1]):
+        z = s(W @ h)
+        h = z + h if (skip and j >= 1) else z
+    return weights[-1] @ h
+
+
+def network_loss(weights: list[np.ndarray], X: np.ndarray, Y: np.ndarray, act: str, skip: bool) -> float:
+    """``(1/n) Σ_i ‖f(x_i) − y_i‖²``."""
+    r = forward(weights, X, act, skip) - Y
+    return float(np.sum(r * r) / X.shape[1])
+
+
+def _teacher_data(n: int, d_in: int, d_out: int, rng: np.random.Generator, random_labels: bool):
+    X = rng.normal(0.0, 1.0 / math.sqrt(d_in), size=(d_in, n + 1000))
+    if random_labels:
+        Y = rng.standard_normal((d_out, n + 1000))
+    else:
+        W1 = rng.normal(0.0, 1.0, (64, d_in))
+        W2 = rng.normal(0.0, 1.0 / 8.0, (d_out, 64))
+        Y = W2 @ np.tanh(W1 @ X)
+        Y = Y / Y.std()
+    return X[:, :n], Y[:, :n], X[:, n:], Y[:, n:]
+
+
+def _digits_data(rng: np.random.Generator, n: int = 500, d_in: int = 512):
+    from sklearn.datasets import load_digits
+
+    data = load_digits()
+    Xd = data.data.T / 16.0  # (64, 1797)
+    lift = rng.normal(0.0, 1.0 / math.sqrt(64), size=(d_in, 64))
+    X = np.tanh(lift @ Xd)
+    Y = np.eye(10)[data.target].T
+    perm = rng.permutation(Xd.shape[1])
+    tr, te = perm[:n], perm[n:]
+    return X[:, tr], Y[:, tr], X[:, te], Y[:, te]
+
+
+@dataclass(frozen=True)
+class DeepProblem:
+    """The public problem (module docstring)."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    depth: int
+    width: int
+    activation: str
+    skip: bool
+    W0: list = field(default_factory=list)
+    max_reports: int = 500
+
+    PRIVATE_FIELDS = ()
+
+
+def solution_weights(solution: Any, shapes: list[tuple[int, int]]) -> tuple[list[np.ndarray], float]:
+    """``(weights, aux_objective)`` of a solution; ``ValueError`` naming what is wrong otherwise."""
+    aux = float("nan")
+    if isinstance(solution, Mapping):
+        if "weights" not in solution:
+            raise ValueError(f"solution mapping needs a 'weights' entry, got keys {sorted(solution)}")
+        if "aux_objective" in solution:
+            aux = float(solution["aux_objective"])
+        solution = solution["weights"]
+    try:
+        ws = [np.asarray(w, dtype=float) for w in solution]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"solution must be a list of {len(shapes)} weight matrices: {exc}") from None
+    if len(ws) != len(shapes):
+        raise ValueError(f"solution must have {len(shapes)} weight matrices, got {len(ws)}")
+    for j, (w, sh) in enumerate(zip(ws, shapes)):
+        if w.shape != sh:
+            raise ValueError(f"weight {j + 1} must have shape {sh}, got {w.shape}")
+    return ws, aux
+
+
+class DeepEvaluator:
+    """Private scorer (module docstring): held-out data, the loss of the initial weights, the report count."""
+
+    def __init__(self, problem: DeepProblem, X_test: np.ndarray, Y_test: np.ndarray):
+        self.p, self.X_test, self.Y_test = problem, X_test, Y_test
+        self.shapes = [w.shape for w in problem.W0]
+        self.L0 = network_loss(problem.W0, problem.X, problem.Y, problem.activation, problem.skip)
+        self.reports = 0
+        self.hit: int | None = None
+
+    def evaluate(self, solution: Any) -> dict[str, float]:
+        p = self.p
+        ws, aux = solution_weights(solution, self.shapes)
+        self.reports += 1
+        with np.errstate(over="ignore", invalid="ignore"):
+            tr = network_loss(ws, p.X, p.Y, p.activation, p.skip) if all(np.all(np.isfinite(w)) for w in ws) \
+                else float("inf")
+            te = network_loss(ws, self.X_test, self.Y_test, p.activation, p.skip) if math.isfinite(tr) else float("inf")
+        tr = tr if math.isfinite(tr) else 1e300
+        rel = tr / self.L0
+        if rel <= 1e-6 and self.hit is None:
+            self.hit = self.reports
+        return {"train_loss": tr, "log10_train_loss": math.log10(tr) if tr > 0 else -300.0, "rel_train_loss": rel,
+                "test_mse": min(te, 1e300), "reports_to_1e-6": float(self.hit if self.hit else p.max_reports + 1),
+                "aux_objective": aux}
+
+
+def _ints(v: Any, name: str, minimum: int) -> tuple[int, ...]:
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not vals:
+        raise ValueError(f"{name} must not be empty")
+    for x in vals:
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < minimum:
+            raise ValueError(f"{name} must be integers >= {minimum}, got {x!r}")
+    return tuple(dict.fromkeys(int(x) for x in vals))
+
+
+def _names(v: Any, name: str, valid: tuple[str, ...]) -> tuple[str, ...]:
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    bad = [x for x in vals if x not in valid]
+    if not vals or bad:
+        raise ValueError(f"{name} must be names from {', '.join(valid)}, got {v!r}")
+    return tuple(dict.fromkeys(vals))
+
+
+class DeepTask:
+    """``DeepRegression-v0`` (module docstring). Kwargs: ``family`` (teacher, random, digits), ``activation``,
+    ``depth`` (3, 5), ``width`` (64), ``n`` (200; digits uses 500), ``seeds`` (dev, 0–4), ``max_sweeps`` (500),
+    ``max_seconds`` (60)."""
+
+    id = TASK_ID
+    primary = "train_loss"
+    metrics = {"train_loss": "min", "log10_train_loss": "min", "rel_train_loss": "min", "test_mse": "min",
+               "reports_to_1e-6": "min", "aux_objective": "min"}
+    table_metrics = ("log10_train_loss", "rel_train_loss", "test_mse", "reports_to_1e-6")
+
+    def __init__(self, family: Any = ("teacher", "random", "digits"), activation: Any = "leaky-relu",
+                 depth: Any = (3, 5), width: int = 64, n: int = 200, seeds: Any = (0, 1, 2, 3, 4),
+                 max_sweeps: int = 500, max_seconds: float = 60.0):
+        self.family = _names(family, "family", FAMILIES)
+        self.activation = _names(activation, "activation", ACTIVATIONS)
+        self.depth = _ints(depth, "depth", 2)
+        self.width = _ints(width, "width", 1)[0]
+        self.n = _ints(n, "n", 1)[0]
+        if self.n > 256:
+            raise ValueError(f"n must be <= d_in = 256 (the inputs must be linearly independent), got {self.n}")
+        self.seeds = _ints(seeds, "seeds", 0)
+        self.max_sweeps = _ints(max_sweeps, "max_sweeps", 1)[0]
+        if isinstance(max_seconds, bool) or not isinstance(max_seconds, numbers.Real) or not max_seconds > 0:
+            raise ValueError(f"max_seconds must be > 0, got {max_seconds!r}")
+        self.default_budget = Budget(max_seconds=float(max_seconds), max_iterations=self.max_sweeps)
+
+    def instances(self, split: str = "dev") -> list[InstanceRef]:
+        out = []
+        for fam, act, L in itertools.product(self.family, self.activation, self.depth):
+            params = {"family": fam, "activation": act, "depth": L, "width": self.width, "n": self.n,
+                      "max_sweeps": self.max_sweeps}
+            key = f"{fam}/{act}/L={L}"
+            if split == "dev":
+                out += [InstanceRef(TASK_ID, "dev", f"{key}/s{s}", s, params) for s in self.seeds]
+            elif split == "test":
+                out += [InstanceRef(TASK_ID, "test", f"{key}/t{i}", s, params)
+                        for i, s in enumerate(hidden_seeds(TASK_ID, key, N_TEST_SEEDS))]
+            else:
+                raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
+        return out
+
+    def make(self, ref: InstanceRef) -> tuple[DeepProblem, DeepEvaluator]:
+        if ref.task_id.split(":")[-1] != TASK_ID:
+            raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {TASK_ID}")
+        p = dict(ref.params)
+        fam = _names(p.get("family"), "family", FAMILIES)[0]
+        act = _names(p.get("activation"), "activation", ACTIVATIONS)[0]
+        L, r = _ints(p.get("depth"), "depth", 2)[0], _ints(p.get("width"), "width", 1)[0]
+        rng = np.random.default_rng(np.random.SeedSequence(int(ref.seed), spawn_key=(0,)))
+        if fam == "digits":
+            X, Y, Xt, Yt = _digits_data(rng)
+        else:
+            X, Y, Xt, Yt = _teacher_data(_ints(p.get("n"), "n", 1)[0], 256, 10, rng, fam == "random")
+        d_in, d_out = X.shape[0], Y.shape[0]
+        wr = np.random.default_rng(np.random.SeedSequence(int(ref.seed), spawn_key=(1,)))
+        dims = [d_in] + [r] * (L - 1) + [d_out]
+        W0 = [wr.normal(0.0, 1.0 / math.sqrt(dims[j]), size=(dims[j + 1], dims[j])) for j in range(L)]
+        problem = DeepProblem(X=X, Y=Y, depth=L, width=r, activation=act, skip=(act == "relu"), W0=W0,
+                              max_reports=int(p.get("max_sweeps", self.max_sweeps)))
+        return problem, DeepEvaluator(problem, Xt, Yt)
+
+
+    def figures(self, runs: Any, folder: Any, curves: Any = None) -> list[Any]:
+        """``loss_vs_sweeps``: training loss against sweeps/epochs and against seconds, one row per instance
+        configuration, median over seeds per solver (PNG + SVG)."""
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        from pathlib import Path
+
+        import matplotlib.pyplot as plt
+
+        if curves is None or curves.empty or "train_loss" not in curves:
+            return []
+        c = curves[np.isfinite(curves.train_loss.astype(float))].copy()
+        c["config"] = c.instance.map(lambda s: s.rsplit("/", 1)[0])
+        configs = list(dict.fromkeys(c.config))
+        fig, axes = plt.subplots(len(configs), 2, figsize=(11, 3.6 * len(configs)), squeeze=False)
+        for (ax1, ax2), cfg in zip(axes, configs):
+            g = c[c.config == cfg]
+            for label, h in g.groupby("label", sort=False):
+                by_it = h.groupby("iteration").train_loss.median()
+                ax1.semilogy(by_it.index.to_numpy(dtype=float), by_it.to_numpy(dtype=float), label=label)
+                one = h[h.seed == h.seed.min()].sort_values("seconds")
+                ax2.semilogy(one.seconds.to_numpy(dtype=float), one.train_loss.to_numpy(dtype=float), label=label)
+            ax1.set(title=f"{cfg}: training loss vs sweeps / epochs", xlabel="sweep (BCD) / epoch (GD, Adam)",
+                    ylabel="training loss")
+            ax2.set(title=f"{cfg}: vs seconds (first seed)", xlabel="seconds", ylabel="training loss")
+            for ax in (ax1, ax2):
+                ax.grid(alpha=0.3, which="both")
+                ax.legend(fontsize=7, frameon=False)
+        fig.tight_layout()
+        stem = Path(folder) / "loss_vs_sweeps"
+        fig.savefig(stem.with_suffix(".png"), dpi=130, bbox_inches="tight")
+        fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")
+        return [fig]
+
+
+register_task(TASK_ID, DeepTask)
