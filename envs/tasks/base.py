@@ -24,6 +24,7 @@ import hmac
 import importlib
 import json
 import math
+import numbers
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -223,6 +224,57 @@ def make_task(task_id: str, **task_kwargs: Any) -> Task:
 
 def canonical_json(obj: Any) -> str:
     return json.dumps(_jsonable(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+# ------------------------------------------------------------------------------- task-argument helpers
+def check_ints(v: Any, name: str, minimum: int) -> tuple[int, ...]:
+    """A task kwarg that is an integer or a list of integers ``>= minimum`` -> a tuple without repeats."""
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not vals:
+        raise ValueError(f"{name} must not be empty")
+    for x in vals:
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < minimum:
+            raise ValueError(f"{name} must be integers >= {minimum}, got {x!r}")
+    return tuple(dict.fromkeys(int(x) for x in vals))
+
+
+def check_floats(v: Any, name: str, *, above: float | None = None, at_least: float | None = None,
+                 below: float | None = None) -> tuple[float, ...]:
+    """A task kwarg that is a number or a list of numbers, finite and within the given bounds (``above``,
+    ``below`` exclusive, ``at_least`` inclusive) -> a tuple without repeats."""
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not vals:
+        raise ValueError(f"{name} must not be empty")
+    bounds = " and ".join(b for b in (f"> {above:g}" if above is not None else "",
+                                      f">= {at_least:g}" if at_least is not None else "",
+                                      f"< {below:g}" if below is not None else "") if b)
+    for x in vals:
+        bad = (isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(float(x))
+               or (above is not None and x <= above) or (at_least is not None and x < at_least)
+               or (below is not None and x >= below))
+        if bad:
+            raise ValueError(f"{name} must be finite numbers{' ' + bounds if bounds else ''}, got {x!r}")
+    return tuple(dict.fromkeys(float(x) for x in vals))
+
+
+def check_names(v: Any, name: str, valid: Sequence[str]) -> tuple[str, ...]:
+    """A task kwarg that is a name or a list of names from ``valid`` -> a tuple without repeats."""
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not vals or any(x not in valid for x in vals):
+        raise ValueError(f"{name} must be names from {', '.join(valid)}, got {v!r}")
+    return tuple(dict.fromkeys(vals))
+
+
+def split_instances(task_id: str, split: str, configs: Sequence[tuple[str, Mapping[str, Any]]],
+                    dev_seeds: Sequence[int], n_test: int = 5) -> list[InstanceRef]:
+    """One instance per configuration ``(key, params)`` and seed: ``dev`` -> the public ``dev_seeds`` (named
+    ``"{key}/s{seed}"``), ``test`` -> ``n_test`` hidden seeds per key (:func:`hidden_seeds`, ``"{key}/t{i}"``)."""
+    if split == "dev":
+        return [InstanceRef(task_id, "dev", f"{k}/s{s}", int(s), dict(p)) for k, p in configs for s in dev_seeds]
+    if split == "test":
+        return [InstanceRef(task_id, "test", f"{k}/t{i}", s, dict(p)) for k, p in configs
+                for i, s in enumerate(hidden_seeds(task_id, k, n_test))]
+    raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
 
 
 def instances_by_name(task: Task, names: Sequence[str], split: str = "dev") -> list[InstanceRef]:

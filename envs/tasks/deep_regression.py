@@ -38,13 +38,20 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
 
-from papergym.envs.tasks.base import Budget, InstanceRef, hidden_seeds, register_task
+from papergym.envs.tasks.base import (
+    Budget,
+    InstanceRef,
+    check_floats,
+    check_ints,
+    check_names,
+    register_task,
+    split_instances,
+)
 
 __all__ = ["DeepTask", "DeepProblem", "DeepEvaluator", "ACTIVATIONS", "activation", "forward", "network_loss"]
 
@@ -175,24 +182,6 @@ class DeepEvaluator:
                 "aux_objective": aux}
 
 
-def _ints(v: Any, name: str, minimum: int) -> tuple[int, ...]:
-    vals = list(v) if isinstance(v, (list, tuple)) else [v]
-    if not vals:
-        raise ValueError(f"{name} must not be empty")
-    for x in vals:
-        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < minimum:
-            raise ValueError(f"{name} must be integers >= {minimum}, got {x!r}")
-    return tuple(dict.fromkeys(int(x) for x in vals))
-
-
-def _names(v: Any, name: str, valid: tuple[str, ...]) -> tuple[str, ...]:
-    vals = list(v) if isinstance(v, (list, tuple)) else [v]
-    bad = [x for x in vals if x not in valid]
-    if not vals or bad:
-        raise ValueError(f"{name} must be names from {', '.join(valid)}, got {v!r}")
-    return tuple(dict.fromkeys(vals))
-
-
 class DeepTask:
     """``DeepRegression-v0`` (module docstring). Kwargs: ``family`` (teacher, random, digits), ``activation``,
     ``depth`` (3, 5), ``width`` (64), ``n`` (200; digits uses 500), ``seeds`` (dev, 0–4), ``max_sweeps`` (500),
@@ -207,46 +196,36 @@ class DeepTask:
     def __init__(self, family: Any = ("teacher", "random", "digits"), activation: Any = "leaky-relu",
                  depth: Any = (3, 5), width: int = 64, n: int = 200, seeds: Any = (0, 1, 2, 3, 4),
                  max_sweeps: int = 500, max_seconds: float = 60.0):
-        self.family = _names(family, "family", FAMILIES)
-        self.activation = _names(activation, "activation", ACTIVATIONS)
-        self.depth = _ints(depth, "depth", 2)
-        self.width = _ints(width, "width", 1)[0]
-        self.n = _ints(n, "n", 1)[0]
+        self.family = check_names(family, "family", FAMILIES)
+        self.activation = check_names(activation, "activation", ACTIVATIONS)
+        self.depth = check_ints(depth, "depth", 2)
+        self.width = check_ints(width, "width", 1)[0]
+        self.n = check_ints(n, "n", 1)[0]
         if self.n > 256:
             raise ValueError(f"n must be <= d_in = 256 (the inputs must be linearly independent), got {self.n}")
-        self.seeds = _ints(seeds, "seeds", 0)
-        self.max_sweeps = _ints(max_sweeps, "max_sweeps", 1)[0]
-        if isinstance(max_seconds, bool) or not isinstance(max_seconds, numbers.Real) or not max_seconds > 0:
-            raise ValueError(f"max_seconds must be > 0, got {max_seconds!r}")
-        self.default_budget = Budget(max_seconds=float(max_seconds), max_iterations=self.max_sweeps)
+        self.seeds = check_ints(seeds, "seeds", 0)
+        self.max_sweeps = check_ints(max_sweeps, "max_sweeps", 1)[0]
+        ms = check_floats(max_seconds, "max_seconds", above=0.0)[0]
+        self.default_budget = Budget(max_seconds=ms, max_iterations=self.max_sweeps)
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
-        out = []
-        for fam, act, L in itertools.product(self.family, self.activation, self.depth):
-            params = {"family": fam, "activation": act, "depth": L, "width": self.width, "n": self.n,
-                      "max_sweeps": self.max_sweeps}
-            key = f"{fam}/{act}/L={L}"
-            if split == "dev":
-                out += [InstanceRef(TASK_ID, "dev", f"{key}/s{s}", s, params) for s in self.seeds]
-            elif split == "test":
-                out += [InstanceRef(TASK_ID, "test", f"{key}/t{i}", s, params)
-                        for i, s in enumerate(hidden_seeds(TASK_ID, key, N_TEST_SEEDS))]
-            else:
-                raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
-        return out
+        configs = [(f"{fam}/{act}/L={L}", {"family": fam, "activation": act, "depth": L, "width": self.width,
+                                            "n": self.n, "max_sweeps": self.max_sweeps})
+                   for fam, act, L in itertools.product(self.family, self.activation, self.depth)]
+        return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[DeepProblem, DeepEvaluator]:
         if ref.task_id.split(":")[-1] != TASK_ID:
             raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {TASK_ID}")
         p = dict(ref.params)
-        fam = _names(p.get("family"), "family", FAMILIES)[0]
-        act = _names(p.get("activation"), "activation", ACTIVATIONS)[0]
-        L, r = _ints(p.get("depth"), "depth", 2)[0], _ints(p.get("width"), "width", 1)[0]
+        fam = check_names(p.get("family"), "family", FAMILIES)[0]
+        act = check_names(p.get("activation"), "activation", ACTIVATIONS)[0]
+        L, r = check_ints(p.get("depth"), "depth", 2)[0], check_ints(p.get("width"), "width", 1)[0]
         rng = np.random.default_rng(np.random.SeedSequence(int(ref.seed), spawn_key=(0,)))
         if fam == "digits":
             X, Y, Xt, Yt = _digits_data(rng)
         else:
-            X, Y, Xt, Yt = _teacher_data(_ints(p.get("n"), "n", 1)[0], 256, 10, rng, fam == "random")
+            X, Y, Xt, Yt = _teacher_data(check_ints(p.get("n"), "n", 1)[0], 256, 10, rng, fam == "random")
         d_in, d_out = X.shape[0], Y.shape[0]
         wr = np.random.default_rng(np.random.SeedSequence(int(ref.seed), spawn_key=(1,)))
         dims = [d_in] + [r] * (L - 1) + [d_out]

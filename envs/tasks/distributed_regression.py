@@ -48,13 +48,20 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from papergym.envs.tasks.base import Budget, BudgetExceeded, InstanceRef, hidden_seeds, register_task
+from papergym.envs.tasks.base import (
+    Budget,
+    BudgetExceeded,
+    InstanceRef,
+    check_floats,
+    check_ints,
+    register_task,
+    split_instances,
+)
 
 __all__ = ["DistributedTask", "DistributedProblem", "DistributedInstance", "FederatedOracle",
            "DistributedEvaluator", "ProtocolError"]
@@ -241,27 +248,6 @@ class DistributedEvaluator:
                 "tau": inst.tau, "rounds": float(self.oracle.rounds)}
 
 
-def _floats(v: Any, name: str, low: float, high: float | None = None) -> tuple[float, ...]:
-    vals = list(v) if isinstance(v, (list, tuple)) else [v]
-    if not vals:
-        raise ValueError(f"{name} must not be empty")
-    for x in vals:
-        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(float(x)) or x < low or (
-                high is not None and x >= high):
-            raise ValueError(f"{name} must be numbers in [{low}, {high if high is not None else 'inf'}), got {x!r}")
-    return tuple(dict.fromkeys(float(x) for x in vals))
-
-
-def _ints(v: Any, name: str, minimum: int) -> tuple[int, ...]:
-    vals = list(v) if isinstance(v, (list, tuple)) else [v]
-    if not vals:
-        raise ValueError(f"{name} must not be empty")
-    for x in vals:
-        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < minimum:
-            raise ValueError(f"{name} must be integers >= {minimum}, got {x!r}")
-    return tuple(dict.fromkeys(int(x) for x in vals))
-
-
 class DistributedTask:
     """``DistributedRegression-v0`` (module docstring). Kwargs: ``tau``, ``spread``, ``local_steps`` (``K``),
     ``d``, ``machines`` (``M``), ``rounds`` (``R``), ``sigma``, ``seeds``, ``exact_gradients``,
@@ -276,16 +262,16 @@ class DistributedTask:
     def __init__(self, tau: Any = (0.0, 0.01, 0.03, 0.08), spread: Any = (0.0, 0.1, 1.0), local_steps: Any = (1, 10, 50),
                  d: int = 50, machines: int = 8, rounds: int = 100, sigma: float = 0.5, seeds: Any = (0, 1, 2, 3, 4),
                  exact_gradients: bool = False, max_seconds: float = 60.0):
-        self.tau = _floats(tau, "tau", 0.0, 0.1)
-        self.spread = _floats(spread, "spread", 0.0)
-        self.local_steps = _ints(local_steps, "local_steps", 1)
-        self.d = _ints(d, "d", 1)[0]
-        self.machines = _ints(machines, "machines", 2)[0]
-        self.rounds = _ints(rounds, "rounds", 1)[0]
-        self.sigma = _floats(sigma, "sigma", 0.0)[0]
-        self.seeds = _ints(seeds, "seeds", 0)
+        self.tau = check_floats(tau, "tau", at_least=0.0, below=0.1)
+        self.spread = check_floats(spread, "spread", at_least=0.0)
+        self.local_steps = check_ints(local_steps, "local_steps", 1)
+        self.d = check_ints(d, "d", 1)[0]
+        self.machines = check_ints(machines, "machines", 2)[0]
+        self.rounds = check_ints(rounds, "rounds", 1)[0]
+        self.sigma = check_floats(sigma, "sigma", at_least=0.0)[0]
+        self.seeds = check_ints(seeds, "seeds", 0)
         self.exact_gradients = bool(exact_gradients)
-        ms = _floats(max_seconds, "max_seconds", 1e-9)[0]
+        ms = check_floats(max_seconds, "max_seconds", above=0.0)[0]
         K = max(self.local_steps)
         self.default_budget = Budget(max_seconds=ms, max_iterations=self.rounds,
                                      max_work=self.machines * K * self.rounds)
@@ -295,19 +281,10 @@ class DistributedTask:
         return f"tau={t:g},spread={s:g}/K={K}"
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
-        out = []
-        for t, s, K in itertools.product(self.tau, self.spread, self.local_steps):
-            params = {"tau": t, "spread": s, "K": K, "d": self.d, "M": self.machines, "R": self.rounds,
-                      "sigma": self.sigma, "exact": self.exact_gradients}
-            key = self._key(t, s, K)
-            if split == "dev":
-                out += [InstanceRef(TASK_ID, "dev", f"{key}/s{sd}", sd, params) for sd in self.seeds]
-            elif split == "test":
-                out += [InstanceRef(TASK_ID, "test", f"{key}/t{i}", sd, params)
-                        for i, sd in enumerate(hidden_seeds(TASK_ID, key, N_TEST_SEEDS))]
-            else:
-                raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
-        return out
+        configs = [(self._key(t, s, K), {"tau": t, "spread": s, "K": K, "d": self.d, "M": self.machines,
+                                         "R": self.rounds, "sigma": self.sigma, "exact": self.exact_gradients})
+                   for t, s, K in itertools.product(self.tau, self.spread, self.local_steps)]
+        return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[DistributedProblem, DistributedEvaluator]:
         if ref.task_id.split(":")[-1] != TASK_ID:
@@ -316,10 +293,11 @@ class DistributedTask:
         missing = {"tau", "spread", "K", "d", "M", "R", "sigma"} - set(p)
         if missing:
             raise ValueError(f"instance {ref.name!r}: params miss {sorted(missing)}")
-        inst = DistributedInstance(_ints(p["d"], "d", 1)[0], _ints(p["M"], "M", 2)[0],
-                                   _floats(p["tau"], "tau", 0.0, 0.1)[0], _floats(p["spread"], "spread", 0.0)[0],
-                                   _floats(p["sigma"], "sigma", 0.0)[0], ref.seed)
-        K, R = _ints(p["K"], "K", 1)[0], _ints(p["R"], "R", 1)[0]
+        inst = DistributedInstance(check_ints(p["d"], "d", 1)[0], check_ints(p["M"], "M", 2)[0],
+                                   check_floats(p["tau"], "tau", at_least=0.0, below=0.1)[0],
+                                   check_floats(p["spread"], "spread", at_least=0.0)[0],
+                                   check_floats(p["sigma"], "sigma", at_least=0.0)[0], ref.seed)
+        K, R = check_ints(p["K"], "K", 1)[0], check_ints(p["R"], "R", 1)[0]
         oracle = FederatedOracle(inst, K, R, ref.seed, exact=bool(p.get("exact", False)))
         problem = DistributedProblem(d=inst.d, M=inst.M, K=K, R=R, H=inst.H, mu=inst.mu, tau=inst.tau,
                                      sigma=inst.sigma, x0=np.zeros(inst.d),

@@ -42,13 +42,20 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from papergym.envs.tasks.base import Budget, BudgetExceeded, InstanceRef, hidden_seeds, register_task
+from papergym.envs.tasks.base import (
+    Budget,
+    BudgetExceeded,
+    InstanceRef,
+    check_floats,
+    check_ints,
+    register_task,
+    split_instances,
+)
 
 __all__ = ["PLRFTask", "PLRFProblem", "PLRFModel", "GradientOracle", "PLRFEvaluator", "population_trace",
            "checkpoints", "DEFAULT_PAIRS"]
@@ -213,30 +220,6 @@ class PLRFEvaluator:
         return float(np.polyfit(np.log(pts[:, 0]), np.log(pts[:, 1]), 1)[0])
 
 
-def _floats(v: Any, name: str, *, low: float | None = None) -> tuple[float, ...]:
-    vals = list(v) if isinstance(v, (list, tuple)) else [v]
-    if not vals:
-        raise ValueError(f"{name} must not be empty")
-    out = []
-    for x in vals:
-        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(float(x)):
-            raise ValueError(f"{name} must be finite numbers, got {x!r}")
-        if low is not None and x <= low:
-            raise ValueError(f"{name} must be > {low}, got {x!r}")
-        out.append(float(x))
-    return tuple(dict.fromkeys(out))
-
-
-def _ints(v: Any, name: str, minimum: int) -> tuple[int, ...]:
-    vals = list(v) if isinstance(v, (list, tuple)) else [v]
-    if not vals:
-        raise ValueError(f"{name} must not be empty")
-    for x in vals:
-        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < minimum:
-            raise ValueError(f"{name} must be integers >= {minimum}, got {x!r}")
-    return tuple(dict.fromkeys(int(x) for x in vals))
-
-
 class PLRFTask:
     """``PowerLawRandomFeatures-v0`` (module docstring).
 
@@ -256,19 +239,19 @@ class PLRFTask:
         if alpha is None and beta is None:
             pairs = DEFAULT_PAIRS
         else:
-            a = _floats(alpha if alpha is not None else sorted({p[0] for p in DEFAULT_PAIRS}), "alpha", low=0.0)
-            b = _floats(beta if beta is not None else 0.7, "beta", low=0.0)
+            a = check_floats(alpha if alpha is not None else sorted({p[0] for p in DEFAULT_PAIRS}), "alpha", above=0.0)
+            b = check_floats(beta if beta is not None else 0.7, "beta", above=0.0)
             pairs = tuple(itertools.product(a, b))
         for a_, _ in pairs:
             if a_ <= 0.25:
                 raise ValueError(f"alpha must be > 1/4 (the features' trace and DANA's schedule need it), got {a_}")
         self.pairs = tuple(pairs)
-        self.d = _ints(d, "d", 2)
-        self.v_ratio = _ints(v_ratio, "v_ratio", 1)[0]
-        self.steps = _ints(steps, "steps", 1)[0]
-        self.batch = _ints(batch, "batch", 1)[0]
-        self.seeds = _ints(seeds, "seeds", 0)
-        ms = _floats(max_seconds, "max_seconds", low=0.0)[0]
+        self.d = check_ints(d, "d", 2)
+        self.v_ratio = check_ints(v_ratio, "v_ratio", 1)[0]
+        self.steps = check_ints(steps, "steps", 1)[0]
+        self.batch = check_ints(batch, "batch", 1)[0]
+        self.seeds = check_ints(seeds, "seeds", 0)
+        ms = check_floats(max_seconds, "max_seconds", above=0.0)[0]
         self.default_budget = Budget(max_seconds=ms, max_iterations=self.steps, max_work=self.steps * self.batch)
 
     @staticmethod
@@ -276,18 +259,10 @@ class PLRFTask:
         return f"a={a:g},b={b:g}/d={d}"
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
-        out = []
-        for (a, b), d in itertools.product(self.pairs, self.d):
-            params = {"alpha": a, "beta": b, "d": d, "v": self.v_ratio * d, "steps": self.steps, "batch": self.batch}
-            key = self._key(a, b, d)
-            if split == "dev":
-                out += [InstanceRef(TASK_ID, "dev", f"{key}/s{s}", s, params) for s in self.seeds]
-            elif split == "test":
-                out += [InstanceRef(TASK_ID, "test", f"{key}/t{i}", s, params)
-                        for i, s in enumerate(hidden_seeds(TASK_ID, key, N_TEST_SEEDS))]
-            else:
-                raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
-        return out
+        configs = [(self._key(a, b, d), {"alpha": a, "beta": b, "d": d, "v": self.v_ratio * d, "steps": self.steps,
+                                         "batch": self.batch})
+                   for (a, b), d in itertools.product(self.pairs, self.d)]
+        return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[PLRFProblem, PLRFEvaluator]:
         if ref.task_id.split(":")[-1] != TASK_ID:
@@ -296,9 +271,9 @@ class PLRFTask:
         missing = {"alpha", "beta", "d", "v", "steps", "batch"} - set(p)
         if missing:
             raise ValueError(f"instance {ref.name!r}: params miss {sorted(missing)}")
-        a, b = _floats(p["alpha"], "alpha", low=0.25)[0], _floats(p["beta"], "beta", low=0.0)[0]
-        d, v = _ints(p["d"], "d", 2)[0], _ints(p["v"], "v", 1)[0]
-        steps, batch = _ints(p["steps"], "steps", 1)[0], _ints(p["batch"], "batch", 1)[0]
+        a, b = check_floats(p["alpha"], "alpha", above=0.25)[0], check_floats(p["beta"], "beta", above=0.0)[0]
+        d, v = check_ints(p["d"], "d", 2)[0], check_ints(p["v"], "v", 1)[0]
+        steps, batch = check_ints(p["steps"], "steps", 1)[0], check_ints(p["batch"], "batch", 1)[0]
         model = PLRFModel(a, b, d, v, ref.seed)
         oracle = GradientOracle(model, batch, ref.seed, steps * batch)
         problem = PLRFProblem(alpha=a, beta=b, d=d, v=v, batch=batch, steps=steps, trace=population_trace(a, v),
