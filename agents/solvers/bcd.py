@@ -18,7 +18,8 @@ loss ``n·ℓ``). One sweep, backward over the blocks:
    ``1/(2γ(1 + s′²‖W_j‖₂²))``); both with Armijo backtracking — the step is halved until the block's objective
    does not increase (at most ``max_halvings`` times; otherwise the block is left unchanged).
 
-So ``F`` never increases. ``inner_steps`` repeats each block update; ``γ = 1`` by default (spec grid
+So ``F`` never increases. ``bcd-skip`` on an instance without skip connections (a strictly monotone activation)
+is plain ``bcd``; ``bcd`` refuses the ReLU instances. ``inner_steps`` repeats each block update; ``γ = 1`` by default (spec grid
 {0.1, 1, 10}). After every sweep the weights are reported with ``aux_objective = F``.
 """
 
@@ -81,9 +82,8 @@ class BCD:
         skip = bool(problem.skip) if self.skip is None else self.skip
         if not skip and act == "relu":
             raise ValueError("bcd needs a strictly increasing activation; ReLU networks are trained by bcd-skip")
-        if skip != bool(problem.skip):
-            raise ValueError(f"bcd-skip trains the skip-connection networks of the ReLU instances; this instance's "
-                             f"network has skip = {bool(problem.skip)} (use bcd)")
+        if skip and not bool(problem.skip):
+            skip = False  # bcd-skip on a strictly monotone instance: the modification is not needed, plain BCD
         s, ds, sp = activation(act)
         X, Y = np.asarray(problem.X, dtype=float), np.asarray(problem.Y, dtype=float)
         W = [np.array(w, dtype=float) for w in problem.W0]
