@@ -10,12 +10,14 @@ dev seed (the spec's protocol).
 ``DeepRegression-v0`` (BCD): per family and depth (leaky-ReLU), the median log10 training loss of ``bcd``, ``gd``
 and ``adam`` after the full budget (500 sweeps / epochs) and at equal wall-clock seconds (the shortest solver's
 total time on that instance, read off the anytime curves).
-The other optimizer tasks of the issue add their tables here as they land.
+``LowRankRecovery-v0``: median oracle calls to relative error 1e-6 (PAR-2) per kappa for every solver on the
+sensing family and on the regression family at kappa_H = 100 (rank 3, the solvers' default steps).
 
     python benchmarks/bench_optimizers.py                         # the spec's 4 (alpha, beta) x d in {100, 200}, T = 1e5
     python benchmarks/bench_optimizers.py --d 400 --pairs 1.0:0.7 --seeds 5
     python benchmarks/bench_optimizers.py --only distributed --local-steps 1,10,50
     python benchmarks/bench_optimizers.py --only deep --seeds 3
+    python benchmarks/bench_optimizers.py --only low-rank --seeds 3
 """
 
 from __future__ import annotations
@@ -117,6 +119,15 @@ def deep(seeds, jobs) -> None:
                   f"{np.median(tstars):>9.2f}{r.seconds.median():>9.2f}")
 
 
+def low_rank(seeds, jobs) -> None:
+    res = bench("LowRankRecovery-v0",
+                solvers=["rgd", "radagrad", "radamw", "scaled-gd", "lora-adam", "factorized-gd"],
+                task_kwargs={"kappa": [1, 10, 100, 1000], "kappa_H": [100], "rank": 3, "seeds": list(range(seeds))},
+                n_jobs=jobs, cache=False, progress=False)
+    print(f"\nLowRankRecovery-v0: m = n = 40, r* = r = 3, 5,000 oracle calls, seeds 0..{seeds - 1} (regression: kappa_H = 100)")
+    print(res.extra_report())
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", default=None, help="alpha:beta pairs, comma-separated (default: the spec's four)")
@@ -124,7 +135,7 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=None, help="workers (default: all cores)")
-    ap.add_argument("--only", choices=("plrf", "distributed", "deep"), default=None, help="one task's table")
+    ap.add_argument("--only", choices=("plrf", "distributed", "deep", "low-rank"), default=None, help="one task's table")
     ap.add_argument("--local-steps", default="1,10,50", help="DistributedRegression K values (default 1,10,50)")
     args = ap.parse_args(argv)
     try:
@@ -145,6 +156,8 @@ def main(argv=None) -> None:
         distributed(ks, args.seeds, args.jobs)
     if args.only in (None, "deep"):
         deep(args.seeds, args.jobs)
+    if args.only in (None, "low-rank"):
+        low_rank(args.seeds, args.jobs)
 
 
 if __name__ == "__main__":

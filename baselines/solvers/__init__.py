@@ -3,6 +3,7 @@ from papergym.baselines.solvers import (  # noqa: F401  (registers them; pinn im
     deep_gd,
     distributed,
     dual_lssvm,
+    low_rank,
     pinn,
     plrf_sgd,
     solve_ivp,

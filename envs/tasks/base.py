@@ -181,6 +181,7 @@ _TASK_MODULES: dict[str, str] = {
     "PowerLawRandomFeatures-v0": "papergym.envs.tasks.power_law_features",
     "DistributedRegression-v0": "papergym.envs.tasks.distributed_regression",
     "DeepRegression-v0": "papergym.envs.tasks.deep_regression",
+    "LowRankRecovery-v0": "papergym.envs.tasks.low_rank",
 }
 
 
