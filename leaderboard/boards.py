@@ -194,6 +194,22 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
                     "0.03, 0.08}, optimum spread 0.1 and 1, K = 10 and 50 local gradients per round, 5 hidden "
                     "seeds each.",
     ),
+    "DeepRegression-v0": TaskBoardConfig(
+        "DeepRegression-v0",
+        task_kwargs={"family": ["teacher", "random"], "activation": "leaky-relu", "depth": [3, 5], "max_sweeps": 500},
+        profile_cost="train_loss", profile_success="solved",
+        description="Deep leaky-ReLU regression to zero training loss (n = 200 <= d_in = 256): the training loss "
+                    "recomputed from the reported weights after 500 sweeps / epochs, teacher and random labels, "
+                    "depth 3 and 5, 5 hidden seeds each.",
+    ),
+    "LowRankRecovery-v0": TaskBoardConfig(
+        "LowRankRecovery-v0",
+        task_kwargs={"kappa": [1, 100], "kappa_H": [100], "rank": [3], "max_calls": 2000},
+        profile_cost="par2_iters", profile_success="solved",
+        description="Ill-conditioned low-rank sensing and regression (40 x 40, rank 3): oracle calls to relative "
+                    "error 1e-6 (PAR-2 over 2,000 calls) at kappa = 1 and 100 (regression: kappa_H = 100), "
+                    "5 hidden seeds each.",
+    ),
     "NystromODE-v0": TaskBoardConfig(
         "NystromODE-v0",
         task_kwargs={"sizes": [100, 1000]},

@@ -31,6 +31,7 @@ the weights alone:
 | ``rel_train_loss`` | min | ``train_loss`` / the initial weights' loss |
 | ``test_mse`` | min | the same on the held-out data |
 | ``reports_to_1e-6`` | min | reported iterates (sweeps / epochs) until ``rel_train_loss ≤ 1e−6`` (``max + 1`` if never) |
+| ``solved`` | max | 1 if the final ``rel_train_loss ≤ 1e−6`` |
 | ``aux_objective`` | min | ``F(W, V)`` as declared by BCD solvers (NaN otherwise) |
 """
 
@@ -179,7 +180,7 @@ class DeepEvaluator:
             self.hit = self.reports
         return {"train_loss": tr, "log10_train_loss": math.log10(tr) if tr > 0 else -300.0, "rel_train_loss": rel,
                 "test_mse": min(te, 1e300), "reports_to_1e-6": float(self.hit if self.hit else p.max_reports + 1),
-                "aux_objective": aux}
+                "solved": float(rel <= 1e-6), "aux_objective": aux}
 
 
 class DeepTask:
@@ -190,7 +191,7 @@ class DeepTask:
     id = TASK_ID
     primary = "train_loss"
     metrics = {"train_loss": "min", "log10_train_loss": "min", "rel_train_loss": "min", "test_mse": "min",
-               "reports_to_1e-6": "min", "aux_objective": "min"}
+               "reports_to_1e-6": "min", "solved": "max", "aux_objective": "min"}
     table_metrics = ("log10_train_loss", "rel_train_loss", "test_mse", "reports_to_1e-6")
 
     def __init__(self, family: Any = ("teacher", "random", "digits"), activation: Any = "leaky-relu",
