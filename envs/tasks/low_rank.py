@@ -264,4 +264,38 @@ class LowRankTask:
         return "\n".join(lines)
 
 
+    def figures(self, runs: Any, folder: Any) -> list[Any]:
+        """``calls_vs_kappa``: median oracle calls to tolerance against κ (log-log), one panel per family, one line
+        per solver; the dashed line is the PAR-2 cap (PNG + SVG)."""
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        from pathlib import Path
+
+        import matplotlib.pyplot as plt
+
+        ok = runs[runs.status == "ok"] if len(runs) else runs
+        if ok.empty:
+            return []
+        fams = list(dict.fromkeys(ok.param_family))
+        fig, axes = plt.subplots(1, len(fams), figsize=(5.5 * len(fams), 4.2), squeeze=False)
+        for ax, fam in zip(axes[0], fams):
+            g = ok[ok.param_family == fam]
+            for label, h in g.groupby("label", sort=False):
+                med = h.groupby("param_kappa").par2_iters.median()
+                ax.loglog(med.index.to_numpy(dtype=float), med.to_numpy(dtype=float), marker="o", label=label)
+            cap = 2 * float(g.param_max_calls.max()) if "param_max_calls" in g else np.nan
+            if np.isfinite(cap):
+                ax.axhline(cap, color="grey", ls="--", lw=0.8)
+            ax.set(title=f"{fam}: oracle calls to rel. error 1e-6 (PAR-2)", xlabel="condition number kappa",
+                   ylabel="oracle calls")
+            ax.grid(alpha=0.3, which="both")
+            ax.legend(fontsize=7, frameon=False)
+        fig.tight_layout()
+        stem = Path(folder) / "calls_vs_kappa"
+        fig.savefig(stem.with_suffix(".png"), dpi=140, bbox_inches="tight")
+        fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")
+        return [fig]
+
+
 register_task(TASK_ID, LowRankTask)

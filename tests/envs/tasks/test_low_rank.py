@@ -194,3 +194,15 @@ def test_torch_optimizer_keeps_a_low_rank_layer_on_the_manifold_and_fits(needs):
         assert np.linalg.matrix_rank(lay.weight.detach().numpy(), tol=1e-10) == 3
     with pytest.raises(ValueError, match="matrices"):
         RAdaGrad([torch.nn.Parameter(torch.zeros(3))], rank=1)
+
+
+def test_bench_end_to_end(tmp_path):
+    from papergym.leaderboard import bench
+
+    res = bench(TASK, solvers=["rgd", "scaled-gd"], task_kwargs={"family": "sensing", "kappa": [1, 100], "rank": 3,
+                                                                 "m": 10, "n": 10, "seeds": [0], "max_calls": 200},
+                backend="serial", out=tmp_path / "cells")
+    assert (res.runs.status == "ok").all()
+    folder = res.save(tmp_path / "out")
+    assert (folder / "calls_vs_kappa.png").exists()
+    assert "median oracle calls" in res.extra_report()
