@@ -227,6 +227,16 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(_jsonable(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+def save_figure(fig: Any, stem: Any, dpi: int = 150) -> None:
+    """Write a task figure as ``<stem>.png`` and ``<stem>.svg`` (the folder is created)."""
+    from pathlib import Path
+
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(stem.with_suffix(".png"), dpi=dpi, bbox_inches="tight")
+    fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")
+
+
 # ------------------------------------------------------------------------------- task-argument helpers
 def check_ints(v: Any, name: str, minimum: int) -> tuple[int, ...]:
     """A task kwarg that is an integer or a list of integers ``>= minimum`` -> a tuple without repeats."""

@@ -51,6 +51,7 @@ from papergym.envs.tasks.base import (
     check_ints,
     check_names,
     register_task,
+    save_figure,
     split_instances,
 )
 
@@ -266,9 +267,7 @@ class DeepTask:
                 ax.grid(alpha=0.3, which="both")
                 ax.legend(fontsize=7, frameon=False)
         fig.tight_layout()
-        stem = Path(folder) / "loss_vs_sweeps"
-        fig.savefig(stem.with_suffix(".png"), dpi=130, bbox_inches="tight")
-        fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")
+        save_figure(fig, Path(folder) / "loss_vs_sweeps", dpi=130)
         return [fig]
 
 

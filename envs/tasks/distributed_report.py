@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from papergym.envs.tasks.base import save_figure
+
 __all__ = ["regime_table", "tau_figure"]
 
 
@@ -67,7 +69,5 @@ def tau_figure(runs: pd.DataFrame, folder: Any) -> list[Any]:
         ax.axis("off")
     fig.suptitle("DistributedRegression-v0: final suboptimality vs tau (median over seeds)", fontsize=10)
     fig.tight_layout()
-    stem = Path(folder) / "subopt_vs_tau"
-    fig.savefig(stem.with_suffix(".png"), dpi=150, bbox_inches="tight")
-    fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")
+    save_figure(fig, Path(folder) / "subopt_vs_tau")
     return [fig]

@@ -48,6 +48,7 @@ from papergym.envs.tasks.base import (
     check_ints,
     check_names,
     register_task,
+    save_figure,
     split_instances,
 )
 
@@ -292,9 +293,7 @@ class LowRankTask:
             ax.grid(alpha=0.3, which="both")
             ax.legend(fontsize=7, frameon=False)
         fig.tight_layout()
-        stem = Path(folder) / "calls_vs_kappa"
-        fig.savefig(stem.with_suffix(".png"), dpi=140, bbox_inches="tight")
-        fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")
+        save_figure(fig, Path(folder) / "calls_vs_kappa", dpi=140)
         return [fig]
 
 

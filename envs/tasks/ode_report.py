@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from papergym.envs.tasks.base import save_figure
+
 __all__ = ["paper_statistics", "figures", "loglog_slope"]
 
 PAPER_GAP = 0.0013  # the paper's "< 0.13 %" accuracy difference to the classical LS-SVM
@@ -149,7 +151,7 @@ def figures(runs: pd.DataFrame, folder: str | Path) -> list[Any]:
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=8, frameon=False)
         fig.tight_layout()
-        _save(fig, folder / "time_vs_n")
+        save_figure(fig, folder / "time_vs_n")
         out.append(fig)
     nys = ok[ok.solver == "nystrom-lssvm"].copy()
     if not nys.empty:
@@ -167,12 +169,7 @@ def figures(runs: pd.DataFrame, folder: str | Path) -> list[Any]:
             ax.grid(alpha=0.3, which="both")
             ax.legend(fontsize=8, frameon=False)
             fig.tight_layout()
-            _save(fig, folder / "error_vs_m")
+            save_figure(fig, folder / "error_vs_m")
             out.append(fig)
     return out
 
-
-def _save(fig, stem: Path) -> None:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(stem.with_suffix(".png"), dpi=150, bbox_inches="tight")
-    fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from papergym.envs.tasks.base import save_figure
+
 __all__ = ["slope_table", "loss_figure", "config_of"]
 
 
@@ -78,8 +80,5 @@ def loss_figure(runs: pd.DataFrame, curves: pd.DataFrame | None, folder: Any) ->
         ax.axis("off")
     fig.suptitle("PowerLawRandomFeatures-v0: excess risk (median over seeds; shaded: slope window)", fontsize=10)
     fig.tight_layout()
-    stem = Path(folder) / "loss_vs_steps"
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(stem.with_suffix(".png"), dpi=150, bbox_inches="tight")
-    fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")
+    save_figure(fig, Path(folder) / "loss_vs_steps")
     return [fig]
