@@ -18,7 +18,10 @@ scored last. Wall time is authoritative: a solve longer than ``budget.max_second
 ``finalize(metrics, seconds, status, budget)`` it completes the metrics (e.g. PAR-2 seconds).
 
 Hyperparameter sweeps: ``sweep={"nystrom-lssvm": {"m": [10, 20, 50]}}`` runs one configuration per
-value (labelled ``nystrom-lssvm[m=10]``, ...), on top of ``hyperparameters``.
+value (labelled ``nystrom-lssvm[m=10]``, ...), on top of ``hyperparameters``. A task may declare its own sweep
+(``task.solver_sweep() -> {name: values}``, e.g. ``DecentralizedBilevel-v0(step_size_grid=True)`` sweeps the
+base step ``gamma``): it applies to every solver that takes that hyperparameter and that the caller did not
+fix or sweep.
 """
 
 from __future__ import annotations
@@ -310,11 +313,13 @@ class BenchResult:
             return None
 
     def extra_report(self) -> str:
-        """The task's own statistics of the runs (``task.report(runs)`` where defined), else ``""``."""
+        """The task's own statistics of the runs (``task.report(runs)`` where defined; tasks whose ``report``
+        takes ``curves`` also get the anytime points), else ``""``."""
         task = self._task()
         if task is None or not hasattr(task, "report") or self.runs.empty:
             return ""
-        return str(task.report(self.runs))
+        kw = {"curves": self.curves} if "curves" in inspect.signature(task.report).parameters else {}
+        return str(task.report(self.runs, **kw))
 
 
 def _save_fig(fig, path) -> None:
@@ -487,6 +492,13 @@ def bench(
     for name in list(hps) + list(sw):
         if name not in solver_list:
             raise ValueError(f"hyperparameters given for solver {name!r}, which is not run ({', '.join(solver_list)})")
+    for name, values in (task.solver_sweep() if hasattr(task, "solver_sweep") else {}).items():
+        # a task-declared sweep (e.g. DecentralizedBilevel-v0's step-size grid over `gamma`): every solver that
+        # takes the hyperparameter runs once per value, unless the caller fixed or swept it
+        for s in solver_list:
+            params = inspect.signature(infos[s].factory).parameters
+            if name in params and name not in sw.get(s, {}) and name not in hps.get(s, {}):
+                sw.setdefault(s, {})[name] = list(values)
     configs = _configs(solver_list, hps, sw)
     validate_solver_hyperparameters(base, configs)
     if budget is None:

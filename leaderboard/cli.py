@@ -85,8 +85,9 @@ def _parse_list_value(text: str) -> Any:
     return v
 
 
-def _parse_extra(extra: list[str], lists: bool = False) -> dict[str, Any]:
-    """``--some-name value`` / ``--some-name=value`` pairs -> ``{"some_name": value}``."""
+def _parse_extra(extra: list[str], lists: bool = False, flags: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """``--some-name value`` / ``--some-name=value`` pairs -> ``{"some_name": value}``; a name in ``flags`` (a
+    switch, e.g. a task's boolean argument) may also stand alone: ``--step-size-grid`` -> ``True``."""
     out: dict[str, Any] = {}
     i = 0
     while i < len(extra):
@@ -99,6 +100,10 @@ def _parse_extra(extra: list[str], lists: bool = False) -> dict[str, Any]:
         else:
             name = tok[2:]
             if i + 1 >= len(extra) or extra[i + 1].startswith("--"):
+                if name.replace("-", "_") in flags:
+                    out[name.replace("-", "_")] = True
+                    i += 1
+                    continue
                 raise CLIError(f"option --{name} needs a value")
             value = extra[i + 1]
             i += 2
@@ -489,11 +494,13 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
                 continue
             solvers.append(info.name)
     # unknown options: task kwargs where the task takes them, else solver hyperparameters
-    task_params = set(inspect.signature(task_factory(task_id)).parameters)
+    sig = inspect.signature(task_factory(task_id)).parameters
+    task_params = set(sig)
+    switches = frozenset(n for n, p in sig.items() if isinstance(p.default, bool))  # e.g. --step-size-grid
     task_kwargs: dict[str, Any] = {}
     hps: dict[str, dict[str, Any]] = {}
     sweep: dict[str, dict[str, list[Any]]] = {}
-    for name, value in _parse_extra(extra, lists=True).items():
+    for name, value in _parse_extra(extra, lists=True, flags=switches).items():
         target = name if name in task_params else _TASK_ALIASES.get(name)
         if target in task_params:
             if target in task_kwargs:

@@ -39,10 +39,16 @@ class ToyTask:
     primary = "error"
     default_budget = Budget(max_seconds=30, max_iterations=1000)
 
-    def __init__(self, dims=(2, 5), scoring_delay=0.0):
+    def __init__(self, dims=(2, 5), scoring_delay=0.0, lr_grid=False):
         if any(int(d) < 1 for d in dims):
             raise ValueError(f"dims must be positive, got {dims}")
-        self.dims, self.scoring_delay = [int(d) for d in dims], float(scoring_delay)
+        self.dims, self.scoring_delay, self.lr_grid = [int(d) for d in dims], float(scoring_delay), bool(lr_grid)
+
+    def solver_sweep(self):
+        return {"lr": [0.1, 0.5]} if self.lr_grid else {}
+
+    def report(self, runs, curves=None):
+        return f"toy report: {len(runs)} runs, {0 if curves is None else len(curves)} curve points"
 
     def instances(self, split="dev"):
         if split == "test":
@@ -149,6 +155,34 @@ def test_sweep_labels_and_hyperparameter_checks(toy, tmp_path):
         bench(TOY, solvers=["toy-gd"], task_kwargs={"dims": [0]}, backend="serial", out=tmp_path)
     with pytest.raises(ValueError, match="unknown instance 'q3'"):
         bench(TOY, solvers=["toy-gd"], instances=["q3"], backend="serial", out=tmp_path)
+
+
+def test_task_declared_sweep_and_report_with_curves(toy, tmp_path):
+    """A task's ``solver_sweep()`` (e.g. a step-size grid) applies to every solver taking the hyperparameter,
+    unless the caller fixed it; ``report`` gets the anytime curves when it asks for them."""
+    res = bench(TOY, solvers=["toy-gd", "toy-crash"], task_kwargs={"lr_grid": True}, backend="serial", out=tmp_path,
+                instances=["q2"], hyperparameters={}, budget={"max_seconds": 10, "max_iterations": 3})
+    assert sorted(res.summary.label) == ["toy-crash", "toy-gd[lr=0.1]", "toy-gd[lr=0.5]"]
+    res2 = bench(TOY, solvers=["toy-gd"], task_kwargs={"lr_grid": True}, hyperparameters={"toy-gd": {"lr": 0.25}},
+                 instances=["q2"], backend="serial", out=tmp_path, budget={"max_seconds": 10, "max_iterations": 3})
+    assert list(res2.summary.label) == ["toy-gd"]
+    res3 = bench(TOY, solvers=["toy-gd"], hyperparameters={"toy-gd": {"report_every": 1}}, instances=["q2"],
+                 backend="serial", out=tmp_path, budget={"max_seconds": 10, "max_iterations": 3})
+    assert res3.extra_report() == "toy report: 1 runs, 3 curve points"
+
+
+def test_cli_boolean_task_argument_is_a_switch(toy, tmp_path, capsys):
+    from papergym.leaderboard.cli import main
+
+    argv = ["bench", TOY, "--solvers", "toy-gd", "--instances", "q2", "--backend", "serial", "--max-iterations", "3",
+            "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "--quiet"]
+    assert main(argv + ["--lr-grid"]) == 0
+    out = capsys.readouterr().out
+    assert "toy-gd[lr=0.1]" in out and "toy-gd[lr=0.5]" in out and "toy report" in out
+    assert main(argv + ["--lr-grid", "false"]) == 0
+    assert "toy-gd[lr=" not in capsys.readouterr().out
+    assert main(argv + ["--dims"]) == 2  # a non-boolean argument still needs a value
+    assert "--dims needs a value" in capsys.readouterr().err
 
 
 def test_test_split_needs_the_secret(toy, tmp_path, monkeypatch):
