@@ -375,6 +375,18 @@ class SolverInfo:
         """Hash of the factory's source file (part of every cell key)."""
         return _code_hash(self.factory)
 
+    @property
+    def hyperparameters(self) -> tuple[str, ...]:
+        """Names the solver takes: the factory's keyword-only parameters (``seed`` aside) and, for a factory
+        that forwards ``**hp``, the names of its registered ``defaults``."""
+        import inspect
+
+        params = inspect.signature(self.factory).parameters
+        names = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY and n != "seed"]
+        if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            names += list(self.defaults)
+        return tuple(dict.fromkeys(names))
+
 
 _SOLVERS: dict[str, list[SolverInfo]] = {}
 

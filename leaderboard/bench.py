@@ -496,8 +496,7 @@ def bench(
         # a task-declared sweep (e.g. DecentralizedBilevel-v0's step-size grid over `gamma`): every solver that
         # takes the hyperparameter runs once per value, unless the caller fixed or swept it
         for s in solver_list:
-            params = inspect.signature(infos[s].factory).parameters
-            if name in params and name not in sw.get(s, {}) and name not in hps.get(s, {}):
+            if name in infos[s].hyperparameters and name not in sw.get(s, {}) and name not in hps.get(s, {}):
                 sw.setdefault(s, {})[name] = list(values)
     configs = _configs(solver_list, hps, sw)
     validate_solver_hyperparameters(base, configs)

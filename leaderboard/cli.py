@@ -509,8 +509,7 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
             continue
         takers = []
         for s in solvers:
-            params = inspect.signature(get_solver_info(s, task_id).factory).parameters
-            if name in params and params[name].kind is params[name].KEYWORD_ONLY and name != "seed":
+            if name in get_solver_info(s, task_id).hyperparameters:
                 takers.append(s)
         if not takers:
             raise CLIError(f"--{name.replace('_', '-')} is neither an argument of {task_id} "

@@ -185,6 +185,27 @@ def test_cli_boolean_task_argument_is_a_switch(toy, tmp_path, capsys):
     assert "--dims needs a value" in capsys.readouterr().err
 
 
+def test_cli_hyperparameter_of_a_factory_forwarding_kwargs(toy, tmp_path, capsys):
+    """A solver registered as ``factory(*, seed=None, **hp)`` takes the names of its registered defaults as
+    --options (and in a task-declared sweep); other names are still refused."""
+    from papergym.leaderboard.cli import main
+
+    abase.register_solver("toy-gd-kw", lambda *, seed=None, **hp: GD(seed=seed, **hp), tasks=[TOY],
+                          defaults={"lr": 0.25, "report_every": 0})
+    try:
+        assert abase.get_solver_info("toy-gd-kw", TOY).hyperparameters == ("lr", "report_every")
+        argv = ["bench", TOY, "--solvers", "toy-gd-kw", "--instances", "q2", "--backend", "serial", "--quiet",
+                "--max-iterations", "3", "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
+        assert main(argv + ["--lr", "0.1,0.5"]) == 0
+        assert "toy-gd-kw[lr=0.1]" in capsys.readouterr().out
+        assert main(argv + ["--lr-grid"]) == 0
+        assert "toy-gd-kw[lr=0.5]" in capsys.readouterr().out
+        assert main(argv + ["--step", "1"]) == 2
+        assert "neither an argument" in capsys.readouterr().err
+    finally:
+        abase._SOLVERS.pop("toy-gd-kw", None)
+
+
 def test_test_split_needs_the_secret(toy, tmp_path, monkeypatch):
     monkeypatch.delenv(tbase.SECRET_ENV, raising=False)
     with pytest.raises(tbase.MissingSecretError):
