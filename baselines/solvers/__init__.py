@@ -1,10 +1,12 @@
 """Baseline and reference solvers of the solver-benchmark tasks (importing this package registers them)."""
 from papergym.baselines.solvers import (  # noqa: F401  (registers them; pinn imports torch lazily)
+    decentralized_bilevel,
     deep_gd,
     distributed,
     dual_lssvm,
     low_rank,
     pinn,
     plrf_sgd,
+    simple_bilevel,
     solve_ivp,
 )

@@ -182,6 +182,8 @@ _TASK_MODULES: dict[str, str] = {
     "DistributedRegression-v0": "papergym.envs.tasks.distributed_regression",
     "DeepRegression-v0": "papergym.envs.tasks.deep_regression",
     "LowRankRecovery-v0": "papergym.envs.tasks.low_rank",
+    "DecentralizedBilevel-v0": "papergym.envs.tasks.decentralized_bilevel",
+    "SimpleBilevel-v0": "papergym.envs.tasks.simple_bilevel",
 }
 
 
