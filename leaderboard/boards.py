@@ -103,7 +103,7 @@ class TaskBoardConfig:
     metric: str = ""  # "" -> the task's primary
     direction: str = ""  # "" -> the task's direction of the primary
     profile_cost: str = "par2_seconds"  # performance profiles: cost of a run (inf when it failed)
-    profile_success: str = "passed_gate"  # ... a run counts as solved when this metric is >= 1
+    profile_success: str = "passed_gate"  # ... a run counts as solved when this metric is >= 1 ("": when it ended ok)
 
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -209,6 +209,24 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
         description="Ill-conditioned low-rank sensing and regression (40 x 40, rank 3): oracle calls to relative "
                     "error 1e-6 (PAR-2 over 2,000 calls) at kappa = 1 and 100 (regression: kappa_H = 100), "
                     "5 hidden seeds each.",
+    ),
+    "DecentralizedBilevel-v0": TaskBoardConfig(
+        "DecentralizedBilevel-v0",
+        task_kwargs={"family": ["syn", "digits"], "graph": ["ring", "er"], "heterogeneity": [1.0]},
+        profile_cost="hypergrad_sq", profile_success="",
+        description="Decentralized bilevel hyperparameter tuning on 10 agents (ring and Erdos-Renyi graphs, "
+                    "heterogeneous data): the squared hypergradient norm |grad Phi(x_bar)|^2 / c_f^2 of the agents' "
+                    "average after T rounds (2,000 ridge / 1,000 digits logistic regression), one setting across "
+                    "the scale pairs c_l:c_f in {1:1, 10:0.1, 0.1:10} (what rewards parameter-freeness), 5 hidden "
+                    "seeds each.",
+    ),
+    "SimpleBilevel-v0": TaskBoardConfig(
+        "SimpleBilevel-v0",
+        profile_cost="par2_calls", profile_success="stationary",
+        description="Nonconvex simple bilevel problems (min f over argmin g): work units (one (grad f, grad g) "
+                    "pair = 1) until a reported iterate is (1e-3, 1e-3)-stationary, PAR-2 over 1e5 units, on the "
+                    "circle, balanced factorisation, min-norm network and min-norm regression families, 5 hidden "
+                    "seeds each.",
     ),
     "NystromODE-v0": TaskBoardConfig(
         "NystromODE-v0",

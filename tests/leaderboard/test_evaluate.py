@@ -36,6 +36,10 @@ SMALL_BOARDS = {
     "PowerLawRandomFeatures-v0": {"task_kwargs": {"alpha": 1.0, "beta": 0.7, "d": [30], "steps": 3000}},
     "EntropicMatrixGame-v0": {"strata": {"random": {"instance": "random", "role": "both"}}, "seeds": 3, "horizon": 60},
     "EntropicMarkovGame-v0": {"strata": {"random": {"instance": "random", "role": "both"}}, "seeds": 2, "horizon": 40},
+    "DecentralizedBilevel-v0": {"task_kwargs": {"family": ["syn", "digits"], "graph": "ring", "agents": 4,
+                                                "heterogeneity": 1.0, "scales": "1:1", "rounds": 100}},
+    "SimpleBilevel-v0": {"task_kwargs": {"instance": ["circle", "min-norm-regression"], "circle_dims": 2,
+                                         "max_work": 5000}},
 }
 
 
@@ -308,6 +312,33 @@ def test_plrf_solver_submission_calls_the_evaluators_oracle(evaluator):
     ref = runs[runs.name == "sgd"].sort_values("seed_index")
     assert len(mine) == 5 and (mine.step == 3000).all()
     np.testing.assert_allclose(mine.excess_ratio.to_numpy(), ref.excess_ratio.to_numpy(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("task_id,entry,reference,oracle_calls", [
+    ("DecentralizedBilevel-v0", "bilevel_gt.py:GradientTracking", "adasdbo", 5 * 4 * 100),
+    ("SimpleBilevel-v0", "simple_bilevel_penalty.py:FixedPenalty", "dbgd", None),
+])
+def test_bilevel_boards_reference_and_sandboxed_solver(evaluator, task_id, entry, reference, oracle_calls):
+    """The bilevel tasks' oracles (vectorised over agents, with the evaluator's mixing matrix; the counting
+    simple-bilevel oracle) are served to a sandboxed submission, which the evaluator scores with its own counters."""
+    _sandbox_ok()
+    from papergym.leaderboard.board import build_benchmark_board
+    from papergym.leaderboard.evaluate import refresh, submit
+
+    done = refresh(evaluator, [task_id], only=[reference])
+    assert done[0][2] == "ok", done
+    sid = submit(evaluator, f"{SUBS / entry}", task_id, author="tester")
+    sub = evaluator.submissions(task_id).set_index("submission_id").loc[sid]
+    assert sub.status == "ok", sub.message
+    runs = evaluator.runs([sid])
+    assert len(runs) == 2 * 5 and (runs.status == "ok").all()
+    if oracle_calls is not None:
+        assert (runs.rounds == 100).all() and (runs.oracle_calls == oracle_calls).all()
+        assert np.isfinite(runs.hypergrad_sq).all()
+    else:
+        assert (runs.work > 0).all() and (runs.work <= 5000).all() and np.isfinite(runs.r_g).all()
+    bb = build_benchmark_board(evaluator, task_id, n_boot=200)
+    assert set(bb.profiles.name) == {reference, entry.split(":")[0][:-3]} and bb.table.ranked.sum() == 2
 
 
 def test_mean_field_has_no_board():

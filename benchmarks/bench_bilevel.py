@@ -1,0 +1,118 @@
+"""Bilevel tasks (issue 11, spec bilevel.md): two tables measured side by side in one run.
+
+``DecentralizedBilevel-v0`` — step-size robustness (the paper's claim): every solver re-run with its base step
+``gamma`` on the spec's grid {1e-3, 1e-2, 1e-1, 1, 10} (``step_size_grid=True``), on the ``syn`` ridge-tuning
+family at the three scale pairs ``c_l:c_f`` of the task's default, graphs ``--graphs``, heterogeneity 0 and 1,
+``--seeds`` dev seeds. Per solver: the median final log10 |grad Phi(x_bar)|^2 / c_f^2 over instances at each
+gamma, then the median and the worst over the grid, the number of diverged runs, and the worst minus adasdbo's
+worst (in decades: > 0 means less robust than AdaSDBO). ``--digits`` adds the digits family (slower).
+
+``SimpleBilevel-v0`` — per family and solver: median work units and solver iterations to (1e-3, 1e-3)-
+stationarity (PAR-2 over 1e5 units), the fraction of runs that got there, and the median work relative to
+``dbgd``'s (< 1: cheaper than DBGD).
+
+    python benchmarks/bench_bilevel.py                        # both tables, dev seeds 0-2 / 0-4 (~25 min, 2 cores)
+    python benchmarks/bench_bilevel.py --only decentralized --graphs ring,torus,er --seeds 2
+    python benchmarks/bench_bilevel.py --only simple --instances circle,min-norm-regression
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+
+from papergym.envs.tasks.decentralized_bilevel_report import annotate
+from papergym.leaderboard import bench
+
+DEC = "DecentralizedBilevel-v0"
+DEC_SOLVERS = ["adasdbo", "sldbo", "ma-dsbo", "mdbo", "dbo"]
+SIMPLE = "SimpleBilevel-v0"
+SIMPLE_SOLVERS = ["dbgd", "penalty", "dbgd-original", "a-irg", "two-phase"]
+DIVERGED = 299.0
+
+
+def decentralized(graphs, seeds, digits, jobs) -> None:
+    fams = ["syn", "digits"] if digits else ["syn"]
+    kw = {"family": fams, "graph": graphs, "seeds": list(range(seeds)), "step_size_grid": True}
+    t0 = time.perf_counter()
+    res = bench(DEC, solvers=DEC_SOLVERS, task_kwargs=kw, n_jobs=jobs, cache=False, progress=False)
+    ok = annotate(res.runs)
+    grid = sorted(ok.gamma.dropna().unique())
+    for fam in fams:
+        sub = ok[ok.param_family == fam]
+        n_inst = sub.instance.nunique()
+        print(f"\n{DEC} [{fam}]: final log10 |grad Phi|^2/c_f^2, median over {n_inst} instances per gamma "
+              f"(graphs {','.join(graphs)}, scales 1:1, 10:0.1, 0.1:10, h in {{0, 1}})")
+        head = f"{'solver':<10}" + "".join(f"{'g=' + format(g, 'g'):>9}" for g in grid) + \
+            f"{'median':>9}{'worst':>9}{'diverged':>10}{'worst-ada':>11}"
+        print(head + "\n" + "-" * len(head))
+        worst_ada = None
+        rows = []
+        for s in DEC_SOLVERS:
+            h = sub[sub.solver == s]
+            per = h.groupby("gamma").log10_hypergrad.median().reindex(grid)
+            div = int((h.log10_hypergrad >= DIVERGED).sum())
+            med, worst = float(per.median()), float(per.max())
+            if s == "adasdbo":
+                worst_ada = worst
+            rows.append((s, per, med, worst, div, len(h)))
+        for s, per, med, worst, div, n in rows:
+            cells = "".join(f"{v:>9.2f}" if v < DIVERGED else f"{'div':>9}" for v in per.to_numpy(dtype=float))
+            wm = f"{worst - worst_ada:>11.2f}" if worst < DIVERGED and worst_ada is not None else f"{'div':>11}"
+            print(f"{s:<10}{cells}{med:>9.2f}" + (f"{worst:>9.2f}" if worst < DIVERGED else f"{'div':>9}")
+                  + f"{f'{div}/{n}':>10}{wm}")
+        if fam == "digits":
+            acc = sub.groupby(["solver", "gamma"]).test_acc.median().unstack().reindex(DEC_SOLVERS)
+            print("median test accuracy of y*(x_bar) per gamma:")
+            print(acc.to_string(float_format=lambda v: f"{v:.3f}"))
+    sec = res.runs.groupby("solver").seconds.median().reindex(DEC_SOLVERS)
+    print("median seconds per solve: " + ", ".join(f"{s} {v:.2f}" for s, v in sec.items()))
+    print(f"({time.perf_counter() - t0:.0f} s wall)")
+
+
+def simple(instances, seeds, jobs) -> None:
+    kw = {"seeds": list(range(seeds))}
+    if instances:
+        kw["instance"] = instances
+    t0 = time.perf_counter()
+    res = bench(SIMPLE, solvers=SIMPLE_SOLVERS, task_kwargs=kw, n_jobs=jobs, cache=False, progress=False)
+    from papergym.envs.tasks.simple_bilevel_report import first_stationary_iteration
+
+    iters = first_stationary_iteration(res.curves)
+    runs = res.runs[res.runs.status == "ok"].copy()
+    runs["iters"] = [iters.get(key, np.inf) for key in zip(runs.label, runs.instance, runs.seed)]
+    print(f"\n{SIMPLE}: work units and solver iterations to (1e-3, 1e-3)-stationarity (PAR-2 work: 2e5 if never), "
+          f"medians over seeds 0..{seeds - 1} and sizes")
+    head = f"{'family':<24}{'solver':<15}{'work':>10}{'vs dbgd':>9}{'iters':>9}{'reached':>9}{'f - f*':>11}{'g - g*':>11}"
+    print(head + "\n" + "-" * len(head))
+    for fam, sub in runs.groupby("param_family", sort=False):
+        ref = float(sub[sub.solver == "dbgd"].par2_calls.median())
+        for s in SIMPLE_SOLVERS:
+            h = sub[sub.solver == s]
+            w = float(h.par2_calls.median())
+            it = float(pd.Series(h.iters).median())
+            print(f"{fam:<24}{s:<15}{w:>10.0f}{w / ref:>9.2f}" + (f"{it:>9.0f}" if np.isfinite(it) else f"{'never':>9}")
+                  + f"{h.stationary.mean():>9.2f}{h.f_gap.median():>11.2e}{h.g_gap.median():>11.2e}")
+    print(f"({time.perf_counter() - t0:.0f} s wall)")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", choices=("decentralized", "simple"), default=None, help="one task's table")
+    ap.add_argument("--graphs", default="ring,er", help="DecentralizedBilevel graphs (default ring,er)")
+    ap.add_argument("--seeds", type=int, default=None, help="dev seeds per configuration (default 3 / 5)")
+    ap.add_argument("--digits", action="store_true", help="add the digits family to the robustness table")
+    ap.add_argument("--instances", default=None, help="SimpleBilevel families, comma-separated (default all)")
+    ap.add_argument("--jobs", type=int, default=None, help="workers (default: all cores)")
+    a = ap.parse_args(argv)
+    if a.only in (None, "decentralized"):
+        decentralized([g for g in a.graphs.split(",") if g], a.seeds or 3, a.digits, a.jobs)
+    if a.only in (None, "simple"):
+        simple([x for x in a.instances.split(",") if x] if a.instances else None, a.seeds or 5, a.jobs)
+
+
+if __name__ == "__main__":
+    main()
