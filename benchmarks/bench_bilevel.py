@@ -5,7 +5,9 @@
 family at the three scale pairs ``c_l:c_f`` of the task's default, graphs ``--graphs``, heterogeneity 0 and 1,
 ``--seeds`` dev seeds. Per solver: the median final log10 |grad Phi(x_bar)|^2 / c_f^2 over instances at each
 gamma, then the median and the worst over the grid, the number of diverged runs, and the worst minus adasdbo's
-worst (in decades: > 0 means less robust than AdaSDBO). ``--digits`` adds the digits family (slower).
+worst (in decades: > 0 means less robust than AdaSDBO). AdaSDBO runs with its default hierarchical step rule
+(``normalized``) and the two non-hierarchical ablations ``independent`` and ``independent-scaled``. ``--digits``
+adds the digits family (slower).
 
 ``SimpleBilevel-v0`` — per family and solver: median work units and solver iterations to (1e-3, 1e-3)-
 stationarity (PAR-2 over 1e5 units), the fraction of runs that got there, and the median work relative to
@@ -32,40 +34,43 @@ DEC_SOLVERS = ["adasdbo", "sldbo", "ma-dsbo", "mdbo", "dbo"]
 SIMPLE = "SimpleBilevel-v0"
 SIMPLE_SOLVERS = ["dbgd", "penalty", "dbgd-original", "a-irg", "two-phase"]
 DIVERGED = 299.0
+STEP_RULES = ("normalized", "independent", "independent-scaled")  # AdaSDBO: the default and two ablations
 
 
 def decentralized(graphs, seeds, digits, jobs) -> None:
     fams = ["syn", "digits"] if digits else ["syn"]
     kw = {"family": fams, "graph": graphs, "seeds": list(range(seeds)), "step_size_grid": True}
     t0 = time.perf_counter()
-    res = bench(DEC, solvers=DEC_SOLVERS, task_kwargs=kw, n_jobs=jobs, cache=False, progress=False)
+    res = bench(DEC, solvers=DEC_SOLVERS, task_kwargs=kw, n_jobs=jobs, cache=False, progress=False,
+                sweep={"adasdbo": {"step_rule": list(STEP_RULES)}})
     ok = annotate(res.runs)
     grid = sorted(ok.gamma.dropna().unique())
+    configs = list(dict.fromkeys(ok.config))
     for fam in fams:
         sub = ok[ok.param_family == fam]
         n_inst = sub.instance.nunique()
         print(f"\n{DEC} [{fam}]: final log10 |grad Phi|^2/c_f^2, median over {n_inst} instances per gamma "
               f"(graphs {','.join(graphs)}, scales 1:1, 10:0.1, 0.1:10, h in {{0, 1}})")
-        head = f"{'solver':<10}" + "".join(f"{'g=' + format(g, 'g'):>9}" for g in grid) + \
+        head = f"{'solver':<38}" + "".join(f"{'g=' + format(g, 'g'):>9}" for g in grid) + \
             f"{'median':>9}{'worst':>9}{'diverged':>10}{'worst-ada':>11}"
         print(head + "\n" + "-" * len(head))
         worst_ada = None
         rows = []
-        for s in DEC_SOLVERS:
-            h = sub[sub.solver == s]
+        for s in configs:
+            h = sub[sub.config == s]
             per = h.groupby("gamma").log10_hypergrad.median().reindex(grid)
             div = int((h.log10_hypergrad >= DIVERGED).sum())
             med, worst = float(per.median()), float(per.max())
-            if s == "adasdbo":
+            if s == f"adasdbo[step_rule={STEP_RULES[0]}]":
                 worst_ada = worst
             rows.append((s, per, med, worst, div, len(h)))
         for s, per, med, worst, div, n in rows:
             cells = "".join(f"{v:>9.2f}" if v < DIVERGED else f"{'div':>9}" for v in per.to_numpy(dtype=float))
             wm = f"{worst - worst_ada:>11.2f}" if worst < DIVERGED and worst_ada is not None else f"{'div':>11}"
-            print(f"{s:<10}{cells}{med:>9.2f}" + (f"{worst:>9.2f}" if worst < DIVERGED else f"{'div':>9}")
+            print(f"{s:<38}{cells}{med:>9.2f}" + (f"{worst:>9.2f}" if worst < DIVERGED else f"{'div':>9}")
                   + f"{f'{div}/{n}':>10}{wm}")
         if fam == "digits":
-            acc = sub.groupby(["solver", "gamma"]).test_acc.median().unstack().reindex(DEC_SOLVERS)
+            acc = sub.groupby(["config", "gamma"]).test_acc.median().unstack().reindex(configs)
             print("median test accuracy of y*(x_bar) per gamma:")
             print(acc.to_string(float_format=lambda v: f"{v:.3f}"))
     sec = res.runs.groupby("solver").seconds.median().reindex(DEC_SOLVERS)
@@ -86,7 +91,8 @@ def simple(instances, seeds, jobs) -> None:
     runs["iters"] = [iters.get(key, np.inf) for key in zip(runs.label, runs.instance, runs.seed)]
     print(f"\n{SIMPLE}: work units and solver iterations to (1e-3, 1e-3)-stationarity (PAR-2 work: 2e5 if never), "
           f"medians over seeds 0..{seeds - 1} and sizes")
-    head = f"{'family':<24}{'solver':<15}{'work':>10}{'vs dbgd':>9}{'iters':>9}{'reached':>9}{'f - f*':>11}{'g - g*':>11}"
+    head = (f"{'family':<24}{'solver':<15}{'work':>10}{'vs dbgd':>9}{'iters':>9}{'reached':>9}{'f - f*':>11}"
+            f"{'g - g*':>11}")
     print(head + "\n" + "-" * len(head))
     for fam, sub in runs.groupby("param_family", sort=False):
         ref = float(sub[sub.solver == "dbgd"].par2_calls.median())

@@ -30,16 +30,28 @@ def _hp(v: Any) -> dict:
     return dict(v) if isinstance(v, dict) else {}
 
 
+def config_of(label: str) -> str:
+    """A run's solver configuration without its base step: ``adasdbo[step_rule=x,gamma=0.1]`` ->
+    ``adasdbo[step_rule=x]``, ``sldbo[gamma=1]`` -> ``sldbo`` (the rows of the step-size-grid report)."""
+    if "[" not in label:
+        return label
+    name, inner = label.split("[", 1)
+    keep = [p for p in inner.rstrip("]").split(",") if p and not p.startswith("gamma=")]
+    return name + (f"[{','.join(keep)}]" if keep else "")
+
+
 def annotate(runs: pd.DataFrame) -> pd.DataFrame:
-    """The finished runs with a ``gamma`` column (the swept base step, NaN at the solver's default)."""
+    """The finished runs with a ``gamma`` column (the swept base step, NaN at the solver's default) and a
+    ``config`` column (:func:`config_of`)."""
     ok = runs[runs.status == "ok"].copy()
     ok["gamma"] = [float(_hp(h).get("gamma", np.nan)) for h in ok["hyperparameters"]] \
         if "hyperparameters" in ok else np.nan
+    ok["config"] = [config_of(str(lab)) for lab in ok["label"]]
     return ok
 
 
 def _is_grid(ok: pd.DataFrame) -> bool:
-    return bool(len(ok)) and bool((ok.groupby("solver").gamma.nunique() > 1).any())
+    return bool(len(ok)) and bool((ok.groupby("config").gamma.nunique() > 1).any())
 
 
 def _fmt(v: float) -> str:
@@ -65,7 +77,7 @@ def report_text(runs: pd.DataFrame) -> str:
     out: list[str] = []
     failed = runs[runs.status != "ok"]
     for fam, sub in ok.groupby("param_family", sort=False):
-        solvers = list(dict.fromkeys(sub.solver))
+        solvers = list(dict.fromkeys(sub.config))
         if grid:
             gam = sorted(sub.gamma.dropna().unique())
             out.append(f"[{fam}] final metrics: median / worst over the step-size grid gamma in "
@@ -74,7 +86,7 @@ def report_text(runs: pd.DataFrame) -> str:
             head = ["solver"] + [f"{c} {s}" for _, c in COLS for s in ("med", "worst")] + ["best gamma"]
             rows = []
             for s in solvers:
-                per = sub[sub.solver == s].groupby("gamma")[[m for m, _ in COLS]].median()
+                per = sub[sub.config == s].groupby("gamma")[[m for m, _ in COLS]].median()
                 row = [s]
                 for m, _ in COLS:
                     row += [_fmt(float(per[m].median())), _fmt(float(per[m].max()))]
@@ -88,7 +100,7 @@ def report_text(runs: pd.DataFrame) -> str:
             for s in solvers:
                 row = [s]
                 for g in graphs:
-                    per = sub[(sub.solver == s) & (sub.param_graph == g)].groupby("gamma").log10_hypergrad.median()
+                    per = sub[(sub.config == s) & (sub.param_graph == g)].groupby("gamma").log10_hypergrad.median()
                     row.append(f"{_fmt(float(per.median()))} / {_fmt(float(per.max()))}" if len(per) else "-")
                 rows.append(row)
             out += _table(["solver"] + graphs, rows)
@@ -134,6 +146,7 @@ def curve_figures(runs: pd.DataFrame, folder: Any, curves: pd.DataFrame | None =
         cv = cv[cv.report_error.isna()]
     cv = cv.dropna(subset=["iteration"])
     cv["solver"] = cv.label.map(lab.solver)
+    cv["config"] = cv.label.map(lab.config)
     cv["gamma"] = cv.label.map(lab.gamma)
     cv["family"] = cv.instance.map(inst.param_family)
     cv["graph"] = cv.instance.map(inst.param_graph)
@@ -145,16 +158,16 @@ def curve_figures(runs: pd.DataFrame, folder: Any, curves: pd.DataFrame | None =
         if not panels:
             continue
         fig, axes = plt.subplots(3, len(panels), figsize=(4.2 * len(panels), 9.5), squeeze=False, sharey="row")
-        solvers = list(dict.fromkeys(ok.solver))
+        solvers = list(dict.fromkeys(ok.config if grid else ok.label))
         colours = {s: f"C{i % 10}" for i, s in enumerate(solvers)}
         for j, pv in enumerate(panels):
             part = sub[sub[key] == pv]
-            for line_key, h in part.groupby("solver" if grid else "label", sort=False):
-                s = h.solver.iloc[0]
+            for line_key, h in part.groupby("config" if grid else "label", sort=False):
+                s = str(line_key)
                 med = h.groupby("iteration").agg(hg=("hg", "median"), floats=("floats_sent", "median"),
                                                  cons=("consensus_x", "median"))
                 it = med.index.to_numpy(dtype=float)
-                kw = {"color": colours[s], "lw": 2.0 if s == "adasdbo" else 1.1, "label": str(line_key)}
+                kw = {"color": colours[s], "lw": 2.0 if s.startswith("adasdbo") else 1.1, "label": s}
                 axes[0, j].plot(it, med.hg, **kw)
                 axes[1, j].plot(med.floats, med.hg, **kw)
                 cons = med.cons.where(med.cons < 1e299).clip(lower=1e-32)

@@ -341,6 +341,25 @@ def test_bilevel_boards_reference_and_sandboxed_solver(evaluator, task_id, entry
     assert set(bb.profiles.name) == {reference, entry.split(":")[0][:-3]} and bb.table.ranked.sum() == 2
 
 
+def test_decentralized_bilevel_board_cannot_be_won_by_a_flat_region(evaluator):
+    """x -> +inf (infinite ridge) has a vanishing hypergradient without learning anything: the board ranks by
+    the upper-level loss, so that submission ranks below the paper's method although its |grad Phi|^2 is smaller."""
+    _sandbox_ok()
+    from papergym.leaderboard.board import build_benchmark_board
+    from papergym.leaderboard.evaluate import refresh, submit
+
+    refresh(evaluator, ["DecentralizedBilevel-v0"], only=["adasdbo"])
+    sid = submit(evaluator, f"{SUBS / 'bilevel_huge_ridge.py'}:HugeRidge", "DecentralizedBilevel-v0", author="x")
+    runs = evaluator.runs([sid])
+    ref = evaluator.runs(list(evaluator.submissions("DecentralizedBilevel-v0").query("name == 'adasdbo'")
+                              .submission_id))
+    assert runs.hypergrad_sq.max() < ref.hypergrad_sq.min()  # the paper's metric would be gamed...
+    bb = build_benchmark_board(evaluator, "DecentralizedBilevel-v0", n_boot=200)
+    assert bb.metric == "val_loss"
+    ranked = bb.table.sort_values("rank")
+    assert list(ranked.name[:2]) == ["adasdbo", "bilevel_huge_ridge"]  # ...the board is not
+
+
 def test_mean_field_has_no_board():
     with pytest.raises(ValueError, match="deterministic"):
         B.board_config("EntropicMeanField-v0", overrides={})

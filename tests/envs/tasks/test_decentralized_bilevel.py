@@ -222,18 +222,23 @@ def _central_syn(inst, cl, cf, T, step, report_every=10, x0=None):
     return out
 
 
-@pytest.mark.parametrize("step_rule", ["hierarchical", "independent"])
+@pytest.mark.parametrize("step_rule", ["hierarchical", "independent", "normalized"])
 def test_adasdbo_on_a_complete_graph_is_the_centralised_method(step_rule):
     cl, cf, gamma, m0 = 2.0, 0.5, 0.7, 0.3
     task = _task(graph="complete", agents=5, scales=f"{cl}:{cf}", rounds=200)
     solver, _, xs, ev, _ = _run(task, "adasdbo", gamma=gamma, m0=m0, step_rule=step_rule)
     acc = np.full(3, m0 ** 2)
+    first: list[float] = []  # normalized: (r^y, r^v) = (m^y, m^v) after the first accumulation
 
     def step(gx, gy, gv):
         acc[:] += [gx @ gx, gy @ gy, gv @ gv]
         mx, my, mv = np.sqrt(acc)
         if step_rule == "hierarchical":
             return gamma / (mx * max(my, mv)), gamma / my, gamma / max(my, mv)
+        if step_rule == "normalized":
+            first[:] = first or [my, mv]
+            mu = max(my / first[0], mv / first[1])
+            return gamma / (mx * mu), gamma / my, gamma * (first[1] / first[0]) / max(mv, my * first[1] / first[0])
         return gamma / mx, gamma / my, gamma / mv
 
     ref = _central_syn(ev.inst, cl, cf, 200, step)
@@ -406,6 +411,15 @@ def test_bench_end_to_end(tmp_path):
     assert (folder / "curves_syn.png").exists() and (folder / "curves_digits.svg").exists()
     text = res.extra_report()
     assert "worst" in text and "adasdbo" in text and "[digits]" in text
+    from papergym.envs.tasks.decentralized_bilevel_report import config_of
+
+    assert config_of("adasdbo[step_rule=independent,gamma=0.01]") == "adasdbo[step_rule=independent]"
+    assert config_of("sldbo[gamma=10]") == "sldbo" and config_of("dbo") == "dbo"
+    # a second adasdbo configuration is its own row of the grid report, not pooled with the default
+    two = bench(TASK, solvers=["adasdbo"], task_kwargs={**kw, "family": "syn"}, backend="serial",
+                sweep={"adasdbo": {"step_rule": ["normalized", "independent"]}}, out=tmp_path / "cells")
+    rows = [line.split()[0] for line in two.extra_report().splitlines() if line.startswith("adasdbo")]
+    assert {"adasdbo[step_rule=normalized]", "adasdbo[step_rule=independent]"} <= set(rows)
     plain = bench(TASK, solvers=["adasdbo", "sldbo"], task_kwargs={**kw, "step_size_grid": False},
                   backend="serial", out=tmp_path / "cells")
     assert "median over" in plain.extra_report()
