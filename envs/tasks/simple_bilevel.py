@@ -91,6 +91,7 @@ Non-finite iterates are scored (``inf`` residuals and gaps), never an error. Bud
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -144,8 +145,9 @@ def _haar_columns(m: int, k: int, rng: np.random.Generator) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------- instances
-class _Instance:
-    """A private instance: ``f``, ``g`` and their gradients, ``x0``, ``L_f``, ``L_g``, the known answers."""
+class _Instance(abc.ABC):
+    """A private instance: ``f``, ``g`` and their gradients, ``x0``, ``L_f``, ``L_g``, the known answers (each
+    family implements the four functions)."""
 
     family: str
     dim: int
@@ -158,17 +160,17 @@ class _Instance:
     g_star_known: bool = True
     x_star: np.ndarray | None = None
 
-    def f(self, x: np.ndarray) -> float:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def f(self, x: np.ndarray) -> float: ...
 
-    def g(self, x: np.ndarray) -> float:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def g(self, x: np.ndarray) -> float: ...
 
-    def grad_f(self, x: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def grad_f(self, x: np.ndarray) -> np.ndarray: ...
 
-    def grad_g(self, x: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def grad_g(self, x: np.ndarray) -> np.ndarray: ...
 
 
 class CircleInstance(_Instance):
