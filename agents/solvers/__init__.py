@@ -4,6 +4,7 @@ from papergym.agents.solvers import (  # noqa: F401  (registers them)
     bcd,
     dana,
     dbgd,
+    flood,
     local_sgd,
     nystrom_lssvm,
     radagrad,

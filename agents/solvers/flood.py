@@ -1,7 +1,7 @@
 """``flood`` numerical core for ``PointCloudPH-v0`` — the Flood complex of Graf, Pellizzoni, Uray, Huber &
 Kwitt, *The Flood Complex: Large-Scale Persistent Homology on Millions of Points*, NeurIPS 2025
 (arXiv:2509.22432; spec ``topology.md`` §§1, 2, 5; authors' code ``plus-rkwitt/flooder``, MIT). A CPU
-numpy/scipy port; no solver is registered here (the task module does not exist yet, issue 12).
+numpy/scipy port; the ``flood`` solver (:class:`Flood`, registered at the bottom) wraps :func:`flood_persistence`.
 
 Construction (radius units throughout, never squared)
 ------------------------------------------------------
@@ -352,3 +352,49 @@ def alpha_persistence(points, max_dim: int | None = None) -> list:
     return [np.asarray(st.persistence_intervals_in_dimension(k), dtype=np.float64).reshape(-1, 2)
             for k in range(max_dim + 1)]
 
+
+# ----------------------------------------------------------------------------- solver (PointCloudPH-v0)
+class Flood:
+    """The ``flood`` solver of ``PointCloudPH-v0``: :func:`flood_persistence` on ``problem.points`` up to
+    ``problem.max_dim``; returns ``{"diagrams": [D_0, …], "meta": {"n_simplices", "n_landmarks", "n_queries"}}``.
+
+    ``n_landmarks`` is capped at ``N``; FPS starts at index 0 when ``seed`` is None, else at
+    ``default_rng(seed).integers(N)`` (the runner passes its solver seed). Work unit: one NN query.
+    """
+
+    def __init__(self, *, seed: int | None = None, n_landmarks: int = 1000,
+                 points_per_edge: int = DEFAULT_POINTS_PER_EDGE, workers: int = DEFAULT_WORKERS):
+        self.seed = seed
+        self.n_landmarks = _check_int("n_landmarks", n_landmarks, 1)
+        self.points_per_edge = _check_int("points_per_edge", points_per_edge, 2)
+        self.workers = _check_int("workers", workers, -1)
+
+    def solve(self, problem, budget, report):
+        pts = np.asarray(problem.points, dtype=np.float64)
+        m = min(self.n_landmarks, pts.shape[0])
+        dgms, filt = flood_persistence(pts, n_landmarks=m, max_dim=int(problem.max_dim),
+                                       points_per_edge=self.points_per_edge, seed=self.seed,
+                                       workers=self.workers, return_filtration=True)
+        meta = {"n_simplices": int(sum(len(s) for s in filt.simplices)), "n_landmarks": int(len(filt.landmarks)),
+                "n_queries": int(filt.n_queries)}
+        sol = {"diagrams": dgms, "meta": meta}
+        report(sol, iteration=1, work=filt.n_queries)
+        return sol
+
+
+def _flood(*, seed=None, **hp):
+    return Flood(seed=seed, **hp)
+
+
+def _register() -> None:
+    from papergym.agents.base import register_solver
+
+    register_solver("flood", _flood, tasks=["PointCloudPH-v0"], role="paper",
+                    description="Flood complex (Graf et al. 2025): Delaunay of FPS landmarks, filtration = max "
+                                "distance to the cloud on a barycentric grid; CPU numpy/scipy port",
+                    defaults={"n_landmarks": 1000, "points_per_edge": DEFAULT_POINTS_PER_EDGE,
+                              "workers": DEFAULT_WORKERS},
+                    requires=("gudhi",))
+
+
+_register()

@@ -5,6 +5,7 @@ from papergym.baselines.solvers import (  # noqa: F401  (registers them; pinn im
     distributed,
     dual_lssvm,
     low_rank,
+    persistent_homology,
     pinn,
     plrf_sgd,
     simple_bilevel,

@@ -184,6 +184,7 @@ _TASK_MODULES: dict[str, str] = {
     "LowRankRecovery-v0": "papergym.envs.tasks.low_rank",
     "DecentralizedBilevel-v0": "papergym.envs.tasks.decentralized_bilevel",
     "SimpleBilevel-v0": "papergym.envs.tasks.simple_bilevel",
+    "PointCloudPH-v0": "papergym.envs.tasks.persistent_homology",
 }
 
 
