@@ -291,6 +291,14 @@ def split_instances(task_id: str, split: str, configs: Sequence[tuple[str, Mappi
     raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
 
 
+def instance_params(ref: InstanceRef, task_id: str) -> dict[str, Any]:
+    """A copy of ``ref.params`` after checking that ``ref`` is an instance of ``task_id`` (a ``ValueError``
+    naming both otherwise); what every task's ``make`` starts with."""
+    if ref.task_id.split(":")[-1] != task_id:
+        raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {task_id}")
+    return dict(ref.params)
+
+
 def instances_by_name(task: Task, names: Sequence[str], split: str = "dev") -> list[InstanceRef]:
     """The instances of ``task`` whose names (or name prefixes before ``/``) are in ``names``; a clear
     error lists the valid names otherwise."""

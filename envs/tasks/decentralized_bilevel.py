@@ -109,6 +109,7 @@ from papergym.envs.tasks.base import (
     check_floats,
     check_ints,
     check_names,
+    instance_params,
     register_task,
     split_instances,
 )
@@ -690,9 +691,7 @@ class DecentralizedBilevelTask:
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[DecentralizedBilevelProblem, BilevelEvaluator]:
-        if ref.task_id.split(":")[-1] != TASK_ID:
-            raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {TASK_ID}")
-        p = dict(ref.params)
+        p = instance_params(ref, TASK_ID)
         missing = {"family", "graph", "n", "h", "c_l", "c_f", "T"} - set(p)
         if missing:
             raise ValueError(f"instance {ref.name!r}: params miss {sorted(missing)}")

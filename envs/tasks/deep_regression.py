@@ -50,6 +50,7 @@ from papergym.envs.tasks.base import (
     check_floats,
     check_ints,
     check_names,
+    instance_params,
     register_task,
     save_figure,
     split_instances,
@@ -217,9 +218,7 @@ class DeepTask:
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[DeepProblem, DeepEvaluator]:
-        if ref.task_id.split(":")[-1] != TASK_ID:
-            raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {TASK_ID}")
-        p = dict(ref.params)
+        p = instance_params(ref, TASK_ID)
         fam = check_names(p.get("family"), "family", FAMILIES)[0]
         act = check_names(p.get("activation"), "activation", ACTIVATIONS)[0]
         L, r = check_ints(p.get("depth"), "depth", 2)[0], check_ints(p.get("width"), "width", 1)[0]

@@ -59,6 +59,7 @@ from papergym.envs.tasks.base import (
     InstanceRef,
     check_floats,
     check_ints,
+    instance_params,
     register_task,
     split_instances,
 )
@@ -287,9 +288,7 @@ class DistributedTask:
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[DistributedProblem, DistributedEvaluator]:
-        if ref.task_id.split(":")[-1] != TASK_ID:
-            raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {TASK_ID}")
-        p = dict(ref.params)
+        p = instance_params(ref, TASK_ID)
         missing = {"tau", "spread", "K", "d", "M", "R", "sigma"} - set(p)
         if missing:
             raise ValueError(f"instance {ref.name!r}: params miss {sorted(missing)}")

@@ -47,6 +47,7 @@ from papergym.envs.tasks.base import (
     check_floats,
     check_ints,
     check_names,
+    instance_params,
     register_task,
     save_figure,
     split_instances,
@@ -231,9 +232,7 @@ class LowRankTask:
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[LowRankProblem, LowRankEvaluator]:
-        if ref.task_id.split(":")[-1] != TASK_ID:
-            raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {TASK_ID}")
-        p = dict(ref.params)
+        p = instance_params(ref, TASK_ID)
         fam = check_names(p.get("family"), "family", FAMILIES)[0]
         m, n = check_ints(p.get("m"), "m", 2)[0], check_ints(p.get("n"), "n", 2)[0]
         r, rt = check_ints(p.get("rank"), "rank", 1)[0], check_ints(p.get("true_rank"), "true_rank", 1)[0]

@@ -157,7 +157,7 @@ import functools
 import math
 import numbers
 
-from papergym.envs.tasks.base import Budget, InstanceRef, hidden_seeds, register_task
+from papergym.envs.tasks.base import Budget, InstanceRef, hidden_seeds, instance_params, register_task
 
 __all__ += [
     "PROBLEMS",
@@ -945,9 +945,7 @@ class ODETask:
         raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
 
     def make(self, ref: InstanceRef) -> tuple[ODEProblem, ODEEvaluator]:
-        if ref.task_id.split(":")[-1] != TASK_ID:
-            raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {TASK_ID}")
-        params = dict(ref.params)
+        params = instance_params(ref, TASK_ID)
         if "problem" not in params or "n" not in params:
             raise ValueError(f"instance {ref.name!r}: params need 'problem' and 'n', got {sorted(params)}")
         name = _check_problem(params["problem"], "params['problem']")

@@ -66,6 +66,7 @@ from papergym.envs.tasks.base import (
     check_floats,
     check_ints,
     check_names,
+    instance_params,
     register_task,
     split_instances,
 )
@@ -355,9 +356,7 @@ class PHTask:
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[PHProblem, PHEvaluator]:
-        if ref.task_id.split(":")[-1] != TASK_ID:
-            raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {TASK_ID}")
-        p = dict(ref.params)
+        p = instance_params(ref, TASK_ID)
         fam = check_names(p.get("family"), "family", FAMILIES)[0]
         shape = check_names(p.get("shape"), "shape", SHAPES)[0]
         n = check_ints(p.get("N"), "N", 16)[0]

@@ -53,6 +53,7 @@ from papergym.envs.tasks.base import (
     InstanceRef,
     check_floats,
     check_ints,
+    instance_params,
     register_task,
     split_instances,
 )
@@ -265,9 +266,7 @@ class PLRFTask:
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[PLRFProblem, PLRFEvaluator]:
-        if ref.task_id.split(":")[-1] != TASK_ID:
-            raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {TASK_ID}")
-        p = dict(ref.params)
+        p = instance_params(ref, TASK_ID)
         missing = {"alpha", "beta", "d", "v", "steps", "batch"} - set(p)
         if missing:
             raise ValueError(f"instance {ref.name!r}: params miss {sorted(missing)}")

@@ -105,6 +105,7 @@ from papergym.envs.tasks.base import (
     check_floats,
     check_ints,
     check_names,
+    instance_params,
     register_task,
     split_instances,
 )
@@ -560,9 +561,7 @@ class SimpleBilevelTask:
         return split_instances(TASK_ID, split, self._configs(), self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[SimpleBilevelProblem, SimpleBilevelEvaluator]:
-        if ref.task_id.split(":")[-1] != TASK_ID:
-            raise ValueError(f"instance {ref.name!r} belongs to task {ref.task_id!r}, not {TASK_ID}")
-        p = dict(ref.params)
+        p = instance_params(ref, TASK_ID)
         inst = make_instance(p, ref.seed)
         eps_f = check_floats(p.get("eps_f", self.eps_f), "eps_f", above=0.0)[0]
         eps_g = check_floats(p.get("eps_g", self.eps_g), "eps_g", above=0.0)[0]
