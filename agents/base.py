@@ -455,6 +455,10 @@ def get_solver_info(name: str, task_id: str | None = None) -> SolverInfo:
     return entries[0]
 
 
+_EXTRA_OF = {"gudhi": "tda", "sklearn": "bilevel", "networkx": "bilevel", "torch_geometric": "torch",
+             "ortools": "fjsp", "pettingzoo": "games"}  # optional package -> the extra that installs it
+
+
 def make_solver(name: str, task_id: str, *, seed: Any = None, **hyperparameters: Any) -> Any:
     """Build the solver ``name`` of ``task_id`` with its hyperparameters."""
     info = get_solver_info(name, task_id)
@@ -463,5 +467,5 @@ def make_solver(name: str, task_id: str, *, seed: Any = None, **hyperparameters:
             importlib.import_module(pkg)
         except ImportError:
             raise ImportError(f"solver {name!r} needs the optional package {pkg!r}: "
-                              f"pip install 'papergym[{pkg}]'") from None
+                              f"pip install 'papergym[{_EXTRA_OF.get(pkg, pkg)}]'") from None
     return info.factory(seed=seed, **hyperparameters)

@@ -15,7 +15,10 @@ solver's clock (anytime curves: metrics vs wall seconds, iterations, work). The 
 scored last. Wall time is authoritative: a solve longer than ``budget.max_seconds`` is a ``timeout``
 (it is not killed: hard limits come with the sandboxed evaluation of submissions). A solver that raises
 :class:`~papergym.envs.tasks.base.BudgetExceeded` is a ``timeout`` at once. Where the task defines
-``finalize(metrics, seconds, status, budget)`` it completes the metrics (e.g. PAR-2 seconds).
+``finalize(metrics, seconds, status, budget)`` it completes the metrics (e.g. PAR-2 seconds). An
+evaluator's optional ``prepare()`` (e.g. computing a cached reference) runs before the clock starts; a task
+with ``measure_memory = True`` also gets ``peak_rss_mb`` and ``solve_rss_mb`` (:meth:`AnytimeCurve.peak_rss`;
+Linux: the ``VmHWM`` high-water mark, reset at the start and around every scoring).
 
 Hyperparameter sweeps: ``sweep={"nystrom-lssvm": {"m": [10, 20, 50]}}`` runs one configuration per
 value (labelled ``nystrom-lssvm[m=10]``, ...), on top of ``hyperparameters``. A task may declare its own sweep
@@ -113,27 +116,74 @@ class AnytimeCurve:
     ``report_error = 1`` with its message, never fatal. ``start()`` (re)starts the clock.
     """
 
-    def __init__(self, evaluator: Any):
+    def __init__(self, evaluator: Any, memory: bool = False):
         self.evaluator = evaluator
         self.points: list[dict[str, Any]] = []
+        self.memory = memory
         self.start()
 
     def start(self) -> None:
         self._start = time.perf_counter()
         self.excluded = 0.0
+        self.rss0 = _reset_peak_rss() if self.memory else None
+        self._peak = 0.0
+
+    def peak_rss(self) -> dict[str, float]:
+        """``peak_rss_mb`` (the process' peak resident memory during the solve, scoring excluded) and
+        ``solve_rss_mb`` (that peak minus the RSS when the clock started)."""
+        peak = max(self._peak, _peak_rss_mb())
+        return {"peak_rss_mb": peak, "solve_rss_mb": peak - self.rss0 if self.rss0 is not None else math.nan}
 
     def elapsed(self) -> float:
         return time.perf_counter() - self._start - self.excluded
 
     def __call__(self, solution: Any, iteration: Any = None, work: Any = None) -> None:
         t_now = time.perf_counter()
+        if self.memory:
+            self._peak = max(self._peak, _peak_rss_mb())
         point: dict[str, Any] = {"seconds": t_now - self._start - self.excluded, "iteration": iteration, "work": work}
         try:
             point.update(clean_metrics(self.evaluator.evaluate(solution)))
         except Exception as exc:  # noqa: BLE001 - a malformed intermediate solution: recorded, not fatal
             point.update({"message": str(exc)[:500], "report_error": 1.0})
         self.points.append(point)
+        if self.memory:  # the scoring's memory is not the solver's
+            _reset_peak_rss()
         self.excluded += time.perf_counter() - t_now
+
+
+def _reset_peak_rss() -> float | None:
+    """Reset the process' resident-memory high-water mark (Linux: ``5`` to ``/proc/self/clear_refs``); returns
+    the current RSS in MB, or None where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return _proc_status_mb("VmRSS")
+    except OSError:
+        return None
+
+
+def _proc_status_mb(field: str) -> float | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return float(line.split()[1]) / 1024.0
+    except OSError:
+        return None
+    return None
+
+
+def _peak_rss_mb() -> float:
+    """Peak RSS in MB since the last :func:`_reset_peak_rss` (Linux ``VmHWM``), else the process' lifetime
+    peak (``ru_maxrss``, an upper bound)."""
+    peak = _proc_status_mb("VmHWM")
+    if peak is not None:
+        return peak
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r / (1024.0 * 1024.0) if sys.platform == "darwin" else r / 1024.0
 
 
 def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[str, Any], solver: str,
@@ -149,7 +199,10 @@ def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[st
         ref = InstanceRef.from_dict(instance)
         bud = Budget(**budget)
         problem, evaluator = task.make(ref)
-        report = AnytimeCurve(evaluator)
+        if hasattr(evaluator, "prepare"):  # e.g. a cached reference, outside the solver's clock and memory
+            evaluator.prepare()
+        memory = bool(getattr(task, "measure_memory", False))
+        report = AnytimeCurve(evaluator, memory=memory)
         status, err, tb = "ok", "", ""
         metrics: dict[str, float] = {}
         meta: dict[str, Any] = {}
@@ -158,9 +211,11 @@ def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[st
             report.start()
             solution = slv.solve(problem, bud, report)
             seconds = report.elapsed()
+            mem = report.peak_rss() if memory else {}
             if isinstance(solution, Mapping) and isinstance(solution.get("meta"), Mapping):
                 meta = dict(solution["meta"])
             metrics = clean_metrics(evaluator.evaluate(solution))
+            metrics.update(mem)
             if bud.max_seconds is not None and seconds > bud.max_seconds:
                 status, err = "timeout", f"took {seconds:.1f} s > budget {bud.max_seconds} s"
         except BudgetExceeded as exc:

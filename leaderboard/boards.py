@@ -232,6 +232,18 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
                     "circle, balanced factorisation, min-norm network and min-norm regression families, 5 hidden "
                     "seeds each.",
     ),
+    "PointCloudPH-v0": TaskBoardConfig(
+        "PointCloudPH-v0",
+        task_kwargs={"families": ["fidelity"], "shapes": ["cheese", "torus"], "fidelity_n": [10_000, 30_000]},
+        skip_references=("flooder",),
+        profile_cost="par2_seconds", profile_success="valid",
+        description="Persistent homology (H0-H2) of 3-D point clouds: PAR-2 seconds (wall time of construction "
+                    "+ persistence when the diagrams are valid, twice the 60 s budget otherwise) on swiss cheese "
+                    "(6 voids) and noisy tori at N = 10^4 and 3*10^4, 5 hidden seeds each. Valid: the voids / "
+                    "Betti signal recovered and the bottleneck distance to the Alpha diagram within 0.3 r_lo "
+                    "in every dimension. The authors' flooder package is a reference, not scored by default "
+                    "(`refresh --include flooder`).",
+    ),
     "NystromODE-v0": TaskBoardConfig(
         "NystromODE-v0",
         task_kwargs={"sizes": [100, 1000]},

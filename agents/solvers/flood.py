@@ -18,8 +18,11 @@ Steps
 -----
 1. **Landmarks** — exact farthest-point sampling (FPS): ``ℓ_0`` = index 0 (``seed=None``, flooder's and the
    spec's choice) or drawn uniformly by ``numpy.random.default_rng(seed)`` [design];
-   ``ℓ_{i+1} = argmax_{x∈X} min_{j≤i} ‖x − ℓ_j‖`` (ties: the lowest index, ``numpy.argmax``). Cost ``O(N·m·d)``
-   in vectorised numpy, memory ``O(N)``. The spec's ``fps="bucket"`` option (``fpsample``) is not ported.
+   ``ℓ_{i+1} = argmax_{x∈X} min_{j≤i} ‖x − ℓ_j‖`` (ties: the lowest index, ``numpy.argmax``). Brute force
+   costs ``O(N·m·d)``; above ``N·m = 2·10⁷`` a pruned blocked variant returns the same indices about 8×
+   faster (:func:`_fps_blocked`). Option ``fps="bucket"`` uses flooder's approximate bucket FPS
+   (``fpsample.bucket_fps_kdline_sampling``, tree height 5 / 7 / 9 for ``N ≤ 8·10⁴ / ≤ 2·10⁵ / above``,
+   start index 0 or the seeded one; ``fpsample`` comes with the ``flooder`` extra) [code].
 2. **Delaunay** — ``scipy.spatial.Delaunay`` of the landmarks (Qhull defaults). All faces of the top
    simplices are enumerated, dimension by dimension, with ``numpy.unique``; simplices up to dimension
    ``min(d, max_dim + 1)`` are kept (enough for ``H_0 … H_max_dim``). Degenerate landmark sets (affinely
@@ -64,7 +67,7 @@ the sampled and the exact Flood diagrams is at most ``max_σ ρ_σ`` over the si
 (tested). The bound is conservative: the error is typically far smaller (``δ`` rarely peaks midway
 between grid points with slope 1).
 
-Not ported (open): the ``num_rand`` random-sample option, bucket FPS, gudhi's ``DelaunayComplex``, the
+Not ported (open): the ``num_rand`` random-sample option, gudhi's ``DelaunayComplex``, the
 GPU/Triton kernels with bounding-ball masking.
 """
 
@@ -79,6 +82,7 @@ from scipy.spatial import Delaunay, QhullError, cKDTree
 __all__ = [
     "FloodFiltration",
     "farthest_point_sampling",
+    "bucket_fps",
     "flood_filtration",
     "flood_persistence",
     "sampling_error_bound",
@@ -130,17 +134,28 @@ def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
 
 
 # ----------------------------------------------------------------------------- landmarks
-def farthest_point_sampling(points, k: int, seed: int | None = None) -> np.ndarray:
+def farthest_point_sampling(points, k: int, seed: int | None = None, tree: cKDTree | None = None,
+                            method: str = "auto") -> np.ndarray:
     """Exact farthest-point sampling: ``k`` distinct indices into ``points`` (N, d).
 
     The first index is 0 if ``seed`` is None, else ``default_rng(seed).integers(N)``; every further index
-    maximises the Euclidean distance to the already chosen set (ties: lowest index). ``O(N·k·d)`` time,
-    ``O(N)`` extra memory. Raises ``ValueError`` if ``k`` exceeds the number of distinct points.
+    maximises the Euclidean distance to the already chosen set (ties: lowest index). Raises ``ValueError``
+    if ``k`` exceeds the number of distinct points.
+
+    ``method``: ``"brute"`` updates all ``N`` distances per landmark (``O(N·k·d)``); ``"blocked"`` prunes
+    (below); ``"auto"`` (default) picks ``blocked`` once ``N·k ≥ 2·10⁷``. Both return the **same** indices:
+    the pruning skips only updates that cannot change a distance and the squared distances are computed with
+    the same floating-point operations in the same order. ``tree``: an optional ``cKDTree(points)`` whose
+    leaf order (``tree.indices``) the blocked method reuses.
     """
     pts = _check_points(points)
     n = pts.shape[0]
     k = _check_int("k", k, 1, n)
+    if method not in ("auto", "brute", "blocked"):
+        raise ValueError(f"method must be 'auto', 'brute' or 'blocked'; got {method!r}")
     start = 0 if seed is None else int(np.random.default_rng(seed).integers(n))
+    if method == "blocked" or (method == "auto" and n * k >= 20_000_000):
+        return _fps_blocked(pts, k, start, tree)
     cols = [np.ascontiguousarray(pts[:, j]) for j in range(pts.shape[1])]  # column-wise: no (N, d) temps
     idx = np.empty(k, dtype=np.int64)
     idx[0] = start
@@ -160,6 +175,81 @@ def farthest_point_sampling(points, k: int, seed: int | None = None) -> np.ndarr
         if dist2[nxt] <= 0.0:
             raise ValueError(f"k={k} exceeds the number of distinct points ({i})")
         idx[i] = nxt
+    return idx
+
+
+FPS_BLOCK = 256  # [design] points per block of the pruned FPS
+
+
+def _fps_blocked(pts: np.ndarray, k: int, start: int, tree: cKDTree | None) -> np.ndarray:
+    """Pruned exact FPS [design; a bounding-box variant of the bucket idea of fpsample / flooder].
+
+    The points are laid out in k-d-tree leaf order and cut into blocks of ``FPS_BLOCK`` consecutive
+    (spatially close) points, each with its bounding box and the maximum ``b_max`` of its current squared
+    distances ``D(x)`` to the chosen set. A new landmark ``c`` can lower ``D(x)`` only if
+    ``‖x − c‖² < D(x) ≤ b_max``; ``‖x − c‖² ≥ dist²(c, box)`` (also in floating point: subtraction,
+    squaring of non-negatives and addition are monotone), so blocks with ``dist²(c, box) ≥ b_max`` are
+    skipped. The next landmark is the lowest original index attaining ``max b_max``. Late landmarks touch
+    only the few blocks around them: about 8× faster than brute force at 10⁶ points and 1,000 landmarks.
+    """
+    n, d = pts.shape
+    if tree is None:
+        tree = cKDTree(pts)
+    order = np.asarray(tree.indices, dtype=np.int64)
+    bsz = FPS_BLOCK
+    nb = -(-n // bsz)
+    pad = nb * bsz - n
+    order_p = np.concatenate([order, np.repeat(order[-1:], pad)]) if pad else order
+    blk = np.ascontiguousarray(pts[order_p].T.reshape(d, nb, bsz))  # (d, nb, B)
+    lo, hi = blk.min(axis=2), blk.max(axis=2)  # (d, nb) bounding boxes
+    dist2 = np.full((nb, bsz), np.inf)
+    if pad:
+        dist2.reshape(-1)[n:] = -np.inf  # padding never wins the argmax
+    bmax = np.full(nb, np.inf)
+    idx = np.empty(k, dtype=np.int64)
+    idx[0] = start
+    for i in range(1, k):
+        c = pts[idx[i - 1]]
+        t = np.maximum(np.maximum(lo[0] - c[0], c[0] - hi[0]), 0.0)
+        box2 = t * t
+        for j in range(1, d):
+            t = np.maximum(np.maximum(lo[j] - c[j], c[j] - hi[j]), 0.0)
+            box2 += t * t
+        cand = np.flatnonzero(box2 < bmax)
+        sub = blk[:, cand, :]
+        e = sub[0] - c[0]
+        dd = e * e  # the same operations, in the same order, as the brute-force update
+        for j in range(1, d):
+            e = sub[j] - c[j]
+            dd += e * e
+        nd = np.minimum(dist2[cand], dd)
+        dist2[cand] = nd
+        bmax[cand] = nd.max(axis=1)
+        g = bmax.max()
+        if g <= 0.0:
+            raise ValueError(f"k={k} exceeds the number of distinct points ({i})")
+        hits = np.flatnonzero(bmax == g)
+        pos = np.concatenate([h * bsz + np.flatnonzero(dist2[h] == g) for h in hits])
+        idx[i] = order_p[pos].min()
+    return idx
+
+
+def bucket_fps(points, k: int, seed: int | None = None) -> np.ndarray:
+    """flooder's landmark choice: approximate bucket FPS (``fpsample.bucket_fps_kdline_sampling``) with its
+    tree-height rule (module docstring); ``start_idx`` 0 (``seed=None``) or ``default_rng(seed).integers(N)``,
+    passed as flooder passes it (with fpsample 1.0.2 the returned set need not contain that index)."""
+    try:
+        import fpsample
+    except ImportError as exc:
+        raise ImportError("fps='bucket' needs the fpsample package: pip install 'papergym[flooder]'") from exc
+    pts = _check_points(points)
+    n = pts.shape[0]
+    k = _check_int("k", k, 1, n)
+    start = 0 if seed is None else int(np.random.default_rng(seed).integers(n))
+    h = 9 if n > 200_000 else 7 if n > 80_000 else 5
+    idx = np.asarray(fpsample.bucket_fps_kdline_sampling(pts, k, h=h, start_idx=start), dtype=np.int64)
+    if np.unique(idx).size != k:
+        raise ValueError(f"k={k} exceeds the number of distinct points")
     return idx
 
 
@@ -244,11 +334,11 @@ def _max_delta(tree: cKDTree, coords: np.ndarray, simp: np.ndarray, weights: np.
 def flood_filtration(points, landmarks, points_per_edge: int = DEFAULT_POINTS_PER_EDGE,
                      max_dim: int | None = None, seed: int | None = None,
                      batch_points: int = DEFAULT_BATCH_POINTS, workers: int = DEFAULT_WORKERS,
-                     tree: cKDTree | None = None) -> FloodFiltration:
+                     tree: cKDTree | None = None, fps: str = "exact") -> FloodFiltration:
     """Sampled Flood filtration of ``points`` (N, d) on the Delaunay triangulation of its landmarks.
 
-    ``landmarks``: an int (number of FPS landmarks, first one chosen by ``seed``) or an array of distinct
-    point indices. ``max_dim``: highest homology dimension needed (default ``d − 1``); simplices up to
+    ``landmarks``: an int (number of FPS landmarks, first one chosen by ``seed``; ``fps`` = ``"exact"`` or
+    ``"bucket"``) or an array of distinct point indices. ``max_dim``: highest homology dimension needed (default ``d − 1``); simplices up to
     dimension ``min(d, max_dim + 1)`` are returned. ``tree``: an optional prebuilt ``cKDTree(points)``.
     Values are ``f̂(σ)`` = max of the distance to ``points`` over the barycentric grid on ``σ`` (module
     docstring), monotone over faces, 0 on vertices, within ``sampling_error_bound`` below the exact value.
@@ -258,9 +348,16 @@ def flood_filtration(points, landmarks, points_per_edge: int = DEFAULT_POINTS_PE
     p = _check_int("points_per_edge", points_per_edge, 2)
     max_dim = d - 1 if max_dim is None else _check_int("max_dim", max_dim, 0)
     batch_points = _check_int("batch_points", batch_points, 1)
+    if fps not in ("exact", "bucket"):
+        raise ValueError(f"fps must be 'exact' or 'bucket'; got {fps!r}")
     if isinstance(landmarks, (int, np.integer)) and not isinstance(landmarks, (bool, np.bool_)):
         m = _check_int("n_landmarks", landmarks, d + 1, n)
-        lidx = farthest_point_sampling(pts, m, seed=seed)
+        if fps == "bucket":
+            lidx = bucket_fps(pts, m, seed=seed)
+        else:
+            if tree is None:
+                tree = cKDTree(pts)
+            lidx = farthest_point_sampling(pts, m, seed=seed, tree=tree)
     else:
         lidx = np.asarray(landmarks)
         if lidx.ndim != 1 or not np.issubdtype(lidx.dtype, np.integer):
@@ -317,7 +414,7 @@ def filtration_to_simplex_tree(filt: FloodFiltration):
 def flood_persistence(points, n_landmarks=1000, max_dim: int | None = None,
                       points_per_edge: int = DEFAULT_POINTS_PER_EDGE, seed: int | None = None,
                       batch_points: int = DEFAULT_BATCH_POINTS, workers: int = DEFAULT_WORKERS,
-                      return_filtration: bool = False):
+                      return_filtration: bool = False, fps: str = "exact"):
     """Flood persistence diagrams ``[D_0, …, D_max_dim]``, each an ``(n_k, 2)`` float64 array (birth, death)
     in radius units (``death = inf`` for essential classes). ``n_landmarks``: int (FPS) or index array;
     ``max_dim`` defaults to ``d − 1``. With ``return_filtration=True`` returns ``(diagrams, filtration)``.
@@ -331,7 +428,7 @@ def flood_persistence(points, n_landmarks=1000, max_dim: int | None = None,
     if isinstance(n_landmarks, (int, np.integer)) and not isinstance(n_landmarks, (bool, np.bool_)):
         _check_int("n_landmarks", n_landmarks, d + 1, pts.shape[0])
     filt = flood_filtration(pts, n_landmarks, points_per_edge=points_per_edge, max_dim=max_dim, seed=seed,
-                            batch_points=batch_points, workers=workers)
+                            batch_points=batch_points, workers=workers, fps=fps)
     st = filtration_to_simplex_tree(filt)
     st.compute_persistence(persistence_dim_max=True)
     dgms = []
@@ -355,30 +452,41 @@ def alpha_persistence(points, max_dim: int | None = None) -> list:
 
 # ----------------------------------------------------------------------------- solver (PointCloudPH-v0)
 class Flood:
-    """The ``flood`` solver of ``PointCloudPH-v0``: :func:`flood_persistence` on ``problem.points`` up to
-    ``problem.max_dim``; returns ``{"diagrams": [D_0, …], "meta": {"n_simplices", "n_landmarks", "n_queries"}}``.
+    """The ``flood`` solver of ``PointCloudPH-v0``: :func:`flood_persistence` on every cloud of the problem up
+    to ``problem.max_dim``; returns ``{"diagrams": …, "meta": {"n_simplices", "n_landmarks", "n_queries"}}``
+    (:func:`~papergym.envs.tasks.persistent_homology.solve_clouds`).
 
-    ``n_landmarks`` is capped at ``N``; FPS starts at index 0 when ``seed`` is None, else at
-    ``default_rng(seed).integers(N)`` (the runner passes its solver seed). Work unit: one NN query.
+    ``n_landmarks``: default 1,000, or 300 on the ``classify`` family's clouds (spec §5), capped at ``N``.
+    FPS starts at index 0 when ``seed`` is None, else at ``default_rng(seed).integers(N)`` (the runner passes
+    its solver seed). ``fps``: ``"exact"`` (default) or ``"bucket"`` (flooder's). Work unit: one NN query.
     """
 
-    def __init__(self, *, seed: int | None = None, n_landmarks: int = 1000,
-                 points_per_edge: int = DEFAULT_POINTS_PER_EDGE, workers: int = DEFAULT_WORKERS):
+    def __init__(self, *, seed: int | None = None, n_landmarks: int | None = None,
+                 points_per_edge: int = DEFAULT_POINTS_PER_EDGE, workers: int = DEFAULT_WORKERS, fps: str = "exact"):
         self.seed = seed
-        self.n_landmarks = _check_int("n_landmarks", n_landmarks, 1)
+        self.n_landmarks = None if n_landmarks is None else _check_int("n_landmarks", n_landmarks, 1)
         self.points_per_edge = _check_int("points_per_edge", points_per_edge, 2)
         self.workers = _check_int("workers", workers, -1)
+        if fps not in ("exact", "bucket"):
+            raise ValueError(f"fps must be 'exact' or 'bucket'; got {fps!r}")
+        self.fps = fps
 
     def solve(self, problem, budget, report):
-        pts = np.asarray(problem.points, dtype=np.float64)
-        m = min(self.n_landmarks, pts.shape[0])
-        dgms, filt = flood_persistence(pts, n_landmarks=m, max_dim=int(problem.max_dim),
-                                       points_per_edge=self.points_per_edge, seed=self.seed,
-                                       workers=self.workers, return_filtration=True)
-        meta = {"n_simplices": int(sum(len(s) for s in filt.simplices)), "n_landmarks": int(len(filt.landmarks)),
-                "n_queries": int(filt.n_queries)}
-        sol = {"diagrams": dgms, "meta": meta}
-        report(sol, iteration=1, work=filt.n_queries)
+        from papergym.envs.tasks.persistent_homology import solve_clouds
+
+        n_lm = self.n_landmarks or (300 if getattr(problem, "family", "") == "classify" else 1000)
+        queries = []
+
+        def one(pts):
+            dgms, filt = flood_persistence(pts, n_landmarks=min(n_lm, pts.shape[0]), max_dim=int(problem.max_dim),
+                                           points_per_edge=self.points_per_edge, seed=self.seed,
+                                           workers=self.workers, return_filtration=True, fps=self.fps)
+            queries.append(filt.n_queries)
+            return dgms, {"n_simplices": int(sum(len(s) for s in filt.simplices)),
+                          "n_landmarks": int(len(filt.landmarks)), "n_queries": int(filt.n_queries)}
+
+        sol = solve_clouds(problem, budget, one)
+        report(sol, iteration=1, work=int(sum(queries)))
         return sol
 
 
@@ -392,8 +500,8 @@ def _register() -> None:
     register_solver("flood", _flood, tasks=["PointCloudPH-v0"], role="paper",
                     description="Flood complex (Graf et al. 2025): Delaunay of FPS landmarks, filtration = max "
                                 "distance to the cloud on a barycentric grid; CPU numpy/scipy port",
-                    defaults={"n_landmarks": 1000, "points_per_edge": DEFAULT_POINTS_PER_EDGE,
-                              "workers": DEFAULT_WORKERS},
+                    defaults={"n_landmarks": None, "points_per_edge": DEFAULT_POINTS_PER_EDGE,
+                              "workers": DEFAULT_WORKERS, "fps": "exact"},
                     requires=("gudhi",))
 
 

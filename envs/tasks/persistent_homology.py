@@ -11,33 +11,51 @@ Generators (§3.1, seeded, vectorised numpy; every array float64):
 * ``annulus``: 2-D, radii 0.5–1, area-uniform, noise 0.02. β1 = 1.
 * ``figure-eight``: 2-D, two unit circles touching at the origin, noise 0.02. β1 = 2.
 
-Families (§3.2; ``classify`` is not implemented yet): ``fidelity`` — every shape of ``shapes`` (default
-cheese k = 6, radii U(0.1, 0.2), and the torus) at every ``fidelity_n`` (default 10⁴, 3·10⁴; the spec's
-10⁵ is a kwarg away); ``scale`` — swiss cheese k = 6 at every ``scale_n`` (default 3·10⁵, the spec's CPU
-default; paper-scale 10⁶, 10⁷ are kwargs). Only ``fidelity`` runs by default (``families``), so that the
-default bench takes a few minutes on 2 cores; ``scale`` instances above ``reference_max_n = 10⁵`` have no
-Alpha reference. Dev seeds 0–4 per (family, shape, N), test: 5 HMAC seeds. The seed drives void placement,
-radii, points and noise.
+Families (§3.2): ``fidelity`` — every shape of ``shapes`` (default cheese k = 6, radii U(0.1, 0.2), and the
+torus) at every ``fidelity_n`` (default 10⁴, 3·10⁴; the spec's 10⁵ is a kwarg away); ``scale`` — swiss cheese
+k = 6 at every ``scale_n`` (default 3·10⁵, the spec's CPU default; paper-scale 10⁶, 10⁷ are kwargs; ``points =
+[…]`` selects it with the Alpha reference at every size); ``classify`` (``subtask =
+"swiss-cheese-classification"``) — one set of 3 × 20 swiss-cheese clouds of 10⁴ points per seed, class = number
+of voids ∈ {4, 6, 8} (:mod:`~papergym.envs.tasks.persistent_homology_classify`). Only ``fidelity`` runs by
+default (``families``), so that the default bench takes minutes on 2 cores; ``scale`` instances above
+``reference_max_n = 10⁵`` have no Alpha reference. Dev seeds 0–4 per (family, shape, N) (0–2 for ``classify``
+and ``points``), test: 5 HMAC seeds. The seed drives void placement, radii, points and noise.
 
 Public problem (:class:`PHProblem`): ``points`` (N, d), ``max_dim`` (2 in 3-D, 1 in 2-D), ``units =
-"radius"``, ``family``, ``shape``, ``N``, ``d``.
+"radius"``, ``family``, ``shape``, ``N``, ``d``; for ``classify`` (:class:`PHClassifyProblem`) ``clouds`` (a
+tuple of (N, 3) arrays, labels private) instead of ``points``. Solvers run on each cloud with
+:func:`solve_clouds`.
 
-Solution: ``[D_0, …, D_max_dim]`` or ``{"diagrams": [D_0, …], "meta": {"n_simplices": …, "n_landmarks": …}}``;
+Solution: ``[D_0, …, D_max_dim]`` or ``{"diagrams": [D_0, …], "meta": {"n_simplices": …, "n_landmarks": …}}``
+(``classify``: one such list per cloud, in order);
 each ``D_k`` an ``(n_k, 2)`` array of (birth, death) in radius units, births finite, deaths ``≥`` births or
 ``+inf``.
 
 Reference: gudhi's Alpha diagrams in radius units (``AlphaComplex(points).create_simplex_tree(
-output_squared_values=False)``), computed lazily at the first evaluation and cached in memory per instance
-(:func:`alpha_reference`, an ``lru_cache``); skipped for ``N > reference_max_n`` (bottleneck metrics NaN).
+output_squared_values=False)``), computed by the evaluator's ``prepare()`` before the solver's clock starts and
+cached in memory per instance (:func:`alpha_reference`, an ``lru_cache``); skipped for ``N > reference_max_n``
+(distance metrics NaN).
 
 Metrics (direction in :attr:`PHTask.metrics`):
 
 * ``par2_seconds`` (primary, min): wall seconds of the solve if ``status == "ok"`` and ``valid``, else
   ``2 × max_seconds`` (:meth:`PHTask.finalize`).
 * ``time_s`` (min): the solve's wall seconds, uncensored (NaN if the solve failed).
-* ``valid`` (max): ``void_recovery == 1`` and (where the reference exists) ``bottleneck_h{max_dim} ≤ tol``.
-* ``bottleneck_h0 … h{max_dim}`` (min): bottleneck distance to the Alpha diagram of that dimension (below);
-  ``bottleneck_max`` (min): their maximum.
+* ``valid`` (max): ``void_recovery == 1`` and (where the reference exists) ``bottleneck_max ≤ tol``. [design;
+  the spec checks H2 only, which would let a submission skip H0 and H1.] ``classify``: 1 for a well-formed
+  solution.
+* ``bottleneck_h0 … h{max_dim}`` (min): bottleneck distance to the Alpha diagram of that dimension (below,
+  ``gudhi.bottleneck_distance`` with additive error ``e = 1e-8``: its exact mode ``e = 0`` needs memory
+  quadratic in the diagram sizes, 16 GB at 10⁵ points); ``bottleneck_max`` (min): their maximum.
+* ``w1_h1 … w1_h{max_dim}`` (min): 1-Wasserstein distance to the Alpha diagram (:func:`wasserstein1`; ``wasserstein
+  = False`` skips it). It sums over all bars, so it is dominated by the tens of thousands of short Alpha bars
+  that a landmark complex does not have: it measures the small-scale topology lost, the bottleneck the
+  largest single error.
+* ``peak_rss_mb`` (min): the process' resident-memory high-water mark during the solve, ``solve_rss_mb`` what
+  the solve added (``measure_memory``, :mod:`papergym.leaderboard.bench`; a pool worker keeps memory from
+  earlier solves, so ``benchmarks/bench_ph.py`` runs each cell in a fresh process for clean figures).
+* ``accuracy``, ``accuracy_ci95`` (``classify``): mean test accuracy over ``n_splits`` random 72/28 splits of
+  the fixed feature pipeline and its Student-t 95 % half-width.
 * ``void_recovery`` (max): cheese: 1 if the number of H2 bars with persistence ``> prominence`` equals
   ``k_ref`` (the Alpha reference's own count where it exists, else ``k``); other shapes: 1 if the
   prominent-bar counts equal the reference's (else the true Betti signal) in every dimension ``≥ 1``.
@@ -48,7 +66,7 @@ Infinite bars: the bottleneck distance is the maximum of the finite parts' dista
 else the largest difference of their sorted births. The kwargs ``tol`` (default 0.3) and ``prominence``
 (default 0.5) are in units of ``r_lo``: ``tol = 0.3·r_lo``, prominence threshold ``0.5·r_lo`` [design]; for
 the torus, annulus and figure-eight ``r_lo`` stands for 0.4 (the torus' minor
-radius, spec §7). ``peak_rss_mb`` (spec §7) is not measured yet.
+radius, spec §7).
 """
 
 from __future__ import annotations
@@ -62,6 +80,7 @@ import numpy as np
 
 from papergym.envs.tasks.base import (
     Budget,
+    BudgetExceeded,
     InstanceRef,
     check_floats,
     check_ints,
@@ -71,15 +90,18 @@ from papergym.envs.tasks.base import (
     split_instances,
 )
 
-__all__ = ["PHTask", "PHProblem", "PHEvaluator", "swiss_cheese", "noisy_torus", "annulus", "figure_eight",
+__all__ = ["PHTask", "PHProblem", "PHEvaluator", "PHClassifyProblem", "PHClassifyEvaluator", "clouds_of",
+           "solve_clouds", "wasserstein1", "swiss_cheese", "noisy_torus", "annulus", "figure_eight",
            "generate", "alpha_reference", "bottleneck", "check_diagrams", "FAMILIES", "SHAPES"]
 
 TASK_ID = "PointCloudPH-v0"
-FAMILIES = ("fidelity", "scale")
+FAMILIES = ("fidelity", "scale", "classify")
 SHAPES = ("cheese", "torus", "annulus", "figure-eight")
 N_TEST_SEEDS = 5
 NOISE = 0.02
 GAP = 0.02  # void margin to the cube and between voids (spec §3.1)
+BOTTLENECK_E = 1e-8  # additive error of gudhi.bottleneck_distance: the exact mode (e=0) needs O(n*m) memory
+CHEESE_CHUNK = 1 << 20  # candidate points drawn per rejection round
 SHAPE_SCALE = 0.4  # r_lo stand-in for the non-cheese shapes (spec §7) [design]
 
 
@@ -115,10 +137,12 @@ def swiss_cheese(n: int, k: int = 6, r_lo: float = 0.1, r_hi: float = 0.2, seed:
     keep_frac = max(1.0 - float(np.sum(4.0 / 3.0 * math.pi * radii ** 3)), 0.05)
     out, have = [], 0
     while have < n:
-        m = int((n - have) / keep_frac * 1.1) + 64
+        m = min(int((n - have) / keep_frac * 1.1) + 64, CHEESE_CHUNK)  # bounded memory at 10^7 points
         x = rng.random((m, 3))
-        d2 = ((x[:, None, :] - centres[None]) ** 2).sum(-1) if k else np.full((m, 1), np.inf)
-        x = x[np.all(d2 >= radii ** 2, axis=1)] if k else x
+        keep = np.ones(m, dtype=bool)
+        for c, r in zip(centres, radii):
+            keep &= ((x - c) ** 2).sum(-1) >= r ** 2
+        x = x[keep]
         out.append(x)
         have += len(x)
     return np.concatenate(out)[:n], centres, radii
@@ -233,8 +257,25 @@ def bottleneck(a: np.ndarray, b: np.ndarray) -> float:
     if A.shape == B.shape and np.array_equal(A, B):  # fast path (e.g. the Alpha baseline): exactly 0
         fin = 0.0
     else:
-        fin = float(gudhi.bottleneck_distance(A.reshape(-1, 2), B.reshape(-1, 2)))
+        fin = float(gudhi.bottleneck_distance(A.reshape(-1, 2), B.reshape(-1, 2), BOTTLENECK_E))
     return max(fin, inf_part)
+
+
+def wasserstein1(a: np.ndarray, b: np.ndarray) -> float:
+    """1-Wasserstein distance (ℓ∞ ground metric, gudhi's Hera, relative error ≤ 1 %) between the finite parts,
+    plus the sum of the sorted essential births' differences; ``inf`` if the numbers of infinite bars differ."""
+    import gudhi.hera
+
+    fa, fb = np.isfinite(a[:, 1]), np.isfinite(b[:, 1])
+    ia, ib = np.sort(a[~fa, 0]), np.sort(b[~fb, 0])
+    if len(ia) != len(ib):
+        return math.inf
+    inf_part = float(np.sum(np.abs(ia - ib)))
+    A, B = a[fa], b[fb]
+    if A.shape == B.shape and np.array_equal(A[np.lexsort(A.T[::-1])], B[np.lexsort(B.T[::-1])]):
+        return inf_part
+    return float(gudhi.hera.wasserstein_distance(A.reshape(-1, 2), B.reshape(-1, 2), order=1,
+                                                   internal_p=np.inf)) + inf_part
 
 
 @functools.lru_cache(maxsize=16)
@@ -272,17 +313,65 @@ class PHProblem:
     PRIVATE_FIELDS = ()
 
 
+@dataclass(frozen=True)
+class PHClassifyProblem:
+    """The public problem of the ``classify`` family: ``clouds`` (a tuple of (N, 3) arrays, unlabelled, in a
+    seeded order); the solution holds one diagram list per cloud, in that order."""
+
+    clouds: tuple
+    max_dim: int
+    units: str
+    family: str
+    shape: str
+    N: int
+    d: int
+    n_clouds: int
+
+    PRIVATE_FIELDS = ()
+
+
+def clouds_of(problem: Any) -> list[np.ndarray]:
+    """The point clouds of a problem: ``problem.clouds`` (``classify``) or ``[problem.points]``."""
+    clouds = getattr(problem, "clouds", None)
+    return [np.asarray(c, dtype=np.float64) for c in clouds] if clouds is not None else \
+        [np.asarray(problem.points, dtype=np.float64)]
+
+
+def solve_clouds(problem: Any, budget: Any, one: Any) -> dict[str, Any]:
+    """Run ``one(points) -> (diagrams, meta)`` on every cloud of ``problem`` and pack the solution (one diagram
+    list, or one per cloud for ``classify``; numeric ``meta`` values averaged over the clouds). Raises
+    :class:`~papergym.envs.tasks.base.BudgetExceeded` between clouds once ``budget.max_seconds`` is spent."""
+    import time
+
+    t0 = time.perf_counter()
+    limit = getattr(budget, "max_seconds", None)
+    dgms, metas = [], []
+    for i, pts in enumerate(clouds_of(problem)):
+        if limit is not None and i and time.perf_counter() - t0 > float(limit):
+            raise BudgetExceeded(f"{i} of {getattr(problem, 'n_clouds', 1)} clouds done in {limit:g} s")
+        d, m = one(pts)
+        dgms.append(d)
+        metas.append(m)
+    meta = {k: float(np.mean([m[k] for m in metas])) for k in metas[0]} if metas else {}
+    return {"diagrams": dgms if hasattr(problem, "clouds") else dgms[0], "meta": meta}
+
+
 class PHEvaluator:
     """Private scorer of one instance: the truth (voids / Betti signal) and the lazily computed Alpha reference."""
 
     def __init__(self, key: tuple, truth: Mapping[str, Any], max_dim: int, tol: float, prominence: float,
-                 with_reference: bool):
+                 with_reference: bool, wasserstein: bool = True):
         self.key, self.truth, self.max_dim = key, dict(truth), max_dim
         self.tol, self.prominence, self.with_reference = tol, prominence, with_reference
+        self.wasserstein = wasserstein
 
     @property
     def reference(self) -> tuple[np.ndarray, ...] | None:
         return alpha_reference(*self.key) if self.with_reference else None
+
+    def prepare(self) -> None:
+        """Compute (and cache) the Alpha reference before the solver's clock starts."""
+        _ = self.reference
 
     def evaluate(self, solution: Any) -> dict[str, float]:
         dgms, meta = check_diagrams(solution, self.max_dim)
@@ -295,6 +384,8 @@ class PHEvaluator:
         for k, v in enumerate(bn):
             out[f"bottleneck_h{k}"] = v
         out["bottleneck_max"] = max(bn) if ref is not None else math.nan
+        for k in range(1, self.max_dim + 1):
+            out[f"w1_h{k}"] = wasserstein1(dgms[k], ref[k]) if ref is not None and self.wasserstein else math.nan
         target = {k: (_prominent(ref[k], self.prominence) if ref is not None else int(self.truth["betti"].get(k, 0)))
                   for k in range(1, self.max_dim + 1)}
         if "radii" in self.truth:  # cheese: H2 only (spec §7)
@@ -302,50 +393,138 @@ class PHEvaluator:
         else:
             rec = all(_prominent(dgms[k], self.prominence) == target[k] for k in target)
         out["void_recovery"] = float(rec)
-        ok = rec and (ref is None or bn[self.max_dim] <= self.tol)
+        ok = rec and (ref is None or max(bn) <= self.tol)  # every dimension: else H0/H1 could be skipped
         out["valid"] = float(ok)
         out["n_simplices"] = float(meta.get("n_simplices", math.nan))
         out["n_landmarks"] = float(meta.get("n_landmarks", math.nan))
         return out
 
 
+class PHClassifyEvaluator:
+    """Private scorer of a ``classify`` instance: the labels, the fixed features and classifier
+    (:mod:`~papergym.envs.tasks.persistent_homology_classify`)."""
+
+    def __init__(self, labels: np.ndarray, max_dim: int, features: str, n_splits: int, seed: int):
+        self.labels, self.max_dim, self.features = np.asarray(labels), max_dim, features
+        self.n_splits, self.seed = n_splits, seed
+
+    def evaluate(self, solution: Any) -> dict[str, float]:
+        from papergym.envs.tasks.persistent_homology_classify import features, split_accuracy
+
+        meta: dict[str, Any] = {}
+        if isinstance(solution, Mapping):
+            if "diagrams" not in solution:
+                raise ValueError(f"a solution mapping needs the key 'diagrams'; got {sorted(map(str, solution))}")
+            meta = dict(solution.get("meta") or {})
+            solution = solution["diagrams"]
+        if not isinstance(solution, (list, tuple)) or len(solution) != len(self.labels):
+            raise ValueError(f"a classify solution holds one diagram list per cloud ({len(self.labels)}), got "
+                             f"{len(solution) if isinstance(solution, (list, tuple)) else type(solution).__name__}")
+        dgms = []
+        for i, s in enumerate(solution):
+            try:
+                dgms.append(check_diagrams(s, self.max_dim)[0])
+            except ValueError as exc:
+                raise ValueError(f"cloud {i}: {exc}") from None
+        _, meta = check_diagrams({"diagrams": solution[0], "meta": meta}, self.max_dim)
+        acc = split_accuracy(features(dgms, self.max_dim, self.features), self.labels, self.n_splits, self.seed)
+        return {"accuracy": acc["accuracy"], "accuracy_ci95": acc["accuracy_ci95"], "valid": 1.0,
+                "n_simplices": float(meta.get("n_simplices", math.nan)),
+                "n_landmarks": float(meta.get("n_landmarks", math.nan))}
+
+
+def _sizes(v: Any, name: str) -> tuple[int, ...]:
+    """Cloud sizes: integers >= 16; integral floats such as ``1e6`` (the CLI's ``--points 1e4,1e6``) accepted."""
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    vals = [int(x) if isinstance(x, float) and x.is_integer() else x for x in vals]
+    return check_ints(vals, name, 16)
+
+
+SUBTASKS = {"fidelity": ("fidelity",), "scale": ("scale",), "swiss-cheese-classification": ("classify",),
+            "classify": ("classify",)}
+
+
 class PHTask:
-    """``PointCloudPH-v0`` (module docstring). Kwargs: ``families``, ``shapes`` (fidelity), ``fidelity_n``,
-    ``scale_n``, ``k``, ``r_lo``, ``r_hi``, ``seeds``, ``tol``, ``prominence``, ``reference_max_n``,
-    ``max_seconds`` (default 60 for fidelity only, else 120; spec §8)."""
+    """``PointCloudPH-v0`` (module docstring). Kwargs: ``subtask`` (``fidelity``, ``scale``,
+    ``swiss-cheese-classification``; overrides ``families``), ``points`` (swiss-cheese sizes: the ``scale``
+    family at these N, with the Alpha reference at every size and seeds 0-2 unless given), ``families``, ``shapes`` (fidelity),
+    ``fidelity_n``, ``scale_n``, ``k``, ``r_lo``, ``r_hi``, ``seeds``, ``tol``, ``prominence``,
+    ``reference_max_n``, ``wasserstein``, ``classify_n``, ``classify_per_class``, ``classify_k``,
+    ``features``, ``n_splits``, ``max_seconds`` (default 60 for fidelity only, else 120; spec §8)."""
 
     id = TASK_ID
     primary = "par2_seconds"
-    table_metrics = ("time_s", "valid", "bottleneck_max", "void_recovery", "n_simplices", "n_landmarks")
+    measure_memory = True  # peak_rss_mb / solve_rss_mb (leaderboard.bench)
 
-    def __init__(self, families: Any = ("fidelity",), shapes: Any = ("cheese", "torus"),
+    def __init__(self, subtask: str | None = None, points: Any = None, families: Any = ("fidelity",), shapes: Any = ("cheese", "torus"),
                  fidelity_n: Any = (10_000, 30_000),
                  scale_n: Any = (300_000,), k: int = 6, r_lo: float = 0.1, r_hi: float = 0.2,
-                 seeds: Any = (0, 1, 2, 3, 4), tol: float = 0.3, prominence: float = 0.5,
-                 reference_max_n: int = 100_000, max_seconds: float | None = None):
+                 seeds: Any = None, tol: float = 0.3, prominence: float = 0.5,
+                 reference_max_n: int = 100_000, wasserstein: bool = True, classify_n: int = 10_000,
+                 classify_per_class: int = 20, classify_k: Any = (4, 6, 8), features: str = "lifetimes+betti",
+                 n_splits: int = 10, max_seconds: float | None = None):
+        from papergym.envs.tasks.persistent_homology_classify import FEATURES
+
+        if subtask is not None:
+            families = SUBTASKS[check_names(subtask, "subtask", tuple(SUBTASKS))[0]]
+        self.points = None if points is None else _sizes(points, "points")
+        if self.points is not None:  # --points 1e4,1e5,1e6: swiss cheese at these N, Alpha reference at all
+            if subtask is not None and families != ("scale",):
+                raise ValueError(f"points selects the scale family; it cannot be combined with subtask={subtask!r}")
+            families, scale_n = ("scale",), self.points
+            if reference_max_n == 100_000:
+                reference_max_n = max(self.points)
+            if seeds is None:
+                seeds = (0, 1, 2)
         self.families = check_names(families, "families", FAMILIES)
         self.shapes = check_names(shapes, "shapes", SHAPES)
-        self.fidelity_n = check_ints(fidelity_n, "fidelity_n", 16)
-        self.scale_n = check_ints(scale_n, "scale_n", 16)
+        self.fidelity_n = _sizes(fidelity_n, "fidelity_n")
+        self.scale_n = _sizes(scale_n, "scale_n")
         self.k = check_ints(k, "k", 0)[0]
         self.r_lo = check_floats(r_lo, "r_lo", above=0.0, below=0.5)[0]
         self.r_hi = check_floats(r_hi, "r_hi", above=0.0, below=0.5 - GAP)[0]
         if self.r_hi < self.r_lo:
             raise ValueError(f"r_hi must be >= r_lo = {self.r_lo:g}, got {self.r_hi:g}")
+        if seeds is None:  # dev seeds 0-4; 0-2 for the classification set alone (60 clouds per seed)
+            seeds = (0, 1, 2) if self.families == ("classify",) else (0, 1, 2, 3, 4)
         self.seeds = check_ints(seeds, "seeds", 0)
         self.tol = check_floats(tol, "tol", above=0.0)[0]  # in units of r_lo (or SHAPE_SCALE)
         self.prominence = check_floats(prominence, "prominence", above=0.0)[0]
         self.reference_max_n = check_ints(reference_max_n, "reference_max_n", 0)[0]
-        ms = (60.0 if self.families == ("fidelity",) else 120.0) if max_seconds is None else max_seconds
+        if not isinstance(wasserstein, (bool, np.bool_)):
+            raise ValueError(f"wasserstein must be a boolean, got {wasserstein!r}")
+        self.wasserstein = bool(wasserstein)
+        self.classify_n = _sizes(classify_n, "classify_n")[0]
+        self.classify_per_class = check_ints(classify_per_class, "classify_per_class", 2)[0]
+        self.classify_k = check_ints(classify_k, "classify_k", 1)
+        if len(set(self.classify_k)) < 2:
+            raise ValueError(f"classify_k needs at least two distinct void counts, got {self.classify_k}")
+        self.features = check_names(features, "features", FEATURES)[0]
+        self.n_splits = check_ints(n_splits, "n_splits", 2)[0]
+        if max_seconds is None:  # spec §8; 600 s once a scale cloud has >= 5e5 points (Alpha: ~200 s at 1e6)
+            big = "scale" in self.families and max(self.scale_n) >= 500_000
+            max_seconds = 600.0 if big else 60.0 if self.families == ("fidelity",) else 120.0
+        ms = max_seconds
         self.max_seconds = check_floats(ms, "max_seconds", above=0.0)[0]
         self.default_budget = Budget(max_seconds=self.max_seconds)
         self.metrics = {"par2_seconds": "min", "time_s": "min", "valid": "max",
                         **{f"bottleneck_h{i}": "min" for i in range(3)}, "bottleneck_max": "min",
-                        "void_recovery": "max", "n_simplices": "min", "n_landmarks": "min"}
+                        "w1_h1": "min", "w1_h2": "min", "void_recovery": "max", "n_simplices": "min",
+                        "n_landmarks": "min", "peak_rss_mb": "min", "solve_rss_mb": "min",
+                        "accuracy": "max", "accuracy_ci95": "min"}
+        cls = self.families == ("classify",)
+        self.table_metrics = (("time_s", "accuracy", "accuracy_ci95", "n_simplices", "peak_rss_mb") if cls else
+                              ("time_s", "valid", "bottleneck_max", "w1_h2", "void_recovery", "n_simplices",
+                               "peak_rss_mb"))
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
         configs = []
         for fam in self.families:
+            if fam == "classify":
+                configs.append((f"classify/cheese/N={self.classify_n}",
+                                {"family": fam, "shape": "cheese", "N": self.classify_n,
+                                 "per_class": self.classify_per_class, "ks": list(self.classify_k)}))
+                continue
             shapes, ns = (self.shapes, self.fidelity_n) if fam == "fidelity" else (("cheese",), self.scale_n)
             for shape in shapes:
                 for n in ns:
@@ -355,11 +534,20 @@ class PHTask:
                     configs.append((f"{fam}/{shape}/N={n}", p))
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
-    def make(self, ref: InstanceRef) -> tuple[PHProblem, PHEvaluator]:
+    def make(self, ref: InstanceRef) -> tuple[Any, Any]:
         p = instance_params(ref, TASK_ID)
         fam = check_names(p.get("family"), "family", FAMILIES)[0]
         shape = check_names(p.get("shape"), "shape", SHAPES)[0]
         n = check_ints(p.get("N"), "N", 16)[0]
+        if fam == "classify":
+            from papergym.envs.tasks.persistent_homology_classify import classify_set
+
+            per = check_ints(p.get("per_class", self.classify_per_class), "per_class", 2)[0]
+            ks = check_ints(p.get("ks", self.classify_k), "ks", 1)
+            clouds, labels = classify_set(ref.seed, n, per, ks)
+            problem = PHClassifyProblem(clouds=tuple(clouds), max_dim=2, units="radius", family=fam, shape="cheese",
+                                        N=n, d=3, n_clouds=len(clouds))
+            return problem, PHClassifyEvaluator(labels, 2, self.features, self.n_splits, int(ref.seed))
         cheese = shape == "cheese"
         k = check_ints(p.get("k", self.k), "k", 0)[0] if cheese else 0
         r_lo = check_floats(p.get("r_lo", self.r_lo), "r_lo", above=0.0)[0] if cheese else 0.0
@@ -371,7 +559,7 @@ class PHTask:
         tol, prom = self.tol * scale, self.prominence * scale  # kwargs are in units of r_lo
         key = (shape, n, int(ref.seed), k, r_lo, r_hi)
         problem = PHProblem(points=pts, max_dim=d - 1, units="radius", family=fam, shape=shape, N=n, d=d)
-        return problem, PHEvaluator(key, truth, d - 1, tol, prom, n <= self.reference_max_n)
+        return problem, PHEvaluator(key, truth, d - 1, tol, prom, n <= self.reference_max_n, self.wasserstein)
 
     def finalize(self, metrics: Mapping[str, float] | None, seconds: float | None, status: str,
                  budget: Budget | None = None) -> dict[str, float]:
@@ -384,6 +572,16 @@ class PHTask:
         ok = ok_run and float(out.get("valid", 0.0) or 0.0) >= 1.0
         out["par2_seconds"] = float(seconds) if ok else 2.0 * float(b.max_seconds)  # type: ignore[arg-type]
         return out
+
+    def report(self, runs: Any) -> str:
+        from papergym.envs.tasks.persistent_homology_report import report_table
+
+        return report_table(runs)
+
+    def figures(self, runs: Any, folder: Any) -> list[Any]:
+        from papergym.envs.tasks.persistent_homology_report import diagram_figure, time_figure
+
+        return [f for f in (time_figure(runs, folder), diagram_figure(self, runs, folder)) if f is not None]
 
 
 register_task(TASK_ID, PHTask)

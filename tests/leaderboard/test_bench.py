@@ -226,3 +226,36 @@ def test_hidden_seeds_are_hmac_of_the_secret():
     ref = [int.from_bytes(hmac.new(b"abc", f"T-v0/k/{i}".encode(), hashlib.sha256).digest()[:4], "big") & 0x7FFFFFFF
            for i in range(3)]
     assert s == ref and len(set(s)) == 3
+
+
+# ----------------------------------------------------------------------------- peak memory
+def _can_reset_hwm() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _can_reset_hwm(), reason="needs Linux /proc/self/clear_refs")
+def test_peak_rss_counts_the_solver_not_the_scoring():
+    import numpy as np
+
+    from papergym.leaderboard.bench import AnytimeCurve
+
+    class HungryEvaluator:
+        def evaluate(self, solution):
+            junk = np.ones(40_000_000)  # 320 MB during scoring only
+            return {"s": float(junk[0])}
+
+    rep = AnytimeCurve(HungryEvaluator(), memory=True)
+    rep.start()
+    data = np.ones(25_000_000)  # 200 MB touched by the "solver"
+    rep(data[:1])
+    del data
+    mem = rep.peak_rss()
+    assert 180 < mem["solve_rss_mb"] < 300, mem
+    assert mem["peak_rss_mb"] >= mem["solve_rss_mb"]
+    rep.start()  # a fresh window: nothing allocated
+    assert rep.peak_rss()["solve_rss_mb"] < 50

@@ -40,6 +40,7 @@ SMALL_BOARDS = {
                                                 "heterogeneity": 1.0, "scales": "1:1", "rounds": 100}},
     "SimpleBilevel-v0": {"task_kwargs": {"instance": ["circle", "min-norm-regression"], "circle_dims": 2,
                                          "max_work": 5000}},
+    "PointCloudPH-v0": {"task_kwargs": {"shapes": ["cheese"], "fidelity_n": [3000], "k": 3}},
 }
 
 
@@ -358,6 +359,24 @@ def test_decentralized_bilevel_board_cannot_be_won_by_a_flat_region(evaluator):
     assert bb.metric == "val_loss"
     ranked = bb.table.sort_values("rank")
     assert list(ranked.name[:2]) == ["adasdbo", "bilevel_huge_ridge"]  # ...the board is not
+
+
+def test_point_cloud_board_refuses_skipped_dimensions(evaluator):
+    """A sandboxed submission returning the exact Alpha H2 diagram but empty H0 / H1 diagrams recovers the voids,
+    yet every run is invalid (bottleneck in every dimension) and it ranks below the paper's flood."""
+    _sandbox_ok()
+    pytest.importorskip("gudhi")
+    from papergym.leaderboard.board import build_benchmark_board
+    from papergym.leaderboard.evaluate import refresh, submit
+
+    done = refresh(evaluator, ["PointCloudPH-v0"], only=["flood"])
+    assert done[0][2] == "ok", done
+    sid = submit(evaluator, f"{SUBS / 'ph_h2_only.py'}:H2Only", "PointCloudPH-v0", author="x")
+    runs = evaluator.runs([sid])
+    assert len(runs) == 5 and (runs.status == "ok").all()
+    assert (runs.void_recovery == 1).all() and (runs.valid == 0).all() and (runs.par2_seconds == 120).all()
+    bb = build_benchmark_board(evaluator, "PointCloudPH-v0", n_boot=200)
+    assert list(bb.table.sort_values("rank").name) == ["flood", "ph_h2_only"]
 
 
 def test_mean_field_has_no_board():

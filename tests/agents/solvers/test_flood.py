@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 
 import numpy as np
 import pytest
@@ -217,6 +218,51 @@ def test_fps_matches_brute_force(d):
     idx = farthest_point_sampling(x, 40)
     dm = [np.min(np.linalg.norm(x[idx[:i]][None] - x[idx[i]][None, None], axis=-1)) for i in range(1, 40)]
     assert all(a >= b - 1e-12 for a, b in itertools.pairwise(dm))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4])
+def test_blocked_fps_equals_brute_force(d):
+    """The pruned blocked FPS returns exactly the brute-force sequence (same ties, same floating point)."""
+    rng = np.random.default_rng(20 + d)
+    for x in (rng.standard_normal((3000, d)), rng.random((2500, d)) ** 3):
+        for seed in (None, 5):
+            np.testing.assert_array_equal(farthest_point_sampling(x, 200, seed=seed, method="blocked"),
+                                          farthest_point_sampling(x, 200, seed=seed, method="brute"))
+
+
+def test_blocked_fps_ties_and_duplicates():
+    # an integer grid has many equal distances: ties must go to the lowest index, as numpy.argmax does
+    g = np.stack(np.meshgrid(np.arange(12.0), np.arange(12.0), np.arange(6.0), indexing="ij"), -1).reshape(-1, 3)
+    x = np.concatenate([g, g[:100]])  # duplicates too
+    perm = np.random.default_rng(3).permutation(len(x))
+    x = x[perm]
+    for k in (50, 864):  # 864 = the number of distinct points
+        np.testing.assert_array_equal(farthest_point_sampling(x, k, method="blocked"),
+                                      farthest_point_sampling(x, k, method="brute"))
+    with pytest.raises(ValueError, match="distinct"):
+        farthest_point_sampling(x, 865, method="blocked")
+    with pytest.raises(ValueError, match="method"):
+        farthest_point_sampling(x, 5, method="quick")
+
+
+def test_bucket_fps_option():
+    fpsample = pytest.importorskip("fpsample") if not os.environ.get("CI") else __import__("fpsample")
+    assert fpsample is not None
+    from papergym.agents.solvers.flood import bucket_fps
+
+    x = np.random.default_rng(4).random((5000, 3))
+    idx = bucket_fps(x, 100)
+    assert len(np.unique(idx)) == 100 and idx.min() >= 0 and idx.max() < 5000
+    # exact FPS is a 2-approximation of the optimal covering radius, so the two radii are within a factor 2
+    from scipy.spatial import cKDTree
+
+    exact = farthest_point_sampling(x, 100)
+    cov = [cKDTree(x[i]).query(x)[0].max() for i in (idx, exact)]
+    assert cov[1] <= 2 * cov[0] and cov[0] <= 2 * cov[1]
+    f = flood_filtration(x, 100, fps="bucket")
+    np.testing.assert_array_equal(f.landmarks, idx)
+    with pytest.raises(ValueError, match="fps"):
+        flood_filtration(x, 100, fps="random")
 
 
 def test_fps_seed_changes_start_and_first_landmark_in_flood():

@@ -41,7 +41,28 @@ def _ref(shape="cheese", n=2000, seed=0, family="fidelity", **extra):
 
 def test_registered_solvers():
     roles = {s.name: s.role for s in list_solvers(TASK)}
-    assert roles["flood"] == "paper" and roles["alpha"] == "baseline"
+    assert roles == {"flood": "paper", "alpha": "baseline", "rips": "baseline", "sparse-rips": "baseline",
+                     "flooder": "reference"}
+
+
+@pytest.mark.parametrize("solver", ["flood", "alpha", "rips", "sparse-rips", "flooder"])
+def test_every_solver_runs_on_every_family(solver):
+    """Each registered solver returns a well-formed, scoreable solution on a small instance of each family
+    (3-D fidelity and scale clouds, a 2-D annulus, the classification set)."""
+    import os
+
+    if solver == "flooder" and not os.environ.get("CI"):
+        pytest.importorskip("flooder")
+    hp = {"rips": {"landmarks": 150}, "sparse-rips": {"landmarks": 300}}.get(solver, {})
+    hp.update({"flood": {"n_landmarks": 100}, "flooder": {"n_landmarks": 100}}.get(solver, {}))
+    cases = [(make_task(TASK, **SMALL), _ref("cheese", 1500, k=3)), (make_task(TASK, **SMALL), _ref("annulus", 800)),
+             (make_task(TASK, families=["scale"], scale_n=1500, seeds=[0]), _ref("cheese", 1500, family="scale", k=3))]
+    tc = make_task(TASK, subtask="classify", classify_n=600, classify_per_class=3, n_splits=2)
+    cases.append((tc, tc.instances()[0]))
+    for task, ref in cases:
+        pb, ev = task.make(ref)
+        out = ev.evaluate(make_solver(solver, TASK, seed=0, **hp).solve(pb, task.default_budget, _noop))
+        assert set(out) >= {"valid", "n_simplices", "n_landmarks"} and out["n_simplices"] > 0, (ref.name, out)
 
 
 def test_instances_and_problem():
@@ -126,7 +147,7 @@ def test_bottleneck_handles_infinite_bars():
     assert bottleneck(a, np.array([[0.0, math.inf]])) == pytest.approx(0.2)  # (0.1, 0.5) to the diagonal
 
 
-@pytest.mark.parametrize("kw, word", [({"families": "classify"}, "families"), ({"shapes": ["cube"]}, "shapes"),
+@pytest.mark.parametrize("kw, word", [({"families": "clusters"}, "families"), ({"shapes": ["cube"]}, "shapes"),
                                       ({"fidelity_n": 0}, "fidelity_n"), ({"r_lo": -0.1}, "r_lo"),
                                       ({"r_lo": 0.2, "r_hi": 0.1}, "r_hi"), ({"seeds": [-1]}, "seeds"),
                                       ({"tol": 0}, "tol"), ({"max_seconds": -1}, "max_seconds")])
