@@ -67,6 +67,11 @@ the sampled and the exact Flood diagrams is at most ``max_σ ρ_σ`` over the si
 (tested). The bound is conservative: the error is typically far smaller (``δ`` rarely peaks midway
 between grid points with slope 1).
 
+Agreement with the authors' package: with ``fps="bucket"`` (flooder's landmarks) and float64 input, the
+diagrams equal ``flooder.flood_complex``'s (1.0.1, CPU path) to 1e-6 in bottleneck distance, with the same
+number of simplices (tested). Differences: flooder queries the whole grid of every top simplex (boundary
+points once per coface), this port each grid point once, in a k-d tree with ``workers`` threads.
+
 Not ported (open): the ``num_rand`` random-sample option, gudhi's ``DelaunayComplex``, the
 GPU/Triton kernels with bounding-ball masking.
 """
@@ -134,6 +139,12 @@ def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
 
 
 # ----------------------------------------------------------------------------- landmarks
+def _kdtree(pts: np.ndarray) -> cKDTree:
+    """The k-d tree of the cloud: sliding-midpoint splits, no node compaction (half the build time of scipy's
+    default at 10⁶ points; queries as fast) [design]."""
+    return cKDTree(pts, balanced_tree=False, compact_nodes=False)
+
+
 def farthest_point_sampling(points, k: int, seed: int | None = None, tree: cKDTree | None = None,
                             method: str = "auto") -> np.ndarray:
     """Exact farthest-point sampling: ``k`` distinct indices into ``points`` (N, d).
@@ -193,9 +204,7 @@ def _fps_blocked(pts: np.ndarray, k: int, start: int, tree: cKDTree | None) -> n
     only the few blocks around them: about 8× faster than brute force at 10⁶ points and 1,000 landmarks.
     """
     n, d = pts.shape
-    if tree is None:
-        tree = cKDTree(pts)
-    order = np.asarray(tree.indices, dtype=np.int64)
+    order = np.asarray((tree if tree is not None else _kdtree(pts)).indices, dtype=np.int64)
     bsz = FPS_BLOCK
     nb = -(-n // bsz)
     pad = nb * bsz - n
@@ -356,7 +365,7 @@ def flood_filtration(points, landmarks, points_per_edge: int = DEFAULT_POINTS_PE
             lidx = bucket_fps(pts, m, seed=seed)
         else:
             if tree is None:
-                tree = cKDTree(pts)
+                tree = _kdtree(pts)
             lidx = farthest_point_sampling(pts, m, seed=seed, tree=tree)
     else:
         lidx = np.asarray(landmarks)
@@ -387,7 +396,7 @@ def flood_filtration(points, landmarks, points_per_edge: int = DEFAULT_POINTS_PE
     top_dim = min(d, max_dim + 1)
     simp = simp[: top_dim + 1]
     if tree is None:
-        tree = cKDTree(pts)
+        tree = _kdtree(pts)
     values = [np.zeros(simp[0].shape[0])]
     n_queries = 0
     for k in range(1, top_dim + 1):
