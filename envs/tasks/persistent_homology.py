@@ -33,8 +33,9 @@ each ``D_k`` an ``(n_k, 2)`` array of (birth, death) in radius units, births fin
 
 Reference: gudhi's Alpha diagrams in radius units (``AlphaComplex(points).create_simplex_tree(
 output_squared_values=False)``), computed by the evaluator's ``prepare()`` before the solver's clock starts and
-cached in memory per instance (:func:`alpha_reference`, an ``lru_cache``); skipped for ``N > reference_max_n``
-(distance metrics NaN).
+cached in memory per instance (:func:`alpha_reference`, an ``lru_cache``), and for dev instances with
+``N ≥ 5·10⁴`` also on disk next to the bench's cell cache (:func:`cached_reference`), so that pool workers and
+later runs share it; skipped for ``N > reference_max_n`` (distance metrics NaN).
 
 Metrics (direction in :attr:`PHTask.metrics`):
 
@@ -48,7 +49,8 @@ Metrics (direction in :attr:`PHTask.metrics`):
   ``gudhi.bottleneck_distance`` with additive error ``e = 1e-8``: its exact mode ``e = 0`` needs memory
   quadratic in the diagram sizes, 16 GB at 10⁵ points); ``bottleneck_max`` (min): their maximum.
 * ``w1_h1 … w1_h{max_dim}`` (min): 1-Wasserstein distance to the Alpha diagram (:func:`wasserstein1`; ``wasserstein
-  = False`` skips it). It sums over all bars, so it is dominated by the tens of thousands of short Alpha bars
+  = False`` skips it; NaN above ``wasserstein_max_n = 10⁵`` points: Hera's auction takes about 20 s per
+  solution at 10⁵ points and well over 15 minutes at 10⁶). It sums over all bars, so it is dominated by the tens of thousands of short Alpha bars
   that a landmark complex does not have: it measures the small-scale topology lost, the bottleneck the
   largest single error.
 * ``peak_rss_mb`` (min): the process' resident-memory high-water mark during the solve, ``solve_rss_mb`` what
@@ -294,6 +296,59 @@ def alpha_reference(shape: str, n: int, seed: int, k: int, r_lo: float, r_hi: fl
     return tuple(out)
 
 
+DISK_CACHE_MIN_N = 50_000  # dev references at least this large are also kept on disk (Alpha: ~4 min at 1e6)
+
+
+def reference_file(key: tuple) -> Any:
+    """Disk location of a cached Alpha reference: ``<cell cache>/_ph_alpha/<instance>-gudhi<version>.npz``."""
+    import gudhi
+
+    from papergym.leaderboard.runner import default_cache_dir
+
+    shape, n, seed, k, r_lo, r_hi = key
+    return default_cache_dir() / "_ph_alpha" / f"{shape}-N{n}-s{seed}-k{k}-{r_lo:g}-{r_hi:g}-gudhi{gudhi.__version__}.npz"
+
+
+@functools.lru_cache(maxsize=16)
+def cached_reference(key: tuple) -> tuple[np.ndarray, ...]:
+    """:func:`alpha_reference`, shared across processes and runs through a file (public dev instances only: the
+    hidden test instances' references are never written). Written atomically; a corrupt file is recomputed."""
+    import os
+    import tempfile
+
+    path = reference_file(key)
+    try:
+        with np.load(path) as z:
+            out = tuple(z[f"H{i}"] for i in range(len(z.files)))
+        for a in out:
+            a.setflags(write=False)
+        return out
+    except (OSError, ValueError, KeyError):
+        pass
+    out = alpha_reference(*key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **{f"H{i}": a for i, a in enumerate(out)})
+        os.replace(tmp, path)
+    except OSError:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return out
+
+
+def _digest(dgms: list[np.ndarray], meta: Mapping[str, Any]) -> str:
+    """Content hash of checked diagrams and meta (the scoring memo's key)."""
+    import hashlib
+
+    h = hashlib.sha256(repr(sorted((str(k), repr(v)) for k, v in meta.items())).encode())
+    for D in dgms:
+        h.update(np.ascontiguousarray(D, dtype=np.float64).tobytes())
+        h.update(b"|")
+    return h.hexdigest()
+
+
 def _prominent(D: np.ndarray, threshold: float) -> int:
     return int(np.sum(D[:, 1] - D[:, 0] > threshold))
 
@@ -360,14 +415,17 @@ class PHEvaluator:
     """Private scorer of one instance: the truth (voids / Betti signal) and the lazily computed Alpha reference."""
 
     def __init__(self, key: tuple, truth: Mapping[str, Any], max_dim: int, tol: float, prominence: float,
-                 with_reference: bool, wasserstein: bool = True):
+                 with_reference: bool, wasserstein: bool = True, disk_cache: bool = False):
         self.key, self.truth, self.max_dim = key, dict(truth), max_dim
         self.tol, self.prominence, self.with_reference = tol, prominence, with_reference
-        self.wasserstein = wasserstein
+        self.wasserstein, self.disk_cache = wasserstein, disk_cache
+        self._memo: tuple[str, dict[str, float]] | None = None
 
     @property
     def reference(self) -> tuple[np.ndarray, ...] | None:
-        return alpha_reference(*self.key) if self.with_reference else None
+        if not self.with_reference:
+            return None
+        return cached_reference(self.key) if self.disk_cache else alpha_reference(*self.key)
 
     def prepare(self) -> None:
         """Compute (and cache) the Alpha reference before the solver's clock starts."""
@@ -375,6 +433,14 @@ class PHEvaluator:
 
     def evaluate(self, solution: Any) -> dict[str, float]:
         dgms, meta = check_diagrams(solution, self.max_dim)
+        digest = _digest(dgms, meta)  # the distances at 10^6 points take minutes: a reported solution that is
+        if self._memo is not None and self._memo[0] == digest:  # returned unchanged is not scored twice
+            return dict(self._memo[1])
+        out = self._score(dgms, meta)
+        self._memo = (digest, dict(out))
+        return out
+
+    def _score(self, dgms: list[np.ndarray], meta: Mapping[str, Any]) -> dict[str, float]:
         ref = self.reference
         out: dict[str, float] = {}
         if ref is not None:
@@ -449,7 +515,7 @@ class PHTask:
     ``swiss-cheese-classification``; overrides ``families``), ``points`` (swiss-cheese sizes: the ``scale``
     family at these N, with the Alpha reference at every size and seeds 0-2 unless given), ``families``, ``shapes`` (fidelity),
     ``fidelity_n``, ``scale_n``, ``k``, ``r_lo``, ``r_hi``, ``seeds``, ``tol``, ``prominence``,
-    ``reference_max_n``, ``wasserstein``, ``classify_n``, ``classify_per_class``, ``classify_k``,
+    ``reference_max_n``, ``wasserstein``, ``wasserstein_max_n``, ``classify_n, ``classify_per_class``, ``classify_k``,
     ``features``, ``n_splits``, ``max_seconds`` (default 60 for fidelity only, else 120; spec §8)."""
 
     id = TASK_ID
@@ -460,7 +526,8 @@ class PHTask:
                  fidelity_n: Any = (10_000, 30_000),
                  scale_n: Any = (300_000,), k: int = 6, r_lo: float = 0.1, r_hi: float = 0.2,
                  seeds: Any = None, tol: float = 0.3, prominence: float = 0.5,
-                 reference_max_n: int = 100_000, wasserstein: bool = True, classify_n: int = 10_000,
+                 reference_max_n: int = 100_000, wasserstein: bool = True, wasserstein_max_n: int = 100_000,
+                 classify_n: int = 10_000,
                  classify_per_class: int = 20, classify_k: Any = (4, 6, 8), features: str = "lifetimes+betti",
                  n_splits: int = 10, max_seconds: float | None = None):
         from papergym.envs.tasks.persistent_homology_classify import FEATURES
@@ -494,6 +561,7 @@ class PHTask:
         if not isinstance(wasserstein, (bool, np.bool_)):
             raise ValueError(f"wasserstein must be a boolean, got {wasserstein!r}")
         self.wasserstein = bool(wasserstein)
+        self.wasserstein_max_n = check_ints(wasserstein_max_n, "wasserstein_max_n", 0)[0]
         self.classify_n = _sizes(classify_n, "classify_n")[0]
         self.classify_per_class = check_ints(classify_per_class, "classify_per_class", 2)[0]
         self.classify_k = check_ints(classify_k, "classify_k", 1)
@@ -559,7 +627,9 @@ class PHTask:
         tol, prom = self.tol * scale, self.prominence * scale  # kwargs are in units of r_lo
         key = (shape, n, int(ref.seed), k, r_lo, r_hi)
         problem = PHProblem(points=pts, max_dim=d - 1, units="radius", family=fam, shape=shape, N=n, d=d)
-        return problem, PHEvaluator(key, truth, d - 1, tol, prom, n <= self.reference_max_n, self.wasserstein)
+        disk = ref.split == "dev" and n >= DISK_CACHE_MIN_N
+        w1 = self.wasserstein and n <= self.wasserstein_max_n
+        return problem, PHEvaluator(key, truth, d - 1, tol, prom, n <= self.reference_max_n, w1, disk)
 
     def finalize(self, metrics: Mapping[str, float] | None, seconds: float | None, status: str,
                  budget: Budget | None = None) -> dict[str, float]:

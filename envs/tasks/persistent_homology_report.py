@@ -78,7 +78,7 @@ def report_table(runs: pd.DataFrame) -> str:
             for lab, h in g.groupby("label", sort=False):
                 ok = _done(h)
                 cells = [_f(_med(ok.seconds)) + ("*" if (ok.status == "timeout").any() else ""),
-                         _f(sp.get(lab, np.nan), ".2g"), _f(_med(ok.get("peak_rss_mb")), ".0f"),
+                         _f(sp.get(lab, np.nan), ".0f" if sp.get(lab, 0) >= 10 else ".2g"), _f(_med(ok.get("peak_rss_mb")), ".0f"),
                          _f(_med(ok.get("solve_rss_mb")), ".0f"), _f(_med(ok.get("n_simplices")), ".3g")]
                 cells += [_f(_med(ok.get(f"bottleneck_h{k}")), ".2g") for k in dims]
                 cells += [_f(_med(ok.get("w1_h1")), ".3g"), _f(_med(ok.get("w1_h2")), ".3g")]

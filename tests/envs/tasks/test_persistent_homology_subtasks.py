@@ -238,3 +238,39 @@ def test_report_columns_from_a_bench(tmp_path):
     assert "1.00" in line  # valid and voids
     assert (res.runs.peak_rss_mb > 0).all() and np.isfinite(res.runs.solve_rss_mb).all()
     assert (res.runs[res.runs.solver == "alpha"].w1_h1 == 0).all()
+
+
+def test_reference_disk_cache_for_dev_instances_only(tmp_path, monkeypatch):
+    import papergym.envs.tasks.persistent_homology as ph
+
+    monkeypatch.setenv("PAPERGYM_CACHE", str(tmp_path / "cells"))
+    monkeypatch.setattr(ph, "DISK_CACHE_MIN_N", 0)
+    monkeypatch.setenv("PAPERGYM_TEST_SECRET", "s3cret")
+    t = make_task(TASK, fidelity_n=1500, seeds=[0], shapes=["cheese"], k=3)
+    _, dev = t.make(t.instances("dev")[0])
+    _, hidden = t.make(t.instances("test")[0])
+    assert dev.disk_cache and not hidden.disk_cache
+    ph.cached_reference.cache_clear()
+    dev.prepare()
+    hidden.prepare()
+    files = list((tmp_path / "cells" / "_ph_alpha").glob("*.npz"))
+    assert len(files) == 1 and "N1500-s0" in files[0].name  # the hidden instance's reference is not written
+    ph.cached_reference.cache_clear()
+    again = ph.cached_reference(dev.key)  # read back from the file
+    for a, b in zip(again, ph.alpha_reference(*dev.key)):
+        np.testing.assert_array_equal(a, b)
+    files[0].write_bytes(b"corrupt")
+    ph.cached_reference.cache_clear()
+    assert len(ph.cached_reference(dev.key)) == 3  # recomputed
+
+
+def test_scoring_memo_is_by_content_and_w1_size_limit():
+    t = make_task(TASK, fidelity_n=1500, seeds=[0], shapes=["cheese"], k=3, wasserstein_max_n=1000)
+    _, ev = t.make(t.instances()[0])
+    assert not ev.wasserstein  # N = 1500 > wasserstein_max_n
+    exact = [np.array(D) for D in alpha_reference(*ev.key)]
+    first = ev.evaluate(exact)
+    assert math.isnan(first["w1_h1"]) and first["bottleneck_max"] == 0.0
+    assert ev.evaluate([D.copy() for D in exact]) == first  # same content: served from the memo
+    exact[2] = exact[2][:-1]  # changed content: scored again
+    assert ev.evaluate(exact)["bottleneck_h2"] > 0
