@@ -67,19 +67,21 @@ def report_table(runs: pd.DataFrame) -> str:
     geo = runs[runs.param_family != "classify"]
     if len(geo):
         dims = [k for k in range(3) if f"bottleneck_h{k}" in geo and geo[f"bottleneck_h{k}"].notna().any()] or [0]
-        head = (f"{'family/N':<20}{'solver':<22}{'seconds':>9}{'x alpha':>9}{'peak MB':>9}{'+MB':>8}{'simplices':>11}"
+        head = (f"{'family/shape/N':<27}{'solver':<15}{'seconds':>9}{'x alpha':>9}{'peak MB':>9}{'+MB':>8}{'simplices':>11}"
                 + "".join(f"{'bn_H' + str(k):>9}" for k in dims) + f"{'W1_H1':>9}{'W1_H2':>9}{'valid':>7}{'voids':>7}")
-        lines += ["per (family, N) and solver: medians over finished runs (* = some over the time budget); x alpha "
+        lines += ["per (family, shape, N) and solver: medians over finished runs (* = some over the time budget); x alpha "
                   "= median speed-up over alpha on the same cloud; peak MB = process RSS high-water mark in the "
                   "solve, +MB = what the solve added; bn / W1 = bottleneck / 1-Wasserstein to the Alpha diagram "
                   "(radius units); valid, voids = fraction of all runs", head, "-" * len(head)]
-        for (fam, n), g in geo.groupby(["param_family", "param_N"], sort=False):
+        keys = ["param_family", "param_shape", "param_N"] if "param_shape" in geo else ["param_family", "param_N"]
+        for key, g in geo.groupby(keys, sort=False):
+            name = "/".join(map(str, key))
             sp = _speedups(g)
             for lab, h in g.groupby("label", sort=False):
                 ok = _done(h)
                 cells = [_f(_med(ok.seconds)) + ("*" if (ok.status == "timeout").any() else ""),
                          _f(sp.get(lab, np.nan), ".0f" if sp.get(lab, 0) >= 10 else ".2g"), _f(_med(ok.get("peak_rss_mb")), ".0f"),
-                         _f(_med(ok.get("solve_rss_mb")), ".0f"), _f(_med(ok.get("n_simplices")), ".3g")]
+                         _f(max(_med(ok.get("solve_rss_mb")), 0.0), ".0f"), _f(_med(ok.get("n_simplices")), ".3g")]
                 cells += [_f(_med(ok.get(f"bottleneck_h{k}")), ".2g") for k in dims]
                 cells += [_f(_med(ok.get("w1_h1")), ".3g"), _f(_med(ok.get("w1_h2")), ".3g")]
                 n_all = max(len(h), 1)
@@ -87,7 +89,7 @@ def report_table(runs: pd.DataFrame) -> str:
                 cells += [f"{np.nansum(fin.get('valid', pd.Series(dtype=float))) / n_all:.2f}",
                           f"{np.nansum(fin.get('void_recovery', pd.Series(dtype=float))) / n_all:.2f}"]
                 widths = [9, 9, 9, 8, 11] + [9] * len(dims) + [9, 9, 7, 7]
-                lines.append(f"{fam + '/' + str(n):<20}{str(lab):<22}" + "".join(f"{c:>{w}}" for c, w in zip(cells, widths)))
+                lines.append(f"{name:<27}{str(lab):<15}" + "".join(f"{c:>{w}}" for c, w in zip(cells, widths)))
     cls = runs[runs.param_family == "classify"]
     if len(cls):
         head = f"{'solver':<22}{'accuracy':>10}{'95% CI':>10}{'seconds':>10}{'simplices/cloud':>17}{'runs ok':>9}"
