@@ -223,7 +223,7 @@ def test_cli_points_and_subtask(tmp_path):
                "--backend", "serial", "--out", str(tmp_path / "b"), "--no-cache"])
     assert rc == 0
     txt = (tmp_path / "b" / "table.txt").read_text()
-    assert "scale/2000" in txt and "x alpha" in txt
+    assert "scale/cheese/2000" in txt and "x alpha" in txt
     assert (tmp_path / "b" / "time_vs_n.png").exists() and (tmp_path / "b" / "diagrams.png").exists()
 
 
@@ -234,7 +234,7 @@ def test_report_columns_from_a_bench(tmp_path):
                                                                "shapes": ["cheese"]},
                 backend="serial", out=tmp_path, cache=False)
     rep = res.extra_report()
-    line = next(ln for ln in rep.splitlines() if ln.startswith("fidelity/2000") and " flood " in ln)
+    line = next(ln for ln in rep.splitlines() if ln.startswith("fidelity/cheese/2000") and " flood " in ln)
     assert "1.00" in line  # valid and voids
     assert (res.runs.peak_rss_mb > 0).all() and np.isfinite(res.runs.solve_rss_mb).all()
     assert (res.runs[res.runs.solver == "alpha"].w1_h1 == 0).all()
