@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Step", "agf_diagonal", "activation_phase", "gd_diagonal_losses"]
+__all__ = ["Step", "agf_diagonal", "activation_phase", "check_data", "gd_diagonal_losses"]
 
 
 class Step(NamedTuple):
@@ -64,7 +64,8 @@ def activation_phase(alpha: float) -> float:
     return float(np.log1p(np.sqrt(1.0 - w * w)) - np.log(w))
 
 
-def _check(X, y):
+def check_data(X, y) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, y)`` as float64 ``(n, d)`` and ``(n,)``; ``ValueError`` naming the problem."""
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     if X.ndim != 2 or X.shape[0] != y.shape[0] or X.shape[0] == 0:
@@ -84,12 +85,15 @@ def _signed_lstsq(X: np.ndarray, y: np.ndarray, signs: np.ndarray) -> np.ndarray
 
 
 def agf_diagonal(X, y, alpha: float, lr: float = 1.0, max_steps: int | None = None,
-                 grad_tol: float = 1e-12, zero_tol: float = 1e-12) -> list[Step]:
+                 grad_tol: float = 1e-12, zero_tol: float = 1e-12, phase: float | None = None) -> list[Step]:
     """The AGF staircase of a diagonal linear network (module docstring): the list of predicted drops
-    ``Step(t, level, feature)`` with ``t`` in iterations of GD with step ``lr`` (``lr = 1``: flow time)."""
-    X, y = _check(X, y)
+    ``Step(t, level, feature)`` with ``t`` in iterations of GD with step ``lr`` (``lr = 1``: flow time).
+    ``phase`` overrides the activation phase ``S`` (the ``α → 0`` baseline uses ``2 log(1/α)``)."""
+    X, y = check_data(X, y)
     n, d = X.shape
-    S = activation_phase(alpha)
+    S = activation_phase(alpha) if phase is None else float(phase)
+    if not S > 0:
+        raise ValueError(f"phase must be positive; got {phase!r}")
     if not lr > 0:
         raise ValueError(f"lr must be positive; got {lr!r}")
     max_steps = 4 * d + 4 if max_steps is None else int(max_steps)
@@ -137,7 +141,7 @@ def agf_diagonal(X, y, alpha: float, lr: float = 1.0, max_steps: int | None = No
 def gd_diagonal_losses(X, y, alpha: float, lr: float, iterations: int, record_every: int = 1) -> np.ndarray:
     """Full-batch gradient descent on ``u, v`` from ``u = √2α, v = 0`` (the reference dynamics AGF predicts):
     the loss ``½ mean r²`` every ``record_every`` iterations (first entry: the initial loss)."""
-    X, y = _check(X, y)
+    X, y = check_data(X, y)
     n, d = X.shape
     u, v = np.full(d, np.sqrt(2.0) * alpha), np.zeros(d)
     out = []
