@@ -75,3 +75,34 @@ def test_score_terms():
                       ([(5,)], "expected")):
         with pytest.raises(ValueError, match=word):
             score_staircase(bad, emp, 1e5, 100.0)
+
+
+def test_diagonal_instance_and_vectorised_ground_truth():
+    from papergym.envs.tasks.staircase import diagonal_instance, gd_diagonal
+
+    X, y, b = diagonal_instance(5, 20, 1.0, 3)
+    X2, y2, _ = diagonal_instance(5, 20, 1.0, 3)
+    assert X.shape == (20, 5) and np.array_equal(X, X2) and np.array_equal(y, y2)
+    np.testing.assert_allclose(y, X @ b)
+    assert not np.array_equal(X, diagonal_instance(5, 20, 1.0, 4)[0])
+    alphas = [1e-2, 1e-8]
+    L, M = gd_diagonal(X, y, alphas, 1e-3, 3_000)
+    assert L.shape == (2, 3_001) and M.shape == (2, 3_001, 5)
+    for k, a in enumerate(alphas):
+        np.testing.assert_allclose(L[k], gd_diagonal_losses(X, y, a, 1e-3, 3_000), rtol=1e-12)
+    with pytest.raises(ValueError, match="d and n"):
+        diagonal_instance(0, 20, 1.0, 0)
+
+
+def test_ground_truth_features_follow_agf():
+    from papergym.envs.tasks.staircase import diagonal_instance, gd_diagonal
+
+    X, y, _ = diagonal_instance(4, 16, 1.0, 1)
+    steps = agf_diagonal(X, y, 1e-8, lr=1e-3)
+    T = int(1.3 * steps[-1].t)
+    L, M = gd_diagonal(X, y, [1e-8], 1e-3, T)
+    emp = extract_staircase(L[0], M[0])[1:]
+    assert len(emp) == len(steps)
+    assert [e[2] for e in emp] == [s.feature for s in steps]  # the activating coordinate of each drop
+    sc = score_staircase([tuple(s) for s in steps], emp, T, L[0, 0])
+    assert sc["order_error"] == 0.0 and sc["staircase_error"] < 0.3
