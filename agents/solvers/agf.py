@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Step", "agf_diagonal", "activation_phase", "check_data", "gd_diagonal_losses"]
+__all__ = ["Step", "agf_diagonal", "activation_phase", "check_data"]
 
 
 class Step(NamedTuple):
@@ -136,21 +136,3 @@ def agf_diagonal(X, y, alpha: float, lr: float = 1.0, max_steps: int | None = No
         if active.all():
             break
     return steps
-
-
-def gd_diagonal_losses(X, y, alpha: float, lr: float, iterations: int, record_every: int = 1) -> np.ndarray:
-    """Full-batch gradient descent on ``u, v`` from ``u = √2α, v = 0`` (the reference dynamics AGF predicts):
-    the loss ``½ mean r²`` every ``record_every`` iterations (first entry: the initial loss)."""
-    X, y = check_data(X, y)
-    n, d = X.shape
-    u, v = np.full(d, np.sqrt(2.0) * alpha), np.zeros(d)
-    out = []
-    for it in range(int(iterations) + 1):
-        r = y - X @ (u * v)
-        if it % record_every == 0:
-            out.append(0.5 * float(r @ r) / n)
-        if it == iterations:
-            break
-        g = X.T @ r / n
-        u, v = u + lr * g * v, v + lr * g * u
-    return np.asarray(out)

@@ -28,7 +28,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["extract_staircase", "score_staircase", "diagonal_instance", "gd_diagonal", "FLAT_TOL", "WINDOW",
+__all__ = ["extract_staircase", "score_staircase", "diagonal_instance", "gd_diagonal", "gd_diagonal_losses",
+           "FLAT_TOL", "WINDOW",
            "FLOOR"]
 
 FLAT_TOL = 5e-3  # [design] |Δ log L| below which an iteration is flat
@@ -51,8 +52,7 @@ def gd_diagonal(X: Any, y: Any, alphas: Sequence[float], lr: float, iterations: 
                 beta_dtype: Any = np.float32) -> tuple[np.ndarray, np.ndarray]:
     """Full-batch GD on ``β = u ⊙ v`` from ``u = √2α, v = 0``, vectorised over ``alphas``: the ground truth of
     the diagonal track. Returns ``(losses (A, T + 1), |β| (A, T + 1, d))`` (``|β|`` in ``beta_dtype`` to bound
-    memory: 40 MB per α at ``T = 10⁶``, ``d = 10``). Row ``a`` equals
-    :func:`papergym.agents.solvers.agf.gd_diagonal_losses` for ``alphas[a]`` (same operations)."""
+    memory: 40 MB per α at ``T = 10⁶``, ``d = 10``)."""
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n, d = X.shape
@@ -72,6 +72,11 @@ def gd_diagonal(X: Any, y: Any, alphas: Sequence[float], lr: float, iterations: 
         g = r @ X / n
         u, v = u + lr * g * v, v + lr * g * u
     return losses, mags
+
+
+def gd_diagonal_losses(X: Any, y: Any, alpha: float, lr: float, iterations: int) -> np.ndarray:
+    """The loss curve of :func:`gd_diagonal` for one ``alpha``: ``(T + 1,)``."""
+    return gd_diagonal(X, y, [alpha], lr, iterations)[0][0]
 
 
 def extract_staircase(losses: Any, features: Any = None) -> list[tuple[int, float, Any]]:

@@ -9,7 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from papergym.agents.solvers.agf import activation_phase, agf_diagonal, gd_diagonal_losses
+from papergym.agents.solvers.agf import activation_phase, agf_diagonal
+from papergym.envs.tasks.staircase import gd_diagonal_losses
 
 
 def test_activation_phase():

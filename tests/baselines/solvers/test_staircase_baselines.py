@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from papergym.agents.solvers.agf import activation_phase, agf_diagonal, gd_diagonal_losses
+from papergym.agents.solvers.agf import activation_phase, agf_diagonal
 from papergym.baselines.solvers.staircase import greedy_memoryless, independent_modes, one_jump, pesme_flammarion
-from papergym.envs.tasks.staircase import extract_staircase, score_staircase
+from papergym.envs.tasks.staircase import extract_staircase, gd_diagonal_losses, score_staircase
 
 
 def _orthogonal():

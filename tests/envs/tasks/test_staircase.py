@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from papergym.agents.solvers.agf import agf_diagonal, gd_diagonal_losses
-from papergym.envs.tasks.staircase import extract_staircase, score_staircase
+from papergym.agents.solvers.agf import agf_diagonal
+from papergym.envs.tasks.staircase import extract_staircase, gd_diagonal_losses, score_staircase
 
 
 def _curve(levels, times, T, width=0.05):
@@ -88,8 +88,14 @@ def test_diagonal_instance_and_vectorised_ground_truth():
     alphas = [1e-2, 1e-8]
     L, M = gd_diagonal(X, y, alphas, 1e-3, 3_000)
     assert L.shape == (2, 3_001) and M.shape == (2, 3_001, 5)
-    for k, a in enumerate(alphas):
-        np.testing.assert_allclose(L[k], gd_diagonal_losses(X, y, a, 1e-3, 3_000), rtol=1e-12)
+    for k, a in enumerate(alphas):  # against a plain per-alpha loop
+        u, v = np.full(5, np.sqrt(2) * a), np.zeros(5)
+        for it in range(3_001):
+            r = y - X @ (u * v)
+            assert L[k, it] == pytest.approx(0.5 * r @ r / 20, rel=1e-12)
+            np.testing.assert_allclose(M[k, it], np.abs(u * v).astype(np.float32), rtol=1e-6)
+            g = X.T @ r / 20
+            u, v = u + 1e-3 * g * v, v + 1e-3 * g * u
     with pytest.raises(ValueError, match="d and n"):
         diagonal_instance(0, 20, 1.0, 0)
 
