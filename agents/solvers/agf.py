@@ -31,8 +31,8 @@ Times are gradient-flow times; ``t/lr`` converts to iterations of gradient desce
 ``α → 0`` with time rescaled by ``log(1/α)`` this is the saddle-to-saddle limit of Pesme & Flammarion
 (NeurIPS 2023) [paper: AGF → gradient flow, proved for diagonal nets].
 
-Not here yet (issue 13): the task ``FeatureStaircase-v0``, the linear-network and modular-addition tracks,
-the baselines and the solver registration.
+Linear networks (:func:`agf_linear`) follow the same alternation on rank-one modes (its docstring); the solver
+``agf`` (:class:`AGF`) dispatches on the problem's setting.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Step", "agf_diagonal", "activation_phase", "check_data"]
+from papergym.agents.base import register_solver
+
+__all__ = ["Step", "agf_diagonal", "agf_linear", "activation_phase", "check_data", "linear_rescale", "linear_path"]
 
 
 class Step(NamedTuple):
@@ -136,3 +138,132 @@ def agf_diagonal(X, y, alpha: float, lr: float = 1.0, max_steps: int | None = No
         if active.all():
             break
     return steps
+
+
+# --------------------------------------------------------------------------------- linear networks
+def linear_rescale(init: float) -> float:
+    """``log(1/(√2·init))``: rescaled AGF time ``τ`` → gradient-flow time of a linear net initialised at scale
+    ``init`` (spec §1.4, notebook ``fully-connected-linear-network``; a dormant rank-one neuron's log-norm grows at
+    the rate of its utility and must climb from ``log(√2·init)`` to 0)."""
+    init = float(init)
+    if not 0.0 < init < 1.0 / np.sqrt(2.0):
+        raise ValueError(f"init must be in (0, 1/sqrt(2)); got {init!r}")
+    return float(-np.log(np.sqrt(2.0) * init))
+
+
+def linear_path(Sxx, Syx, syy: float, directions) -> tuple[np.ndarray, list[float]]:
+    """Cost minimisation of a linear net whose active neurons span ``directions`` (output-space unit vectors,
+    columns): ``W_k = P_{U_k} W_ols`` (the least-squares map restricted to the learned output subspace) and the
+    loss ``½ tr(W Σ_xx Wᵀ) − tr(W Σ_yxᵀ) + ½ tr Σ_yy`` after each prefix ``U_k`` of the directions. Returns
+    ``(W_ols, [loss after k = 1, 2, … directions])``."""
+    Sxx = np.asarray(Sxx, dtype=np.float64)
+    Syx = np.asarray(Syx, dtype=np.float64)
+    W_ols = np.linalg.lstsq(Sxx, Syx.T, rcond=None)[0].T
+    D = np.asarray(directions, dtype=np.float64).reshape(Syx.shape[0], -1)
+    levels = []
+    for k in range(1, D.shape[1] + 1):
+        Q = np.linalg.qr(D[:, :k])[0]
+        W = Q @ (Q.T @ W_ols)
+        levels.append(max(0.5 * float(np.vdot(W @ Sxx, W)) - float(np.vdot(W, Syx)) + 0.5 * float(syy), 0.0))
+    return W_ols, levels
+
+
+def agf_linear(Sxx, Syx, syy: float, init: float, lr: float = 1.0, memory: bool = True,
+               tol: float = 1e-12) -> list[Step]:
+    """The AGF staircase of a two-layer linear network ``W₂W₁`` (width ≥ rank) trained on ``½ mean ‖y − W₂W₁x‖²``
+    from scale ``init`` (spec §1.4, notebook ``fully-connected-linear-network``):
+
+    * **Utility.** With ``k`` modes active (output subspace ``U_k``), the residual cross-covariance is
+      ``R_k = Σ_yx − W_kΣ_xx = (I − P_{U_k})Σ_yx``; a dormant rank-one neuron aligned with its ``m``-th singular pair
+      grows at rate ``σ_m(R_k)`` (its utility), so the remaining modes, in order, accumulate the rescaled phases
+      ``φ_{k+m} += σ_{m+1}(R_k)·Δτ`` (``memory``; ``memory=False`` restarts them at 0 after every jump: the
+      ``greedy-memoryless`` rule).
+    * **Next activation.** Mode ``k + 1`` activates when its phase reaches 1: ``Δτ = (1 − φ_{k+1})/σ_1(R_k)``;
+      its direction is ``R_k``'s top left singular vector (the first jump at ``τ = 1/σ_1(Σ_yx)``).
+    * **Cost minimisation.** ``W_{k+1} = P_{U_{k+1}} W_ols`` (:func:`linear_path`).
+
+    Times: iteration ``τ·log(1/(√2·init))/lr``. The feature of a step is the index of the eigenvector of
+    ``Σ_yxΣ_xx⁻¹Σ_yxᵀ`` (decreasing eigenvalue) most aligned with the new direction. With whitened or aligned
+    inputs ``σ_m(R_k) = σ_{k+m}(Σ_yx)`` and every mode jumps at ``1/σ_j``: Saxe et al.'s closed form."""
+    from papergym.envs.tasks.staircase import linear_modes
+
+    Sxx = np.asarray(Sxx, dtype=np.float64)
+    Syx = np.asarray(Syx, dtype=np.float64)
+    if Sxx.ndim != 2 or Sxx.shape[0] != Sxx.shape[1] or Syx.ndim != 2 or Syx.shape[1] != Sxx.shape[0]:
+        raise ValueError(f"Sxx must be (d, d) and Syx (c, d); got {Sxx.shape} and {Syx.shape}")
+    if not (np.all(np.isfinite(Sxx)) and np.all(np.isfinite(Syx)) and np.isfinite(syy)):
+        raise ValueError("Sxx, Syx and syy must be finite")
+    if not lr > 0:
+        raise ValueError(f"lr must be positive; got {lr!r}")
+    scale = linear_rescale(init)
+    c = Syx.shape[0]
+    _, E = linear_modes(Sxx, Syx)
+    phi = np.zeros(c)
+    tau = 0.0
+    dirs: list[np.ndarray] = []
+    steps: list[Step] = []
+    for k in range(min(c, Sxx.shape[0])):
+        if dirs:
+            Q = np.linalg.qr(np.stack(dirs, axis=1))[0]
+            R = Syx - Q @ (Q.T @ Syx)
+        else:
+            R = Syx
+        Ur, sig, _ = np.linalg.svd(R)
+        sig = sig[: c - k]
+        if sig.size == 0 or sig[0] <= tol * max(1.0, float(np.abs(Syx).max())):
+            break
+        dt = max((1.0 - phi[k]) / sig[0], 0.0)
+        phi[k:k + sig.size] += sig * dt
+        tau += dt
+        if not memory:
+            phi[k + 1:] = 0.0
+        u = Ur[:, 0]
+        dirs.append(u)
+        level = linear_path(Sxx, Syx, syy, np.stack(dirs, axis=1))[1][-1]
+        steps.append(Step(tau * scale / lr, level, int(np.argmax(np.abs(E.T @ u)))))
+    return steps
+
+
+# ------------------------------------------------------------------------------------------ solver
+def _as_solution(steps: list[Step]) -> list[tuple[float, float, int]]:
+    return [(float(s.t), float(s.level), int(s.feature)) for s in steps]
+
+
+def linear_problem_stats(problem) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(Σ_xx, Σ_yx, tr Σ_yy)`` of a ``linear``-setting problem (full batch)."""
+    from papergym.envs.tasks.staircase import linear_stats
+
+    return linear_stats(problem.X, problem.y)
+
+
+class AGF:
+    """``agf``: the staircase predicted by Alternating Gradient Flows from the public problem alone
+    (:func:`agf_diagonal` for ``diagonal-linear``, :func:`agf_linear` for ``linear``); no gradient-descent
+    iteration is run. ``memory=False`` resets the dormant phases after every jump (ablation)."""
+
+    def __init__(self, seed: int | None = None, memory: bool = True):
+        if not isinstance(memory, (bool, np.bool_)):
+            raise ValueError(f"memory must be True or False, got {memory!r}")
+        self.memory = bool(memory)
+
+    def solve(self, problem, budget, report):
+        if problem.setting == "diagonal-linear":
+            if not self.memory:
+                from papergym.baselines.solvers.staircase import greedy_memoryless
+
+                return _as_solution(greedy_memoryless(problem.X, problem.y, problem.alpha, lr=problem.lr))
+            return _as_solution(agf_diagonal(problem.X, problem.y, problem.alpha, lr=problem.lr))
+        if problem.setting == "linear":
+            Sxx, Syx, syy = linear_problem_stats(problem)
+            return _as_solution(agf_linear(Sxx, Syx, syy, problem.alpha, lr=problem.lr, memory=self.memory))
+        raise ValueError(f"agf has no rule for setting {problem.setting!r}")
+
+
+def _agf(*, seed=None, **hp):
+    return AGF(seed=seed, **hp)
+
+
+register_solver("agf", _agf, tasks=["FeatureStaircase-v0"], role="paper",
+                description="Alternating Gradient Flows: utility maximisation with memory over dormant units, "
+                            "(sign-constrained) least squares over active ones; predicts drop times, levels, features",
+                defaults={"memory": True})

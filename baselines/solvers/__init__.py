@@ -10,4 +10,5 @@ from papergym.baselines.solvers import (  # noqa: F401  (registers them; pinn im
     plrf_sgd,
     simple_bilevel,
     solve_ivp,
+    staircase,
 )

@@ -1,5 +1,5 @@
-"""Baselines of ``FeatureStaircase-v0``, diagonal-linear-network track (spec ``learning-dynamics.md`` §1.5; issue
-13, in progress: registration comes with the task). Each returns ``[Step(t, level, feature)]`` with ``t`` in
+"""Baselines of ``FeatureStaircase-v0`` (spec ``learning-dynamics.md`` §1.5; issue
+13). Each returns ``[Step(t, level, feature)]`` with ``t`` in
 iterations of GD with step ``lr``, like :func:`papergym.agents.solvers.agf.agf_diagonal`, and shares its
 conventions: ``g = Xᵀr/n``, activation phase ``S = arccosh(1/(2α²))``, a dormant coordinate's phase moves at
 speed ``2|g_i|``.
@@ -27,7 +27,10 @@ import math
 
 import numpy as np
 
-from papergym.agents.solvers.agf import Step, activation_phase, agf_diagonal, check_data
+from papergym.agents.base import register_solver
+from papergym.agents.solvers.agf import Step, activation_phase, agf_diagonal, check_data, linear_path, linear_rescale
+
+TASK = "FeatureStaircase-v0"
 
 __all__ = ["pesme_flammarion", "greedy_memoryless", "independent_modes", "one_jump"]
 
@@ -85,3 +88,79 @@ def one_jump(X, y, alpha: float, lr: float = 1.0) -> list[Step]:
     if g0[i] == 0:
         raise ValueError("X^T y = 0: no coordinate ever moves")
     return [Step(S / (2.0 * g0[i]) / lr, _ls_level(X, y, range(d)), i)]
+
+
+# ------------------------------------------------------------------------------------- linear networks
+def _linear_setup(Sxx, Syx):
+    from papergym.envs.tasks.staircase import linear_modes
+
+    Sxx = np.asarray(Sxx, dtype=np.float64)
+    Syx = np.asarray(Syx, dtype=np.float64)
+    U, s, _ = np.linalg.svd(Syx)
+    return Sxx, Syx, U, s, linear_modes(Sxx, Syx)[1]
+
+
+def independent_modes_linear(Sxx, Syx, syy: float, init: float, lr: float = 1.0, tol: float = 1e-12) -> list[Step]:
+    """Saxe et al. (2014): the singular modes of the initial ``Σ_yx`` learned independently, mode ``j`` at rescaled
+    time ``1/s_j``; levels from the least-squares map restricted to the modes learned so far."""
+    Sxx, Syx, U, s, E = _linear_setup(Sxx, Syx)
+    scale = linear_rescale(init)
+    k = int(np.sum(s > tol * max(1.0, float(s[0]) if s.size else 1.0)))
+    levels = linear_path(Sxx, Syx, syy, U[:, :k])[1]
+    return [Step(scale / s[j] / lr, levels[j], int(np.argmax(np.abs(E.T @ U[:, j])))) for j in range(k)]
+
+
+def one_jump_linear(Sxx, Syx, syy: float, init: float, lr: float = 1.0) -> list[Step]:
+    """A single drop to the least-squares loss at the first mode's time ``1/s_1``."""
+    Sxx, Syx, U, s, E = _linear_setup(Sxx, Syx)
+    if s[0] == 0:
+        raise ValueError("Σ_yx = 0: no mode ever grows")
+    level = linear_path(Sxx, Syx, syy, U)[1][-1]
+    return [Step(linear_rescale(init) / s[0] / lr, level, int(np.argmax(np.abs(E.T @ U[:, 0]))))]
+
+
+# ------------------------------------------------------------------------------------------- solvers
+class StaircaseBaseline:
+    """A registered baseline of ``FeatureStaircase-v0``: dispatches on the problem's setting."""
+
+    def __init__(self, rule: str, seed: int | None = None):
+        self.rule = rule
+
+    def solve(self, problem, budget, report):
+        from papergym.agents.solvers.agf import _as_solution, agf_linear, linear_problem_stats
+
+        if problem.setting == "diagonal-linear":
+            fn = {"pesme-flammarion": pesme_flammarion, "greedy-memoryless": greedy_memoryless,
+                  "independent-modes": independent_modes, "one-jump": one_jump}[self.rule]
+            return _as_solution(fn(problem.X, problem.y, problem.alpha, lr=problem.lr))
+        if problem.setting == "linear":
+            if self.rule == "pesme-flammarion":
+                raise ValueError("pesme-flammarion is an algorithm for diagonal linear networks; it has no rule for "
+                                 "the linear setting")
+            Sxx, Syx, syy = linear_problem_stats(problem)
+            if self.rule == "greedy-memoryless":
+                return _as_solution(agf_linear(Sxx, Syx, syy, problem.alpha, lr=problem.lr, memory=False))
+            fn = independent_modes_linear if self.rule == "independent-modes" else one_jump_linear
+            return _as_solution(fn(Sxx, Syx, syy, problem.alpha, lr=problem.lr))
+        raise ValueError(f"{self.rule} has no rule for setting {problem.setting!r}")
+
+
+def _factory(rule: str):
+    def make(*, seed=None, **hp):
+        if hp:
+            raise ValueError(f"{rule} takes no hyperparameters; got {sorted(hp)}")
+        return StaircaseBaseline(rule, seed=seed)
+
+    make.__name__ = make.__qualname__ = "make_" + rule.replace("-", "_")
+    return make
+
+
+_DESCRIPTIONS = {
+    "pesme-flammarion": "saddle-to-saddle algorithm of Pesme & Flammarion (2023), the alpha -> 0 limit "
+                        "(diagonal-linear setting only)",
+    "greedy-memoryless": "AGF without memory: dormant phases restart at 0 after every jump",
+    "independent-modes": "decoupled modes (Saxe et al. 2014): jump times fixed from the initial correlations",
+    "one-jump": "a single drop to the least-squares loss at the first jump time",
+}
+for _rule, _desc in _DESCRIPTIONS.items():
+    register_solver(_rule, _factory(_rule), tasks=[TASK], role="baseline", description=_desc)

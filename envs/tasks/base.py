@@ -185,6 +185,7 @@ _TASK_MODULES: dict[str, str] = {
     "DecentralizedBilevel-v0": "papergym.envs.tasks.decentralized_bilevel",
     "SimpleBilevel-v0": "papergym.envs.tasks.simple_bilevel",
     "PointCloudPH-v0": "papergym.envs.tasks.persistent_homology",
+    "FeatureStaircase-v0": "papergym.envs.tasks.staircase",
 }
 
 
