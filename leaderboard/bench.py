@@ -14,7 +14,9 @@ callback; every reported solution is scored by the evaluator with the scoring ti
 solver's clock (anytime curves: metrics vs wall seconds, iterations, work). The returned solution is
 scored last. Wall time is authoritative: a solve longer than ``budget.max_seconds`` is a ``timeout``
 (it is not killed: hard limits come with the sandboxed evaluation of submissions). A solver that raises
-:class:`~papergym.envs.tasks.base.BudgetExceeded` is a ``timeout`` at once. Where the task defines
+:class:`~papergym.envs.tasks.base.BudgetExceeded` is a ``timeout`` at once;
+:class:`~papergym.envs.tasks.base.NotApplicable` (a solver without a rule for that kind of instance) leaves
+no row at all. Where the task defines
 ``finalize(metrics, seconds, status, budget)`` it completes the metrics (e.g. PAR-2 seconds). An
 evaluator's optional ``prepare()`` (e.g. computing a cached reference) runs before the clock starts; a task
 with ``measure_memory = True`` also gets ``peak_rss_mb`` and ``solve_rss_mb`` (:meth:`AnytimeCurve.peak_rss`;
@@ -192,7 +194,7 @@ def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[st
     from threadpoolctl import threadpool_limits
 
     from papergym.agents.base import make_solver
-    from papergym.envs.tasks.base import Budget, BudgetExceeded, InstanceRef, make_task
+    from papergym.envs.tasks.base import Budget, BudgetExceeded, InstanceRef, NotApplicable, make_task
 
     with threadpool_limits(limits=1):
         task = make_task(task_id, **task_kwargs)
@@ -221,6 +223,9 @@ def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[st
         except BudgetExceeded as exc:
             seconds = report.elapsed()
             status, err = "timeout", f"BudgetExceeded: {exc}"
+        except NotApplicable as exc:  # the solver has no rule for this kind of instance: not a result, not a failure
+            seconds = report.elapsed()
+            status, err = "n/a", f"NotApplicable: {exc}"
         except MemoryError as exc:
             seconds = report.elapsed()
             status, err, tb = "oom", f"MemoryError: {exc}", traceback.format_exc()
@@ -627,7 +632,7 @@ def bench(
                     err_path = path.with_suffix(".error.json")
                     if err_path.exists():
                         err_path.unlink()
-                else:
+                elif res["status"] != "n/a":
                     _atomic_write_bytes(path.with_suffix(".error.json"), json.dumps(_nan_safe(rec), indent=1).encode())
                     errors.append({"solver": k[0], "instance": k[1], "seed": k[2], "status": res["status"],
                                    "error": res["error"], "traceback": res["traceback"]})
@@ -665,6 +670,8 @@ def _collect(task, kwargs, configs, refs, seed_list, cells, results, errors, inf
             for sd in seed_list:
                 rec = results.get((label, ref.name, sd), {})
                 status = rec.get("status", "missing")
+                if status == "n/a":  # a solver that does not apply to this instance (NotApplicable): no row
+                    continue
                 row = {"instance": ref.name, **{f"param_{k}": v for k, v in ref.params.items()},
                        "instance_seed": ref.seed, "label": label, "solver": s, "role": infos[s].role, "seed": sd,
                        "status": status, "seconds": _num(rec.get("seconds", np.nan)),

@@ -135,8 +135,10 @@ class StaircaseBaseline:
             return _as_solution(fn(problem.X, problem.y, problem.alpha, lr=problem.lr))
         if problem.setting == "linear":
             if self.rule == "pesme-flammarion":
-                raise ValueError("pesme-flammarion is an algorithm for diagonal linear networks; it has no rule for "
-                                 "the linear setting")
+                from papergym.envs.tasks.base import NotApplicable
+
+                raise NotApplicable("pesme-flammarion is an algorithm for diagonal linear networks; it has no rule "
+                                    "for the linear setting")
             Sxx, Syx, syy = linear_problem_stats(problem)
             if self.rule == "greedy-memoryless":
                 return _as_solution(agf_linear(Sxx, Syx, syy, problem.alpha, lr=problem.lr, memory=False))

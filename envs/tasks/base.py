@@ -44,6 +44,7 @@ __all__ = [
     "UnknownTaskError",
     "MissingSecretError",
     "BudgetExceeded",
+    "NotApplicable",
     "hidden_seeds",
     "SECRET_ENV",
 ]
@@ -65,6 +66,11 @@ class MissingSecretError(RuntimeError):
 class BudgetExceeded(RuntimeError):
     """Raised by a solver that knows it cannot finish within its :class:`Budget` (e.g. a dense
     ``n x n`` system that does not fit): the runner records the cell as ``timeout``."""
+
+
+class NotApplicable(ValueError):
+    """Raised by a solver that has no rule for this kind of instance (e.g. an algorithm for diagonal networks
+    given a dense one): the runner records no result for the cell (status ``n/a``), neither a score nor a failure."""
 
 
 def _jsonable(v: Any) -> Any:
