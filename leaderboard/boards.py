@@ -244,6 +244,20 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
                     "in every dimension. The authors' flooder package is a reference, not scored by default "
                     "(`refresh --include flooder`).",
     ),
+    "FeatureStaircase-v0": TaskBoardConfig(
+        "FeatureStaircase-v0",
+        task_kwargs={"setting": ["diagonal-linear", "linear"], "max_seconds": 0.25},
+        # pesme-flammarion equals agf to rounding on diagonal nets (S - 2 log(1/alpha) = O(alpha^4)) and has no rule
+        # for dense linear nets; the 0.25 s budget (agf needs <= 10 ms) leaves no room to simulate the dynamics
+        skip_references=("pesme-flammarion",),
+        profile_cost="staircase_error", profile_success="",
+        description="Predict the loss staircase of gradient descent from small initialisation without simulating "
+                    "it: the staircase error (log-ratio of drop times + log-ratio of plateau levels + relative "
+                    "count error + Kendall order term) against GD run by the evaluator (10^6 iterations, lr 1e-3) "
+                    "on diagonal linear nets (d = 5, 10; covariance power a = 0.5, 1, 2; alpha = 1e-2, 1e-4, "
+                    "1e-8) and two-layer linear nets (d = 4, 8; init 1e-8), 5 hidden seeds each, 0.25 s per "
+                    "prediction (integrating the gradient flow takes 0.4-0.6 s, GD several seconds).",
+    ),
     "NystromODE-v0": TaskBoardConfig(
         "NystromODE-v0",
         task_kwargs={"sizes": [100, 1000]},

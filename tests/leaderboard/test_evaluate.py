@@ -41,6 +41,8 @@ SMALL_BOARDS = {
     "SimpleBilevel-v0": {"task_kwargs": {"instance": ["circle", "min-norm-regression"], "circle_dims": 2,
                                          "max_work": 5000}},
     "PointCloudPH-v0": {"task_kwargs": {"shapes": ["cheese"], "fidelity_n": [3000], "k": 3}},
+    "FeatureStaircase-v0": {"task_kwargs": {"setting": ["diagonal-linear"], "d": [5], "a": [1.0], "alpha": [1e-8],
+                                            "horizon": 40_000, "max_seconds": 0.25}},
 }
 
 
@@ -377,6 +379,27 @@ def test_point_cloud_board_refuses_skipped_dimensions(evaluator):
     assert (runs.void_recovery == 1).all() and (runs.valid == 0).all() and (runs.par2_seconds == 120).all()
     bb = build_benchmark_board(evaluator, "PointCloudPH-v0", n_boot=200)
     assert list(bb.table.sort_values("rank").name) == ["flood", "ph_h2_only"]
+
+
+def test_staircase_board_scores_a_sandboxed_predictor_like_the_reference(evaluator):
+    """The public problem (data, alpha, lr, horizon) crosses the sandbox channel: a numpy-only submission of the
+    memoryless greedy rule scores exactly like the registered greedy-memoryless, and below the paper's agf."""
+    _sandbox_ok()
+    from papergym.leaderboard.board import build_benchmark_board
+    from papergym.leaderboard.evaluate import refresh, submit
+
+    done = refresh(evaluator, ["FeatureStaircase-v0"], only=["agf", "greedy-memoryless"])
+    assert all(d[2] == "ok" for d in done), done
+    sid = submit(evaluator, f"{SUBS / 'staircase_greedy.py'}:GreedyStaircase", "FeatureStaircase-v0", author="x")
+    subs = evaluator.submissions("FeatureStaircase-v0")
+    assert (subs.status == "ok").all(), subs[["name", "status", "message"]]
+    runs = evaluator.runs(list(subs.submission_id)).merge(subs[["submission_id", "name"]])
+    mine = runs[runs.submission_id == sid].sort_values("seed_index")
+    ref = runs[runs.name == "greedy-memoryless"].sort_values("seed_index")
+    assert len(mine) == 5 and (mine.status == "ok").all()
+    np.testing.assert_allclose(mine.staircase_error.to_numpy(), ref.staircase_error.to_numpy(), rtol=1e-9)
+    bb = build_benchmark_board(evaluator, "FeatureStaircase-v0", n_boot=200)
+    assert list(bb.table.sort_values("rank").name)[0] == "agf"
 
 
 def test_mean_field_has_no_board():
