@@ -37,13 +37,14 @@ Linear networks (:func:`agf_linear`) follow the same alternation on rank-one mod
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 
 from papergym.agents.base import register_solver
 
-__all__ = ["Step", "agf_diagonal", "agf_linear", "activation_phase", "check_data", "linear_rescale", "linear_path"]
+__all__ = ["Step", "agf_diagonal", "agf_linear", "activation_phase", "check_data", "linear_rescale", "linear_path", "agf_modular"]
 
 
 class Step(NamedTuple):
@@ -224,6 +225,109 @@ def agf_linear(Sxx, Syx, syy: float, init: float, lr: float = 1.0, memory: bool 
     return steps
 
 
+# ---------------------------------------------------------------------------------- modular addition
+def _quad_loss_grad(z: np.ndarray, X: np.ndarray, Y: np.ndarray, m: int) -> tuple[float, np.ndarray]:
+    """Loss ``½ mean ‖y − W_out (W_in x)²‖²`` of ``m`` neurons packed in ``z = [W_in.ravel(), W_out.ravel()]`` and
+    its gradient."""
+    N, q = X.shape
+    Wi = z[: m * q].reshape(m, q)
+    Wo = z[m * q:].reshape(Y.shape[1], m)
+    h = X @ Wi.T
+    a = h * h
+    r = Y - a @ Wo.T
+    g_o = -(r.T @ a) / N
+    g_i = -((2.0 * h * (r @ Wo)).T @ X) / N
+    return 0.5 * float(np.einsum("ij,ij->", r, r)) / N, np.concatenate([g_i.ravel(), g_o.ravel()])
+
+
+def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: float | None = None,
+                eta: float = 0.05, threshold: float = 1.0, memory: bool = True, frozen_utility: bool = False,
+                cost_iters: int = 300, deadline: float | None = None, max_steps: int | None = None
+                ) -> tuple[list[Step], int]:
+    """AGF for a two-layer network with quadratic activation, ``f(x) = Σ_i o_i (w_iᵀx)²`` (neuron ``θ_i = (w_i,
+    o_i)``), as in the authors' modular-arithmetic notebook (spec §1.4):
+
+    * **Utility maximisation** (dormant neurons, residual ``r`` frozen): ``U_i(θ) = mean_x ⟨r(x), o (wᵀx)²⟩``;
+      every dormant neuron follows ``θ̇_i = ∇U_i(θ_i)`` (the exact small-norm dynamics: ``U`` is 3-homogeneous,
+      so ``d‖θ‖/dt = 3U(θ̂)‖θ‖²`` and the norm blows up in finite time once the direction aligns). Integrated by
+      Euler steps of flow time ``dt = eta / max_i ‖∇U_i‖/‖θ_i‖`` (each step changes the fastest neuron's
+      parameters by a relative ``eta``), from the problem's initial parameters; the first neuron to reach norm
+      ``threshold`` activates.
+    * **Memory**: the other dormant neurons keep their flowed parameters (``memory=False``: they restart from
+      their initial ones after every activation, the ``greedy-memoryless`` rule). ``frozen_utility=True`` keeps
+      ``r = y`` for the utilities (``independent-modes``: every neuron's activation time fixed by the initial
+      correlations).
+    * **Cost minimisation**: the active neurons (dormant ones contribute ``O(‖θ‖³)``, ignored) minimise the loss
+      (L-BFGS, at most ``cost_iters`` iterations; the notebook uses ≤ 10⁴ steps of GD at lr 0.01 to a 1e−4 loss
+      threshold); the new residual and level follow.
+
+    Flow time converts to iterations of heavy-ball GD as ``t (1 − momentum)/lr``. A step's feature is the
+    frequency ``k ≥ 1`` with the largest amplitude in the activating neuron's output weights ``o_i``. Stops when
+    every neuron is active, the loss is below ``1e−6·ℓ_0``, the next activation lies beyond ``2·horizon``, or
+    ``deadline`` (``time.perf_counter()``) passes. Returns ``(steps, work)`` with ``work`` the number of full-batch
+    gradient evaluations (utility steps + cost-minimisation evaluations)."""
+    import time
+
+    from scipy.optimize import minimize
+
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    Wi0, Wo0 = np.array(W_in, dtype=np.float64), np.array(W_out, dtype=np.float64)
+    if X.ndim != 2 or Y.ndim != 2 or X.shape[0] != Y.shape[0] or Wi0.shape != (Wo0.shape[1], X.shape[1]) \
+            or Wo0.shape[0] != Y.shape[1]:
+        raise ValueError(f"shapes do not fit: X {X.shape}, Y {Y.shape}, W_in {Wi0.shape}, W_out {Wo0.shape}")
+    if not (lr > 0 and 0 <= momentum < 1 and eta > 0 and threshold > 0):
+        raise ValueError("lr, eta and threshold must be positive and momentum in [0, 1)")
+    to_iter = (1.0 - momentum) / lr
+    t_max = math.inf if horizon is None else 2.0 * float(horizon) / to_iter
+    N, q = X.shape
+    Wi, Wo = Wi0.copy(), Wo0.copy()
+    H = Wi.shape[0]
+    dormant = np.ones(H, dtype=bool)
+    l0 = 0.5 * float(np.einsum("ij,ij->", Y, Y)) / N
+    r_util = Y.copy()
+    t, work, steps = 0.0, 0, []
+    while dormant.any():
+        D = np.flatnonzero(dormant)
+        while True:  # utility maximisation: integrate the dormant flow until one neuron reaches the threshold
+            h = X @ Wi[D].T
+            gw = (2.0 / N) * (((r_util @ Wo[:, D]) * h).T @ X)
+            go = (1.0 / N) * (r_util.T @ (h * h))
+            rho = np.sqrt((Wi[D] ** 2).sum(1) + (Wo[:, D] ** 2).sum(0))
+            work += 1
+            if rho.max() >= threshold:
+                break
+            speed = float((np.sqrt((gw ** 2).sum(1) + (go ** 2).sum(0)) / np.maximum(rho, 1e-300)).max())
+            if speed <= 1e-300 or t > t_max or (deadline is not None and time.perf_counter() > deadline):
+                return steps, work
+            dt = eta / speed
+            Wi[D] += dt * gw
+            Wo[:, D] += dt * go
+            t += dt
+        i = int(D[np.argmax(rho)])
+        dormant[i] = False
+        A = np.flatnonzero(~dormant)
+        z0 = np.concatenate([Wi[A].ravel(), Wo[:, A].ravel()])
+        res = minimize(_quad_loss_grad, z0, args=(X, Y, len(A)), jac=True, method="L-BFGS-B",
+                       options={"maxiter": int(cost_iters), "gtol": 1e-9, "ftol": 1e-12})
+        work += int(res.nfev)
+        Wi[A] = res.x[: len(A) * q].reshape(len(A), q)
+        Wo[:, A] = res.x[len(A) * q:].reshape(Y.shape[1], len(A))
+        level = float(res.fun)
+        if not frozen_utility:
+            h = X @ Wi[A].T
+            r_util = Y - (h * h) @ Wo[:, A].T
+        if not memory:
+            rest = np.flatnonzero(dormant)
+            Wi[rest], Wo[:, rest] = Wi0[rest], Wo0[:, rest]
+        spec = np.abs(np.fft.rfft(Wo[:, i]))
+        steps.append(Step(t * to_iter, level, int(np.argmax(spec[1:]) + 1)))
+        if level < 1e-6 * l0 or (deadline is not None and time.perf_counter() > deadline) \
+                or (max_steps is not None and len(steps) >= max_steps):
+            break
+    return steps, work
+
+
 # ------------------------------------------------------------------------------------------ solver
 def _as_solution(steps: list[Step]) -> list[tuple[float, float, int]]:
     return [(float(s.t), float(s.level), int(s.feature)) for s in steps]
@@ -236,15 +340,33 @@ def linear_problem_stats(problem) -> tuple[np.ndarray, np.ndarray, float]:
     return linear_stats(problem.X, problem.y)
 
 
+def modular_solution(problem, budget, report, **kw) -> list[tuple[float, float, int]]:
+    """:func:`agf_modular` on a ``modular-addition`` problem, stopping at 90 % of the budget's seconds, with the
+    work (full-batch gradient evaluations) declared to ``report``."""
+    import time
+
+    dl = None
+    if budget is not None and getattr(budget, "max_seconds", None):
+        dl = time.perf_counter() + 0.9 * float(budget.max_seconds)
+    steps, work = agf_modular(problem.X, problem.y, problem.init["W_in"], problem.init["W_out"], problem.lr,
+                              problem.momentum, problem.horizon, deadline=dl, **kw)
+    sol = _as_solution(steps) or [(float(problem.horizon) * 2.0, float(problem.l0), -1)]
+    if report is not None:
+        report(sol, iteration=len(steps), work=work)
+    return sol
+
+
 class AGF:
     """``agf``: the staircase predicted by Alternating Gradient Flows from the public problem alone
     (:func:`agf_diagonal` for ``diagonal-linear``, :func:`agf_linear` for ``linear``); no gradient-descent
     iteration is run. ``memory=False`` resets the dormant phases after every jump (ablation)."""
 
-    def __init__(self, seed: int | None = None, memory: bool = True):
+    def __init__(self, seed: int | None = None, memory: bool = True, eta: float = 0.05):
         if not isinstance(memory, (bool, np.bool_)):
             raise ValueError(f"memory must be True or False, got {memory!r}")
-        self.memory = bool(memory)
+        if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not 0 < eta <= 0.5:
+            raise ValueError(f"eta (relative step of the utility flow, modular-addition) must be in (0, 0.5], got {eta!r}")
+        self.memory, self.eta = bool(memory), float(eta)
 
     def solve(self, problem, budget, report):
         if problem.setting == "diagonal-linear":
@@ -256,6 +378,8 @@ class AGF:
         if problem.setting == "linear":
             Sxx, Syx, syy = linear_problem_stats(problem)
             return _as_solution(agf_linear(Sxx, Syx, syy, problem.alpha, lr=problem.lr, memory=self.memory))
+        if problem.setting == "modular-addition":
+            return modular_solution(problem, budget, report, memory=self.memory, eta=self.eta)
         raise ValueError(f"agf has no rule for setting {problem.setting!r}")
 
 
@@ -266,4 +390,4 @@ def _agf(*, seed=None, **hp):
 register_solver("agf", _agf, tasks=["FeatureStaircase-v0"], role="paper",
                 description="Alternating Gradient Flows: utility maximisation with memory over dormant units, "
                             "(sign-constrained) least squares over active ones; predicts drop times, levels, features",
-                defaults={"memory": True})
+                defaults={"memory": True, "eta": 0.05})

@@ -144,6 +144,19 @@ class StaircaseBaseline:
                 return _as_solution(agf_linear(Sxx, Syx, syy, problem.alpha, lr=problem.lr, memory=False))
             fn = independent_modes_linear if self.rule == "independent-modes" else one_jump_linear
             return _as_solution(fn(Sxx, Syx, syy, problem.alpha, lr=problem.lr))
+        if problem.setting == "modular-addition":
+            from papergym.agents.solvers.agf import modular_solution
+
+            if self.rule == "pesme-flammarion":
+                from papergym.envs.tasks.base import NotApplicable
+
+                raise NotApplicable("pesme-flammarion is an algorithm for diagonal linear networks; it has no rule "
+                                    "for quadratic networks")
+            if self.rule == "one-jump":  # the first activation, straight to the interpolating fit (level 0)
+                sol = modular_solution(problem, budget, None, max_steps=1, cost_iters=1)
+                return [(sol[0][0], 0.0, sol[0][2])]
+            kw = {"memory": False} if self.rule == "greedy-memoryless" else {"frozen_utility": True}
+            return modular_solution(problem, budget, report, **kw)
         raise ValueError(f"{self.rule} has no rule for setting {problem.setting!r}")
 
 

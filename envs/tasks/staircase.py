@@ -1,6 +1,63 @@
-"""``FeatureStaircase-v0`` numerics (issue 13, in progress): the empirical staircase of a loss curve and the
-score of a predicted staircase (spec ``learning-dynamics.md`` §§1.3, 1.6). The task class, its instances and
-its ground-truth runs come next; these functions are its evaluator's core.
+"""``FeatureStaircase-v0``: predict the loss staircase of gradient descent from small initialisation without
+simulating it — the setting of *Alternating Gradient Flows: A Theory of Feature Learning in Two-layer Neural
+Networks* (Kunin, Marchetti, Chen, Karkada, Simon, DeWeese, Ganguli, Miolane, NeurIPS 2025, arXiv:2506.06489; spec
+``learning-dynamics.md`` §1).
+
+Settings (``setting=``; [design] unless tagged)
+------------------------------------------------
+* ``diagonal-linear`` (main track): ``β = u ⊙ v``, loss ``½ mean (y − Xβ)²``; rows of ``X`` ~ ``N(0, diag(i^{−a}))``,
+  ``β* = 10·N(0, I)``, ``y = Xβ*`` [code: the notebook's high-dimensional example]; ``d ∈ {5, 10}``, ``n = 4d``,
+  ``a ∈ {0.5, 1, 2}``, ``α ∈ {1e−2, 1e−4, 1e−8}`` (``u = √2α·1, v = 0`` [code]), ``lr = 1e−3``, 10⁶ iterations.
+  ``paper_scale=True``: the notebook's ``d = 5, a = 1``, ``α`` from 0.5 to 1e−16 (only ``α < 1/√2`` has an
+  activation phase).
+* ``linear``: ``W₂W₁`` with ``c = H = d ∈ {4, 8}``, loss ``½ mean ‖y − W₂W₁x‖²``, ``y = Bx`` with ``B ~ N(0, 1)``
+  and ``Σ_xx`` a ``1/i`` power law aligned with ``B``'s right singular vectors, 1,000 samples (full batch),
+  entries ``N(0, init²/fan_in)``, ``init = 1e−8``, ``lr = 1e−3``, 10⁶ iterations [code: the notebook's setting at
+  ``d = 10, init = 1e−15`` with ``paper_scale``].
+* ``modular-addition``: quadratic two-layer network composing a template on ℤ_20
+  (:mod:`papergym.envs.tasks.staircase_modular`); heavy-ball GD ``lr = 0.01``, momentum 0.9 [code], 2·10⁵
+  iterations.
+
+Public problem (:class:`StaircaseProblem`) and solution
+-------------------------------------------------------
+``X``, ``y``, the architecture, ``alpha`` (initial scale), the initial parameters ``init``, ``lr``, ``momentum``,
+``horizon`` (iterations) and ``l0`` (initial loss). A solution is the list of predicted drops ``[(t_k, ℓ_k,
+feature_k)]``: ``t`` in GD iterations, ``ℓ`` the plateau level after the drop, ``feature`` the coordinate
+(diagonal), the eigen-mode index of ``Σ_yxΣ_xx⁻¹Σ_yxᵀ`` by decreasing eigenvalue (linear) or the frequency
+(modular), or ``None`` / ``-1``; also a ``(K, 2|3)`` array or ``{"steps": ...}`` (:func:`parse_steps`).
+
+Evaluator and ground truth
+--------------------------
+The evaluator runs the gradient descent itself, vectorised over the ``α`` values of a configuration
+(:func:`gd_diagonal`, :func:`gd_linear`, ``gd_modular``; ``ground_truth="flow"``: the diagonal track's gradient flow
+by ``solve_ivp`` DOP853 at ``t = lr·iteration``), extracts the staircase with per-drop feature attribution (below),
+and caches it in the process and, for the public dev instances, on disk (``<cell cache>/_staircase/``; hidden test
+instances' staircases are never written). It runs in the evaluator's ``prepare()``, before the solver's clock.
+
+| metric | dir | definition |
+|---|---|---|
+| ``staircase_error`` (primary) | min | time + level + count + order terms (below) |
+| ``time_error``, ``level_error``, ``count_error``, ``order_error`` | min | the four terms |
+| ``n_predicted``, ``n_measured`` | — | predicted drops within the horizon; measured drops |
+| ``gd_seconds`` | — | seconds of the simulated GD per ``α`` |
+| ``time_s``, ``cost_ratio`` | min | the prediction's seconds; their ratio to ``gd_seconds`` (:meth:`StaircaseTask.finalize`) |
+
+Budget: 2 s and 1,000 declared full-batch gradient evaluations per prediction (30 s and 20,000 when modular addition
+is among the settings, where AGF integrates the utility flow of 18 neurons, ≈ 3–6 s); solvers must not iterate or
+integrate the training dynamics (spec §1.6). A solver without a rule for a setting (``pesme-flammarion`` outside
+diagonal nets) raises :class:`~papergym.envs.tasks.base.NotApplicable` and leaves no row.
+
+Oracle and regret
+-----------------
+There is no oracle solver: the measured staircase is the reference, and ``staircase_error = 0`` is a perfect
+prediction (tested with the measured drops themselves).
+
+Paper
+-----
+Claims tested here: AGF predicts the order, timing and size of the drops; on diagonal nets it approaches GD as
+``α → 0`` (jump-time error 26 % at ``α = 1e−2``, under 10 % at ``1e−8``); on linear nets it recovers Saxe et al.'s
+singular-mode order and timing ``1/σ_j``; quadratic networks learn modular addition's Fourier frequencies in
+decreasing amplitude order, each plateau at the energy not yet learned.
 
 Empirical staircase (§1.3 step 3, [design]) of a loss curve ``L(t)``, ``t = 0 … T`` (iterations):
 
@@ -264,7 +321,7 @@ def score_staircase(predicted: Sequence[Sequence[Any]], empirical: Sequence[Sequ
 
 # ============================================================================================ the task
 TASK_ID = "FeatureStaircase-v0"
-SETTINGS = ("diagonal-linear", "linear")
+SETTINGS = ("diagonal-linear", "linear", "modular-addition")
 GROUND_TRUTHS = ("gd", "flow")
 N_TEST_SEEDS = 5
 CURVE_POINTS = 2_000  # log-spaced samples of the measured loss curve kept for the overlay figure
@@ -276,10 +333,12 @@ class StaircaseProblem:
     """The public problem (module docstring): the data, the architecture, the initial parameters, the step size
     and the horizon of the gradient-descent run whose loss staircase a solver predicts.
 
-    ``setting``: ``"diagonal-linear"`` (``y`` is ``(n,)``; ``init = {"u", "v"}``) or ``"linear"`` (``y`` is
-    ``(n, c)``; ``init = {"W1", "W2"}``, ``width`` hidden units); ``alpha``: the initial scale (diagonal: ``u =
-    √2α·1, v = 0``; linear: entries ``N(0, α²/fan_in)``); ``lr``: the GD step; ``horizon``: the number of GD
-    iterations; ``l0``: the initial loss."""
+    ``setting``: ``"diagonal-linear"`` (``y`` is ``(n,)``; ``init = {"u", "v"}``), ``"linear"`` (``y`` is
+    ``(n, c)``; ``init = {"W1", "W2"}``, ``width`` hidden units) or ``"modular-addition"`` (``X`` is ``(p², 2p)``,
+    ``y`` ``(p², p)``; ``init = {"W_in", "W_out"}``; :mod:`papergym.envs.tasks.staircase_modular`); ``alpha``: the
+    initial scale (diagonal: ``u = √2α·1, v = 0``; otherwise entries ``N(0, α²/fan_in)``); ``lr``: the GD step;
+    ``momentum``: heavy-ball momentum (0 but for modular addition); ``horizon``: the number of GD iterations;
+    ``l0``: the initial loss."""
 
     setting: str
     arch: str
@@ -291,6 +350,7 @@ class StaircaseProblem:
     init: Mapping[str, np.ndarray]
     l0: float
     width: int
+    momentum: float = 0.0
 
     PRIVATE_FIELDS = ()
 
@@ -334,6 +394,9 @@ def _gt_key(p: Mapping[str, Any], seed: int, mode: str) -> tuple:
     if p["setting"] == "diagonal-linear":
         return ("diag", int(p["d"]), int(p["n"]), float(p["a"]), tuple(float(a) for a in p["alphas"]),
                 float(p["lr"]), int(p["horizon"]), int(seed), mode, _GT_VERSION)
+    if p["setting"] == "modular-addition":
+        return ("mod", int(p["p"]), int(p["width"]), tuple(float(a) for a in p["alphas"]), float(p["lr"]),
+                float(p["momentum"]), int(p["horizon"]), int(seed), mode, _GT_VERSION)
     return ("lin", int(p["d"]), int(p["n"]), float(p["power"]), tuple(float(a) for a in p["alphas"]),
             float(p["lr"]), int(p["horizon"]), int(seed), mode, _GT_VERSION)
 
@@ -391,6 +454,16 @@ def compute_ground_truth(p: Mapping[str, Any], seed: int, mode: str = "gd") -> d
         run = gd_diagonal if mode == "gd" else flow_diagonal
         losses, mags = run(X, y, alphas, lr, T)
         curves = [(losses[k], mags[k]) for k in range(len(alphas))]
+    elif p["setting"] == "modular-addition":
+        from papergym.envs.tasks.staircase_modular import gd_modular, modular_init, modular_instance
+
+        if mode != "gd":
+            raise ValueError("ground_truth='flow' is implemented for the diagonal-linear setting only")
+        X, Y, _ = modular_instance(int(p["p"]), seed)
+        curves = []
+        for al in alphas:
+            W_in, W_out = modular_init(int(p["p"]), int(p["width"]), al, seed)
+            curves.append(gd_modular(X, Y, W_in, W_out, lr, float(p["momentum"]), T))
     else:
         if mode != "gd":
             raise ValueError("ground_truth='flow' is implemented for the diagonal-linear setting only")
@@ -495,8 +568,11 @@ class StaircaseEvaluator:
 class StaircaseTask:
     """``FeatureStaircase-v0`` (module docstring). Kwargs: ``setting`` (names from :data:`SETTINGS`), ``d``, ``a``,
     ``alpha``, ``lr``, ``horizon`` (the diagonal track), ``linear_d``, ``linear_init``, ``linear_samples``,
-    ``linear_power``, ``linear_lr``, ``linear_horizon`` (the linear track), ``paper_scale``, ``ground_truth``
-    (``"gd"`` or ``"flow"``), ``seeds``, ``max_seconds``, ``max_work``."""
+    ``linear_power``, ``linear_lr``, ``linear_horizon`` (the linear track), ``mod_p``, ``mod_width``, ``mod_init``,
+    ``mod_lr``, ``mod_momentum``, ``mod_horizon`` (modular addition), ``paper_scale``, ``ground_truth`` (``"gd"`` or
+    ``"flow"``), ``seeds``, ``max_seconds`` (default 2 s, 30 s when modular addition is among the settings: AGF
+    integrates the utility flow of 18 neurons there, about 5 s), ``max_work`` (default 1,000 declared full-batch
+    gradient evaluations, 20,000 with modular addition)."""
 
     id = TASK_ID
     primary = "staircase_error"
@@ -509,8 +585,10 @@ class StaircaseTask:
                  alpha: Any = (1e-2, 1e-4, 1e-8), lr: float = 1e-3, horizon: int = 1_000_000,
                  linear_d: Any = (4, 8), linear_init: Any = 1e-8, linear_samples: int = 1000,
                  linear_power: float = 1.0, linear_lr: float = 1e-3, linear_horizon: int = 1_000_000,
+                 mod_p: int = 20, mod_width: int = 18, mod_init: Any = 1e-2, mod_lr: float = 0.01,
+                 mod_momentum: float = 0.9, mod_horizon: int = 200_000,
                  paper_scale: bool = False, ground_truth: str = "gd", seeds: Any = (0, 1, 2, 3, 4),
-                 max_seconds: float = 2.0, max_work: float = 1000.0):
+                 max_seconds: float | None = None, max_work: float | None = None):
         self.settings = check_names(setting, "setting", SETTINGS)
         if not isinstance(paper_scale, (bool, np.bool_)):
             raise ValueError(f"paper_scale must be True or False, got {paper_scale!r}")
@@ -529,12 +607,21 @@ class StaircaseTask:
         self.linear_power = check_floats(linear_power, "linear_power", at_least=0.0)[0]
         self.linear_lr = check_floats(linear_lr, "linear_lr", above=0.0)[0]
         self.linear_horizon = check_ints(linear_horizon, "linear_horizon", 10)[0]
+        self.mod_p = check_ints(mod_p, "mod_p", 11)[0]  # frequency 5 needs p//2 >= 5
+        self.mod_width = check_ints(mod_width, "mod_width", 1)[0]
+        self.mod_init = check_floats(mod_init, "mod_init", above=0.0, below=1.0)
+        self.mod_lr = check_floats(mod_lr, "mod_lr", above=0.0)[0]
+        self.mod_momentum = check_floats(mod_momentum, "mod_momentum", at_least=0.0, below=1.0)[0]
+        self.mod_horizon = check_ints(mod_horizon, "mod_horizon", 10)[0]
         self.ground_truth = check_names(ground_truth, "ground_truth", GROUND_TRUTHS)[0]
-        if self.ground_truth == "flow" and "linear" in self.settings:
+        if self.ground_truth == "flow" and set(self.settings) - {"diagonal-linear"}:
             raise ValueError("ground_truth='flow' is implemented for the diagonal-linear setting only")
         self.seeds = check_ints(seeds, "seeds", 0)
-        self.max_seconds = check_floats(max_seconds, "max_seconds", above=0.0)[0]
-        self.max_work = check_floats(max_work, "max_work", above=0.0)[0]
+        mod = "modular-addition" in self.settings
+        ms = (30.0 if mod else 2.0) if max_seconds is None else max_seconds
+        mw = (20_000.0 if mod else 1000.0) if max_work is None else max_work
+        self.max_seconds = check_floats(ms, "max_seconds", above=0.0)[0]
+        self.max_work = check_floats(mw, "max_work", above=0.0)[0]
         self.default_budget = Budget(max_seconds=self.max_seconds, max_work=self.max_work)
 
     def _configs(self) -> list[tuple[str, dict[str, Any]]]:
@@ -552,6 +639,10 @@ class StaircaseTask:
                         "width": d, "alphas": list(self.linear_init), "lr": self.linear_lr,
                         "horizon": self.linear_horizon}
                 out += [(f"linear/d={d},init={al:g}", {**base, "alpha": al}) for al in self.linear_init]
+        if "modular-addition" in self.settings:
+            base = {"setting": "modular-addition", "p": self.mod_p, "width": self.mod_width, "alphas": list(self.mod_init),
+                    "lr": self.mod_lr, "momentum": self.mod_momentum, "horizon": self.mod_horizon}
+            out += [(f"modular-addition/p={self.mod_p},init={al:g}", {**base, "alpha": al}) for al in self.mod_init]
         return out
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
@@ -560,6 +651,8 @@ class StaircaseTask:
     def make(self, ref: InstanceRef) -> tuple[StaircaseProblem, StaircaseEvaluator]:
         p = instance_params(ref, TASK_ID)
         setting = check_names(p.get("setting"), "setting", SETTINGS)[0]
+        if setting == "modular-addition":
+            return self._make_modular(ref, p)
         d = check_ints(p.get("d"), "d", 1)[0]
         n = check_ints(p.get("n"), "n", 1)[0]
         al = check_floats(p.get("alpha"), "alpha", above=0.0, below=1.0 / math.sqrt(2.0))[0]
@@ -592,6 +685,30 @@ class StaircaseTask:
                                    init=init, l0=l0, width=width)
         mode = self.ground_truth if setting == "diagonal-linear" else "gd"
         return problem, StaircaseEvaluator(clean, ref.seed, al, mode, disk=ref.split == "dev")
+
+    def _make_modular(self, ref: InstanceRef, p: dict[str, Any]) -> tuple[StaircaseProblem, StaircaseEvaluator]:
+        from papergym.envs.tasks.staircase_modular import modular_init, modular_instance
+
+        q = check_ints(p.get("p"), "p", 11)[0]
+        width = check_ints(p.get("width"), "width", 1)[0]
+        al = check_floats(p.get("alpha"), "alpha", above=0.0, below=1.0)[0]
+        alphas = check_floats(p.get("alphas", [al]), "alphas", above=0.0, below=1.0)
+        if al not in alphas:
+            raise ValueError(f"alpha {al} is not one of the configuration's alphas {list(alphas)}")
+        lr = check_floats(p.get("lr"), "lr", above=0.0)[0]
+        mom = check_floats(p.get("momentum"), "momentum", at_least=0.0, below=1.0)[0]
+        horizon = check_ints(p.get("horizon"), "horizon", 10)[0]
+        clean = {**p, "p": q, "width": width, "alphas": list(alphas), "lr": lr, "momentum": mom, "horizon": horizon}
+        X, Y, _ = modular_instance(q, ref.seed)
+        W_in, W_out = modular_init(q, width, al, ref.seed)
+        h = X @ W_in.T
+        r = Y - (h * h) @ W_out.T
+        for arr in (X, Y, W_in, W_out):
+            arr.setflags(write=False)
+        problem = StaircaseProblem(setting="modular-addition", arch="W_out (W_in x)^2 (quadratic two-layer net)", X=X,
+                                   y=Y, alpha=al, lr=lr, horizon=horizon, init={"W_in": W_in, "W_out": W_out},
+                                   l0=0.5 * float(np.einsum("ij,ij->", r, r)) / X.shape[0], width=width, momentum=mom)
+        return problem, StaircaseEvaluator(clean, ref.seed, al, "gd", disk=ref.split == "dev")
 
     def finalize(self, metrics: Mapping[str, float] | None, seconds: float | None, status: str,
                  budget: Budget | None = None) -> dict[str, float]:
