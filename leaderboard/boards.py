@@ -232,6 +232,16 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
                     "circle, balanced factorisation, min-norm network and min-norm regression families, 5 hidden "
                     "seeds each.",
     ),
+    "SubspaceDisentangle-v0": TaskBoardConfig(
+        "SubspaceDisentangle-v0",
+        task_kwargs={"family": ["ls-gmm"], "supervision": ["labels", "views"], "n": [4000], "angle": [0.0]},
+        profile_cost="subspace_error", profile_success="",
+        description="Disentangling a latent-subspace Gaussian mixture (D = 16, 2-D content and style subspaces, style "
+                    "variance above content variance) under weak supervision (style labels, or paired views sharing "
+                    "the style), n = 4,000: the disentangle score, mean of 1 - subspace error ||U_hat U_hat^T - "
+                    "U U^T||_F / 2, content accuracy and style accuracy of 1,000 style transfers, 5 hidden seeds "
+                    "each; the oracle (true U, exact score) is a reference line.",
+    ),
     "PointCloudPH-v0": TaskBoardConfig(
         "PointCloudPH-v0",
         task_kwargs={"families": ["fidelity"], "shapes": ["cheese", "torus"], "fidelity_n": [10_000, 30_000]},

@@ -5,6 +5,7 @@ from papergym.agents.solvers import (  # noqa: F401  (registers them)
     bcd,
     dana,
     dbgd,
+    diffusion_disentangle,
     flood,
     local_sgd,
     nystrom_lssvm,

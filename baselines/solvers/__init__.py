@@ -11,4 +11,5 @@ from papergym.baselines.solvers import (  # noqa: F401  (registers them; pinn im
     simple_bilevel,
     solve_ivp,
     staircase,
+    subspace,
 )

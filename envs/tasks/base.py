@@ -192,6 +192,7 @@ _TASK_MODULES: dict[str, str] = {
     "SimpleBilevel-v0": "papergym.envs.tasks.simple_bilevel",
     "PointCloudPH-v0": "papergym.envs.tasks.persistent_homology",
     "FeatureStaircase-v0": "papergym.envs.tasks.staircase",
+    "SubspaceDisentangle-v0": "papergym.envs.tasks.subspace_disentangle",
 }
 
 

@@ -1,0 +1,463 @@
+"""``diffusion-disentangle``: a dual-branch, content-bottlenecked diffusion model with style guidance, the paper-proxy
+method of ``SubspaceDisentangle-v0`` (spec ``learning-dynamics.md`` §3.4 [design, in the spirit of Wang et al.,
+NeurIPS 2025, arXiv:2504.00220]; torch extra). The shared numerics (schedule, networks, training, DDIM transfer) live
+here once; the ``cond-diffusion`` and ``dual-encoder-noguide`` baselines and the ``oracle-subspace`` reference
+(``papergym.baselines.solvers.subspace``) reuse them with other options.
+
+Model (spec §3.4; equation numbers are the spec's items):
+
+(1) ``[Û V̂] = qf(A)``, the Q factor (signs of ``diag R`` fixed to +) of a free ``D × (k + m)`` matrix ``A``: a
+    parametrisation of the Stiefel manifold ``St(D, k + m)``; ``Û`` = the first ``k = content_dim`` columns (content),
+    ``V̂`` the next ``m = style_dim`` (style).
+(2) ``s(x_t, t, c) = Û h_Z([Ûᵀx_t, t]) + V̂ h_G([V̂ᵀx_t, c, t]) − a(t) P⊥ x_t``, ``P⊥ = I − ÛÛᵀ − V̂V̂ᵀ``; ``h_Z``,
+    ``h_G`` MLPs with 2 hidden layers of ``width`` = 64 SiLU units, ``a(t)`` a small MLP of ``t`` (1 → 16 → 1,
+    softplus output). The content branch never sees ``c`` (unless ``content_sees_style``). The style code ``c`` is
+    ``[one_hot(m), 0]`` under labels and ``[enc(x′), 0]`` under views, ``enc`` an MLP ``D → 64 → 64 → 4``
+    (``encoder_dim``) trained jointly; the null token is ``[0, …, 0, 1]``.
+    Implemented in the equivalent noise-prediction form ``s = −ε̂/σ_t`` with
+    ``ε̂ = Û h_Z + V̂ h_G + b(t) P⊥ x_t`` (i.e. ``h ← −h/σ_t``, ``a(t) = b(t)/σ_t``): the same function class and
+    bottleneck, with network outputs of order one at every ``t``.
+(3) VP-SDE, ``β(t) = β_min + t (β_max − β_min)``, ``β_min = 0.1``, ``β_max = 20``, ``t ~ U[t_min, 1]``,
+    ``t_min = 1e−3``; ``α_t = exp(−½ ∫₀ᵗ β)``, ``σ_t² = 1 − α_t²``, ``x_t = α_t x_0 + σ_t ε``.
+(4) Denoising score matching weighted by ``σ_t²``: ``E ‖σ_t s(x_t, t, c) + ε‖² = E ‖ε̂ − ε‖²``; Adam, ``lr`` 2e−3,
+    ``steps`` 3,000, ``batch_size`` 256.
+(5) Style guidance: ``c`` is replaced by the null token with probability ``p_uncond`` = 0.2 during training; at
+    sampling ``s = s(·, ∅) + w (s(·, c) − s(·, ∅))``, ``w = guidance`` = 2. With ``content_sees_style=True`` the content
+    branch gets ``[Ûᵀx_t, c, t]`` and the regulariser ``λ_sg ‖Ûᵀ(s(x_t, t, c) − s(x_t, t, c′))‖²`` (``c′`` a random
+    other style: another label, or the code of another sample's view; ``λ_sg`` = 0.1) is added, σ_t²-weighted like
+    (4), i.e. ``λ_sg ‖Ûᵀ(ε̂(c) − ε̂(c′))‖²``.
+(6) Transfer: ``x_{t_start} = α x_src + σ ε`` (``t_start`` = 0.6, seeded ``ε``), then a deterministic DDIM with
+    ``ddim_steps`` = 200 uniform steps down to ``t_min`` under the guided score with the target code (labels: one-hot
+    of the target index; views: ``enc(x_ref)``). "Keep ``Ûᵀx_source``" [design detail]: at every step the content
+    coordinates are reset to ``α_t Ûᵀx_src`` (the noise-free forward path of the source's content) and the returned
+    sample's content coordinates are exactly ``Ûᵀx_src``. DDIM step:
+    ``x̂_0 = (x_t − σ_t ε̂)/α_t``, ``x_{t'} = α_{t'} x̂_0 + σ_{t'} ε̂``; the result is ``x̂_0`` at the last step.
+
+Initialisation [design; the spec is silent]: ``init="pca"`` (default) starts ``A`` at :func:`balanced_pca_frame`:
+the span of the top ``k + m`` principal directions of ``X_train`` (label-free), each content column an equal mix of a
+leading and a following principal direction and each style column the opposite mix, so the start favours neither
+assignment and the diffusion loss (through the style code, which only the style branch sees) decides which part of
+the span is content. ``init="random"``: ``A`` with i.i.d. ``N(0, 1)`` entries. Measured on LS-GMM labels, n = 4,000,
+3,000 steps: the random start ends in a wrong basin in 4 of 4 runs (subspace error 0.71–1.0: both branches race to the
+high-variance style plane and the content branch keeps it), a Haar-random rotation of the PCA span in 1 of 5 runs
+(content and style swapped, a stable local optimum whose DSM loss is ≈ 10 % higher), the balanced start in 0 of 6
+(labels and views, instance seeds 0–2; subspace error 0.012–0.016).
+
+Architecture ``full`` (the ``cond-diffusion`` baseline, spec §3.5): ``ε̂ = MLP([x_t, c, t])`` (2 hidden layers of
+``width``; no bottleneck), no guidance; afterwards ``V̂`` = the top ``m`` principal directions of
+``s(x_t, t, c) − s(x_t, t, c′)`` at ``t = probe_t`` = 0.1 over the training points and pairs ``c ≠ c′`` (labels: each
+point with every other label; views: the code of its own view against that of a random other sample's view), ``Û`` =
+the top ``k`` principal directions of the training data after projecting out ``V̂`` [design, spec §3.5].
+
+Solution: ``{"U_hat": Û (float64, orthonormal), "transfer": Q × D, "meta": {"steps", "loss", "stopped",
+"fit_seconds"}}``. Every ``report_every`` steps (and at the end) the current solution is passed to
+``report(solution, iteration=step, work=step)``; a step is one optimiser step (the task's iteration and work unit).
+Training stops at ``min(steps, budget.max_iterations)`` or once ``stop_fraction · budget.max_seconds`` have elapsed
+(the rest of the budget is left for the transfer). Randomness: a local ``torch.Generator`` seeded from
+``numpy.random.default_rng(seed)`` (parameters initialised with it: ``U(±1/√fan_in)``, PyTorch's default law), so a
+run is deterministic without touching torch's global RNG; ``torch.set_num_threads(1)`` during ``solve`` (restored).
+float32 throughout.
+
+Hyperparameters (enter the cell key)
+------------------------------------
+======================  ==========  ==============================================================================
+name                    default     provenance
+======================  ==========  ==============================================================================
+``steps``               ``3000``    spec §3.4 (4)
+``lr``                  ``2e-3``    spec §3.4 (4), Adam
+``batch_size``          ``256``     spec §3.4 (4)
+``width``               ``64``      spec §3.4 (2): hidden units of ``h_Z``, ``h_G``, the encoder (``full``: the MLP)
+``p_uncond``            ``0.2``     spec §3.4 (5): style dropout
+``guidance``            ``2.0``     spec §3.4 (5): ``w``
+``content_sees_style``  ``False``   spec §3.4 (5)
+``lambda_sg``           ``0.1``     spec §3.4 (5): weight of the style-leakage regulariser (with the option only)
+``t_start``             ``0.6``     spec §3.4 (6)
+``ddim_steps``          ``200``     spec §3.4 (6)
+``beta_min``            ``0.1``     spec §3.4 (3)
+``beta_max``            ``20.0``    spec §3.4 (3)
+``t_min``               ``1e-3``    spec §3.4 (3)
+``encoder_dim``         ``4``       spec §3.4 (2): output of the views encoder
+``architecture``        ``dual``    ``dual`` (this method) or ``full`` (``cond-diffusion``)
+``probe_t``             ``0.1``     spec §3.5: ``t`` of the score-difference probe (``full`` only)
+``init``                ``pca``     [design] start of the frame: ``pca`` (balanced) or ``random`` (above)
+``report_every``        ``1000``    [design] steps between anytime reports (``0``: final only)
+``stop_fraction``       ``0.75``    [design] fraction of ``max_seconds`` after which training stops
+======================  ==========  ==============================================================================
+
+Measured cost (2-core CPU, torch 2.13, LS-GMM n = 4,000, D = 16; one thread): a full solve (3,000 steps, three
+intermediate reports with transfers, final transfer) takes about 9 s alone under labels; in ``papergym bench`` with
+two workers on a shared, loaded machine 18–33 s (labels and views, 10 instances) — inside the 60 s budget. A 200-step
+DDIM transfer of the 1,000 queries takes well under 1 s.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from papergym.agents.base import register_solver
+
+__all__ = ["DiffusionDisentangle", "VPSchedule", "ddim_transfer", "balanced_pca_frame", "principal_directions", "TASK"]
+
+TASK = "SubspaceDisentangle-v0"
+ARCHITECTURES = ("dual", "full")
+INITS = ("pca", "random")
+
+
+# ---------------------------------------------------------------------------------------------- schedule
+class VPSchedule:
+    """VP-SDE with ``β(t) = β_min + t (β_max − β_min)`` (spec §3.4 (3)): ``α_t = exp(−½ ∫₀ᵗ β)``,
+    ``σ_t = sqrt(1 − α_t²)``."""
+
+    def __init__(self, beta_min: float = 0.1, beta_max: float = 20.0, t_min: float = 1e-3):
+        self.beta_min, self.beta_max, self.t_min = float(beta_min), float(beta_max), float(t_min)
+
+    def integral(self, t: Any) -> Any:
+        return self.beta_min * t + 0.5 * (self.beta_max - self.beta_min) * t * t
+
+    def alpha(self, t: Any) -> Any:
+        return np.exp(-0.5 * self.integral(np.asarray(t, dtype=float)))
+
+    def sigma(self, t: Any) -> Any:
+        return np.sqrt(-np.expm1(-self.integral(np.asarray(t, dtype=float))))
+
+
+def ddim_transfer(eps_fn: Callable[[np.ndarray, float], np.ndarray], x_src: np.ndarray, U_hat: np.ndarray,
+                  schedule: VPSchedule, t_start: float, n_steps: int, rng: np.random.Generator,
+                  projector: np.ndarray | None = None) -> np.ndarray:
+    """Style transfer by deterministic DDIM from the noised source (spec §3.4 (6); module docstring):
+    ``eps_fn(x_t, t)`` is the (guided) noise prediction ``ε̂ = −σ_t s``; the content coordinates ``Ûᵀx`` are held on
+    the source's forward path ``α_t Ûᵀx_src`` and equal ``Ûᵀx_src`` in the result. ``projector``: the content part
+    as ``x ↦ x @ projector`` (rows), default the orthogonal ``ÛÛᵀ`` (the oracle passes the oblique projection onto
+    ``span U`` along ``span V`` when ``UᵀV ≠ 0``)."""
+    x_src = np.asarray(x_src, dtype=float)
+    P = U_hat @ U_hat.T if projector is None else np.asarray(projector, dtype=float)
+    content = x_src @ P
+    a0, s0 = float(schedule.alpha(t_start)), float(schedule.sigma(t_start))
+    x = a0 * x_src + s0 * rng.standard_normal(x_src.shape)
+    ts = np.linspace(t_start, schedule.t_min, n_steps + 1)
+    x0 = x_src
+    for i in range(n_steps):
+        t, tn = float(ts[i]), float(ts[i + 1])
+        a, s = float(schedule.alpha(t)), float(schedule.sigma(t))
+        x = x - x @ P + a * content                       # keep the content on its forward path
+        eps = eps_fn(x, t)
+        x0 = (x - s * eps) / a                            # DDIM: predicted x_0
+        an, sn = float(schedule.alpha(tn)), float(schedule.sigma(tn))
+        x = an * x0 + sn * eps                            # deterministic DDIM step (η = 0)
+    return x0 - x0 @ P + content
+
+
+def principal_directions(X: np.ndarray, k: int) -> np.ndarray:
+    """The top ``k`` principal directions (``D × k``, orthonormal) of the rows of ``X``: eigenvectors of the ``D × D``
+    scatter matrix of the centred data, largest eigenvalue first (cheaper than an SVD of the tall data matrix)."""
+    Xc = np.asarray(X, dtype=float)
+    Xc = Xc - Xc.mean(axis=0)
+    w, E = np.linalg.eigh(Xc.T @ Xc)
+    return E[:, np.argsort(w, kind="stable")[::-1][:k]].copy()
+
+
+def balanced_pca_frame(X: np.ndarray, k: int, m: int) -> np.ndarray:
+    """The label-free start of the frame (module docstring, "Initialisation"): with ``p_1, p_2, …`` the principal
+    directions of ``X`` and ``r = min(k, m)``, ``Û_i = (p_i + p_{r+i})/√2`` and ``V̂_i = (p_i − p_{r+i})/√2`` for
+    ``i < r`` (each column equally on the leading and the next principal directions), then the remaining content
+    columns ``p_{2r+1}, …`` and style columns after them; orthonormal, spanning the top ``k + m`` directions."""
+    P = principal_directions(X, k + m)
+    r = min(k, m)
+    a, b = P[:, :r], P[:, r:2 * r]
+    rest = P[:, 2 * r:]
+    U0 = np.hstack([(a + b) / math.sqrt(2.0), rest[:, :k - r]])
+    V0 = np.hstack([(a - b) / math.sqrt(2.0), rest[:, k - r:]])
+    return np.hstack([U0, V0])
+
+
+def _check(name: str, v: Any, kind: type, lo: float | None = None, hi: float | None = None,
+           lo_open: bool = False) -> Any:
+    ok = not isinstance(v, bool) and isinstance(v, (int, float) if kind is float else int)
+    if ok:
+        fv = float(v)
+        ok = math.isfinite(fv) and (lo is None or (fv > lo if lo_open else fv >= lo)) and (hi is None or fv <= hi)
+    if not ok:
+        rng = f" in {'(' if lo_open else '['}{lo}, {hi}]" if hi is not None else \
+            (f" {'>' if lo_open else '>='} {lo}" if lo is not None else "")
+        raise ValueError(f"{name} must be a{'n integer' if kind is int else ' number'}{rng}, got {v!r}")
+    return kind(v)
+
+
+# ------------------------------------------------------------------------------------------------- solver
+class DiffusionDisentangle:
+    """The paper-proxy method and its variants (module docstring)."""
+
+    def __init__(self, *, seed: Any = None, steps: int = 3000, lr: float = 2e-3, batch_size: int = 256,
+                 width: int = 64, p_uncond: float = 0.2, guidance: float = 2.0, content_sees_style: bool = False,
+                 lambda_sg: float = 0.1, t_start: float = 0.6, ddim_steps: int = 200, beta_min: float = 0.1,
+                 beta_max: float = 20.0, t_min: float = 1e-3, encoder_dim: int = 4, architecture: str = "dual",
+                 probe_t: float = 0.1, init: str = "pca", report_every: int = 1000, stop_fraction: float = 0.75):
+        self.seed = seed
+        if init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        self.init = init
+        self.steps = _check("steps", steps, int, 1)
+        self.lr = _check("lr", lr, float, 0.0, lo_open=True)
+        self.batch_size = _check("batch_size", batch_size, int, 1)
+        self.width = _check("width", width, int, 1)
+        self.p_uncond = _check("p_uncond", p_uncond, float, 0.0, 1.0)
+        if self.p_uncond >= 1.0:
+            raise ValueError(f"p_uncond must be < 1, got {p_uncond!r}")
+        self.guidance = _check("guidance", guidance, float, 0.0)
+        if not isinstance(content_sees_style, (bool, np.bool_)):
+            raise ValueError(f"content_sees_style must be True or False, got {content_sees_style!r}")
+        self.content_sees_style = bool(content_sees_style)
+        self.lambda_sg = _check("lambda_sg", lambda_sg, float, 0.0)
+        self.t_min = _check("t_min", t_min, float, 0.0, 0.5, lo_open=True)
+        self.t_start = _check("t_start", t_start, float, self.t_min, 1.0, lo_open=True)
+        self.ddim_steps = _check("ddim_steps", ddim_steps, int, 1)
+        self.beta_min = _check("beta_min", beta_min, float, 0.0, lo_open=True)
+        self.beta_max = _check("beta_max", beta_max, float, self.beta_min)
+        self.encoder_dim = _check("encoder_dim", encoder_dim, int, 1)
+        if architecture not in ARCHITECTURES:
+            raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}")
+        self.architecture = architecture
+        self.probe_t = _check("probe_t", probe_t, float, self.t_min, 1.0)
+        self.report_every = _check("report_every", report_every, int, 0)
+        self.stop_fraction = _check("stop_fraction", stop_fraction, float, 0.0, 1.0, lo_open=True)
+        self.schedule = VPSchedule(self.beta_min, self.beta_max, self.t_min)
+
+    # ------------------------------------------------------------------------------------------- solve
+    def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
+        import torch
+
+        old = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return self._solve(torch, problem, budget, report)
+        finally:
+            torch.set_num_threads(old)
+
+    def _solve(self, torch: Any, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
+        start = time.perf_counter()
+        nprng = np.random.default_rng(self.seed)
+        gen = torch.Generator().manual_seed(int(nprng.integers(2 ** 62)))
+        X = torch.as_tensor(np.asarray(problem.X_train, dtype=np.float32))
+        n, D = X.shape
+        k, m = int(problem.content_dim), int(problem.style_dim)
+        views = problem.supervision == "views"
+        if views:
+            Xv = torch.as_tensor(np.asarray(problem.X_view, dtype=np.float32))
+            n_codes = self.encoder_dim
+        else:
+            labels = torch.as_tensor(np.asarray(problem.labels, dtype=np.int64))
+            n_codes = int(problem.n_styles)
+        net = _Net(torch, D, k, m, n_codes, self.width, self.architecture, self.content_sees_style, views, gen)
+        if net.A is not None and self.init == "pca":
+            with torch.no_grad():                                           # (1) [design] balanced PCA start
+                net.A.copy_(torch.as_tensor(balanced_pca_frame(np.asarray(problem.X_train, dtype=float), k, m),
+                                            dtype=torch.float32))
+        opt = torch.optim.Adam(net.parameters(), lr=self.lr)
+        sch = self.schedule
+
+        def codes_of(idx: Any, other: bool = False) -> Any:
+            """Style codes of training rows ``idx`` (``other``: a random different style — c′ of the regulariser)."""
+            if views:
+                rows = idx if not other else torch.randint(0, n, (len(idx),), generator=gen)
+                return net.encode(Xv[rows])
+            lab = labels[idx]
+            if other:
+                lab = (lab + torch.randint(1, n_codes, (len(idx),), generator=gen)) % n_codes
+            return torch.nn.functional.one_hot(lab, n_codes).float()
+
+        max_it = getattr(budget, "max_iterations", None)
+        n_steps = min(self.steps, int(max_it)) if max_it else self.steps
+        t_stop = None if getattr(budget, "max_seconds", None) is None else self.stop_fraction * float(budget.max_seconds)
+        bs = min(self.batch_size, n)
+        stopped, loss_v, step = "steps", float("nan"), 0
+        for step in range(1, n_steps + 1):
+            idx = torch.randint(0, n, (bs,), generator=gen)
+            x0 = X[idx]
+            t = sch.t_min + (1.0 - sch.t_min) * torch.rand(bs, 1, generator=gen)
+            integ = sch.beta_min * t + 0.5 * (sch.beta_max - sch.beta_min) * t * t
+            alpha = torch.exp(-0.5 * integ)
+            sigma = torch.sqrt(-torch.expm1(-integ))
+            eps = torch.randn(bs, D, generator=gen)
+            xt = alpha * x0 + sigma * eps                                   # (3) forward VP-SDE marginal
+            c = codes_of(idx)
+            drop = torch.rand(bs, 1, generator=gen) < self.p_uncond         # (5) style dropout -> null token
+            cc = net.with_null(c, drop)
+            W = net.frame()
+            eps_hat = net.eps(xt, t, cc, W)
+            loss = ((eps_hat - eps) ** 2).sum(1).mean()                     # (4) E||σ_t s + ε||² = E||ε̂ − ε||²
+            if self.content_sees_style and self.lambda_sg > 0:
+                c2 = net.with_null(codes_of(idx, other=True), torch.zeros_like(drop))
+                diff = (eps_hat - net.eps(xt, t, c2, W)) @ W[:, :k]         # Ûᵀ(ε̂(c) − ε̂(c′)), (5)
+                loss = loss + self.lambda_sg * (diff ** 2).sum(1).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            loss_v = float(loss.detach())
+            if not math.isfinite(loss_v):
+                stopped = "non-finite loss"
+                break
+            if self.report_every and step % self.report_every == 0 and step < n_steps:
+                report(self._solution(torch, net, problem, nprng, step, loss_v, "running", start),
+                       iteration=step, work=step)
+            if t_stop is not None and time.perf_counter() - start >= t_stop:
+                stopped = "max_seconds"
+                break
+        sol = self._solution(torch, net, problem, nprng, step, loss_v, stopped, start)
+        report(sol, iteration=step, work=step)
+        return sol
+
+    # ---------------------------------------------------------------------------------------- outputs
+    def _solution(self, torch: Any, net: Any, problem: Any, nprng: np.random.Generator, step: int, loss: float,
+                  stopped: str, start: float) -> dict[str, Any]:
+        fit = time.perf_counter() - start
+        with torch.no_grad():
+            U_hat = self._content_basis(torch, net, problem, nprng)
+            transfer = self._transfer(torch, net, problem, U_hat, np.random.default_rng(nprng.integers(2 ** 62)))
+        return {"U_hat": U_hat, "transfer": transfer,
+                "meta": {"steps": step, "loss": loss, "stopped": stopped, "fit_seconds": fit}}
+
+    def _content_basis(self, torch: Any, net: Any, problem: Any, nprng: np.random.Generator) -> np.ndarray:
+        k, m = int(problem.content_dim), int(problem.style_dim)
+        X = np.asarray(problem.X_train, dtype=float)
+        if net.architecture == "dual":
+            W = net.frame().double().numpy()
+            q, _ = np.linalg.qr(W[:, :k])                                  # re-orthonormalise in float64
+            return q
+        # full: V̂ from score differences at t = probe_t, Û from PCA after projecting V̂ out (spec §3.5)
+        t = self.probe_t
+        a, s = float(self.schedule.alpha(t)), float(self.schedule.sigma(t))
+        xt = a * X + s * nprng.standard_normal(X.shape)
+        xt_t = torch.as_tensor(xt, dtype=torch.float32)
+        tt = torch.full((len(X), 1), t)
+        diffs = []
+        if problem.supervision == "views":
+            Xv = torch.as_tensor(np.asarray(problem.X_view, dtype=np.float32))
+            c1 = net.with_null(net.encode(Xv), None)
+            c2 = net.with_null(net.encode(Xv[torch.as_tensor(nprng.permutation(len(X)))]), None)
+            diffs.append((net.eps(xt_t, tt, c1) - net.eps(xt_t, tt, c2)).double().numpy() / s)
+        else:
+            M = int(problem.n_styles)
+            lab = np.asarray(problem.labels)
+            eye = np.eye(M, dtype=np.float32)
+            base = net.eps(xt_t, tt, net.with_null(torch.as_tensor(eye[lab]), None)).double().numpy()
+            for sh in range(1, M):
+                other = net.with_null(torch.as_tensor(eye[(lab + sh) % M]), None)
+                diffs.append((base - net.eps(xt_t, tt, other).double().numpy()) / s)
+        V_hat = principal_directions(np.vstack(diffs), m)
+        return principal_directions(X - (X @ V_hat) @ V_hat.T, k)
+
+    def _transfer(self, torch: Any, net: Any, problem: Any, U_hat: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if problem.supervision == "views":
+            code = net.encode(torch.as_tensor(np.asarray(problem.query_ref, dtype=np.float32)))
+        else:
+            code = torch.nn.functional.one_hot(torch.as_tensor(np.asarray(problem.query_style, dtype=np.int64)),
+                                               int(problem.n_styles)).float()
+        cond = net.with_null(code, None)
+        null = net.with_null(torch.zeros_like(code), torch.ones(len(code), 1, dtype=torch.bool))
+        w = self.guidance
+        W = net.frame()
+
+        def eps_fn(x: np.ndarray, t: float) -> np.ndarray:
+            xt = torch.as_tensor(x, dtype=torch.float32)
+            tt = torch.full((len(x), 1), t)
+            e_c = net.eps(xt, tt, cond, W)
+            if w == 1.0:
+                return e_c.double().numpy()
+            e_0 = net.eps(xt, tt, null, W)
+            return (e_0 + w * (e_c - e_0)).double().numpy()                # (5) guided score (same σ_t scale)
+
+        return ddim_transfer(eps_fn, np.asarray(problem.query_source, dtype=float), U_hat, self.schedule,
+                             self.t_start, self.ddim_steps, rng)
+
+
+class _Net:
+    """The networks of one model (module docstring), parameters initialised from ``gen``."""
+
+    def __init__(self, torch: Any, D: int, k: int, m: int, n_codes: int, width: int, architecture: str,
+                 content_sees_style: bool, views: bool, gen: Any):
+        nn = torch.nn
+        self.torch, self.architecture, self.k, self.m = torch, architecture, k, m
+        self.csty = content_sees_style
+        cdim = n_codes + 1                                                  # code + null flag
+
+        def mlp(i: int, o: int, h: int = width, depth: int = 2) -> Any:
+            layers: list[Any] = []
+            d = i
+            for _ in range(depth):
+                layers += [nn.Linear(d, h), nn.SiLU()]
+                d = h
+            layers.append(nn.Linear(d, o))
+            return nn.Sequential(*layers)
+
+        self.mods = nn.ModuleDict()
+        if architecture == "dual":
+            self.A = nn.Parameter(torch.randn(D, k + m, generator=gen))
+            self.mods["h_z"] = mlp(k + 1 + (cdim if content_sees_style else 0), k)
+            self.mods["h_g"] = mlp(m + cdim + 1, m)
+            self.mods["a"] = mlp(1, 1, h=16, depth=1)
+        else:
+            self.A = None
+            self.mods["f"] = mlp(D + cdim + 1, D)
+        if views:
+            self.mods["enc"] = mlp(D, n_codes)
+        with torch.no_grad():
+            for mod in self.mods.modules():
+                if isinstance(mod, nn.Linear):
+                    b = 1.0 / math.sqrt(mod.in_features)
+                    mod.weight.uniform_(-b, b, generator=gen)
+                    mod.bias.uniform_(-b, b, generator=gen)
+
+    def parameters(self) -> list[Any]:
+        return list(self.mods.parameters()) + ([self.A] if self.A is not None else [])
+
+    def frame(self) -> Any:
+        """``[Û V̂]``: the Q factor of ``A`` with ``diag R ≥ 0`` (spec §3.4 (1))."""
+        if self.A is None:
+            return None
+        q, r = self.torch.linalg.qr(self.A)
+        return q * self.torch.sign(self.torch.sign(self.torch.diagonal(r)) + 0.5)
+
+    def encode(self, xv: Any) -> Any:
+        return self.mods["enc"](xv)
+
+    def with_null(self, c: Any, drop: Any) -> Any:
+        """``[c, 0]``, or the null token ``[0, …, 0, 1]`` where ``drop``."""
+        torch = self.torch
+        if drop is None:
+            return torch.cat([c, torch.zeros(len(c), 1)], dim=1)
+        d = drop.float()
+        return torch.cat([c * (1.0 - d), d], dim=1)
+
+    def eps(self, xt: Any, t: Any, c: Any, W: Any = None) -> Any:
+        """Noise prediction ``ε̂ = −σ_t s(x_t, t, c)`` (module docstring, (2))."""
+        torch = self.torch
+        if self.architecture == "full":
+            return self.mods["f"](torch.cat([xt, c, t], dim=1))
+        W = self.frame() if W is None else W
+        Uh, Vh = W[:, :self.k], W[:, self.k:]
+        u, v = xt @ Uh, xt @ Vh
+        zin = [u, c, t] if self.csty else [u, t]
+        perp = xt - u @ Uh.T - v @ Vh.T                                    # P⊥ x_t
+        b = torch.nn.functional.softplus(self.mods["a"](t))
+        return self.mods["h_z"](torch.cat(zin, dim=1)) @ Uh.T + self.mods["h_g"](torch.cat([v, c, t], dim=1)) @ Vh.T \
+            + b * perp
+
+
+def _diffusion_disentangle(*, seed: Any = None, **hp: Any) -> DiffusionDisentangle:
+    return DiffusionDisentangle(seed=seed, **hp)
+
+
+DEFAULTS = {"steps": 3000, "lr": 2e-3, "batch_size": 256, "width": 64, "p_uncond": 0.2, "guidance": 2.0,
+            "content_sees_style": False, "lambda_sg": 0.1, "t_start": 0.6, "ddim_steps": 200, "beta_min": 0.1,
+            "beta_max": 20.0, "t_min": 1e-3, "encoder_dim": 4, "architecture": "dual", "probe_t": 0.1, "init": "pca",
+            "report_every": 1000, "stop_fraction": 0.75}
+
+register_solver("diffusion-disentangle", _diffusion_disentangle, tasks=[TASK], role="paper",
+                description="dual-branch content-bottlenecked diffusion (QR Stiefel frame, VP-SDE DSM) with style "
+                            "dropout and guidance w = 2; transfer by DDIM from t = 0.6 keeping the content",
+                defaults=DEFAULTS, requires=("torch",))
