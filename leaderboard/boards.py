@@ -277,6 +277,16 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
                     "n = 100 and 1000, 5 hidden parameter seeds each. The PINN baseline is not scored by "
                     "default (each solve takes up to the full budget); `refresh --include pinn` adds it.",
     ),
+    "LipschitzApprox-v0": TaskBoardConfig(
+        "LipschitzApprox-v0",
+        task_kwargs={"families": ["approx"], "dims": [2, 5], "targets": ["f1", "f2", "f3", "f4"], "epochs": 200},
+        profile_cost="error", profile_success="certified",
+        description="Certified 1-Lipschitz regression on [-1, 1]^d (d = 2 and 5; |x1|, distance to 5 points, a "
+                    "max-min of 4 planes, sin(4 w.x)/4; 4,096 samples, 200 epochs, 60 s): the test RMSE / std of "
+                    "the target of the submitted network, 1.0 unless its certified Lipschitz bound (exact spectral "
+                    "norms over a fixed layer vocabulary) is <= 1, 5 hidden seeds each. The uncertified "
+                    "mlp-unconstrained is a reference line.",
+    ),
 }
 
 

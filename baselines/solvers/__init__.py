@@ -4,6 +4,7 @@ from papergym.baselines.solvers import (  # noqa: F401  (registers them; pinn im
     deep_gd,
     distributed,
     dual_lssvm,
+    lipschitz,
     low_rank,
     persistent_homology,
     pinn,

@@ -193,6 +193,7 @@ _TASK_MODULES: dict[str, str] = {
     "PointCloudPH-v0": "papergym.envs.tasks.persistent_homology",
     "FeatureStaircase-v0": "papergym.envs.tasks.staircase",
     "SubspaceDisentangle-v0": "papergym.envs.tasks.subspace_disentangle",
+    "LipschitzApprox-v0": "papergym.envs.tasks.lipschitz_approx",
 }
 
 
