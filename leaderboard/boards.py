@@ -268,6 +268,16 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
                     "1e-8) and two-layer linear nets (d = 4, 8; init 1e-8), 5 hidden seeds each, 0.25 s per "
                     "prediction (integrating the gradient flow takes 0.4-0.6 s, GD several seconds).",
     ),
+    "PreferenceHallucination-v0": TaskBoardConfig(
+        "PreferenceHallucination-v0",
+        task_kwargs={"sizes": ["default"]},
+        profile_cost="chair_i", profile_success="",
+        description="Preference fine-tuning of a toy GRU captioner (12 objects, 3 co-occurring pairs) that "
+                    "hallucinates absent co-occurrence partners, from 2,000 public preference tuples and the shipped "
+                    "reference policy: F1 of (1 - CHAIR_i) and recall of the submitted weights' greedy captions on "
+                    "1,000 private test scenes drawn per hidden seed (5 seeds); the weights are scored by the "
+                    "evaluator's own decoder, so no caption can be hand-written.",
+    ),
     "NystromODE-v0": TaskBoardConfig(
         "NystromODE-v0",
         task_kwargs={"sizes": [100, 1000]},

@@ -11,4 +11,5 @@ from papergym.agents.solvers import (  # noqa: F401  (registers them)
     local_sgd,
     nystrom_lssvm,
     radagrad,
+    symmpo,
 )

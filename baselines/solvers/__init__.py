@@ -9,6 +9,7 @@ from papergym.baselines.solvers import (  # noqa: F401  (registers them; pinn im
     persistent_homology,
     pinn,
     plrf_sgd,
+    preference,
     simple_bilevel,
     solve_ivp,
     staircase,

@@ -41,6 +41,7 @@ SMALL_BOARDS = {
     "SimpleBilevel-v0": {"task_kwargs": {"instance": ["circle", "min-norm-regression"], "circle_dims": 2,
                                          "max_work": 5000}},
     "PointCloudPH-v0": {"task_kwargs": {"shapes": ["cheese"], "fidelity_n": [3000], "k": 3}},
+    "PreferenceHallucination-v0": {"task_kwargs": {"sizes": ["default"], "n_pref": 100, "n_test": 200, "epochs": 1}},
     "FeatureStaircase-v0": {"task_kwargs": {"setting": ["diagonal-linear"], "d": [5], "a": [1.0], "alpha": [1e-8],
                                             "horizon": 40_000, "max_seconds": 0.25}},
 }
@@ -400,6 +401,26 @@ def test_staircase_board_scores_a_sandboxed_predictor_like_the_reference(evaluat
     np.testing.assert_allclose(mine.staircase_error.to_numpy(), ref.staircase_error.to_numpy(), rtol=1e-9)
     bb = build_benchmark_board(evaluator, "FeatureStaircase-v0", n_boot=200)
     assert list(bb.table.sort_values("rank").name)[0] == "agf"
+
+
+def test_preference_board_scores_sandboxed_weights_like_sft(evaluator):
+    """PreferenceHallucination-v0: the public problem (reference weights as a nested dict) reaches a sandboxed numpy
+    submission; its dict of weights is scored by the evaluator's decoder exactly like the registered sft baseline."""
+    _sandbox_ok()
+    from papergym.leaderboard.evaluate import refresh, submit
+
+    done = refresh(evaluator, ["PreferenceHallucination-v0"], only=["sft"])
+    assert all(d[2] == "ok" for d in done), done
+    sid = submit(evaluator, f"{SUBS / 'preference_ref_copy.py'}:CopyReference", "PreferenceHallucination-v0",
+                 author="x")
+    subs = evaluator.submissions("PreferenceHallucination-v0")
+    assert (subs.status == "ok").all(), subs[["name", "status", "message"]]
+    runs = evaluator.runs(list(subs.submission_id)).merge(subs[["submission_id", "name"]])
+    mine = runs[runs.submission_id == sid].sort_values("seed_index")
+    ref = runs[runs.name == "sft"].sort_values("seed_index")
+    assert len(mine) == 5 and (mine.status == "ok").all()
+    np.testing.assert_allclose(mine.f1.to_numpy(), ref.f1.to_numpy(), rtol=1e-12)
+    assert (mine.chair_i > 0).all()
 
 
 def test_mean_field_has_no_board():
