@@ -278,6 +278,19 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
                     "1,000 private test scenes drawn per hidden seed (5 seeds); the weights are scored by the "
                     "evaluator's own decoder, so no caption can be hand-written.",
     ),
+    "ContinualDomains-v0": TaskBoardConfig(
+        "ContinualDomains-v0",
+        task_kwargs={"hetero": [False, True]},
+        profile_cost="final_error", profile_success="",
+        description="Multi-domain continual learning on 8x8 digits (original, rotated, inverted, pixel-permuted, "
+                    "noisy-blurred, contrast-compressed; plus wine, breast-cancer and iris projected to 64-d), in a "
+                    "seeded order, 5 epochs per domain, 60 s: the final accuracy A_T averaged over all domains after "
+                    "the last one, with the stand-in backbone shipped in the problem, 5 hidden seeds each. The "
+                    "evaluator drives the stream (training data one domain at a time, unlabelled test batches of "
+                    "every domain shuffled after each stage, no domain ids) and scores its own records of the "
+                    "answers, so no submission sees a test label or can return a score; test images never occur in "
+                    "any training set. joint (cumulative training on all data seen) is a reference line.",
+    ),
     "NystromODE-v0": TaskBoardConfig(
         "NystromODE-v0",
         task_kwargs={"sizes": [100, 1000]},

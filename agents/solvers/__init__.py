@@ -7,6 +7,7 @@ from papergym.agents.solvers import (  # noqa: F401  (registers them)
     dbgd,
     diffusion_disentangle,
     flood,
+    lear,
     lip_resnet,
     local_sgd,
     nystrom_lssvm,

@@ -194,6 +194,7 @@ _TASK_MODULES: dict[str, str] = {
     "FeatureStaircase-v0": "papergym.envs.tasks.staircase",
     "SubspaceDisentangle-v0": "papergym.envs.tasks.subspace_disentangle",
     "LipschitzApprox-v0": "papergym.envs.tasks.lipschitz_approx",
+    "ContinualDomains-v0": "papergym.envs.tasks.continual_domains",
     "PreferenceHallucination-v0": "papergym.envs.tasks.preference",
 }
 

@@ -42,6 +42,7 @@ SMALL_BOARDS = {
                                          "max_work": 5000}},
     "PointCloudPH-v0": {"task_kwargs": {"shapes": ["cheese"], "fidelity_n": [3000], "k": 3}},
     "PreferenceHallucination-v0": {"task_kwargs": {"sizes": ["default"], "n_pref": 100, "n_test": 200, "epochs": 1}},
+    "ContinualDomains-v0": {"task_kwargs": {"domains": ["original", "invert"], "images_per_domain": 60, "epochs": 1}},
     "FeatureStaircase-v0": {"task_kwargs": {"setting": ["diagonal-linear"], "d": [5], "a": [1.0], "alpha": [1e-8],
                                             "horizon": 40_000, "max_seconds": 0.25}},
 }
@@ -421,6 +422,27 @@ def test_preference_board_scores_sandboxed_weights_like_sft(evaluator):
     assert len(mine) == 5 and (mine.status == "ok").all()
     np.testing.assert_allclose(mine.f1.to_numpy(), ref.f1.to_numpy(), rtol=1e-12)
     assert (mine.chair_i > 0).all()
+
+
+def test_continual_board_streams_to_a_sandboxed_learner(evaluator):
+    """ContinualDomains-v0: the evaluator's stream (domains, unlabelled test batches, answers) is served to a sandboxed
+    numpy learner as calls back; the evaluator scores its own records of the answers."""
+    _sandbox_ok()
+    from papergym.leaderboard.board import build_benchmark_board
+    from papergym.leaderboard.evaluate import refresh, submit
+
+    done = refresh(evaluator, ["ContinualDomains-v0"], only=["experts-only"])
+    assert done[0][2] == "ok", done
+    sid = submit(evaluator, f"{SUBS / 'continual_ncm.py'}:NearestClassMean", "ContinualDomains-v0", author="x")
+    sub = evaluator.submissions("ContinualDomains-v0").set_index("submission_id").loc[sid]
+    assert sub.status == "ok", sub.message
+    runs = evaluator.runs([sid])
+    assert len(runs) == 5 and (runs.status == "ok").all()
+    assert (runs.final_acc > 0.15).all() and (runs.final_acc <= 1.0).all()   # above chance (0.1)
+    assert runs.selection_acc.isna().all() and (runs.param_growth == 640.0).all()   # 10 means x 128 / 2 domains
+    np.testing.assert_allclose(runs.final_acc_sample, runs.final_acc)          # a per-sample rule: both protocols
+    bb = build_benchmark_board(evaluator, "ContinualDomains-v0", n_boot=200)
+    assert bb.table.ranked.sum() == 2
 
 
 def test_mean_field_has_no_board():
