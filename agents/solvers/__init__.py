@@ -13,4 +13,5 @@ from papergym.agents.solvers import (  # noqa: F401  (registers them)
     nystrom_lssvm,
     radagrad,
     symmpo,
+    ufo_rl,
 )

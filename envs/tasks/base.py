@@ -196,6 +196,7 @@ _TASK_MODULES: dict[str, str] = {
     "LipschitzApprox-v0": "papergym.envs.tasks.lipschitz_approx",
     "ContinualDomains-v0": "papergym.envs.tasks.continual_domains",
     "PreferenceHallucination-v0": "papergym.envs.tasks.preference",
+    "RLDataSelection-v0": "papergym.envs.tasks.data_selection",
 }
 
 

@@ -42,6 +42,8 @@ SMALL_BOARDS = {
                                          "max_work": 5000}},
     "PointCloudPH-v0": {"task_kwargs": {"shapes": ["cheese"], "fidelity_n": [3000], "k": 3}},
     "PreferenceHallucination-v0": {"task_kwargs": {"sizes": ["default"], "n_pref": 100, "n_test": 200, "epochs": 1}},
+    "RLDataSelection-v0": {"task_kwargs": {"pool_size": 60, "test_size": 40, "max_digits": 3, "rl_epochs": 1,
+                                           "batch_prompts": 8, "group_size": 2}},
     "ContinualDomains-v0": {"task_kwargs": {"domains": ["original", "invert"], "images_per_domain": 60, "epochs": 1}},
     "FeatureStaircase-v0": {"task_kwargs": {"setting": ["diagonal-linear"], "d": [5], "a": [1.0], "alpha": [1e-8],
                                             "horizon": 40_000, "max_seconds": 0.25}},
@@ -344,6 +346,29 @@ def test_bilevel_boards_reference_and_sandboxed_solver(evaluator, task_id, entry
         assert (runs.work > 0).all() and (runs.work <= 5000).all() and np.isfinite(runs.r_g).all()
     bb = build_benchmark_board(evaluator, task_id, n_boot=200)
     assert set(bb.profiles.name) == {reference, entry.split(":")[0][:-3]} and bb.table.ranked.sum() == 2
+
+
+def test_data_selection_board_serves_the_policy_and_refuses_the_full_pool(evaluator):
+    """RLDataSelection-v0: a sandboxed UFO-RL (policy.logprobs served and counted by the evaluator) selects exactly
+    what the registered ufo-rl selects, so every hidden seed scores the same; returning the whole pool is invalid."""
+    _sandbox_ok()
+    pytest.importorskip("torch")
+    from papergym.leaderboard.evaluate import refresh, submit
+
+    done = refresh(evaluator, ["RLDataSelection-v0"], only=["ufo-rl"])
+    assert done[0][2] == "ok", done
+    sid = submit(evaluator, f"{SUBS / 'ufo_single_pass.py'}:UFOSinglePass", "RLDataSelection-v0", author="x")
+    subs = evaluator.submissions("RLDataSelection-v0")
+    assert (subs.status == "ok").all(), subs[["name", "status", "message"]]
+    runs = evaluator.runs(list(subs.submission_id)).merge(subs[["submission_id", "name"]])
+    mine = runs[runs.submission_id == sid].sort_values("seed_index")
+    ref = runs[runs.name == "ufo-rl"].sort_values("seed_index")
+    assert len(mine) == 5 and (mine.status == "ok").all()
+    np.testing.assert_array_equal(mine.test_acc.to_numpy(), ref.test_acc.to_numpy())
+    np.testing.assert_array_equal(mine.select_forwards.to_numpy(), ref.select_forwards.to_numpy())
+    bad = submit(evaluator, f"{SUBS / 'ufo_single_pass.py'}:FullPool", "RLDataSelection-v0", author="x")
+    badruns = evaluator.runs([bad])
+    assert not (badruns.status == "ok").any()
 
 
 def test_decentralized_bilevel_board_cannot_be_won_by_a_flat_region(evaluator):
