@@ -470,6 +470,33 @@ def test_continual_board_streams_to_a_sandboxed_learner(evaluator):
     assert bb.table.ranked.sum() == 2
 
 
+@pytest.mark.parametrize("task_id", sorted(k for k, v in B.DEFAULT_BOARDS.items() if isinstance(v, B.TaskBoardConfig)))
+def test_every_default_task_board_builds_its_hidden_instances(task_id, monkeypatch):
+    """The default board configuration of every task is valid: its task kwargs build the task, the hidden test split
+    has 5 seeds per stratum, and the references it names (skip_references) are registered for the task."""
+    import papergym.agents.solvers  # noqa: F401
+    import papergym.baselines.solvers  # noqa: F401
+    from papergym.agents.base import list_solvers
+    from papergym.envs.tasks.base import make_task
+
+    cfg = B.DEFAULT_BOARDS[task_id]
+    monkeypatch.setenv("PAPERGYM_TEST_SECRET", SECRET)
+    try:
+        task = make_task(task_id, **dict(cfg.task_kwargs))
+    except ImportError as exc:  # an optional extra (gudhi, torch) missing on this machine
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(exc))
+    refs = task.instances("test")
+    strata = {r.name.rsplit("/", 1)[0] for r in refs}
+    assert refs and len(refs) == 5 * len(strata), (task_id, len(refs), len(strata))
+    assert {r.split for r in refs} == {"test"}
+    names = {info.name for info in list_solvers(task_id)}
+    assert set(cfg.skip_references) <= names, (task_id, cfg.skip_references)
+    assert cfg.metric == "" or cfg.metric in task.metrics
+    assert cfg.profile_cost in task.metrics and cfg.profile_success in ("", *task.metrics), (task_id, cfg)
+
+
 def test_mean_field_has_no_board():
     with pytest.raises(ValueError, match="deterministic"):
         B.board_config("EntropicMeanField-v0", overrides={})
