@@ -25,6 +25,7 @@ conventional key for the number of restarts / detected changes and is shown in c
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -469,3 +470,17 @@ def make_solver(name: str, task_id: str, *, seed: Any = None, **hyperparameters:
             raise ImportError(f"solver {name!r} needs the optional package {pkg!r}: "
                               f"pip install 'papergym[{_EXTRA_OF.get(pkg, pkg)}]'") from None
     return info.factory(seed=seed, **hyperparameters)
+
+
+@contextlib.contextmanager
+def torch_single_thread():
+    """``torch.set_num_threads(1)`` for the duration of a solve, restored afterwards (solvers of small CPU models:
+    one intra-op thread is faster than two at these sizes and leaves the other core to a parallel worker)."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield torch
+    finally:
+        torch.set_num_threads(old)

@@ -301,16 +301,12 @@ class StreamLearner:
         raise NotImplementedError
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
-        import torch
         from threadpoolctl import threadpool_limits
 
-        old = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            with threadpool_limits(limits=1):
-                return run_stream(problem, self, budget, report)
-        finally:
-            torch.set_num_threads(old)
+        from papergym.agents.base import torch_single_thread
+
+        with torch_single_thread(), threadpool_limits(limits=1):
+            return run_stream(problem, self, budget, report)
 
 
 def _route(dist: np.ndarray, sizes: Sequence[int], per_sample: bool) -> tuple[list[np.ndarray], list[Any]]:

@@ -573,15 +573,13 @@ class LipschitzSolver:
         return {}
 
     def solve(self, problem: Any, budget: Budget | None = None, report: Callable[..., None] | None = None) -> dict:
-        import torch
+        from papergym.agents.base import torch_single_thread
 
         budget = budget if budget is not None else Budget()
         epochs = self.epochs if self.epochs is not None else int(budget.max_iterations or problem.epochs)
         if budget.max_iterations is not None:
             epochs = min(epochs, int(budget.max_iterations))
-        old = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with torch_single_thread() as torch:
             rng = np.random.default_rng(self.seed)
             dtype = getattr(torch, self.dtype)
             model = self.build(torch, problem, rng, dtype)
@@ -592,8 +590,6 @@ class LipschitzSolver:
                                pct_start=self.pct_start, onecycle_bug_compat=self.onecycle_bug_compat,
                                report_fraction=self.report_fraction, stop_fraction=self.stop_fraction, rng=rng,
                                dtype=dtype, meta=meta)
-        finally:
-            torch.set_num_threads(old)
 
 
 class LipResNet(LipschitzSolver):

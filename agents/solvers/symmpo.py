@@ -240,14 +240,10 @@ class PreferenceOptimizer:
                            beta2=self.beta2, delta=self.delta)
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
-        import torch
+        from papergym.agents.base import torch_single_thread
 
-        old = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with torch_single_thread() as torch:
             return self._solve(torch, problem, budget, report)
-        finally:
-            torch.set_num_threads(old)
 
     def _solve(self, torch: Any, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
         start = time.perf_counter()
