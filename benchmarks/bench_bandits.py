@@ -33,7 +33,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from papergym.leaderboard.runner import run_cells  # noqa: E402
+from papergym.leaderboard.runner.compare import run_cells  # noqa: E402
 
 ENV = "NonStatLipschitz-v0"
 SMPY_UCB_US_PER_STEP = 11.5  # anchor: SMPyBandits 0.9.7 UCB, K = 32, T = 1e5, this kind of machine

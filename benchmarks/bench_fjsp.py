@@ -195,7 +195,7 @@ def section_moves(quick: bool) -> None:
 
 
 def section_quality(quick: bool, paper: bool) -> None:
-    from papergym.leaderboard.runner import compare
+    from papergym.leaderboard.runner.compare import compare
 
     T = 400 if paper else 100
     n_sd2 = 100 if paper else (5 if quick else 20)

@@ -30,7 +30,7 @@ from joblib import Parallel, delayed
 import papergym.envs  # noqa: F401
 from papergym.agents.base import make_agent, play_episode
 from papergym.envs.spec import agent_seed
-from papergym.leaderboard.stats import bootstrap_ci
+from papergym.leaderboard.runner.stats import bootstrap_ci
 
 AGENTS = ("mistar", "mistar-no-memory", "mistar-p1", "bi-search", "gd-search", "random-p-search", "initial-solution")
 PAPER = {"sd2-10x5": {"mistar": 4.98, "bi-search": 7.18, "gd-search": 10.40},

@@ -6,15 +6,15 @@ together (issue 6, deliverable 6; target: sandboxed <= 2x in-process at 20 seeds
 
 The agent is ``benchmarks/sandbox_ucb1.py`` (UCB1 on a fixed grid of K = 32 arms of [0, 1], batched
 with numpy) on ``NonStatLipschitz-v0``'s native vector env. Both columns drive the same loop: the
-evaluator's own :func:`papergym.leaderboard.evaluate.play` when it exists (``--loop play``, the
+evaluator's own :func:`papergym.leaderboard.board.evaluate.play` when it exists (``--loop play``, the
 default then), else this file's loop (``--loop own``: reset with the seeds, T rounds of
 ``session.step`` -> regret from ``venv.oracle.regret`` -> ``venv.step``). In-process: the same file
-imported here and hosted by :class:`~papergym.leaderboard.sandbox.InProcessAgentSession`;
-sandboxed: :class:`~papergym.leaderboard.sandbox.SandboxedAgentSession` (bubblewrap when available).
+imported here and hosted by :class:`~papergym.leaderboard.board.sandbox.InProcessAgentSession`;
+sandboxed: :class:`~papergym.leaderboard.board.sandbox.SandboxedAgentSession` (bubblewrap when available).
 The final regrets of both must be equal (checked). BLAS threads are pinned to 1.
 
 A short in-process run first warms up the env's compiled kernels. ``--spin 0`` turns off the
-sandbox's bounded busy-wait (:data:`papergym.leaderboard.sandbox.SPIN_SECONDS`) to show what it buys.
+sandbox's bounded busy-wait (:data:`papergym.leaderboard.board.sandbox.SPIN_SECONDS`) to show what it buys.
 
 Measured (2-vCPU KVM VM, otherwise idle, bwrap, T = 10^5, loop = play):
 
@@ -41,8 +41,8 @@ import gymnasium as gym
 import numpy as np
 import papergym.envs  # noqa: F401 - registers the envs
 from gymnasium.envs.registration import load_env_creator
-from papergym.leaderboard import sandbox as sandbox_module
-from papergym.leaderboard.sandbox import (
+from papergym.leaderboard.board import sandbox as sandbox_module
+from papergym.leaderboard.board.sandbox import (
     InProcessAgentSession,
     SandboxedAgentSession,
     bwrap_available,
@@ -73,7 +73,7 @@ def own_loop(session, seeds: list[int], horizon: int) -> np.ndarray:
 
 
 def play_loop(session, seeds: list[int], horizon: int) -> np.ndarray:
-    from papergym.leaderboard.evaluate import play
+    from papergym.leaderboard.board.evaluate import play
 
     runs = play(ENV, {"horizon": horizon}, seeds, session, seeds, {})
     bad = [r for r in runs if r["status"] != "ok"]
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     loop = args.loop
     if loop == "auto":
         try:
-            from papergym.leaderboard.evaluate import play  # noqa: F401
+            from papergym.leaderboard.board.evaluate import play  # noqa: F401
             loop = "play"
         except ImportError:
             loop = "own"

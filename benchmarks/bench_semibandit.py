@@ -186,7 +186,7 @@ def section_ftpl_vs_ftrl(args):
 
 
 def _time_cells(agent, seeds, horizon, mode, d=10, m=3, **hp):
-    from papergym.leaderboard.runner import run_cells
+    from papergym.leaderboard.runner.compare import run_cells
 
     kw = {"instance": "stochastic", "horizon": horizon, "d": d, "m": m}
     t0 = time.perf_counter()

@@ -118,7 +118,7 @@ _ALIASES = {"dim": "d", "jobs": "n_jobs", "machines": "n_machines"}  # --n-jobs 
 def _apply_aliases(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
     import inspect
 
-    from papergym.leaderboard.runner import _env_class
+    from papergym.leaderboard.runner.compare import _env_class
 
     params = inspect.signature(_env_class(env_id)).parameters
     out: dict[str, Any] = {}
@@ -144,7 +144,7 @@ def _parse_hp(items: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from papergym.leaderboard.executors import BACKENDS
+    from papergym.leaderboard.runner.executors import BACKENDS
 
     p = argparse.ArgumentParser(prog="papergym", allow_abbrev=False,
                                 description="papergym: benchmark gym of NeurIPS 2025 papers")
@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _open_store(url: str | None):
-    from papergym.leaderboard.store import Store
+    from papergym.leaderboard.board.store import Store
 
     try:
         return Store(url)
@@ -264,11 +264,11 @@ def _rank_line(bb: Any, sid: int) -> str:
 
 
 def _cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
-    from papergym.leaderboard.board import build_benchmark_board
-    from papergym.leaderboard.boards import board_ids
-    from papergym.leaderboard.evaluate import submit
-    from papergym.leaderboard.report.text import format_board_table
-    from papergym.leaderboard.sandbox import Limits, bwrap_available, load_entry
+    from papergym.leaderboard.board.ranking import build_benchmark_board
+    from papergym.leaderboard.board.configs import board_ids
+    from papergym.leaderboard.board.evaluate import submit
+    from papergym.leaderboard.board.text import format_board_table
+    from papergym.leaderboard.board.sandbox import Limits, bwrap_available, load_entry
 
     if extra:
         raise CLIError(f"unexpected arguments: {' '.join(extra)}")
@@ -294,7 +294,7 @@ def _cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
         import dataclasses
 
         limits = dataclasses.replace(limits, submission_seconds=float(args.time_limit))
-    from papergym.leaderboard.evaluate import REFERENCE_AUTHOR, _check_label
+    from papergym.leaderboard.board.evaluate import REFERENCE_AUTHOR, _check_label
 
     try:
         _check_label(args.name if args.name is not None else Path(args.entry.rsplit(":", 1)[0]).stem, "name")
@@ -327,8 +327,8 @@ def _cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def _cmd_leaderboard(args: argparse.Namespace, extra: list[str]) -> int:
-    from papergym.leaderboard.board import build_benchmark_board, build_board
-    from papergym.leaderboard.boards import board_ids
+    from papergym.leaderboard.board.ranking import build_benchmark_board, build_board
+    from papergym.leaderboard.board.configs import board_ids
 
     if extra:
         raise CLIError(f"unexpected arguments: {' '.join(extra)}")
@@ -349,7 +349,7 @@ def _cmd_leaderboard(args: argparse.Namespace, extra: list[str]) -> int:
     store = _open_store(args.db)
     try:
         if do_refresh:
-            from papergym.leaderboard.evaluate import refresh
+            from papergym.leaderboard.board.evaluate import refresh
 
             include = [x.strip() for x in args.include.split(",") if x.strip()]
             only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
@@ -362,13 +362,13 @@ def _cmd_leaderboard(args: argparse.Namespace, extra: list[str]) -> int:
             if args.html is None:
                 return 0
         if args.html is not None:
-            from papergym.leaderboard.report.html import write_site
+            from papergym.leaderboard.board.html import write_site
 
             board = build_board(store, targets or None)
             index = write_site(board, args.html)
             print(f"wrote {index} ({len(board.benchmarks)} board(s))")
             return 0
-        from papergym.leaderboard.report.text import format_board_table
+        from papergym.leaderboard.board.text import format_board_table
 
         registered = set(store.benchmarks().benchmark_id) if len(store.benchmarks()) else set()
         ids = targets or [b for b in valid if b in registered]
@@ -457,7 +457,7 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
         check_task_id,
         task_factory,
     )
-    from papergym.leaderboard.bench import (
+    from papergym.leaderboard.runner.bench import (
         _configs,
         bench,
         resolve_task_kwargs,
@@ -578,7 +578,7 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
 def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     import papergym.envs as penvs
     from papergym.agents.base import UnknownAgentError, get_agent_info, list_agents
-    from papergym.leaderboard.runner import (
+    from papergym.leaderboard.runner.compare import (
         compare,
         resolve_env_kwargs,
         validate_hyperparameters,

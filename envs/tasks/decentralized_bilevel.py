@@ -89,7 +89,7 @@ apart from a poor point; (4) ``floats_sent`` counts ``k`` floats per agent and r
 neighbours counted once); (5) the hypergradient also vanishes on the flat region ``x → +∞`` (infinite ridge,
 ``y* = 0``: nothing depends on ``x`` any more), so ``x̄ = 1e6`` scores ``hypergrad_sq ≈ 1e−23`` with no work
 done — a stationarity measure, not a quality measure. The leaderboard therefore ranks this task by ``val_loss``
-(``papergym.leaderboard.boards``); read ``hypergrad_sq`` next to ``val_loss`` here too.
+(``papergym.leaderboard.board.configs``); read ``hypergrad_sq`` next to ``val_loss`` here too.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Paper-style statistics and figures of ``NystromODE-v0`` benchmark runs (spec ``papers/ode.md`` §6, §8).
 
 Used by ``ODETask.report(runs)`` / ``ODETask.figures(runs, folder)`` (``papergym bench`` prints and
-saves them). ``runs`` is :attr:`papergym.leaderboard.bench.BenchResult.runs`: one row per solve with
+saves them). ``runs`` is :attr:`papergym.leaderboard.runner.bench.BenchResult.runs`: one row per solve with
 ``instance``, ``param_problem``, ``param_n``, ``label`` (solver configuration, e.g.
 ``nystrom-lssvm[m=50]``), ``solver``, ``status``, ``seconds`` and the task's metrics.
 

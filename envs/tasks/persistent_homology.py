@@ -54,7 +54,7 @@ Metrics (direction in :attr:`PHTask.metrics`):
   that a landmark complex does not have: it measures the small-scale topology lost, the bottleneck the
   largest single error.
 * ``peak_rss_mb`` (min): the process' resident-memory high-water mark during the solve, ``solve_rss_mb`` what
-  the solve added (``measure_memory``, :mod:`papergym.leaderboard.bench`; a pool worker keeps memory from
+  the solve added (``measure_memory``, :mod:`papergym.leaderboard.runner.bench`; a pool worker keeps memory from
   earlier solves, so ``benchmarks/bench_ph.py`` runs each cell in a fresh process for clean figures).
 * ``accuracy``, ``accuracy_ci95`` (``classify``): mean test accuracy over ``n_splits`` random 72/28 splits of
   the fixed feature pipeline and its Student-t 95 % half-width.
@@ -303,7 +303,7 @@ def reference_file(key: tuple) -> Any:
     """Disk location of a cached Alpha reference: ``<cell cache>/_ph_alpha/<instance>-gudhi<version>.npz``."""
     import gudhi
 
-    from papergym.leaderboard.runner import default_cache_dir
+    from papergym.leaderboard.runner.compare import default_cache_dir
 
     shape, n, seed, k, r_lo, r_hi = key
     return default_cache_dir() / "_ph_alpha" / f"{shape}-N{n}-s{seed}-k{k}-{r_lo:g}-{r_hi:g}-gudhi{gudhi.__version__}.npz"

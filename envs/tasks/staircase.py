@@ -485,7 +485,7 @@ def compute_ground_truth(p: Mapping[str, Any], seed: int, mode: str = "gd") -> d
 
 
 def _gt_file(key: tuple) -> Any:
-    from papergym.leaderboard.runner import default_cache_dir
+    from papergym.leaderboard.runner.compare import default_cache_dir
 
     name = "-".join(str(k) for k in key).replace(" ", "")
     return default_cache_dir() / "_staircase" / (hashlib.sha256(name.encode()).hexdigest()[:24] + ".npz")

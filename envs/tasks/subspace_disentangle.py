@@ -35,7 +35,7 @@ public), ``query_source`` (``Q × D``, ``Q = 1,000``), ``query_style`` (target s
 (a reference sample drawn from the target style component with fresh content and noise, ``views``), ``max_steps``
 (3,000, declared). Query sources are fresh samples (not training points); the target style always differs from the
 source's [design: so the identity map scores no style accuracy]. ``oracle`` is a **private** field
-(``PRIVATE_FIELDS = ("oracle",)``: :func:`papergym.leaderboard.evaluate.public_problem` strips it, so sandboxed
+(``PRIVATE_FIELDS = ("oracle",)``: :func:`papergym.leaderboard.board.evaluate.public_problem` strips it, so sandboxed
 submissions never see it): the generator's truth (:class:`LSGMMTruth` / :class:`DigitsTruth`), read only by the
 ``oracle-subspace`` reference solver (role ``reference``, never ranked) — the existing ``PRIVATE_FIELDS`` pattern for
 privileged information of trusted in-process solvers.

@@ -13,7 +13,7 @@ import pytest
 from papergym.agents import base as abase
 from papergym.envs.tasks import base as tbase
 from papergym.envs.tasks.base import Budget, BudgetExceeded, InstanceRef
-from papergym.leaderboard.bench import bench
+from papergym.leaderboard.runner.bench import bench
 
 TOY = "ToyQuadratic-v0"
 
@@ -242,7 +242,7 @@ def _can_reset_hwm() -> bool:
 def test_peak_rss_counts_the_solver_not_the_scoring():
     import numpy as np
 
-    from papergym.leaderboard.bench import AnytimeCurve
+    from papergym.leaderboard.runner.bench import AnytimeCurve
 
     class HungryEvaluator:
         def evaluate(self, solution):

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from papergym.leaderboard import boards as B
+from papergym.leaderboard.board import configs as B
 
 SUBS = Path(__file__).parent / "lb_subs"
 SECRET = "0123456789abcdef-test-secret-of-the-evaluator"
@@ -59,7 +59,7 @@ def evaluator(tmp_path, monkeypatch):
     monkeypatch.delenv("PAPERGYM_TEST_SECRET", raising=False)
     monkeypatch.setenv("PAPERGYM_DB", f"sqlite:///{tmp_path / 'board.db'}")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    from papergym.leaderboard.store import Store
+    from papergym.leaderboard.board.store import Store
 
     store = Store()
     yield store
@@ -67,7 +67,7 @@ def evaluator(tmp_path, monkeypatch):
 
 
 def _sandbox_ok():
-    from papergym.leaderboard.sandbox import bwrap_available
+    from papergym.leaderboard.board.sandbox import bwrap_available
 
     ok, why = bwrap_available()
     if not ok and os.environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -126,8 +126,8 @@ def test_board_overrides_are_checked_and_change_the_version():
 
 # --------------------------------------------------------------------------------------- references
 def test_refresh_scores_references_and_ranks_them(evaluator):
-    from papergym.leaderboard.board import build_benchmark_board
-    from papergym.leaderboard.evaluate import refresh
+    from papergym.leaderboard.board.ranking import build_benchmark_board
+    from papergym.leaderboard.board.evaluate import refresh
 
     done = refresh(evaluator, ["NonStatLipschitz-v0"], only=["mdbe", "binning-ucb", "uniform-random",
                                                              "binning-ucb-oracle"])
@@ -155,7 +155,7 @@ def test_refresh_scores_references_and_ranks_them(evaluator):
 
 
 def test_refresh_static_regret_board(evaluator):
-    from papergym.leaderboard.evaluate import refresh
+    from papergym.leaderboard.board.evaluate import refresh
 
     refresh(evaluator, ["MSetSemiBandit-v0"], only=["ftpl-frechet"])
     runs = evaluator.runs(benchmark_id="MSetSemiBandit-v0")
@@ -170,7 +170,7 @@ def test_refresh_static_regret_board(evaluator):
 def test_refresh_scores_the_fjsp_references(evaluator, env_id):
     """FJSP boards: every run's instance differs (fresh SD2 instances from the hidden seeds) and reaches the
     agents through the observations; references start from MWKR (improvement) or build schedules."""
-    from papergym.leaderboard.evaluate import refresh
+    from papergym.leaderboard.board.evaluate import refresh
 
     only = ["mwkr", "spt", "cpsat"] if env_id == "FJSP-v0" else ["mwkr", "bi-search", "gd-search"]
     refresh(evaluator, [env_id], only=only)
@@ -187,7 +187,7 @@ def test_refresh_scores_the_fjsp_references(evaluator, env_id):
 
 def test_sandboxed_fjsp_submission(evaluator):
     _sandbox_ok()
-    from papergym.leaderboard.evaluate import submit
+    from papergym.leaderboard.board.evaluate import submit
 
     for env_id in ("FJSP-v0", "FJSPImprove-v0"):
         sid = submit(evaluator, f"{SUBS / 'fjsp_first_legal.py'}:make_agent", env_id, name="first-legal",
@@ -203,7 +203,7 @@ def test_game_boards_references_and_sandboxed_learner(evaluator, env_id):
     """Game boards (self-play): references are scored on hidden random games; a learner written from the
     public problem alone (player blocks) runs in the sandbox and matches the registered fictitious-play."""
     _sandbox_ok()
-    from papergym.leaderboard.evaluate import refresh, submit
+    from papergym.leaderboard.board.evaluate import refresh, submit
 
     refresh(evaluator, [env_id], only=["br-flow", "fictitious-play"])
     sid = submit(evaluator, f"{SUBS / 'game_fp.py'}:make_agent", env_id, name="my-fp", author="tester")
@@ -221,7 +221,7 @@ def test_invalid_fjsp_action_ends_only_that_run(evaluator):
     """Legality depends on each run's state: a masked-out action ends its own run; the others, checked
     against their own states, finish."""
     _sandbox_ok()
-    from papergym.leaderboard.evaluate import submit
+    from papergym.leaderboard.board.evaluate import submit
 
     sid = submit(evaluator, f"{SUBS / 'fjsp_bad_row.py'}:make_batched", "FJSP-v0", author="tester")
     runs = evaluator.runs([sid])
@@ -231,8 +231,8 @@ def test_invalid_fjsp_action_ends_only_that_run(evaluator):
 
 def test_sandboxed_submission_equals_in_process_bit_for_bit(evaluator):
     _sandbox_ok()
-    from papergym.leaderboard.evaluate import SubmissionInfo, evaluate_agent, submit
-    from papergym.leaderboard.sandbox import InProcessAgentSession
+    from papergym.leaderboard.board.evaluate import SubmissionInfo, evaluate_agent, submit
+    from papergym.leaderboard.board.sandbox import InProcessAgentSession
 
     sid = submit(evaluator, f"{SUBS / 'ucb_grid.py'}:make_agent", "NonStatLipschitz-v0", name="grid-ucb",
                  author="tester", hyperparameters={"k": 8})
@@ -257,7 +257,7 @@ def test_sandboxed_submission_equals_in_process_bit_for_bit(evaluator):
 
 def test_invalid_action_ends_only_that_run(evaluator):
     _sandbox_ok()
-    from papergym.leaderboard.evaluate import submit
+    from papergym.leaderboard.board.evaluate import submit
 
     sid = submit(evaluator, f"{SUBS / 'bad_row.py'}:make_batched", "NonStatLipschitz-v0", author="tester")
     sub = evaluator.submissions("NonStatLipschitz-v0").set_index("submission_id").loc[sid]
@@ -271,7 +271,7 @@ def test_invalid_action_ends_only_that_run(evaluator):
 
 def test_broken_submission_is_stored_as_error_and_touches_nothing_else(evaluator):
     _sandbox_ok()
-    from papergym.leaderboard.evaluate import refresh, submit
+    from papergym.leaderboard.board.evaluate import refresh, submit
 
     refresh(evaluator, ["NonStatLipschitz-v0"], only=["mdbe"])
     before = evaluator.runs(benchmark_id="NonStatLipschitz-v0")
@@ -287,8 +287,8 @@ def test_broken_submission_is_stored_as_error_and_touches_nothing_else(evaluator
 
 def test_solver_submission_and_reference_on_a_task(evaluator):
     _sandbox_ok()
-    from papergym.leaderboard.board import build_benchmark_board
-    from papergym.leaderboard.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
+    from papergym.leaderboard.board.evaluate import refresh, submit
 
     done = refresh(evaluator, ["NystromODE-v0"], only=["nystrom-lssvm"])
     assert done[0][2] == "ok", done
@@ -308,7 +308,7 @@ def test_plrf_solver_submission_calls_the_evaluators_oracle(evaluator):
     """The sandboxed solver only gets the public data and oracle.grad (served by the evaluator, which counts
     the samples): its SGD equals the registered sgd sample for sample (common random numbers)."""
     _sandbox_ok()
-    from papergym.leaderboard.evaluate import refresh, submit
+    from papergym.leaderboard.board.evaluate import refresh, submit
 
     refresh(evaluator, ["PowerLawRandomFeatures-v0"], only=["sgd", "dana-decaying"])
     sid = submit(evaluator, f"{SUBS / 'plrf_sgd.py'}:PLRFSGD", "PowerLawRandomFeatures-v0", author="tester")
@@ -329,8 +329,8 @@ def test_bilevel_boards_reference_and_sandboxed_solver(evaluator, task_id, entry
     """The bilevel tasks' oracles (vectorised over agents, with the evaluator's mixing matrix; the counting
     simple-bilevel oracle) are served to a sandboxed submission, which the evaluator scores with its own counters."""
     _sandbox_ok()
-    from papergym.leaderboard.board import build_benchmark_board
-    from papergym.leaderboard.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
+    from papergym.leaderboard.board.evaluate import refresh, submit
 
     done = refresh(evaluator, [task_id], only=[reference])
     assert done[0][2] == "ok", done
@@ -353,7 +353,7 @@ def test_data_selection_board_serves_the_policy_and_refuses_the_full_pool(evalua
     what the registered ufo-rl selects, so every hidden seed scores the same; returning the whole pool is invalid."""
     _sandbox_ok()
     pytest.importorskip("torch")
-    from papergym.leaderboard.evaluate import refresh, submit
+    from papergym.leaderboard.board.evaluate import refresh, submit
 
     done = refresh(evaluator, ["RLDataSelection-v0"], only=["ufo-rl"])
     assert done[0][2] == "ok", done
@@ -375,8 +375,8 @@ def test_decentralized_bilevel_board_cannot_be_won_by_a_flat_region(evaluator):
     """x -> +inf (infinite ridge) has a vanishing hypergradient without learning anything: the board ranks by
     the upper-level loss, so that submission ranks below the paper's method although its |grad Phi|^2 is smaller."""
     _sandbox_ok()
-    from papergym.leaderboard.board import build_benchmark_board
-    from papergym.leaderboard.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
+    from papergym.leaderboard.board.evaluate import refresh, submit
 
     refresh(evaluator, ["DecentralizedBilevel-v0"], only=["adasdbo"])
     sid = submit(evaluator, f"{SUBS / 'bilevel_huge_ridge.py'}:HugeRidge", "DecentralizedBilevel-v0", author="x")
@@ -395,8 +395,8 @@ def test_point_cloud_board_refuses_skipped_dimensions(evaluator):
     yet every run is invalid (bottleneck in every dimension) and it ranks below the paper's flood."""
     _sandbox_ok()
     pytest.importorskip("gudhi")
-    from papergym.leaderboard.board import build_benchmark_board
-    from papergym.leaderboard.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
+    from papergym.leaderboard.board.evaluate import refresh, submit
 
     done = refresh(evaluator, ["PointCloudPH-v0"], only=["flood"])
     assert done[0][2] == "ok", done
@@ -412,8 +412,8 @@ def test_staircase_board_scores_a_sandboxed_predictor_like_the_reference(evaluat
     """The public problem (data, alpha, lr, horizon) crosses the sandbox channel: a numpy-only submission of the
     memoryless greedy rule scores exactly like the registered greedy-memoryless, and below the paper's agf."""
     _sandbox_ok()
-    from papergym.leaderboard.board import build_benchmark_board
-    from papergym.leaderboard.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
+    from papergym.leaderboard.board.evaluate import refresh, submit
 
     done = refresh(evaluator, ["FeatureStaircase-v0"], only=["agf", "greedy-memoryless"])
     assert all(d[2] == "ok" for d in done), done
@@ -433,7 +433,7 @@ def test_preference_board_scores_sandboxed_weights_like_sft(evaluator):
     """PreferenceHallucination-v0: the public problem (reference weights as a nested dict) reaches a sandboxed numpy
     submission; its dict of weights is scored by the evaluator's decoder exactly like the registered sft baseline."""
     _sandbox_ok()
-    from papergym.leaderboard.evaluate import refresh, submit
+    from papergym.leaderboard.board.evaluate import refresh, submit
 
     done = refresh(evaluator, ["PreferenceHallucination-v0"], only=["sft"])
     assert all(d[2] == "ok" for d in done), done
@@ -453,8 +453,8 @@ def test_continual_board_streams_to_a_sandboxed_learner(evaluator):
     """ContinualDomains-v0: the evaluator's stream (domains, unlabelled test batches, answers) is served to a sandboxed
     numpy learner as calls back; the evaluator scores its own records of the answers."""
     _sandbox_ok()
-    from papergym.leaderboard.board import build_benchmark_board
-    from papergym.leaderboard.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
+    from papergym.leaderboard.board.evaluate import refresh, submit
 
     done = refresh(evaluator, ["ContinualDomains-v0"], only=["experts-only"])
     assert done[0][2] == "ok", done
@@ -505,7 +505,7 @@ def test_mean_field_has_no_board():
 
 def test_public_problem_hides_the_family_parameters():
     from papergym.envs.tasks.base import InstanceRef, make_task
-    from papergym.leaderboard.evaluate import public_problem
+    from papergym.leaderboard.board.evaluate import public_problem
 
     task = make_task("NystromODE-v0")
     problem, _ = task.make(InstanceRef("NystromODE-v0", "dev", "L6/n=100/s3", 3, {"problem": "L6", "n": 100}))
@@ -518,7 +518,7 @@ def test_public_problem_hides_the_family_parameters():
 def test_cli_submit_and_leaderboard(evaluator, tmp_path, capsys):
     _sandbox_ok()
     from papergym.leaderboard.cli import main
-    from papergym.leaderboard.evaluate import refresh
+    from papergym.leaderboard.board.evaluate import refresh
 
     refresh(evaluator, ["NonStatLipschitz-v0"], only=["mdbe", "uniform-random"])
     rc = main(["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--name", "my-ucb",
@@ -569,7 +569,7 @@ def test_leaderboard_on_postgres(postgres_url, tmp_path, monkeypatch):
                  "--quiet"]) == 0
     assert main(["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--db",
                  postgres_url, "--name", "pg-ucb", "--quiet"]) == 0
-    from papergym.leaderboard.store import Store
+    from papergym.leaderboard.board.store import Store
 
     with Store(postgres_url, curves_dir=tmp_path / "curves") as st:
         subs = st.submissions("NonStatLipschitz-v0")

@@ -1,6 +1,6 @@
 """Static HTML board and terminal table (leaderboard/report/html.py, text.py).
 
-Boards are built by hand (the columns of papergym.leaderboard.board). Unit tests check the rendered text;
+Boards are built by hand (the columns of papergym.leaderboard.board.ranking). Unit tests check the rendered text;
 ``test_site_in_headless_chromium`` opens the written site in the system Chromium via Playwright and checks
 the *rendered* page (DOM table, SVG geometry, no script execution, no network, no console errors).
 """
@@ -15,14 +15,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from papergym.leaderboard.board import TABLE_COLUMNS, BenchmarkBoard, Board
-from papergym.leaderboard.report import html as html_mod
-from papergym.leaderboard.report.html import (
+from papergym.leaderboard.board.ranking import TABLE_COLUMNS, BenchmarkBoard, Board
+from papergym.leaderboard.board import html as html_mod
+from papergym.leaderboard.board.html import (
     render_benchmark_page,
     render_index,
     write_site,
 )
-from papergym.leaderboard.report.text import format_board_table
+from papergym.leaderboard.board.text import format_board_table
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")  # as tests/conftest.py
 HOSTILE = "<script>alert(1)</script>"

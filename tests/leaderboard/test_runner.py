@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from papergym.agents.base import list_agents, register_agent
-from papergym.leaderboard import runner
-from papergym.leaderboard.runner import Cell, cell_key, checkpoints, compare
+from papergym.leaderboard.runner import compare as runner
+from papergym.leaderboard.runner.compare import Cell, cell_key, checkpoints, compare
 
 ENV = "NonStatLipschitz-v0"
 ALL_AGENTS = [a.name for a in list_agents(ENV)]

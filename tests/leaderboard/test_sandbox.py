@@ -1,4 +1,4 @@
-"""Sandbox, channel and sessions (papergym.leaderboard.sandbox / channel / _sandbox_child).
+"""Sandbox, channel and sessions (papergym.leaderboard.board.sandbox / channel / _sandbox_child).
 
 Hostile submissions live in tests/leaderboard/submissions/; each must end with the right status,
 quickly, leaving this process healthy. Isolation tests need bubblewrap: they skip on a machine
@@ -19,8 +19,8 @@ import gymnasium as gym
 import numpy as np
 import papergym.envs
 import pytest
-from papergym.leaderboard import channel as ch
-from papergym.leaderboard.sandbox import (
+from papergym.leaderboard.board import channel as ch
+from papergym.leaderboard.board.sandbox import (
     InProcessAgentSession,
     InProcessSolverSession,
     Limits,
@@ -197,8 +197,8 @@ def test_load_entry(tmp_path):
 
 
 def test_problem_to_public_rebuilds_spaces():
-    from papergym.leaderboard import _sandbox_child as child
-    from papergym.leaderboard.sandbox import _roundtrip
+    from papergym.leaderboard.board import _sandbox_child as child
+    from papergym.leaderboard.board.sandbox import _roundtrip
 
     spec = gym.make("MSetSemiBandit-v0").unwrapped.problem
     pub = problem_to_public(spec)
@@ -433,7 +433,7 @@ def test_missing_attribute(problem):
 
 
 def test_rlimits_fallback_runs_with_a_warning(problem):
-    from papergym.leaderboard.sandbox import SandboxWarning
+    from papergym.leaderboard.board.sandbox import SandboxWarning
 
     with pytest.warns(SandboxWarning, match="no filesystem isolation"):
         a, rep = _play(_session("good_batched", sandbox="rlimits"), problem, [1, 2], T=5)

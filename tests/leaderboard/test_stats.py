@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from papergym.leaderboard.stats import (
+from papergym.leaderboard.runner.stats import (
     TABLE_STAT_COLUMNS,
     BootstrapResult,
     bootstrap_ci,

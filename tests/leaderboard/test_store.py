@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import sqlalchemy as sa
-from papergym.leaderboard import store as store_mod
-from papergym.leaderboard.store import (
+from papergym.leaderboard.board import store as store_mod
+from papergym.leaderboard.board.store import (
     RUN_COLUMNS,
     SCHEMA_VERSION,
     SUBMISSION_COLUMNS,
@@ -393,7 +393,7 @@ def test_password_masked(postgres_url, tmp_path):
 _WORKER = r"""
 import os, sys, time
 import numpy as np, pandas as pd
-from papergym.leaderboard.store import Store
+from papergym.leaderboard.board.store import Store
 url, curves, tag, go, n_batches, per_batch = sys.argv[1:7]
 n_batches, per_batch = int(n_batches), int(per_batch)
 while not os.path.exists(go):

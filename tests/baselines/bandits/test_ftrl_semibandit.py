@@ -481,7 +481,7 @@ def test_env_gym_make_regret_recorder_and_vector_env(name):
     assert math.isclose(regrets.sum(), vec_regret[1], rel_tol=0, abs_tol=1e-9)
     assert regrets.sum() < 0.6 * 3 * 0.4 * (1 - 3 / 7) * T  # well below uniform's linear regret
     # the runner: batched (vector env) == per-run (gym.make loop), diagnostics as scalars per run
-    from papergym.leaderboard.runner import run_cells
+    from papergym.leaderboard.runner.compare import run_cells
 
     short = dict(kw, horizon=150)
     batched = run_cells(ENV_ID, short, name, {}, run_seeds, mode="batched")

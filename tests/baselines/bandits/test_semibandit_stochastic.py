@@ -339,7 +339,7 @@ def test_env_gym_make_regret_recorder_and_vector_env_agree(name):
     _need_env()
     import gymnasium as gym
     from papergym.envs.wrappers import RegretRecorder
-    from papergym.leaderboard.runner import run_cells
+    from papergym.leaderboard.runner.compare import run_cells
 
     kw = {"instance": "stochastic", "horizon": 600, "d": 7, "m": 3, "gap": 0.4}
     seeds_ = [0, 1, 2]

@@ -107,7 +107,7 @@ def test_hold_agent_needs_the_same_init():
 
 
 def test_compare_prints_makespan_and_gap_per_instance(tmp_path):
-    from papergym.leaderboard.runner import compare
+    from papergym.leaderboard.runner.compare import compare
 
     res = compare("FJSPImprove-v0", agents=["mwkr", "bi-search"], seeds=range(3), horizon=20,
                   env_kwargs={"instances": "brandimarte"}, backend="serial", out=tmp_path)

@@ -313,7 +313,7 @@ def test_dual_budget_guard():
 
 
 def test_dual_budget_exceeded_is_a_timeout_cell():
-    from papergym.leaderboard.bench import run_solve
+    from papergym.leaderboard.runner.bench import run_solve
 
     task = make_task(TASK, problems=["L1"], sizes=(100,))
     ref = task.instances("dev")[0]

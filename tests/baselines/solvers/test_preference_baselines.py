@@ -42,7 +42,7 @@ def test_sft_returns_the_reference_and_reports_once():
 def test_sft_accepts_a_sandboxed_namespace_problem():
     from types import SimpleNamespace
 
-    from papergym.leaderboard.evaluate import public_problem
+    from papergym.leaderboard.board.evaluate import public_problem
 
     pb, ev = _make()
     data, _ = public_problem(pb)

@@ -120,7 +120,7 @@ def test_malformed_experts_are_refused():
 
 
 def test_no_test_label_or_domain_id_reaches_the_solver():
-    from papergym.leaderboard.evaluate import public_problem
+    from papergym.leaderboard.board.evaluate import public_problem
 
     pb, ev = _make(hetero=True)
     data, calls = public_problem(pb)

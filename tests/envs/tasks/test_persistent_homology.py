@@ -188,7 +188,7 @@ def test_finalize_par2():
 
 
 def test_bench_end_to_end(tmp_path):
-    from papergym.leaderboard.bench import bench
+    from papergym.leaderboard.runner.bench import bench
 
     res = bench(TASK, solvers=["flood", "alpha"], task_kwargs={"fidelity_n": 2000, "seeds": [0], "k": 4},
                 backend="serial", out=tmp_path, cache=False)

@@ -228,7 +228,7 @@ def test_cli_points_and_subtask(tmp_path):
 
 
 def test_report_columns_from_a_bench(tmp_path):
-    from papergym.leaderboard.bench import bench
+    from papergym.leaderboard.runner.bench import bench
 
     res = bench(TASK, solvers=["flood", "alpha"], task_kwargs={"fidelity_n": 2000, "seeds": [0], "k": 4,
                                                                "shapes": ["cheese"]},

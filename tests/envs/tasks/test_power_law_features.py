@@ -162,7 +162,7 @@ def test_evaluator_scores_divergence_and_rejects_malformed_solutions():
 
 
 def test_public_problem_hides_the_features():
-    from papergym.leaderboard.evaluate import public_problem
+    from papergym.leaderboard.board.evaluate import public_problem
 
     task = _small()
     problem, _ = task.make(task.instances()[0])

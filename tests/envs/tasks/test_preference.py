@@ -235,7 +235,7 @@ def test_problem_contents_and_visual_dependence():
     assert np.all(zeroed.sum(1) == 8)
     np.testing.assert_array_equal(pb.features_corrupt[~zeroed], pb.features[~zeroed])
     assert len(ev.scenes) == 300
-    from papergym.leaderboard.evaluate import public_problem
+    from papergym.leaderboard.board.evaluate import public_problem
 
     data, calls = public_problem(pb)
     assert not calls and "ref_weights" in data and set(data["ref_weights"]) == set(WEIGHT_KEYS)

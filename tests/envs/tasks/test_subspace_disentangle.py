@@ -125,7 +125,7 @@ def test_seeded_instances():
 
 
 def test_problem_layout_and_private_oracle():
-    from papergym.leaderboard.evaluate import public_problem
+    from papergym.leaderboard.board.evaluate import public_problem
 
     pb, ev = _make(n=500)
     assert pb.X_train.shape == (500, 16) and pb.labels.shape == (500,) and pb.X_view is None

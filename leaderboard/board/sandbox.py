@@ -3,8 +3,8 @@
 Submitted code is hostile until proven otherwise. The trusted evaluator owns the env / task, the
 oracle, the hidden seeds and the store; it starts **one child process per submission** (all test
 seeds together) and talks to it over a length-prefixed message channel
-(:mod:`papergym.leaderboard.channel`) on a dedicated socket (not stdin / stdout). The child runs
-:mod:`papergym.leaderboard._sandbox_child`, which imports the submitted file and hosts the agent(s) or
+(:mod:`papergym.leaderboard.board.channel`) on a dedicated socket (not stdin / stdout). The child runs
+:mod:`papergym.leaderboard.board._sandbox_child`, which imports the submitted file and hosts the agent(s) or
 the solver. One step round trip carries every seed's feedback and returns every seed's action.
 
 Isolation
@@ -68,7 +68,7 @@ One step is one round trip over two pipes. What keeps it cheap:
 * both ends busy-wait for the other's next frame for up to :data:`SPIN_SECONDS` before sleeping --
   a wake-up through the hypervisor costs ~45 us per round trip on the 2-vCPU VM here, a spinning
   round trip ~2 us;
-* :func:`papergym.leaderboard.evaluate.play` splits a step into :meth:`SandboxedAgentSession.send_step`
+* :func:`papergym.leaderboard.board.evaluate.play` splits a step into :meth:`SandboxedAgentSession.send_step`
   and :meth:`~SandboxedAgentSession.recv_step` and books the previous round's regret in between,
   while the agent computes;
 * the parent's reads block (no timer syscalls): a watchdog thread enforces the deadlines.
@@ -79,7 +79,7 @@ VM): sandboxed / in-process = 1.45 (about 14 us added per step); without the spi
 Sessions
 --------
 :class:`SandboxedAgentSession` / :class:`InProcessAgentSession` (trusted reference agents) share the
-hosting code (:class:`papergym.leaderboard._sandbox_child.AgentHost`) and give bit-identical actions;
+hosting code (:class:`papergym.leaderboard.board._sandbox_child.AgentHost`) and give bit-identical actions;
 likewise :class:`SandboxedSolverSession` / :class:`InProcessSolverSession`.
 """
 
@@ -106,8 +106,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from papergym.leaderboard import _sandbox_child as _child
-from papergym.leaderboard import channel as _ch
+from papergym.leaderboard.board import _sandbox_child as _child
+from papergym.leaderboard.board import channel as _ch
 
 __all__ = [
     "AgentSession",
@@ -888,7 +888,7 @@ class SandboxedAgentSession:
 
     ``start(problem, seeds, hyperparameters)``: ``problem`` is :func:`problem_to_public`'s dict;
     ``seeds`` ints or :class:`numpy.random.SeedSequence` s. ``step(observations, rewards, active)``
-    -> ``(actions, failed)`` (see :class:`papergym.leaderboard._sandbox_child.AgentHost`).
+    -> ``(actions, failed)`` (see :class:`papergym.leaderboard.board._sandbox_child.AgentHost`).
     ``close()`` -> :class:`SessionReport`. Any failure of the whole session raises
     :class:`SandboxError`; the session is then dead and later calls raise the same error.
     """
@@ -994,7 +994,7 @@ def _in_process_error(e: _child.HostedError) -> SandboxError:
 
 class InProcessAgentSession:
     """Trusted agents (reference agents) hosted in this process with the same
-    :class:`~papergym.leaderboard._sandbox_child.AgentHost` as the sandbox child, the problem, seeds
+    :class:`~papergym.leaderboard.board._sandbox_child.AgentHost` as the sandbox child, the problem, seeds
     and hyperparameters passed through the same codec: bit-identical actions. No limits enforced."""
 
     def __init__(self, factory: Callable[..., Any]):

@@ -8,7 +8,7 @@ matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from papergym.leaderboard.stats import bootstrap_mean_ci_columns  # noqa: E402
+from papergym.leaderboard.runner.stats import bootstrap_mean_ci_columns  # noqa: E402
 
 __all__ = ["plot_regret_curves"]
 

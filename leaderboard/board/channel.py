@@ -1,7 +1,7 @@
 """Length-prefixed message channel between the trusted evaluator and a sandboxed submission.
 
 This module is **stand-alone** (standard library + numpy only, no papergym import): the sandbox child
-(:mod:`papergym.leaderboard._sandbox_child`) loads it from a read-only copy inside the sandbox, where
+(:mod:`papergym.leaderboard.board._sandbox_child`) loads it from a read-only copy inside the sandbox, where
 papergym is not importable.
 
 Wire format

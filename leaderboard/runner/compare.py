@@ -59,8 +59,8 @@ import numpy as np
 import pandas as pd
 
 from papergym.agents.base import get_agent_info, list_agents, make_agent, make_batched_agent
-from papergym.leaderboard.executors import BACKENDS, default_n_jobs, run_jobs
-from papergym.leaderboard.stats import bootstrap_ci
+from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_jobs
+from papergym.leaderboard.runner.stats import bootstrap_ci
 
 __all__ = ["compare", "CompareResult", "Cell", "cell_key", "default_cache_dir", "run_cells", "checkpoints"]
 
@@ -573,7 +573,7 @@ class CompareResult:
         """
         import matplotlib.pyplot as plt
 
-        from papergym.leaderboard.report.plots import plot_regret_curves
+        from papergym.leaderboard.runner.plots import plot_regret_curves
 
         shown = ("instance", "horizon", "d", "m", "gap", "noise", "kernel", "lengthscale", "B", "action_mode", "role")
         title = f"{self.env_id}  " + ", ".join(f"{k}={v}" for k, v in self.env_kwargs.items()
@@ -871,7 +871,7 @@ def compare(
     horizon, env_kwargs:
         Env constructor arguments (``horizon`` overrides ``env_kwargs["horizon"]``).
     backend:
-        ``"serial"``, ``"joblib"`` (default) or ``"dask"`` (see :mod:`~papergym.leaderboard.executors`).
+        ``"serial"``, ``"joblib"`` (default) or ``"dask"`` (see :mod:`~papergym.leaderboard.runner.executors`).
     out:
         Folder of cell files (default: :func:`default_cache_dir`).
     cache:
@@ -1096,4 +1096,4 @@ def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, scor
 
 
 # solver benchmarks on tasks live in their own module; ``runner.bench`` is the same function
-from papergym.leaderboard.bench import BenchResult, bench  # noqa: E402,F401
+from papergym.leaderboard.runner.bench import BenchResult, bench  # noqa: E402,F401

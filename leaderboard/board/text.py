@@ -8,7 +8,7 @@ saying why it has no rank.
 
 The cell formatters (:func:`rank_label`, :func:`rank_interval_label`, :func:`status_counts_label`,
 :func:`fmt_number`, :func:`ci_label`, :func:`short_hash`, :func:`direction_label`, :func:`unranked_note`,
-:func:`ordered_table`) are shared with the HTML board (:mod:`papergym.leaderboard.report.html`), so the
+:func:`ordered_table`) are shared with the HTML board (:mod:`papergym.leaderboard.board.html`), so the
 terminal and the web page always say the same thing.
 
 Rank columns: ``rank`` is the point rank (competition ranking: ties share the smallest rank), prefixed with
@@ -25,7 +25,7 @@ import unicodedata
 from datetime import UTC, datetime
 
 import pandas as pd
-from papergym.leaderboard.board import RUN_STATUSES, TABLE_COLUMNS, BenchmarkBoard
+from papergym.leaderboard.board.ranking import RUN_STATUSES, TABLE_COLUMNS, BenchmarkBoard
 
 __all__ = [
     "REFERENCE_ROLES",

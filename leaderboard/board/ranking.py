@@ -1,8 +1,8 @@
 """What a leaderboard shows: :class:`BenchmarkBoard` (one env or task) and :class:`Board` (all of them).
 
 These are plain data (pandas DataFrames with the documented columns), assembled from the store by
-:func:`build_board` and rendered by :mod:`papergym.leaderboard.report.html` (static site) and
-:mod:`papergym.leaderboard.report.text` (terminal table).
+:func:`build_board` and rendered by :mod:`papergym.leaderboard.board.html` (static site) and
+:mod:`papergym.leaderboard.board.text` (terminal table).
 
 ``BenchmarkBoard.table`` -- one row per shown submission (the latest finished submission of each
 (name, author) on the benchmark's current version), ranked rows first by rank, then unranked rows
@@ -121,8 +121,8 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
     """The board of one benchmark from the store: the current version of its board configuration (or
     the latest version in the store if nothing was scored on the current one)."""
     import numpy as np
-    from papergym.leaderboard.boards import EnvBoardConfig, board_config, board_version
-    from papergym.leaderboard.stats import (
+    from papergym.leaderboard.board.configs import EnvBoardConfig, board_config, board_version
+    from papergym.leaderboard.runner.stats import (
         bootstrap_mean_ci_columns,
         performance_profile,
         rank_table,
@@ -254,13 +254,13 @@ def _iso(ts: Any) -> str:
 
 
 def build_board(store: Any, benchmark_ids: Any = None, *, n_boot: int = 2000) -> Board:
-    """Every benchmark's board (all boards in :func:`~papergym.leaderboard.boards.board_ids` that have
+    """Every benchmark's board (all boards in :func:`~papergym.leaderboard.board.configs.board_ids` that have
     a registered version in the store, or ``benchmark_ids``) and the cross-benchmark IQM table."""
     import datetime as _dt
 
     import numpy as np
-    from papergym.leaderboard.boards import board_ids
-    from papergym.leaderboard.stats import normalised_scores, stratified_bootstrap
+    from papergym.leaderboard.board.configs import board_ids
+    from papergym.leaderboard.runner.stats import normalised_scores, stratified_bootstrap
 
     registered = set(store.benchmarks().benchmark_id) if len(store.benchmarks()) else set()
     ids = list(benchmark_ids) if benchmark_ids else [b for b in board_ids() if b in registered]

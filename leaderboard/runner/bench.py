@@ -54,7 +54,7 @@ BENCH_FORMAT = 1  # bump when the content of a solve-cell file changes
 
 
 def _canon(obj: Any) -> Any:
-    from papergym.leaderboard.runner import _canon as canon
+    from papergym.leaderboard.runner.compare import _canon as canon
 
     return canon(obj)
 
@@ -277,7 +277,7 @@ class BenchResult:
 
     def format_table(self, per_instance: bool = True) -> str:
         """Per-instance rows (instance, solver, status and the task's metrics) then the summary."""
-        from papergym.leaderboard.runner import _fmt_num
+        from papergym.leaderboard.runner.compare import _fmt_num
 
         lines: list[str] = []
         shown = [self.primary] + [m for m in (self.table_metrics or self.metrics) if m != self.primary]
@@ -521,8 +521,8 @@ def bench(
     """
     from papergym.agents.base import get_solver_info, list_solvers
     from papergym.envs.tasks.base import Budget, InstanceRef, check_task_id, instances_by_name, make_task, task_factory
-    from papergym.leaderboard.executors import BACKENDS, default_n_jobs, run_jobs
-    from papergym.leaderboard.runner import _atomic_write_bytes, default_cache_dir
+    from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_jobs
+    from papergym.leaderboard.runner.compare import _atomic_write_bytes, default_cache_dir
 
     base = check_task_id(task_id)
     if backend not in BACKENDS:
@@ -693,7 +693,7 @@ def _collect(task, kwargs, configs, refs, seed_list, cells, results, errors, inf
 
 
 def _summarise(runs: pd.DataFrame, configs, infos, primary: str, metrics: Mapping[str, str]) -> pd.DataFrame:
-    from papergym.leaderboard.stats import bootstrap_ci
+    from papergym.leaderboard.runner.stats import bootstrap_ci
 
     out = []
     for label, s, _ in configs:

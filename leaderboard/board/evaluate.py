@@ -2,7 +2,7 @@
 
 The trusted side of the leaderboard. It owns the env or task, the oracle, the secret and the store; the
 code being scored runs behind an *agent session* or a *solver session*
-(:mod:`papergym.leaderboard.sandbox`): a sandboxed child process for submitted code, the same hosting
+(:mod:`papergym.leaderboard.board.sandbox`): a sandboxed child process for submitted code, the same hosting
 logic in-process for the registry's reference agents.
 
 Environments (:func:`play`)
@@ -56,8 +56,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pandas as pd
-from papergym.leaderboard.bench import AnytimeCurve, clean_metrics
-from papergym.leaderboard.boards import (
+from papergym.leaderboard.runner.bench import AnytimeCurve, clean_metrics
+from papergym.leaderboard.board.configs import (
     EnvBoardConfig,
     TaskBoardConfig,
     board_config,
@@ -174,14 +174,14 @@ def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], s
     """Play ``len(env_seeds)`` runs of ``env_id`` together against ``session`` (module docstring).
 
     ``session.start(problem, agent_seeds, hyperparameters)`` gets the public problem
-    (:func:`papergym.leaderboard.sandbox.problem_to_public`) -- or, for a session with
+    (:func:`papergym.leaderboard.board.sandbox.problem_to_public`) -- or, for a session with
     ``wants_problem_spec = True`` (the registry's reference agents, trusted), the
     :class:`~papergym.envs.spec.ProblemSpec` itself; ``on_env(venv)`` is called before (oracle-role
     references take the oracles from it). Returns one dict per run: ``status``, ``error``, ``metrics``,
     ``curve`` (DataFrame or None), ``wall_seconds``, ``cpu_seconds``.
     """
-    from papergym.leaderboard.runner import checkpoints
-    from papergym.leaderboard.sandbox import SandboxError, problem_to_public
+    from papergym.leaderboard.runner.compare import checkpoints
+    from papergym.leaderboard.board.sandbox import SandboxError, problem_to_public
 
     n = len(env_seeds)
     if len(agent_seeds) != n:
@@ -298,7 +298,7 @@ def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], s
 
 
 class RegistryAgentSession:
-    """An :class:`~papergym.leaderboard.sandbox.AgentSession` over a registered agent, in-process
+    """An :class:`~papergym.leaderboard.board.sandbox.AgentSession` over a registered agent, in-process
     (trusted reference code): its batched implementation when it has one, one agent per seed
     otherwise -- the same numbers either way (the registry's contract)."""
 
@@ -349,7 +349,7 @@ class RegistryAgentSession:
         return self.prev, {}
 
     def close(self) -> Any:
-        from papergym.leaderboard.sandbox import SessionReport
+        from papergym.leaderboard.board.sandbox import SessionReport
 
         return SessionReport("", time.perf_counter() - self._t0, time.process_time() - self._cpu0, "in-process")
 
@@ -390,7 +390,7 @@ def public_problem(problem: Any, private: Sequence[str] | None = None) -> tuple[
 
 
 class RegistrySolverSession:
-    """A :class:`~papergym.leaderboard.sandbox.SolverSession` over a registered solver, in-process,
+    """A :class:`~papergym.leaderboard.board.sandbox.SolverSession` over a registered solver, in-process,
     given the real problem object (trusted reference code)."""
 
     wants_problem_object = True
@@ -404,7 +404,7 @@ class RegistrySolverSession:
               seed: int, *, report: Callable[[Any, Any, Any], None], timeout: float) -> tuple[Any, float]:
         from papergym.agents.base import make_solver
         from papergym.envs.tasks.base import Budget, BudgetExceeded
-        from papergym.leaderboard.sandbox import SandboxError
+        from papergym.leaderboard.board.sandbox import SandboxError
 
         excluded = 0.0
 
@@ -431,13 +431,13 @@ class RegistrySolverSession:
         return sol, time.perf_counter() - start - excluded
 
     def close(self) -> Any:
-        from papergym.leaderboard.sandbox import SessionReport
+        from papergym.leaderboard.board.sandbox import SessionReport
 
         return SessionReport("", time.perf_counter() - self._t0, time.process_time() - self._cpu0, "in-process")
 
 
 def _sandbox_error(status: str, message: str, tail: str = "") -> Exception:
-    from papergym.leaderboard.sandbox import SandboxError
+    from papergym.leaderboard.board.sandbox import SandboxError
 
     return SandboxError(status, message, tail)
 
@@ -460,7 +460,7 @@ def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], A
     one after a session failure). Returns one run dict per instance (as :func:`play`), with the anytime
     curve of ``report`` points."""
     from papergym.envs.tasks.base import Budget
-    from papergym.leaderboard.sandbox import SandboxError
+    from papergym.leaderboard.board.sandbox import SandboxError
 
     budget: Budget = task.default_budget
     out: list[dict[str, Any]] = []
@@ -697,7 +697,7 @@ def submit(store: Any, entry: str, benchmark_id: str, *, name: str | None = None
     """Evaluate the submitted file ``"path.py:attr"`` on the board of ``benchmark_id`` in the sandbox and
     store the result. Returns the submission id (its status says how it went)."""
     from papergym.envs.tasks.base import list_tasks
-    from papergym.leaderboard.sandbox import (
+    from papergym.leaderboard.board.sandbox import (
         Limits,
         SandboxedAgentSession,
         SandboxedSolverSession,
@@ -781,7 +781,7 @@ def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: 
     """Score the registry's reference agents / solvers (roles paper, baseline, oracle, reference) on the
     current version of each board, in-process (trusted code). A reference already scored on this
     version with the same code hash is skipped unless ``force``. Returns ``(benchmark, name, status)``."""
-    from papergym.leaderboard.boards import board_ids
+    from papergym.leaderboard.board.configs import board_ids
 
     if secret is None:
         secret = load_evaluator_config(create_secret=True).secret
@@ -818,7 +818,7 @@ def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: 
         if progress:
             progress(f"{bid}: {len(todo)} references, {len(units)} work units")
         from joblib import Parallel, delayed
-        from papergym.leaderboard.executors import default_n_jobs
+        from papergym.leaderboard.runner.executors import default_n_jobs
 
         jobs = n_jobs if n_jobs is not None else default_n_jobs()
         computed = Parallel(n_jobs=max(1, min(jobs, len(units))), backend="loky")(

@@ -24,7 +24,7 @@ Design
   :func:`os.replace`, so a reader never sees a half-written page; unrelated files are left alone.
 
 Tables come from :class:`~papergym.leaderboard.board.BenchmarkBoard` (see its module for the columns); the
-cell texts are those of the terminal table (:mod:`papergym.leaderboard.report.text`).
+cell texts are those of the terminal table (:mod:`papergym.leaderboard.board.text`).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from papergym.leaderboard.board import OVERALL_COLUMNS, BenchmarkBoard, Board
-from papergym.leaderboard.report.text import (
+from papergym.leaderboard.board.ranking import OVERALL_COLUMNS, BenchmarkBoard, Board
+from papergym.leaderboard.board.text import (
     REFERENCE_ROLES,
     ci_label,
     direction_label,

@@ -8,12 +8,12 @@ Run as a script inside the sandbox::
 It must never import papergym (papergym is not visible in the sandbox): it uses only the standard
 library, numpy, gymnasium (to rebuild the public spaces) and the stand-alone channel module, loaded
 from the same folder (``_pg_channel.py``) or, when this file is imported as part of papergym by the
-trusted parent (for :class:`AgentHost` and the problem helpers), from ``papergym.leaderboard.channel``.
+trusted parent (for :class:`AgentHost` and the problem helpers), from ``papergym.leaderboard.board.channel``.
 
 Start-up, in this order: drop root to uid/gid 65534 when asked (the kernel ignores RLIMIT_NPROC for
 uid 0), point stdout at stderr (``dup2(2, 1)``, so prints never touch the channel), install a
 meta-path blocker for ``papergym`` (defence in depth: the sandbox does not mount it either), then
-serve the parent's messages on the pipe fds ``RFD`` (in) and ``WFD`` (out) (see :mod:`papergym.leaderboard.channel` for the ops). The
+serve the parent's messages on the pipe fds ``RFD`` (in) and ``WFD`` (out) (see :mod:`papergym.leaderboard.board.channel` for the ops). The
 submission file is imported lazily at the first start / solve message, so an import that never ends
 is caught by the parent's per-call time limit.
 
@@ -90,7 +90,7 @@ def accepts(fn: Callable, name: str) -> bool:
 
 # ---------------------------------------------------------------------------------- public problem
 def space_from_public(desc: Mapping[str, Any]) -> Any:
-    """A gymnasium space from :func:`papergym.leaderboard.sandbox.space_to_public`'s description (a
+    """A gymnasium space from :func:`papergym.leaderboard.board.sandbox.space_to_public`'s description (a
     subclass is rebuilt as its gymnasium base class with the subclass's public scalar attributes)."""
     from gymnasium import spaces
 
@@ -149,7 +149,7 @@ class PublicProblem:
 
 
 def problem_from_public(d: Mapping[str, Any]) -> PublicProblem:
-    """The agent's problem object from :func:`papergym.leaderboard.sandbox.problem_to_public`'s dict."""
+    """The agent's problem object from :func:`papergym.leaderboard.board.sandbox.problem_to_public`'s dict."""
     return PublicProblem(str(d["env_id"]), space_from_public(d["action_space"]),
                          space_from_public(d["observation_space"]), int(d["horizon"]), d.get("params") or {})
 
@@ -199,7 +199,7 @@ def _row(observations: Any, i: int) -> Any:
 
 class AgentHost:
     """Hosts the agent(s) of one session -- the same code in the sandbox child and in
-    :class:`papergym.leaderboard.sandbox.InProcessAgentSession`, hence bit-identical actions.
+    :class:`papergym.leaderboard.board.sandbox.InProcessAgentSession`, hence bit-identical actions.
 
     ``factory`` accepting ``seeds`` is a batched-agent factory: ``factory(problem, seeds=[...], **hp)``;
     otherwise one per-run agent per seed: ``factory(problem, seed=s, **hp)``. A factory that raises

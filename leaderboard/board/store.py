@@ -81,7 +81,7 @@ import pandas as pd
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from .board import RUN_STATUSES
+from .ranking import RUN_STATUSES
 
 __all__ = [
     "BENCHMARK_COLUMNS",
