@@ -69,13 +69,17 @@ from papergym.leaderboard.board.configs import (
 __all__ = [
     "REFERENCE_AUTHOR",
     "RUN_STATUSES",
+    "VALIDATION_KEY",
     "SubmissionInfo",
     "evaluate_agent",
+    "evaluate_job",
     "evaluate_solver",
+    "feedback",
     "package_versions",
     "play",
     "public_problem",
     "refresh",
+    "register_board",
     "submit",
 ]
 
@@ -95,6 +99,7 @@ class SubmissionInfo:
     entry: str  # "file.py:attr" or "registry:<name>"
     code_sha256: str
     hyperparameters: Mapping[str, Any] = field(default_factory=dict)
+    split: str = "test"  # test (hidden seeds, ranked) | validation (public seeds) | local (own machine)
 
 
 def package_versions() -> dict[str, str]:
@@ -535,10 +540,33 @@ def _register(store: Any, cfg: EnvBoardConfig | TaskBoardConfig) -> str:
     return version
 
 
+def register_board(store: Any, benchmark_id: str) -> tuple[EnvBoardConfig | TaskBoardConfig, str]:
+    """The configuration of ``benchmark_id``'s board (with the evaluator config's overrides) and its
+    version, registered in the store (idempotent). ``ValueError`` for a benchmark without a board."""
+    cfg = board_config(benchmark_id)
+    return cfg, _register(store, cfg)
+
+
+def _run_order(benchmark_id: str, stratum: str, n: int, secret: str, shuffle_key: str | None) -> np.ndarray:
+    """The order in which a stratum's ``n`` instances are handed to the agent: the identity, or (with
+    ``shuffle_key``) a permutation drawn from the secret and the key, so that a run's position in the
+    batch says nothing about which hidden instance it plays."""
+    if shuffle_key is None:
+        return np.arange(n)
+    seed = stratum_seeds(benchmark_id, stratum, shuffle_key, 1, secret)[0]
+    return np.random.default_rng(seed).permutation(n)
+
+
 def agent_rows(env_id: str, cfg: EnvBoardConfig, make_session: Callable[[], Any], hyperparameters: Mapping[str, Any],
                *, secret: str, time_limit: float | None = None,
-               progress: Callable[[str], None] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """Play every stratum of the env board ``cfg`` (no store involved): the run rows and stderr tails."""
+               progress: Callable[[str], None] | None = None, seed_key: str = "agent",
+               shuffle_key: str | None = None, split: str = "test") -> tuple[list[dict[str, Any]], list[str]]:
+    """Play every stratum of the env board ``cfg`` (no store involved): the run rows and stderr tails.
+
+    The env seeds of stratum ``s`` are derived from ``secret`` (the hidden test seeds, or the public
+    :data:`VALIDATION_KEY`), the agent's own seeds from ``secret`` and ``seed_key``; with
+    ``shuffle_key`` the instances are played in a secret order (:func:`_run_order`). Rows carry the
+    instance's index in the stratum, whatever the order, and ``split`` (``"test"`` or ``"dev"``)."""
     deadline = time.monotonic() + time_limit if time_limit else None
     rows: list[dict[str, Any]] = []
     tails: list[str] = []
@@ -546,8 +574,9 @@ def agent_rows(env_id: str, cfg: EnvBoardConfig, make_session: Callable[[], Any]
         env_kwargs = dict(kwargs)
         if cfg.horizon is not None:
             env_kwargs["horizon"] = cfg.horizon
-        env_seeds = stratum_seeds(env_id, stratum, "env", cfg.seeds, secret)
-        agent_seeds = stratum_seeds(env_id, stratum, "agent", cfg.seeds, secret)
+        order = _run_order(env_id, stratum, cfg.seeds, secret, shuffle_key)
+        env_seeds = [stratum_seeds(env_id, stratum, "env", cfg.seeds, secret)[j] for j in order]
+        agent_seeds = stratum_seeds(env_id, stratum, seed_key, cfg.seeds, secret)
         if deadline is not None and time.monotonic() > deadline:
             runs = [{"status": "timeout", "error": "the submission's total time limit was reached",
                      "metrics": {}, "curve": None, "wall_seconds": 0.0, "cpu_seconds": None}] * cfg.seeds
@@ -560,8 +589,9 @@ def agent_rows(env_id: str, cfg: EnvBoardConfig, make_session: Callable[[], Any]
             tail = runs[0].get("stderr_tail", "") if runs else ""
             if tail:
                 tails.append(f"[{stratum}] {tail}")
-        for i, r in enumerate(runs):
-            rows.append({"split": "test", "stratum": stratum, "seed_index": i, **_run_row(r)})
+        for j, r in enumerate(runs):
+            rows.append({"split": split, "stratum": stratum, "seed_index": int(order[j]), **_run_row(r)})
+    rows.sort(key=lambda r: (list(cfg.strata).index(r["stratum"]), r["seed_index"]))
     return rows, tails
 
 
@@ -612,9 +642,10 @@ def _run_row(r: Mapping[str, Any]) -> dict[str, Any]:
             "cpu_seconds": r.get("cpu_seconds"), "curve": r.get("curve"), "error": r.get("error")}
 
 
-def task_plan(task: Any, task_id: str, secret: str) -> list[tuple[Any, str, int, int]]:
+def task_plan(task: Any, task_id: str, secret: str, seed_key: str = "agent") -> list[tuple[Any, str, int, int]]:
     """The test instances of a task board: ``(instance ref, stratum, index in stratum, solver seed)``,
-    in the task's order (the stratum is the instance name up to its last ``/``)."""
+    in the task's order (the stratum is the instance name up to its last ``/``). The instances are drawn
+    from ``secret``, the solver seeds from ``secret`` and ``seed_key``."""
     refs = _test_instances(task, secret)
     keys: list[tuple[str, int]] = []
     counts: dict[str, int] = {}
@@ -622,26 +653,28 @@ def task_plan(task: Any, task_id: str, secret: str) -> list[tuple[Any, str, int,
         stratum = ref.name.rsplit("/", 1)[0] if "/" in ref.name else ref.name
         keys.append((stratum, counts.get(stratum, 0)))
         counts[stratum] = counts.get(stratum, 0) + 1
-    seeds = {st: stratum_seeds(task_id, st, "agent", k, secret) for st, k in counts.items()}
+    seeds = {st: stratum_seeds(task_id, st, seed_key, k, secret) for st, k in counts.items()}
     return [(ref, st, i, seeds[st][i]) for ref, (st, i) in zip(refs, keys)]
 
 
 def task_rows(task_id: str, cfg: TaskBoardConfig, make_session: Callable[[], Any],
               hyperparameters: Mapping[str, Any], *, secret: str, time_limit: float | None = None,
               progress: Callable[[str], None] | None = None,
-              strata: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+              strata: Sequence[str] | None = None, seed_key: str = "agent",
+              split: str = "test") -> tuple[list[dict[str, Any]], list[str]]:
     """Solve the test instances of the task board ``cfg`` (those of ``strata`` only, when given; no
-    store involved): the run rows and (no) stderr tails."""
+    store involved), drawn from ``secret`` (the hidden seeds or the public :data:`VALIDATION_KEY`): the
+    run rows and (no) stderr tails."""
     from papergym.envs.tasks.base import make_task
 
     task = make_task(task_id, **dict(cfg.task_kwargs))
-    plan = [p for p in task_plan(task, task_id, secret) if strata is None or p[1] in strata]
+    plan = [p for p in task_plan(task, task_id, secret, seed_key) if strata is None or p[1] in strata]
     if progress:
         progress(f"{task_id}: {len(plan)} instances")
     deadline = time.monotonic() + time_limit if time_limit else None
     runs = evaluate_solver(task, [p[0] for p in plan], make_session, hyperparameters, [p[3] for p in plan],
                            deadline=deadline)
-    return [{"split": "test", "stratum": st, "seed_index": i, **_run_row(r)}
+    return [{"split": split, "stratum": st, "seed_index": i, **_run_row(r)}
             for (_, st, i, _), r in zip(plan, runs)], []
 
 
@@ -724,7 +757,7 @@ def submit(store: Any, entry: str, benchmark_id: str, *, name: str | None = None
         used = sandbox
     info = SubmissionInfo(name=name, author=author, role="submission", kind=kind,
                           entry=f"{Path(path).name}:{attr}", code_sha256=_file_sha256(path),
-                          hyperparameters=dict(hyperparameters or {}))
+                          hyperparameters=dict(hyperparameters or {}), split="local")
     if kind == "agent":
         return evaluate_agent(store, benchmark_id, info,
                               lambda: SandboxedAgentSession(path, attr, limits=limits, sandbox=sandbox),
@@ -732,6 +765,175 @@ def submit(store: Any, entry: str, benchmark_id: str, *, name: str | None = None
     return evaluate_task(store, benchmark_id, info,
                          lambda: SandboxedSolverSession(path, attr, limits=limits, sandbox=sandbox),
                          secret=secret, sandbox=used, time_limit=limits.submission_seconds, progress=progress)
+
+
+# ====================================================================================== service jobs
+#: The key the *validation* split's seeds are derived from, in place of the evaluator's secret. It is
+#: public on purpose: anyone can reproduce the validation instances, and they share nothing with the
+#: hidden test instances (those are derived from the secret).
+VALIDATION_KEY = "papergym public validation split"
+
+
+def _safe_file_name(name: str) -> str:
+    stem = "".join(c if c.isalnum() or c == "_" else "_" for c in Path(str(name)).stem)[:64] or "submission"
+    return f"{stem if stem[0].isalpha() else 'sub_' + stem}.py"
+
+
+def _status_summary(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``"18 ok, 2 timeout"``: the run statuses, counted (the only per-run detail a test run reveals)."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    return ", ".join(f"{n} {st}" for st, n in sorted(counts.items(), key=lambda kv: RUN_STATUSES.index(kv[0])))
+
+
+def evaluate_job(job: Any, *, secret: str, sandbox: str = "full", limits: Any = None,
+                 config: EnvBoardConfig | TaskBoardConfig | None = None) -> Any:
+    """Evaluate a queued submission (:class:`papergym.leaderboard.board.jobs.Job`) for a worker: its file
+    in the sandbox on the job's split; returns a :class:`~papergym.leaderboard.board.jobs.JobOutcome`.
+
+    * ``validation``: the board's instances drawn from the public :data:`VALIDATION_KEY`, the agent's
+      seeds too; the outcome keeps each run's error and the stderr tail for the author.
+    * ``test``: the hidden instances (from ``secret``); the agent's seeds are drawn from the secret and
+      the submission id and each stratum's instances are handed over in a secret order drawn the same
+      way, so neither a seed nor a run's position identifies a hidden instance across submissions. The
+      outcome carries no stderr, no error text and a message that only counts run statuses: nothing
+      the code observed leaves the sandbox except its actions (scored here) and its exit status.
+
+    Everything is derived from the job, so a job evaluated again after its worker died gives the same
+    result. ``sandbox`` is ``"full"`` for ranked evaluation: when bubblewrap, the per-job cgroup, the
+    seccomp filter or the uid pool is missing, :class:`~papergym.leaderboard.board.sandbox.SandboxError`
+    is raised before anything runs (the worker ends the job as ``error``)."""
+    import tempfile
+
+    from papergym.leaderboard.board.jobs import JobOutcome
+    from papergym.leaderboard.board.sandbox import Limits, SandboxedAgentSession, SandboxedSolverSession
+
+    if job.split not in ("validation", "test"):
+        raise ValueError(f"a service job is on the validation or the test split, got {job.split!r}")
+    if job.kind not in ("agent", "solver"):
+        raise ValueError(f"a job's kind is 'agent' or 'solver', got {job.kind!r}")
+    if sandbox == "full":
+        from papergym.leaderboard.board.isolation import isolation_status
+
+        status = isolation_status()
+        if not status.full:
+            from papergym.leaderboard.board.sandbox import SandboxUnavailable
+
+            raise SandboxUnavailable("ranked evaluation needs the full sandbox; missing: "
+                                     + "; ".join(status.missing()))
+    cfg = config or board_config(job.benchmark_id)
+    version = board_version(cfg)
+    if version != job.version:
+        return JobOutcome("error", [], message=f"the board {job.benchmark_id} changed (version {job.version} -> "
+                                               f"{version}) after this submission was queued: submit it again")
+    limits = limits or Limits()
+    test = job.split == "test"
+    key = secret if test else VALIDATION_KEY
+    seed_key = f"agent/submission-{job.submission_id}" if test else "agent"
+    run_split = "test" if test else "dev"
+    t0, c0 = time.perf_counter(), time.process_time()
+    with tempfile.TemporaryDirectory(prefix="papergym-job-") as tmp:
+        path = Path(tmp) / _safe_file_name(job.code_name)
+        path.write_bytes(job.code)
+        if job.kind == "agent":
+            if not isinstance(cfg, EnvBoardConfig):
+                return JobOutcome("error", [], message=f"{job.benchmark_id} is a solver task: submit a solver")
+            rows, tails = agent_rows(
+                job.benchmark_id, cfg, lambda: SandboxedAgentSession(path, job.attr, limits=limits, sandbox=sandbox),
+                job.hyperparameters, secret=key, time_limit=limits.submission_seconds, seed_key=seed_key,
+                shuffle_key=f"order/submission-{job.submission_id}" if test else None, split=run_split)
+        else:
+            if not isinstance(cfg, TaskBoardConfig):
+                return JobOutcome("error", [], message=f"{job.benchmark_id} is an environment: submit an agent")
+            rows, tails = task_rows(
+                job.benchmark_id, cfg, lambda: SandboxedSolverSession(path, job.attr, limits=limits, sandbox=sandbox),
+                job.hyperparameters, secret=key, time_limit=limits.submission_seconds, seed_key=seed_key,
+                split=run_split)
+    status = _submission_status([r["status"] for r in rows])
+    if test:
+        for r in rows:
+            r["error"] = None
+        message = "" if status == "ok" else f"runs: {_status_summary(rows)}"
+        tail = ""
+    else:
+        message, tail = _first_error(rows), "\n".join(tails)[-8192:]
+    return JobOutcome(status, rows, message=message, stderr_tail=tail, wall_seconds=time.perf_counter() - t0,
+                      cpu_seconds=time.process_time() - c0, sandbox=sandbox)
+
+
+def feedback(store: Any, submission_id: int) -> dict[str, Any]:
+    """The public feedback of one submission, JSON-able (the service shows it to its author only).
+
+    Always: ``id``, ``board``, ``name``, ``author``, ``kind``, ``split``, ``status``, ``created_at``,
+    ``finished_at``, ``wall_seconds`` (the whole evaluation, rounded to the second), ``runs_by_status``
+    (per stratum, the number of runs of each status) and, when every run finished, ``score``:
+    the board's primary metric aggregated as the board does (mean over strata of the mean over runs)
+    with its 95 % stratified-bootstrap CI (``ci_low``, ``ci_high``) over the ``ok`` runs.
+
+    Validation (and local) submissions also get ``message``, ``stderr_tail`` and ``runs``: each run's
+    stratum, index, status, error, seconds and metrics. Test submissions get nothing per run: no
+    stderr, no error text, no per-seed value, no per-run timing."""
+    from papergym.leaderboard.runner.stats import stratified_bootstrap
+
+    from .ranking import metric_and_direction
+
+    sub = store.submission(int(submission_id))
+    if sub is None:
+        raise LookupError(f"no submission {submission_id}")
+    split = sub.get("split", "test")
+    out: dict[str, Any] = {
+        "id": int(sub["submission_id"]), "board": sub["benchmark_id"], "name": sub["name"],
+        "author": sub["author"], "kind": sub["kind"], "split": split, "status": sub["status"],
+        "created_at": _iso_or_none(sub.get("created_at")), "finished_at": _iso_or_none(sub.get("finished_at")),
+        "wall_seconds": None if sub.get("wall_seconds") is None or not np.isfinite(sub["wall_seconds"])
+        else round(float(sub["wall_seconds"])),
+    }
+    runs = store.runs(submission_ids=[int(submission_id)])
+    by: dict[str, dict[str, int]] = {}
+    for r in runs.itertuples(index=False):
+        by.setdefault(r.stratum, {}).setdefault(r.status, 0)
+        by[r.stratum][r.status] += 1
+    out["runs_by_status"] = by
+    out["score"] = out["ci_low"] = out["ci_high"] = None
+    try:
+        metric = metric_and_direction(board_config(sub["benchmark_id"]))[0]
+    except ValueError:
+        metric = None
+    ok = runs[runs.status == "ok"] if len(runs) else runs
+    if metric and len(ok) and metric in ok.columns:
+        vals = {st: g.sort_values("seed_index")[metric].to_numpy(dtype=float) for st, g in ok.groupby("stratum")}
+        vals = {st: v[np.isfinite(v)] for st, v in vals.items()}
+        if all(len(v) for v in vals.values()):
+            b = stratified_bootstrap({"x": vals}, n_boot=2000)
+            out.update(score=float(b.estimate[0]), ci_low=float(b.low[0]), ci_high=float(b.high[0]),
+                       metric=metric)
+    if split != "test":
+        out["message"] = sub.get("message") or ""
+        out["stderr_tail"] = sub.get("stderr_tail") or ""
+        metric_cols = [c for c in runs.columns if c not in (
+            "run_id", "submission_id", "split", "stratum", "seed_index", "status", "wall_seconds", "cpu_seconds",
+            "curve_path", "curve_sha256", "error", "metrics")]
+        out["runs"] = [{"stratum": r["stratum"], "index": int(r["seed_index"]), "status": r["status"],
+                        "error": r.get("error") if isinstance(r.get("error"), str) else None,
+                        "wall_seconds": _finite_or_none(r.get("wall_seconds")),
+                        "metrics": {c: _finite_or_none(r.get(c)) for c in metric_cols}}
+                       for r in runs.sort_values(["stratum", "seed_index"]).to_dict("records")] if len(runs) else []
+    return out
+
+
+def _finite_or_none(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if np.isfinite(f) else None
+
+
+def _iso_or_none(ts: Any) -> str | None:
+    if ts is None or (isinstance(ts, float) and not np.isfinite(ts)) or pd.isna(ts):
+        return None
+    return pd.Timestamp(ts).isoformat()
 
 
 # ========================================================================================= refresh

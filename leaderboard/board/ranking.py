@@ -58,6 +58,7 @@ __all__ = [
     "Board",
     "build_benchmark_board",
     "build_board",
+    "metric_and_direction",
 ]
 
 RUN_STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "oom", "invalid_action")
@@ -105,7 +106,7 @@ class Board:
 _RANKED_ROLES = ("submission", "paper", "baseline")
 
 
-def _metric_and_direction(cfg: Any) -> tuple[str, str, str]:
+def metric_and_direction(cfg: Any) -> tuple[str, str, str]:
     """(metric column, direction, human label) of a board."""
     if cfg.kind == "task":
         from papergym.envs.tasks.base import make_task
@@ -137,7 +138,7 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
         if latest is not None and latest != version:
             version = latest
             subs = store.submissions(benchmark_id, version=version, latest_only=True)
-    metric, direction, label = _metric_and_direction(cfg)
+    metric, direction, label = metric_and_direction(cfg)
     if isinstance(cfg, EnvBoardConfig):
         strata = list(cfg.strata)
         expected = len(strata) * cfg.seeds
