@@ -118,6 +118,18 @@ def metric_and_direction(cfg: Any) -> tuple[str, str, str]:
     return "regret", "min", "final regret (static pseudo-regret where the means switch, else R_T)"
 
 
+#: the splits a board shows: ``test`` (hidden seeds, the service's ranked split) and ``local`` (a
+#: submission evaluated by ``papergym submit`` on its author's machine, with that machine's secret; only
+#: ever in that machine's own store). ``validation`` submissions are feedback for their authors, never
+#: on a board.
+BOARD_SPLITS: tuple[str, ...] = ("test", "local")
+
+
+def _shown(store: Any, benchmark_id: str, version: str) -> pd.DataFrame:
+    subs = store.submissions(benchmark_id, version=version, latest_only=True)
+    return subs[subs["split"].isin(BOARD_SPLITS)].reset_index(drop=True) if len(subs) else subs
+
+
 def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) -> BenchmarkBoard:
     """The board of one benchmark from the store: the current version of its board configuration (or
     the latest version in the store if nothing was scored on the current one)."""
@@ -132,12 +144,12 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
 
     cfg = board_config(benchmark_id)
     version = board_version(cfg)
-    subs = store.submissions(benchmark_id, version=version, latest_only=True)
+    subs = _shown(store, benchmark_id, version)
     if not len(subs):
         latest = store.latest_version(benchmark_id)
         if latest is not None and latest != version:
             version = latest
-            subs = store.submissions(benchmark_id, version=version, latest_only=True)
+            subs = _shown(store, benchmark_id, version)
     metric, direction, label = metric_and_direction(cfg)
     if isinstance(cfg, EnvBoardConfig):
         strata = list(cfg.strata)
@@ -241,7 +253,8 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
                           direction=direction, description=cfg.description, strata=list(strata),
                           n_seeds=int(n_seeds), table=table, curves=curves, profiles=profiles,
                           curve_ylabel="cumulative regret (static where the means switch)",
-                          extra={"metric_column": metric, "complete": complete})
+                          extra={"metric_column": metric, "complete": complete,
+                                 "local": bool(len(subs) and (subs["split"] == "local").any())})
 
 
 def _iso(ts: Any) -> str:

@@ -1,8 +1,9 @@
 """The leaderboard store on SQLite and on a real PostgreSQL server (tests/leaderboard/conftest.py).
 
 Every behavioural test runs on both backends: round trips of the whole API, non-finite metrics, all-or-
-nothing ``add_runs`` (rows and curve files), duplicate run keys, ``latest_only``, ``delete_submission``,
-migrations, and concurrent writers in separate processes losing no rows.
+nothing ``add_runs`` (rows and curves, which live in the database), duplicate run keys, ``latest_only``,
+``delete_submission``, migrations, and concurrent writers in separate processes losing no rows. The job
+queue, tokens, names and the Alembic upgrade of older databases: ``test_store_jobs.py``.
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ def _curve(n: int = 5, scale: float = 1.0) -> pd.DataFrame:
 
 def _curve_files(store: Store) -> list[Path]:
     return sorted(p for p in store.curves_dir.rglob("*") if p.is_file()) if store.curves_dir.exists() else []
+
+
+def _db_curves(store: Store) -> list[str]:
+    """The SHA-256 of every curve stored in the database."""
+    with store._read() as conn:
+        return sorted(conn.execute(sa.select(store_mod.T_CURVES.c.sha256)).scalars().all())
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -142,10 +149,10 @@ def test_round_trip(store, url, tmp_path):
     assert test["seed_index"].dtype == np.int64 and test["regret"].dtype == np.float64
     for i in (0, 1):
         path = test.loc[(test["stratum"] == "peaks") & (test["seed_index"] == i), "curve_path"].item()
-        assert not Path(path).is_absolute()
+        assert path.startswith("sha256:")  # a reference into the curves table
         pd.testing.assert_frame_equal(store.read_curve(path), _curve(scale=i + 1))
     assert test["curve_path"].isna().sum() == 2
-    assert len(_curve_files(store)) == 2
+    assert len(_db_curves(store)) == 2 and _curve_files(store) == []  # no curve files anymore
 
     dev = store.runs([sid], split="dev")
     assert len(dev) == 1 and dev["error"][0] == "warning\ufffdtext"
@@ -205,7 +212,7 @@ def test_add_runs_validates_before_writing(tmp_path, change, field):
         with pytest.raises(ValueError, match=field):
             store.add_runs(sid, batch)
         assert store.runs([sid], split=None).empty
-        assert _curve_files(store) == []
+        assert _db_curves(store) == [] and _curve_files(store) == []
         bad = _run(3)
         del bad["metrics"]
         with pytest.raises(ValueError, match="lacks metrics"):
@@ -215,24 +222,24 @@ def test_add_runs_validates_before_writing(tmp_path, change, field):
 def test_add_runs_is_all_or_nothing(store):
     sid = _submission(store)
     store.add_runs(sid, [_run(0, curve=_curve()), _run(1)])
-    kept = _curve_files(store)
+    kept = _db_curves(store)
     assert len(kept) == 1
-    # the database rejects the batch (seed 1 exists): nothing of it is stored, its curve files are removed
+    # the database rejects the batch (seed 1 exists): nothing of it is stored, its curves neither
     with pytest.raises(ValueError, match="already has"):
-        store.add_runs(sid, [_run(5, curve=_curve()), _run(6, curve=_curve()), _run(1, curve=_curve())])
+        store.add_runs(sid, [_run(5, curve=_curve(scale=5)), _run(6, curve=_curve(scale=6)), _run(1, curve=_curve())])
     assert store.runs([sid])["seed_index"].tolist() == [0, 1]
-    assert _curve_files(store) == kept
-    # a curve that cannot be written fails the batch too
+    assert _db_curves(store) == kept
+    # a curve that cannot be serialised fails the batch too
     with pytest.raises(Exception):  # noqa: B017 -- pyarrow's own error type
-        store.add_runs(sid, [_run(7, curve=_curve()), _run(8, curve=pd.DataFrame({"x": [object()]}))])
+        store.add_runs(sid, [_run(7, curve=_curve(scale=7)), _run(8, curve=pd.DataFrame({"x": [object()]}))])
     assert store.runs([sid])["seed_index"].tolist() == [0, 1]
-    assert _curve_files(store) == kept
+    assert _db_curves(store) == kept
     # the rows' writer itself failing (checked by the database, not by validation) also rolls back
     other = _submission(store, name="other")
     store.delete_submission(other)
     with pytest.raises(LookupError):
-        store.add_runs(other, [_run(0, curve=_curve())])
-    assert _curve_files(store) == kept
+        store.add_runs(other, [_run(0, curve=_curve(scale=9))])
+    assert _db_curves(store) == kept and _curve_files(store) == []
 
 
 def test_duplicate_runs_rejected(store):
@@ -307,17 +314,18 @@ def test_latest_only(store):
 def test_delete_submission(store):
     keep = _submission(store, "keep")
     gone = _submission(store, "gone")
-    store.add_runs(keep, [_run(i, curve=_curve()) for i in range(3)])
-    store.add_runs(gone, [_run(i, curve=_curve()) for i in range(4)] + [_run(9, split="dev", curve=_curve())])
-    assert len(_curve_files(store)) == 8
+    store.add_runs(keep, [_run(i, curve=_curve(scale=i + 1)) for i in range(3)])
+    # gone shares keep's first curve (content-addressed: stored once) and has four of its own
+    store.add_runs(gone, [_run(i, curve=_curve(scale=i + 1)) for i in (0, 10, 11, 12)]
+                   + [_run(9, split="dev", curve=_curve(scale=20))])
+    assert len(_db_curves(store)) == 7
     store.delete_submission(gone)
     assert store.submissions()["submission_id"].tolist() == [keep]
     assert store.runs(split=None)["submission_id"].unique().tolist() == [keep]
-    files = _curve_files(store)
-    assert len(files) == 3 and all(f"/{keep}/" in p.as_posix() for p in files)
-    assert not (store.curves_dir / "NonStatLipschitz-v0" / str(gone)).exists()
-    for path in store.runs([keep])["curve_path"]:
-        store.read_curve(path)
+    paths = store.runs([keep])["curve_path"].tolist()
+    assert _db_curves(store) == sorted(p.removeprefix("sha256:") for p in paths)  # gone's own curves collected
+    for i, path in enumerate(paths):
+        pd.testing.assert_frame_equal(store.read_curve(path), _curve(scale=i + 1))
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -334,9 +342,9 @@ def test_migrations(url, tmp_path):
     with Store(url, curves_dir=curves) as s:  # reopening keeps everything
         assert s.schema_version() == SCHEMA_VERSION
         assert s.submissions()["submission_id"].tolist() == [sid] and len(s.runs()) == 1
-        with s._write() as conn:
-            conn.execute(store_mod.T_SCHEMA.update().values(version=SCHEMA_VERSION + 1))
-    with pytest.raises(SchemaVersionError, match=f"schema version {SCHEMA_VERSION + 1}.*upgrade papergym"):
+        with s._write() as conn:  # a revision this code does not have: written by a newer papergym
+            conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
+    with pytest.raises(SchemaVersionError, match="revision 9999, newer than this papergym's.*upgrade papergym"):
         Store(url, curves_dir=curves)
 
 
@@ -438,4 +446,10 @@ def test_concurrent_writers_lose_no_rows(url, tmp_path):
             mine = runs[runs["submission_id"] == sid]
             assert sorted(mine["seed_index"]) == list(range(n_batches * per_batch))
             assert mine["regret"].tolist() == mine["seed_index"].astype(float).tolist()
-        assert len(_curve_files(store)) == n_workers * n_batches
+        with_curve = runs[runs["seed_index"] % per_batch == 0]
+        assert len(with_curve) == n_workers * n_batches and with_curve["curve_path"].str.startswith("sha256:").all()
+        assert runs["curve_path"].isna().sum() == len(runs) - len(with_curve)
+        assert len(_db_curves(store)) == 1  # every batch wrote the same curve: stored once
+        pd.testing.assert_frame_equal(store.read_curve(with_curve["curve_path"].iloc[0]),
+                                      pd.DataFrame({"t": np.arange(3)}))
+        assert _curve_files(store) == []
