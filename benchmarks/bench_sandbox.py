@@ -1,5 +1,5 @@
 """Sandboxed vs in-process evaluation time of a T = 10^5 bandit agent, by number of seeds evaluated
-together (issue 6, deliverable 6; target: sandboxed <= 2x in-process at 20 seeds).
+together (target: sandboxed <= 2x in-process at 20 seeds).
 
     python benchmarks/bench_sandbox.py                          # T = 1e5, seeds 1, 5, 20 (~2 min)
     python benchmarks/bench_sandbox.py --horizon 20000 --seeds 1,20
@@ -10,7 +10,8 @@ evaluator's own :func:`papergym.leaderboard.board.evaluate.play` when it exists 
 default then), else this file's loop (``--loop own``: reset with the seeds, T rounds of
 ``session.step`` -> regret from ``venv.oracle.regret`` -> ``venv.step``). In-process: the same file
 imported here and hosted by :class:`~papergym.leaderboard.board.sandbox.InProcessAgentSession`;
-sandboxed: :class:`~papergym.leaderboard.board.sandbox.SandboxedAgentSession` (bubblewrap when available).
+sandboxed: :class:`~papergym.leaderboard.board.sandbox.SandboxedAgentSession` (``--sandbox auto``: the full
+sandbox -- bubblewrap, job cgroup, seccomp filter, per-job uid -- when available, else bubblewrap).
 The final regrets of both must be equal (checked). BLAS threads are pinned to 1.
 
 A short in-process run first warms up the env's compiled kernels. ``--spin 0`` turns off the
@@ -43,10 +44,11 @@ import papergym.envs  # noqa: F401 - registers the envs
 from gymnasium.envs.registration import load_env_creator
 from papergym.leaderboard.board import sandbox as sandbox_module
 from papergym.leaderboard.board.sandbox import (
+    SANDBOX_MODES,
     InProcessAgentSession,
     SandboxedAgentSession,
-    bwrap_available,
     problem_to_public,
+    resolve_sandbox,
 )
 
 ENV = "NonStatLipschitz-v0"
@@ -95,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--horizon", type=int, default=100_000)
     ap.add_argument("--seeds", default="1,5,20", help="numbers of seeds evaluated together (comma-separated)")
     ap.add_argument("--loop", choices=("auto", "play", "own"), default="auto")
-    ap.add_argument("--sandbox", choices=("auto", "bwrap", "rlimits"), default="auto")
+    ap.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto",
+                    help="the sandbox mode (papergym.leaderboard.board.sandbox, Isolation); auto: full when available")
     ap.add_argument("--spin", type=float, default=None,
                     help="seconds each end busy-waits for a reply (default: the sandbox's SPIN_SECONDS)")
     args = ap.parse_args(argv)
@@ -111,9 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             loop = "own"
     run = play_loop if loop == "play" else own_loop
-    ok, why = bwrap_available()
+    mode = resolve_sandbox(args.sandbox)  # SandboxUnavailable (naming what is missing) rather than no sandbox
     print(f"# {ENV}, UCB1 on a grid of 32 arms, T = {args.horizon}, loop = {loop}, "
-          f"bwrap: {'yes' if ok else 'no (' + why + ')'}, spin: {sandbox_module.SPIN_SECONDS:g} s")
+          f"sandbox: {mode}, spin: {sandbox_module.SPIN_SECONDS:g} s")
     print(f"{'seeds':>5}  {'in-process s':>12}  {'sandboxed s':>11}  {'ratio':>5}  {'us/step added':>13}")
     factory = _factory()
     run(InProcessAgentSession(factory), [1, 2], min(args.horizon, 2000))  # warm-up: compiled kernels
@@ -124,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         r_in = run(InProcessAgentSession(factory), seeds, args.horizon)
         t_in = time.perf_counter() - t0
         t0 = time.perf_counter()
-        sess = SandboxedAgentSession(AGENT, ATTR, sandbox=args.sandbox)
+        sess = SandboxedAgentSession(AGENT, ATTR, sandbox=mode)
         r_sb = run(sess, seeds, args.horizon)
         t_sb = time.perf_counter() - t0
         if not np.array_equal(r_in, r_sb):

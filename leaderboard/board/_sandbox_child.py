@@ -3,17 +3,17 @@ in-process sessions share with it).
 
 Run as a script inside the sandbox::
 
-    python -s -P /sandbox/lib/_pg_sandbox_child.py RFD,WFD SUBMISSION_FILE ATTR SPIN_SECONDS [--drop-uid]
+    python -s -P /sandbox/lib/_pg_sandbox_child.py RFD,WFD SUBMISSION_FILE ATTR SPIN_SECONDS [--drop-uid=UID:GID]
 
 It must never import papergym (papergym is not visible in the sandbox): it uses only the standard
 library, numpy, gymnasium (to rebuild the public spaces) and the stand-alone channel module, loaded
 from the same folder (``_pg_channel.py``) or, when this file is imported as part of papergym by the
 trusted parent (for :class:`AgentHost` and the problem helpers), from ``papergym.leaderboard.board.channel``.
 
-Start-up, in this order: drop root to uid/gid 65534 when asked (the kernel ignores RLIMIT_NPROC for
-uid 0), point stdout at stderr (``dup2(2, 1)``, so prints never touch the channel), install a
-meta-path blocker for ``papergym`` (defence in depth: the sandbox does not mount it either), then
-serve the parent's messages on the pipe fds ``RFD`` (in) and ``WFD`` (out) (see :mod:`papergym.leaderboard.board.channel` for the ops). The
+Start-up, in this order: drop root to the job's own uid/gid when asked (``--drop-uid=UID:GID``: the
+kernel ignores RLIMIT_NPROC for uid 0, and a uid per job keeps that limit per job), point stdout at
+stderr (``dup2(2, 1)``, so prints never touch the channel), install a meta-path blocker for
+``papergym`` (defence in depth: the sandbox does not mount it either), then serve the parent's messages on the pipe fds ``RFD`` (in) and ``WFD`` (out) (see :mod:`papergym.leaderboard.board.channel` for the ops). The
 submission file is imported lazily at the first start / solve message, so an import that never ends
 is caught by the parent's per-call time limit.
 
@@ -40,7 +40,6 @@ else:  # inside the sandbox: the channel module is a sibling file
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import _pg_channel as _ch  # type: ignore[no-redef]
 
-NOBODY = 65534
 MAX_MESSAGE = 2000
 MAX_TRACEBACK_FRAMES = 8
 
@@ -457,11 +456,18 @@ class _Child:
 def main(argv: list[str]) -> None:
     rfd, wfd = (int(x) for x in argv[1].split(","))
     path, attr = argv[2], argv[3]
-    if "--drop-uid" in argv[5:] and os.geteuid() == 0:
+    drop = [a for a in argv[5:] if a.startswith("--drop-uid=")]
+    if drop and os.geteuid() == 0:
+        try:
+            uid, gid = (int(x) for x in drop[-1].split("=", 1)[1].split(":"))
+        except ValueError:
+            _die(f"bad {drop[-1]!r} (--drop-uid=UID:GID)")
+        if uid == 0 or gid == 0:
+            _die("refusing to drop to uid/gid 0")
         os.setgroups([])
-        os.setresgid(NOBODY, NOBODY, NOBODY)
-        os.setresuid(NOBODY, NOBODY, NOBODY)
-        if os.getuid() != NOBODY or os.geteuid() != NOBODY:
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
             _die("could not drop privileges")
     os.dup2(2, 1)
     sys.meta_path.insert(0, _PapergymBlocker())

@@ -23,11 +23,15 @@ Every frame is ``u32 length`` (little endian) followed by ``length`` payload byt
   ``{"__dict__": {...}}`` (a dict whose own keys would look like a marker).
 
 Decoding is strict because frames from the child are **untrusted** (the parent never unpickles):
-allowed dtypes only (bool, int8..int64, uint8..uint64, float32, float64; little endian), ``ndim <=
-32``, every size checked against the frame length (the frame must be consumed exactly), a maximum
-frame size, a maximum JSON length and nesting depth, dict keys must be str. Any violation raises
-:class:`ChannelProtocolError` naming what is wrong; the sandbox turns it into status ``error`` with
-the message ``protocol violation: ...``.
+allowed dtypes only (bool, int8..int64, uint8..uint64, float32, float64; little endian; no object,
+string, void, complex or datetime arrays), ``ndim <= 32``, every size computed with Python ints and
+checked against the frame length (the frame must be consumed exactly), a shape numpy can represent
+(the non-zero dimensions times the itemsize at most :data:`MAX_ARRAY_EXTENT`, so not ``(0, 2**64 -
+1)``), a maximum frame size, a maximum JSON length and nesting depth, dict keys must be str, no lone
+surrogates in strings. Any violation raises :class:`ChannelProtocolError` naming what is wrong, and
+:func:`decode` raises nothing else; the sandbox turns it into status ``error`` with the message
+``protocol violation: ...``. What a well-formed message *means* (the right op, the right fields,
+sizes, run indices) is checked by the receiver (:mod:`papergym.leaderboard.board.sandbox`).
 
 Decoded arrays are writable and own independent memory (one fresh buffer per frame).
 """
@@ -45,6 +49,7 @@ import numpy as np
 
 __all__ = [
     "ALLOWED_DTYPES",
+    "MAX_ARRAY_EXTENT",
     "MAX_DEPTH",
     "MAX_FRAME_BYTES",
     "Channel",
@@ -62,6 +67,9 @@ MAX_JSON_BYTES = 16 * 2**20
 #: deepest nesting of lists / dicts in a value
 MAX_DEPTH = 32
 MAX_NDIM = 32
+#: largest product of an array's non-zero dimensions times its itemsize (a zero-size array carries no
+#: bytes, but numpy refuses a shape whose extent overflows its index type)
+MAX_ARRAY_EXTENT = 2**40
 
 _DTYPE_BY_CODE: dict[int, np.dtype] = {
     1: np.dtype("?"),
@@ -77,6 +85,7 @@ _AHEAD = struct.Struct("<BBHI")  # dtype code, ndim, 0, 0
 _LEN = struct.Struct("<I")
 _SHAPES = [struct.Struct(f"<BBHI{k}Q") for k in range(MAX_NDIM + 1)]  # array header + shape, by ndim
 _ZEROS = [b"\0" * k for k in range(8)]
+_LARGE_START = 16 << 20  # first buffer (at most) of a frame larger than the read buffer
 _MARKERS = ("__nd__", "__tuple__", "__seedseq__", "__dict__")
 
 
@@ -231,12 +240,27 @@ def encode_arrays(op: int, arrays: list[Any]) -> bytes:
 
 
 # ------------------------------------------------------------------------------------------ decode
+def _text(s: str) -> str:
+    """``s`` if it is valid Unicode text: JSON's ``\\ud800`` escapes can make a lone surrogate, which
+    cannot be encoded, printed or stored."""
+    if not s.isascii():
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ChannelProtocolError(f"a string with a lone surrogate: {s[:40].encode('utf-8', 'replace')!r}") from None
+    return s
+
+
 def _tree(v: Any, arrays: list[np.ndarray], depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise ChannelProtocolError(f"value nested deeper than {MAX_DEPTH} levels")
+    if type(v) is str:
+        return _text(v)
     if isinstance(v, list):
         return [_tree(x, arrays, depth + 1) for x in v]
     if isinstance(v, dict):
+        for k in v:
+            _text(k)
         if len(v) == 1:
             (k, x), = v.items()
             if k == "__nd__":
@@ -250,7 +274,7 @@ def _tree(v: Any, arrays: list[np.ndarray], depth: int) -> Any:
             if k == "__dict__":
                 if not isinstance(x, dict):
                     raise ChannelProtocolError("bad dict marker")
-                return {kk: _tree(y, arrays, depth + 1) for kk, y in x.items()}
+                return {_text(kk): _tree(y, arrays, depth + 1) for kk, y in x.items()}
             if k == "__seedseq__":
                 ok = isinstance(x, list) and len(x) == 2 and isinstance(x[1], list) \
                     and all(type(s) is int and 0 <= s < 2**64 for s in x[1]) \
@@ -265,32 +289,20 @@ def _tree(v: Any, arrays: list[np.ndarray], depth: int) -> Any:
     return v
 
 
-def _check_depth(s: str) -> None:
-    """Reject JSON nested deeper than MAX_DEPTH before parsing it (json's own recursion is deeper)."""
-    if s.count("[") + s.count("{") <= MAX_DEPTH:
-        return
-    depth = 0
-    in_str = esc = False
-    for ch in s:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH + 2:
-                raise ChannelProtocolError(f"value nested deeper than {MAX_DEPTH} levels")
-        elif ch in "]}":
-            depth -= 1
-
-
 def decode(payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
-    """``(op, value)`` of one frame's payload (without the length prefix); strict (module docstring)."""
+    """``(op, value)`` of one frame's payload (without the length prefix); strict (module docstring).
+
+    Raises :class:`ChannelProtocolError` and nothing else on a malformed payload (an exception of
+    numpy or the standard library on some input the checks did not foresee is turned into one)."""
+    try:
+        return _decode(payload)
+    except ChannelProtocolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever a hostile frame provokes is a protocol violation
+        raise ChannelProtocolError(f"malformed frame ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def _decode(payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
     n = len(payload)
     if n < _HEAD.size:
         raise ChannelProtocolError(f"frame of {n} bytes is shorter than its header")
@@ -323,11 +335,18 @@ def decode(payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
     pos += json_len + _pad8(json_len)
     arrays = []
     for dt, shape in metas:
+        # sizes in Python ints (no overflow): the element count must fit in the frame, and the shape
+        # must be one numpy can represent -- a zero-size array may still not be, e.g. (0, 2**64 - 1)
         count = 1
+        extent = dt.itemsize
         for s in shape:
             count *= s
-            if count > n:
-                raise ChannelProtocolError(f"array of shape {shape} does not fit in a frame of {n} bytes")
+            extent *= s or 1
+        if count > n:
+            raise ChannelProtocolError(f"array of shape {shape} does not fit in a frame of {n} bytes")
+        if extent > MAX_ARRAY_EXTENT:
+            raise ChannelProtocolError(f"array of shape {shape} and dtype {dt} is too large (its non-zero "
+                                       f"dimensions span more than {MAX_ARRAY_EXTENT} bytes)")
         nbytes = count * dt.itemsize
         if pos + nbytes > n:
             raise ChannelProtocolError(f"truncated frame: array of shape {shape} and dtype {dt} needs {nbytes} "
@@ -347,12 +366,10 @@ def decode(payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
         _DEC_CACHE[(n, op | n_arr << 8)] = (bytes(payload[:head]), tuple(layout))
         return op, arrays
     try:
-        s = bytes(js).decode("utf-8")
-        _check_depth(s)
-        tree = json.loads(s)
-    except ChannelProtocolError:
-        raise
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        tree = json.loads(bytes(js).decode("utf-8"))
+    except RecursionError:  # json's own guard (the interpreter's recursion limit) against deep nesting
+        raise ChannelProtocolError(f"value nested deeper than {MAX_DEPTH} levels") from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise ChannelProtocolError(f"bad JSON header: {str(exc)[:200]}") from None
     return op, _tree(tree, arrays, 0)
 
@@ -448,13 +465,17 @@ class Channel:
                         self._pos = self._end = 0
                     return decode(payload)
                 if 4 + n > len(buf):  # a large frame: read the rest straight into its own buffer
-                    payload = bytearray(n)
+                    # grown (doubling) as the bytes arrive, not allocated at the size the length prefix
+                    # claims: a sender that claims 256 MiB and sends little costs little memory
                     got = have - 4
+                    payload = bytearray(min(n, max(2 * got, _LARGE_START)))
                     payload[:got] = mv[self._pos + 4: self._end]
                     self._pos = self._end = 0
-                    pv = memoryview(payload)
                     while got < n:
-                        k = self._read(pv[got:], deadline)
+                        if got == len(payload):
+                            payload.extend(bytes(min(n, 2 * got) - got))
+                        with memoryview(payload) as pv, pv[got:] as rest:  # released before a resize
+                            k = self._read(rest, deadline)
                         if k == 0:
                             raise ChannelProtocolError(f"truncated frame: stream ended after {got} of {n} bytes")
                         got += k

@@ -128,49 +128,73 @@ def _vector_env(env_id: str, n: int, env_kwargs: Mapping[str, Any]):
 
 
 def _placeholder_action(single: Any) -> Any:
+    """A fixed valid action, played (never scored) in the rows of runs that have ended."""
     # envs whose legal actions depend on the state (FJSP) sample from the reset env's own action space
     state_dependent = single.metadata.get("state_dependent_actions", False)
     space = single.action_space if state_dependent else single.problem.action_space
     space.seed(0)
     a = space.sample()
     checked = single.validate_action(a)
-    return a if state_dependent else checked  # FJSP's validate_action returns its decoding, not the action
+    # FJSP's validate_action returns its decoding, not the action; the games' return None
+    return a if state_dependent or checked is None else checked
 
 
 def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, placeholder: Any,
                      status: list[str], errors: list[str | None]) -> np.ndarray:
-    """The actions the vector env can step with; rows the env refuses end their runs (invalid_action)."""
-    n = len(active)
-    from papergym.envs.spec import InvalidActionError
+    """The actions the vector env can step with; rows the env refuses end their runs (invalid_action).
 
+    ``actions`` come from the agent (for a sandboxed one: a numeric array whose first dimension is the
+    number of runs, checked by :func:`papergym.leaderboard.board.sandbox._check_actions`); whatever
+    a row provokes in the env's checks (a wrong shape or dtype, NaN, out of bounds, a value numpy
+    cannot convert) ends that run as ``invalid_action`` with the exception's message -- never an
+    exception out of here."""
+    n = len(active)
     freeze = getattr(venv, "freeze", None)  # vector envs that can set runs aside (FJSP) ignore ended runs
     if freeze is not None and not active.all():
         freeze(~active)
     if active.all():  # fast path: the whole batch is valid
         try:
             return venv.validate_action(actions)
-        except (InvalidActionError, ValueError, TypeError):
+        except Exception:  # noqa: BLE001, S110 - some row is not: found row by row below
             pass
     rows: list[Any] = []
     # envs whose legality depends on each run's state (FJSP) check a row against that run (validate_row)
     check_row = getattr(venv, "validate_row", None)
+    shape = np.shape(placeholder)
+
+    def invalid(i: int, why: str) -> None:
+        status[i], errors[i] = "invalid_action", why
+        active[i] = False
+        rows.append(placeholder)
+
     for i in range(n):
         if not active[i]:
             rows.append(placeholder)
             continue
         try:
             a = actions[i]
-        except Exception:
+        except Exception:  # noqa: BLE001 - no row i: the env's check says what is wrong with None
             a = None
         try:
-            rows.append(check_row(i, a) if check_row is not None else single.validate_action(a))
-        except (InvalidActionError, ValueError, TypeError) as exc:
-            status[i], errors[i] = "invalid_action", f"{type(exc).__name__}: {exc}"
-            active[i] = False
-            rows.append(placeholder)
+            row = check_row(i, a) if check_row is not None else single.validate_action(a)
+        except Exception as exc:  # noqa: BLE001 - anything the agent's row provokes ends that run only
+            invalid(i, f"{type(exc).__name__}: {exc}")
+            continue
+        if np.shape(row) != shape:
+            invalid(i, f"InvalidActionError: action of shape {np.shape(row)}, expected {shape}")
+            continue
+        rows.append(row)
     if freeze is not None and not active.all():
         freeze(~active)
-    return venv.validate_action(np.stack([np.asarray(r) for r in rows]))
+    try:
+        return venv.validate_action(np.stack([np.asarray(r) for r in rows]))
+    except Exception as exc:  # noqa: BLE001 - rows valid one by one but not together: the runs still going end
+        for i in range(n):
+            if active[i]:
+                status[i], errors[i], active[i] = "invalid_action", f"{type(exc).__name__}: {exc}", False
+        if freeze is not None:
+            freeze(~active)
+        return venv.validate_action(np.stack([np.asarray(placeholder)] * n))
 
 
 def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], session: Any,
@@ -495,8 +519,8 @@ def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], A
                                                   int(seed), report=report, timeout=timeout)
                 try:
                     metrics = clean_metrics(evaluator.evaluate(solution))
-                except (ValueError, TypeError) as exc:
-                    status, err = "error", f"malformed solution: {exc}"
+                except Exception as exc:  # noqa: BLE001 - whatever a hostile solution provokes in the task's evaluator
+                    status, err = "error", f"malformed solution: {type(exc).__name__}: {str(exc)[:2000]}"
                 if status == "ok" and budget.max_seconds is not None and seconds > budget.max_seconds:
                     status, err = "timeout", f"took {seconds:.1f} s > budget {budget.max_seconds} s"
             except SandboxError as exc:
@@ -595,18 +619,30 @@ def agent_rows(env_id: str, cfg: EnvBoardConfig, make_session: Callable[[], Any]
     return rows, tails
 
 
+#: the lease of a submission scored in this process (a local submission, a reference): renewed every
+#: third of it while the runs compute
+LOCAL_LEASE_SECONDS = 60.0
+
+
 def _score(store: Any, cfg: EnvBoardConfig | TaskBoardConfig, info: SubmissionInfo, sandbox: str,
            compute: Callable[[], tuple[list[dict[str, Any]], list[str]]]) -> int:
     """Register the board's version, open the submission, ``compute()`` its run rows, store them in one
     transaction. An evaluator failure marks the submission ``error`` and is raised. Returns its id."""
+    from papergym.leaderboard.board.worker import LeaseKeeper, default_worker_id
+
     version = _register(store, cfg)
+    worker_id = default_worker_id()
     sid = store.create_submission(benchmark_id=cfg.benchmark_id, version=version, name=info.name,
                                   author=info.author, kind=info.kind, role=info.role, entry=info.entry,
                                   code_sha256=info.code_sha256, hyperparameters=dict(info.hyperparameters),
-                                  package_versions=package_versions(), sandbox=sandbox)
+                                  package_versions=package_versions(), sandbox=sandbox, split=info.split,
+                                  worker_id=worker_id, lease_seconds=LOCAL_LEASE_SECONDS)
     t0, c0 = time.perf_counter(), time.process_time()
     try:
-        rows, tails = compute()
+        # the lease is renewed while this process computes; if it dies (SIGKILL), the lease expires and
+        # the next `papergym submit` / `leaderboard` ends the row as `error` (Store.requeue_expired)
+        with LeaseKeeper(store, sid, worker_id, LOCAL_LEASE_SECONDS):
+            rows, tails = compute()
     except BaseException as exc:
         store.finish_submission(sid, "error", message=f"evaluator failure: {type(exc).__name__}: {exc}"[:500],
                                 wall_seconds=time.perf_counter() - t0)
@@ -734,8 +770,8 @@ def submit(store: Any, entry: str, benchmark_id: str, *, name: str | None = None
         Limits,
         SandboxedAgentSession,
         SandboxedSolverSession,
-        bwrap_available,
         load_entry,
+        resolve_sandbox,
     )
 
     path, attr = load_entry(entry)
@@ -751,19 +787,19 @@ def submit(store: Any, entry: str, benchmark_id: str, *, name: str | None = None
         import papergym.envs as penvs
 
         penvs.check_env_id(benchmark_id)
-    if sandbox == "auto":
-        used = "bwrap" if bwrap_available()[0] else "rlimits"
-    else:
-        used = sandbox
+    # the mode actually used, decided once before anything runs or is stored: "auto" -> "full" or "bwrap";
+    # SandboxUnavailable when the isolation asked for is missing (never a silent fall-back), ValueError for a
+    # name that is no mode (papergym.leaderboard.board.sandbox, Isolation)
+    used = resolve_sandbox(sandbox)
     info = SubmissionInfo(name=name, author=author, role="submission", kind=kind,
                           entry=f"{Path(path).name}:{attr}", code_sha256=_file_sha256(path),
                           hyperparameters=dict(hyperparameters or {}), split="local")
     if kind == "agent":
         return evaluate_agent(store, benchmark_id, info,
-                              lambda: SandboxedAgentSession(path, attr, limits=limits, sandbox=sandbox),
+                              lambda: SandboxedAgentSession(path, attr, limits=limits, sandbox=used),
                               secret=secret, sandbox=used, time_limit=limits.submission_seconds, progress=progress)
     return evaluate_task(store, benchmark_id, info,
-                         lambda: SandboxedSolverSession(path, attr, limits=limits, sandbox=sandbox),
+                         lambda: SandboxedSolverSession(path, attr, limits=limits, sandbox=used),
                          secret=secret, sandbox=used, time_limit=limits.submission_seconds, progress=progress)
 
 

@@ -9,42 +9,75 @@ the solver. One step round trip carries every seed's feedback and returns every 
 
 Isolation
 ---------
-``sandbox="bwrap"`` (``"auto"`` picks it when :func:`bwrap_available`'s start-up probe -- the real
-command line with a trivial script -- passes):
+``sandbox=`` names one of four modes; the mode actually used is :attr:`SessionReport.sandbox` (and the
+store's ``sandbox`` column). :func:`resolve_sandbox` decides it from
+:func:`papergym.leaderboard.board.isolation.isolation_status`, which probes each piece once per process:
 
-* bubblewrap with new pid, network, ipc, uts (and cgroup) namespaces: no network at all (``connect``
-  fails), ``--die-with-parent``, ``--new-session``;
+* ``"full"`` -- what ranked evaluation uses: bubblewrap + a per-job cgroup (memory, pids, cpu) + a
+  seccomp filter + a per-job uid. If any piece is unavailable it raises :class:`SandboxUnavailable`
+  (status ``error``) naming every missing piece, before anything runs; it never falls back.
+* ``"bwrap"`` -- local, unranked use: bubblewrap and the rlimits, plus each of the cgroup, the
+  seccomp filter and the per-job uid that works here (as root without a uid pool: uid 65534, shared by
+  such sandboxes). :class:`SandboxUnavailable` when bubblewrap does not work.
+* ``"auto"``: ``"full"`` when every piece works, else ``"bwrap"`` (with a :class:`SandboxWarning`
+  naming what is missing), else :class:`SandboxUnavailable`, which names what is missing and says that
+  ``papergym submit --unsafe-no-sandbox`` exists for local experiments. Never silently unisolated.
+* ``"unsafe-rlimits"``, only when asked for by that exact name (the CLI's ``--unsafe-no-sandbox``), with
+  a loud :class:`SandboxWarning`: the rlimits below, a scrubbed environment, a temporary work dir, a
+  new session (its process group is killed on timeout), ``PR_SET_PDEATHSIG``, a meta-path blocker for
+  ``papergym`` (best effort), the job cgroup and the per-job uid where available (else uid 65534 if
+  the Python installation is reachable by other users; the warning says when the process runs as
+  root). No filesystem, network or system-call isolation: it can read every file its uid can read,
+  ``/proc/<pid>/environ`` of processes of its uid included. The former name ``"rlimits"`` raises
+  :class:`ValueError` naming the new one.
+
+What ``"full"`` enforces, and how:
+
+* bubblewrap (:func:`bwrap_available` runs the real command line with a trivial script) with new pid,
+  network, ipc, uts and cgroup namespaces: no network at all (``connect`` fails), no process of the
+  machine visible, ``--die-with-parent``, ``--new-session``;
 * a filesystem made of read-only binds of only what the runtime needs: ``/usr`` (and the ``/lib*``,
   ``/bin`` links), ``/etc/ld.so.cache``, the Python installation (``sys.base_prefix``,
-  ``sys.prefix``, the site-packages folders); ``/proc``, a minimal ``/dev``, a size-limited tmpfs on
-  ``/tmp`` (the work dir) and ``/dev/shm``. papergym is masked: every ``papergym*`` folder in
-  site-packages is covered by an empty tmpfs and every ``.pth`` / editable finder that mentions it by
-  ``/dev/null`` (the editable install points at the repository, which is not mounted either). The
-  store, the evaluator's secret, ``$HOME`` and the repository are not visible. The child script, the
-  channel module and the submitted file are copied in read-only (``/sandbox/lib/...``,
-  ``/sandbox/submission/<name>.py``) from memory, so no host path leaks.
+  ``sys.prefix``, the site-packages folders); ``/proc`` (of the sandbox's pid namespace), a minimal
+  ``/dev``, a tmpfs of ``Limits.file_size_mb`` on ``/tmp`` (the work dir) and on ``/dev/shm``.
+  papergym is masked: every ``papergym*`` folder in site-packages is covered by an empty tmpfs and
+  every ``.pth`` / editable finder that mentions it by ``/dev/null`` (the editable install points at
+  the repository, which is not mounted either). The store, the evaluator's secret, ``$HOME`` and the
+  repository are not visible. The child script, the channel module and the submitted file are copied
+  in read-only (``/sandbox/lib/...``, ``/sandbox/submission/<name>.py``) from memory, so no host path
+  leaks;
 * ``--clearenv`` with a minimal environment (``HOME=/tmp``, ``PATH``, ``OMP``/``OPENBLAS``/``MKL``/
   ``NUMEXPR``/``NUMBA_NUM_THREADS=1``, ``NUMBA_CACHE_DIR=/tmp/numba``, ``PYTHONHASHSEED=0``,
-  ``MPLBACKEND=Agg``). Python runs with ``-s -P`` rather than ``-I``: the environment is already
-  cleared, and ``-I`` would drop ``PYTHONHASHSEED`` (set/dict order of str would vary between runs).
-* Root: the kernel ignores ``RLIMIT_NPROC`` for uid 0, also for a uid mapped to 0 in a user namespace
-  (the case of bwrap's own ``--unshare-user --uid``). So as root bwrap runs *without* a user
-  namespace (root can mount the binds, including a Python under ``/root``, which uid 65534 could not
-  traverse), and the child drops to uid/gid 65534 (``setresuid``, which also clears every
-  capability) as its very first action, before the submitted file is read. As a normal user bwrap
-  uses an unprivileged user namespace and no drop is needed.
-
-``sandbox="rlimits"`` (``"auto"`` when the probe fails, with a :class:`SandboxWarning` naming what is
-not isolated): rlimits, a scrubbed environment, a temporary work dir, a new session (the process
-group is killed on timeout), ``PR_SET_PDEATHSIG``, a meta-path blocker for ``papergym`` (best
-effort), and the drop to uid 65534 when running as root and the Python installation is reachable by
-that user (otherwise the warning says that the process limit is not enforced). No filesystem or
-network isolation. ``sandbox="bwrap"`` when the probe fails raises :class:`SandboxError`.
-
-Always, set before the exec of bwrap / python: ``RLIMIT_CPU`` (soft ``cpu_seconds``: SIGXCPU;
-hard 5 s later: SIGKILL), ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``, ``RLIMIT_NPROC``,
-``RLIMIT_CORE=0``. Note that ``RLIMIT_NPROC`` counts every process and thread of uid 65534 on the
-machine, so concurrent sandboxes share it.
+  ``MPLBACKEND=Agg``), for bubblewrap itself too (the sandbox's pid 1). Python runs with ``-s -P``
+  rather than ``-I``: the environment is already cleared, and ``-I`` would drop ``PYTHONHASHSEED``;
+* a uid of its own (:func:`papergym.leaderboard.board.isolation.acquire_uid`: a pool of uids no account
+  uses, one ``flock``-ed lock file per uid, so concurrent sandboxes of every process on the machine
+  get different uids; released when the sandbox ends). The kernel ignores ``RLIMIT_NPROC`` for uid 0,
+  also for a uid mapped to 0 in a user namespace, so as root bwrap runs *without* a user namespace
+  and the child drops to the job's uid/gid (``setgroups([])``, ``setresgid``, ``setresuid``, which
+  also clears every capability) as its very first action, before the submitted file is read. One
+  submission's processes therefore never count against another's ``RLIMIT_NPROC``, and it cannot
+  signal or read the other's processes. (As a normal user bwrap uses an unprivileged user namespace;
+  there is no uid pool then, so ``"full"`` needs root.);
+* a job cgroup (:class:`papergym.leaderboard.board.isolation.JobCgroup`, cgroup v2 or v1), joined by the
+  launched process between ``fork`` and the ``exec`` of bwrap, so every process and thread of the
+  sandbox is in it: memory ``Limits.memory_mb`` with swap 0 -- anonymous memory, page cache and the
+  tmpfs / ``memfd`` pages that ``RLIMIT_AS`` does not count; tasks ``Limits.processes`` + 2 (bwrap's
+  own two processes); CPU bandwidth ``Limits.cpus``. When the cgroup's OOM killer ends a task (its
+  ``oom_kill`` counter), the session ends with status ``oom``. Killing the sandbox SIGKILLs every task
+  of the cgroup until it is empty (``cgroup.kill`` on v2), so nothing is left behind, and the cgroup
+  folders are removed;
+* a seccomp filter (:func:`papergym.leaderboard.board.isolation.seccomp_bpf`, given to bubblewrap as
+  ``--seccomp FD``, installed just before the exec of the child): ``EPERM`` for ``ptrace``,
+  ``process_vm_readv``/``writev``, mounts, ``unshare``/``setns`` and ``clone`` with a ``CLONE_NEW*`` flag,
+  keyrings, ``bpf``, ``perf_event_open``, ``userfaultfd``, io_uring, module / kexec loading, ``reboot``,
+  swap, ``open_by_handle_at`` and more (:data:`~papergym.leaderboard.board.isolation.DENIED_SYSCALLS`);
+  ``ENOSYS`` for ``clone3`` (glibc then uses ``clone``, whose flags the filter sees), so threads
+  (numpy, torch, Python's) and ``fork`` work; another system-call ABI kills the process;
+* rlimits, set before the exec of bwrap / python: ``RLIMIT_CPU`` (soft ``cpu_seconds``: SIGXCPU;
+  hard 5 s later: SIGKILL), ``RLIMIT_AS`` (``memory_mb``: a large ``malloc`` fails with
+  ``MemoryError``, status ``oom``), ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``, ``RLIMIT_NPROC`` (of the
+  job's uid), ``RLIMIT_CORE=0``.
 
 Time limits (:class:`Limits`): per call (one round trip: a step, a start, an import), per episode (an
 agent session's start..close, or one solve; a solve's own ``timeout`` too), per submission (the whole
@@ -108,14 +141,17 @@ from typing import Any, Protocol
 import numpy as np
 from papergym.leaderboard.board import _sandbox_child as _child
 from papergym.leaderboard.board import channel as _ch
+from papergym.leaderboard.board import isolation as _iso
 
 __all__ = [
+    "SANDBOX_MODES",
     "AgentSession",
     "InProcessAgentSession",
     "InProcessSolverSession",
     "Limits",
     "ProtocolError",
     "SandboxError",
+    "SandboxUnavailable",
     "SandboxWarning",
     "SandboxedAgentSession",
     "SandboxedSolverSession",
@@ -124,6 +160,7 @@ __all__ = [
     "bwrap_available",
     "load_entry",
     "problem_to_public",
+    "resolve_sandbox",
     "space_to_public",
 ]
 
@@ -159,14 +196,19 @@ class Limits:
         CPU seconds of the child process (``RLIMIT_CPU`` backstop: SIGXCPU, SIGKILL 5 s later).
         Default 4 h.
     memory_mb:
-        Address space of the child (``RLIMIT_AS``). Default 4096 MiB.
+        Memory of the whole sandbox: the job cgroup's limit (swap 0; anonymous memory, page cache,
+        tmpfs files and ``memfd`` pages together; its OOM kill is status ``oom``) and each process's
+        address space (``RLIMIT_AS``). Default 4096 MiB.
     file_size_mb:
         Largest file the child may write (``RLIMIT_FSIZE``), and the size of its ``/tmp`` and
         ``/dev/shm`` tmpfs under bwrap. Default 256 MiB.
     open_files:
         ``RLIMIT_NOFILE``. Default 256.
     processes:
-        ``RLIMIT_NPROC`` (processes and threads of the sandbox user). Default 32.
+        Processes and threads of the submission: the job cgroup's ``pids.max`` (plus bubblewrap's own
+        two) and ``RLIMIT_NPROC`` of the job's uid. Default 32.
+    cpus:
+        CPU bandwidth of the sandbox in CPUs (the job cgroup's CPU quota per 100 ms period). Default 1.
     stderr_tail_bytes:
         How much of the end of the child's stderr / stdout is kept. Default 8 KiB.
     """
@@ -180,10 +222,11 @@ class Limits:
     open_files: int = 256
     processes: int = 32
     stderr_tail_bytes: int = 8192
+    cpus: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("call_seconds", "episode_seconds", "submission_seconds", "cpu_seconds", "memory_mb",
-                     "file_size_mb", "open_files", "processes", "stderr_tail_bytes"):
+                     "file_size_mb", "open_files", "processes", "stderr_tail_bytes", "cpus"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise ValueError(f"Limits.{name} must be a positive number, got {v!r}")
@@ -213,11 +256,57 @@ class SandboxWarning(UserWarning):
     """The sandbox runs without some isolation (the message says which)."""
 
 
+class SandboxUnavailable(SandboxError):
+    """The isolation asked for cannot be had on this machine (status ``error``; the message names every
+    missing piece). Raised before anything runs."""
+
+    def __init__(self, message: str):
+        super().__init__("error", message)
+
+
+#: the values of ``sandbox=`` (module docstring, Isolation)
+SANDBOX_MODES = ("auto", "full", "bwrap", "unsafe-rlimits")
+
+
+def resolve_sandbox(sandbox: str) -> str:
+    """The mode ``sandbox`` (one of :data:`SANDBOX_MODES`) runs as here: ``"full"``, ``"bwrap"`` or
+    ``"unsafe-rlimits"`` (module docstring, Isolation). Raises :class:`ValueError` for an unknown name
+    (``"rlimits"``: renamed ``"unsafe-rlimits"``) and :class:`SandboxUnavailable` when the isolation
+    asked for is not available."""
+    if sandbox == "rlimits":
+        raise ValueError("sandbox='rlimits' was renamed 'unsafe-rlimits' (the CLI's --unsafe-no-sandbox): it runs "
+                         "the submission without filesystem, network or system-call isolation, for local "
+                         "experiments on trusted code only")
+    if sandbox not in SANDBOX_MODES:
+        raise ValueError(f"sandbox must be one of {', '.join(map(repr, SANDBOX_MODES))}, got {sandbox!r}")
+    if sandbox == "unsafe-rlimits":
+        return sandbox
+    st = _iso.isolation_status()
+    if sandbox == "full":
+        if not st.full:
+            raise SandboxUnavailable("sandbox='full' needs every isolation piece; missing here: "
+                                     + "; ".join(st.missing()))
+        return "full"
+    if sandbox == "bwrap":
+        if not st.bwrap_ok:
+            raise SandboxUnavailable(f"sandbox='bwrap' but bubblewrap does not work here: {st.bwrap_reason}")
+        return "bwrap"
+    if st.full:
+        return "full"
+    if st.bwrap_ok:
+        warnings.warn("sandbox='auto' runs as 'bwrap', not 'full' (what ranked evaluation needs); missing: "
+                      + "; ".join(st.missing()), SandboxWarning, stacklevel=3)
+        return "bwrap"
+    raise SandboxUnavailable("no sandbox can run here, missing: " + "; ".join(st.missing())
+                             + ". For a local experiment on trusted code, `papergym submit --unsafe-no-sandbox` "
+                             "(sandbox='unsafe-rlimits') runs it with rlimits only")
+
+
 @dataclass(frozen=True)
 class SessionReport:
     """What :meth:`close` returns: the child's stderr tail, the session's wall seconds, the child's
     CPU seconds (user + system, measured by the parent with ``wait4``, children included) and the
-    isolation used (``bwrap`` | ``rlimits`` | ``in-process``)."""
+    isolation used (``full`` | ``bwrap`` | ``unsafe-rlimits`` | ``in-process``)."""
 
     stderr_tail: str
     wall_seconds: float
@@ -372,11 +461,12 @@ def _sandbox_env(home: str) -> dict[str, str]:
             "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def _bwrap_argv(data_fds: Mapping[str, int], tmp_bytes: int) -> list[str]:
-    """bubblewrap's options (before the command); ``data_fds``: sandbox path -> fd of its content."""
+def _bwrap_argv(data_fds: Mapping[str, int], tmp_bytes: int, seccomp_fd: int | None = None) -> list[str]:
+    """bubblewrap's options (before the command); ``data_fds``: sandbox path -> fd of its content;
+    ``seccomp_fd``: an fd of the BPF program bubblewrap installs before it execs the command."""
     root = os.geteuid() == 0
     argv = ["bwrap"]
-    if root:  # no user namespace: the child drops to uid 65534 itself (module docstring)
+    if root:  # no user namespace: the child drops to the job's uid itself (module docstring)
         argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     else:
         argv += ["--unshare-all"]
@@ -390,7 +480,8 @@ def _bwrap_argv(data_fds: Mapping[str, int], tmp_bytes: int) -> list[str]:
         argv += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
     # the private /tmp (and /proc, /dev) first: bubblewrap applies its operations in order, so a Python
     # installation or virtual environment that lives under /tmp (a CI venv) is bound on top of it, not hidden
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
+    # /dev/shm writable like /tmp (POSIX semaphores of multiprocessing live there); the job cgroup counts both
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/dev/shm",
              "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp", "--chdir", "/tmp"]
     made = {"/", "/usr", "/tmp", "/dev", "/proc"}
     binds = _python_dirs()
@@ -410,6 +501,8 @@ def _bwrap_argv(data_fds: Mapping[str, int], tmp_bytes: int) -> list[str]:
         argv += ["--ro-bind", "/dev/null", f]
     for dest, fd in data_fds.items():
         argv += ["--perms", "0444", "--ro-bind-data", str(fd), dest]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--clearenv"]
     for k, v in _sandbox_env("/tmp").items():
         argv += ["--setenv", k, v]
@@ -423,7 +516,11 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def _preexec(limits: Limits, drop_uid: bool, pdeathsig: bool) -> Callable[[], None]:
+def _preexec(limits: Limits, *, drop: tuple[int, int] | None = None, pdeathsig: bool = False,
+             job: _iso.JobCgroup | None = None) -> Callable[[], None]:
+    """What the launched process does between ``fork`` and ``exec``: join the job cgroup ``job`` first
+    (so everything it starts is inside), set the rlimits, ``PR_SET_PDEATHSIG`` when asked, and drop to
+    ``drop = (uid, gid)`` (the unsafe-rlimits mode; under bwrap the child drops itself)."""
     mem = int(limits.memory_mb) * 2**20
     fsize = int(limits.file_size_mb) * 2**20
     cpu = int(np.ceil(limits.cpu_seconds))
@@ -431,6 +528,8 @@ def _preexec(limits: Limits, drop_uid: bool, pdeathsig: bool) -> Callable[[], No
     nofile = int(limits.open_files)
 
     def fn() -> None:
+        if job is not None:
+            job.join()
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
@@ -439,10 +538,10 @@ def _preexec(limits: Limits, drop_uid: bool, pdeathsig: bool) -> Callable[[], No
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         if pdeathsig:
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if drop_uid:
+        if drop is not None:
             os.setgroups([])
-            os.setresgid(NOBODY, NOBODY, NOBODY)
-            os.setresuid(NOBODY, NOBODY, NOBODY)
+            os.setresgid(drop[1], drop[1], drop[1])
+            os.setresuid(drop[0], drop[0], drop[0])
 
     return fn
 
@@ -472,7 +571,7 @@ def bwrap_available() -> tuple[bool, str]:
         argv += [sys.executable, "-s", "-P", f"{SANDBOX_LIB}/probe.py"] + (["--drop"] if os.geteuid() == 0 else [])
         try:
             r = subprocess.run(argv, pass_fds=(fd,), capture_output=True, timeout=60, env=_sandbox_env("/tmp"), check=False,
-                               preexec_fn=_preexec(Limits(), False, False))
+                               preexec_fn=_preexec(Limits()))
         except (OSError, subprocess.TimeoutExpired) as exc:
             return False, f"bwrap probe failed: {exc}"
     finally:
@@ -486,7 +585,8 @@ def bwrap_available() -> tuple[bool, str]:
 
 
 def _python_reachable_by_nobody() -> tuple[bool, str]:
-    """Whether uid 65534 can traverse to and read the Python installation (for the rlimits mode)."""
+    """Whether another user (uid 65534, a pool uid) can traverse to and read the Python installation
+    (for the unsafe-rlimits mode, which runs it from the host's file system)."""
     for d in _python_dirs() + [os.path.realpath(sys.executable)]:
         p = Path(d)
         for anc in [*reversed(p.parents), p]:
@@ -541,24 +641,149 @@ class _TailReader(threading.Thread):
 _STATUS_BY_TYPE = {"MemoryError": "oom", "BudgetExceeded": "timeout"}
 
 
+# What the child sends is untrusted: every message is checked here before the evaluator uses it (the
+# codec has already checked the frame's format, papergym.leaderboard.board.channel). A message that is
+# not what the protocol says -- a field missing or of the wrong type, a run index out of range, an
+# oversized value -- is a ProtocolError: the session ends with status "error", the evaluator goes on.
+#: the most characters kept of an error message, a traceback or a failed run's message from the child
+MAX_MESSAGE_CHARS = 4000
+#: the largest ``args`` + ``kwargs`` of one call of the evaluator's callables (as :func:`_value_bytes` counts)
+MAX_CALL_BYTES = 64 * 2**20
+#: the largest solution a solver may report or return (as :func:`_value_bytes` counts)
+MAX_SOLUTION_BYTES = 128 * 2**20
+_ERROR_FIELDS = frozenset({"type", "message", "traceback"})
+_ACTIONS_FIELDS = frozenset({"actions", "failed"})
+_CALL_FIELDS = frozenset({"name", "args", "kwargs"})
+_REPORT_FIELDS = frozenset({"solution", "iteration", "work"})
+
+
+def _value_bytes(v: Any, limit: int) -> int:
+    """About how many bytes a decoded value holds: the arrays' data, one per character of a string
+    (keys included), 8 per number and per container slot. Counting stops once past ``limit``."""
+    total = 0
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, np.ndarray):
+            total += x.nbytes + 8
+        elif isinstance(x, str):
+            total += len(x) + 8
+        elif isinstance(x, (list, tuple)):
+            total += 8 * len(x) + 8
+            if total <= limit:
+                stack.extend(x)
+        elif isinstance(x, dict):
+            total += 8 * len(x) + 8 + sum(len(k) for k in x)
+            if total <= limit:
+                stack.extend(x.values())
+        else:
+            total += 8
+        if total > limit:
+            break
+    return total
+
+
 def _hosted_error(v: Any, stderr_tail: str) -> SandboxError:
-    if not isinstance(v, dict):
-        return ProtocolError("an error message that is not a dict", stderr_tail)
-    typ = str(v.get("type", "Exception"))[:100]
-    msg = str(v.get("message", ""))[:4000]
-    tb = str(v.get("traceback", ""))[:4000]
+    """The :class:`SandboxError` of the child's error message ``{"type", "message", "traceback"}``
+    (strings), or a :class:`ProtocolError` if the message is not one."""
+    if not isinstance(v, dict) or not set(v) <= _ERROR_FIELDS or "type" not in v:
+        return ProtocolError("a malformed error message (expected a dict of type, message and traceback)",
+                             stderr_tail)
+    typ, msg, tb = v["type"], v.get("message", ""), v.get("traceback", "")
+    if not (isinstance(typ, str) and isinstance(msg, str) and isinstance(tb, str)):
+        return ProtocolError("a malformed error message (its type, message and traceback must be strings)",
+                             stderr_tail)
+    typ, msg, tb = typ[:100], msg[:MAX_MESSAGE_CHARS], tb[:MAX_MESSAGE_CHARS]
     text = f"{typ}: {msg}"
     if tb:
         text = f"{text}\nTraceback (submission frames):\n{tb.rstrip()}"
     return SandboxError(_STATUS_BY_TYPE.get(typ, "error"), text, stderr_tail)
 
 
+def _check_reply(op: int, v: Any, during: str, expect: Sequence[int]) -> None:
+    """Raise what a decoded message from the child means when it is not one of the ops ``expect``-ed:
+    the hosted error of an error message (:func:`_hosted_error`), a :class:`ProtocolError` otherwise."""
+    if op == _ch.OP_ERROR:
+        raise _hosted_error(v, "")
+    if op not in expect:
+        raise ProtocolError(f"unexpected message op {op} during {during}")
+
+
+def _check_actions(v: Any, n: int) -> tuple[np.ndarray, dict[int, str]]:
+    """``(actions, failed)`` of the child's actions message for ``n`` runs, checked
+    (:class:`ProtocolError` otherwise): ``[actions]`` or ``{"actions", "failed"}``; ``actions`` a
+    bool / integer / float array whose first dimension is ``n`` (the trailing shape is the env's to
+    check: :func:`papergym.leaderboard.board.evaluate._checked_actions`); ``failed`` maps run indices
+    (ASCII decimal strings of ints in ``[0, n)``, no leading zero) to message strings (cut to
+    :data:`MAX_MESSAGE_CHARS`)."""
+    if isinstance(v, list):
+        if len(v) != 1:
+            raise ProtocolError(f"an actions message with {len(v)} arrays (expected 1)")
+        actions, raw_failed = v[0], {}
+    elif isinstance(v, dict) and set(v) == _ACTIONS_FIELDS and isinstance(v["failed"], dict):
+        actions, raw_failed = v["actions"], v["failed"]
+    else:
+        raise ProtocolError("a malformed actions message (expected [actions] or {actions, failed: {run: message}})")
+    if not isinstance(actions, np.ndarray) or actions.dtype.kind not in "biuf":
+        what = f"an array of dtype {actions.dtype}" if isinstance(actions, np.ndarray) else type(actions).__name__
+        raise ProtocolError(f"actions must be a numeric array, got {what}")
+    if actions.ndim == 0 or actions.shape[0] != n:
+        raise ProtocolError(f"actions of shape {actions.shape} for {n} runs (the first dimension must be the "
+                            "number of runs)")
+    failed: dict[int, str] = {}
+    for k, msg in raw_failed.items():
+        ok = k.isascii() and k.isdecimal() and len(k) <= 20 and (k == "0" or k[0] != "0")
+        if not ok or int(k) >= n or not isinstance(msg, str):
+            raise ProtocolError(f"a malformed failed-run entry {k[:40]!r} (expected a run index in [0, {n}) "
+                                "mapped to a message string)")
+        failed[int(k)] = msg[:MAX_MESSAGE_CHARS]
+    return actions, failed
+
+
+def _check_solver_message(op: int, v: Any, callables: Mapping[str, Callable]) -> tuple[Any, ...]:
+    """One message of a solve from the child, checked (:class:`ProtocolError` otherwise):
+    ``("solution", solution)``, ``("call", name, args, kwargs)`` -- ``name`` one of ``callables``,
+    ``args`` a list, ``kwargs`` a dict, together at most :data:`MAX_CALL_BYTES` -- or ``("report",
+    solution, iteration, work)`` -- ``iteration`` None or an int, ``work`` None or a finite number,
+    both below 2**63 in size. Solutions are at most :data:`MAX_SOLUTION_BYTES`."""
+    if not isinstance(v, dict):
+        raise ProtocolError("a message that is not a dict during solve")
+    if op == _ch.OP_RPC_CALL:
+        name, args, kwargs = v.get("name"), v.get("args"), v.get("kwargs")
+        if set(v) != _CALL_FIELDS or not isinstance(name, str) or name not in callables \
+                or not isinstance(args, list) or not isinstance(kwargs, dict):
+            raise ProtocolError(f"a malformed call of {str(name)[:80]!r} (expected name: one of the problem's "
+                                "callables, args: a list, kwargs: a dict)")
+        size = _value_bytes([args, kwargs], MAX_CALL_BYTES)
+        if size > MAX_CALL_BYTES:
+            raise ProtocolError(f"the arguments of a call of {name!r} exceed {MAX_CALL_BYTES} bytes")
+        return "call", name, args, kwargs
+    if op == _ch.OP_SOLUTION:
+        if set(v) != {"solution"}:
+            raise ProtocolError("a malformed solution message (expected {solution})")
+        out: tuple[Any, ...] = ("solution", v["solution"])
+    elif op == _ch.OP_REPORT:
+        it, work = v.get("iteration"), v.get("work")
+        ok = set(v) == _REPORT_FIELDS and (it is None or (type(it) is int and abs(it) < 2**63)) \
+            and (work is None or (type(work) is int and abs(work) < 2**63)
+                 or (type(work) is float and np.isfinite(work)))
+        if not ok:
+            raise ProtocolError("a malformed report (expected solution, iteration: None or an int, work: None "
+                                "or a finite number)")
+        out = ("report", v["solution"], it, work)
+    else:
+        raise ProtocolError(f"unexpected message op {op} during solve")
+    if _value_bytes(out[1], MAX_SOLUTION_BYTES) > MAX_SOLUTION_BYTES:
+        raise ProtocolError(f"a solution larger than {MAX_SOLUTION_BYTES} bytes")
+    return out
+
+
 class _Sandbox:
     """One child process hosting a submission (either isolation), and the round trips with it."""
 
     def __init__(self, source: Path | str, attr: str, limits: Limits, sandbox: str):
-        if sandbox not in ("auto", "bwrap", "rlimits"):
-            raise ValueError(f"sandbox must be 'auto', 'bwrap' or 'rlimits', got {sandbox!r}")
+        if sandbox == "rlimits" or sandbox not in SANDBOX_MODES:
+            resolve_sandbox(sandbox)  # the ValueError naming the modes (or the new name of "rlimits")
         self.source = Path(source)
         if not self.source.is_file():
             raise FileNotFoundError(f"the submitted file {str(source)!r} does not exist")
@@ -568,11 +793,19 @@ class _Sandbox:
             raise ValueError(f"bad attribute name {attr!r}")
         self.attr = attr
         self.limits = limits
-        ok, why = bwrap_available() if sandbox in ("auto", "bwrap") else (False, "sandbox='rlimits' was asked for")
-        if sandbox == "bwrap" and not ok:
-            raise SandboxError("error", f"sandbox='bwrap' but bubblewrap does not work here: {why}")
-        self.mode = "bwrap" if ok else "rlimits"
-        self._why_no_bwrap = why
+        self.mode = resolve_sandbox(sandbox)  # SandboxUnavailable before anything runs
+        self._bwrap = self.mode != "unsafe-rlimits"
+        st = _iso.isolation_status()
+        # the pieces this sandbox uses: all of them in "full" (resolve_sandbox checked), what works otherwise
+        self._layout = _iso.usable_layout(st)
+        if self.mode == "full" and (self._layout is None or set(self._layout.controllers) != set(_iso.CONTROLLERS)):
+            raise SandboxUnavailable(f"sandbox='full' needs the cgroup controllers {', '.join(_iso.CONTROLLERS)}; "
+                                     f"usable here: {', '.join(self._layout.controllers) if self._layout else 'none'}")
+        self._use_seccomp = self._bwrap and st.seccomp_ok
+        self._use_uids = st.uid_pool_ok
+        #: the job's cgroup and uid while a child runs (None otherwise, or where that piece is not used)
+        self.cgroup: _iso.JobCgroup | None = None
+        self.uid_lease: _iso.UidLease | None = None
         self.proc: subprocess.Popen | None = None
         self.chan: _ch.Channel | None = None
         self.reader: _TailReader | None = None
@@ -594,33 +827,70 @@ class _Sandbox:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
 
+    def _isolate(self) -> None:
+        """Take a uid of the pool and create the job cgroup (where this sandbox uses them)."""
+        lim = self.limits
+        try:
+            if self._use_uids and os.geteuid() == 0:
+                self.uid_lease = _iso.acquire_uid()
+            if self._layout is not None:
+                self.cgroup = _iso.JobCgroup(self._layout, memory_bytes=int(lim.memory_mb) * 2**20,
+                                             tasks=int(lim.processes) + (2 if self._bwrap else 0), cpus=lim.cpus)
+        except (_iso.IsolationError, OSError) as exc:
+            self._release_isolation()
+            raise SandboxUnavailable(f"the sandbox's isolation could not be set up: {exc}") from None
+
+    def _release_isolation(self) -> None:
+        """Remove the job cgroup (its processes killed first) and give the uid back."""
+        job, self.cgroup = self.cgroup, None
+        lease, self.uid_lease = self.uid_lease, None
+        try:
+            if job is not None:
+                job.remove()
+        except _iso.IsolationError as exc:
+            warnings.warn(f"sandbox clean-up: {exc}", SandboxWarning, stacklevel=2)
+        finally:
+            if lease is not None and not lease.release():
+                warnings.warn(f"sandbox clean-up: a process of uid {lease.uid} survived SIGKILL; that uid stays "
+                              "out of the pool while this process runs", SandboxWarning, stacklevel=2)
+
     def launch(self) -> None:
         lim = self.limits
+        self._isolate()
         c_r, p_w = os.pipe()  # parent -> child
         p_r, c_w = os.pipe()  # child -> parent
         os.set_inheritable(c_r, True)
         os.set_inheritable(c_w, True)
         child_fds = f"{c_r},{c_w}"
         name = self.source.name
-        src = self.source.read_bytes()
         fds: list[int] = []
+        info_r: int | None = None
         try:
-            if self.mode == "bwrap":
+            src = self.source.read_bytes()
+            if self._bwrap:
                 data = _child_sources()
                 data[f"{SANDBOX_SUBMISSION}/{name}"] = src
                 dfds = {dest: _memfd(os.path.basename(dest), b) for dest, b in data.items()}
                 fds = list(dfds.values())
+                sfd = None
+                if self._use_seccomp:
+                    try:
+                        sfd = _iso.seccomp_memfd()
+                    except _iso.IsolationError as exc:
+                        raise SandboxUnavailable(f"the seccomp filter is unavailable: {exc}") from None
+                    fds.append(sfd)
                 info_r, info_w = os.pipe()
                 fds.append(info_w)
-                argv = _bwrap_argv(dfds, int(lim.file_size_mb) * 2**20) + ["--info-fd", str(info_w)]
+                argv = _bwrap_argv(dfds, int(lim.file_size_mb) * 2**20, sfd) + ["--info-fd", str(info_w)]
                 argv += [sys.executable, "-s", "-P", f"{SANDBOX_LIB}/{_CHILD_NAME}", child_fds,
                          f"{SANDBOX_SUBMISSION}/{name}", self.attr, repr(self.spin)]
                 if os.geteuid() == 0:
-                    argv.append("--drop-uid")
+                    lease = self.uid_lease
+                    argv.append(f"--drop-uid={lease.uid}:{lease.gid}" if lease else f"--drop-uid={NOBODY}:{NOBODY}")
                 # bwrap itself (the sandbox's pid 1, whose /proc/1/environ the child may read as a normal
                 # user) gets a scrubbed environment too, not the evaluator's
                 env, cwd = _sandbox_env("/tmp"), "/"
-                pre = _preexec(lim, drop_uid=False, pdeathsig=False)
+                pre = _preexec(lim, job=self.cgroup)
             else:
                 self.tmpdir = tempfile.mkdtemp(prefix="papergym-sandbox-")
                 root = Path(self.tmpdir)
@@ -630,38 +900,53 @@ class _Sandbox:
                 for dest, b in _child_sources().items():
                     (root / "lib" / os.path.basename(dest)).write_bytes(b)
                 (root / "submission" / name).write_bytes(src)
-                drop = False
+                drop: tuple[int, int] | None = None
+                why = ""
                 if os.geteuid() == 0:
-                    drop, why = _python_reachable_by_nobody()
+                    reachable, why = _python_reachable_by_nobody()
                     for p in (root, root / "lib", root / "submission"):
                         os.chmod(p, 0o755)
                     for p in [*(root / "lib").iterdir(), root / "submission" / name]:
                         os.chmod(p, 0o444)
-                    if drop:
-                        os.chown(root / "work", NOBODY, NOBODY)
+                    if reachable:
+                        lease = self.uid_lease
+                        drop = (lease.uid, lease.gid) if lease else (NOBODY, NOBODY)
+                        os.chown(root / "work", *drop)
                         os.chmod(root / "work", 0o700)
-                warn = (f"sandbox='rlimits' ({self._why_no_bwrap}): the submission runs with rlimits only -- "
-                        "no filesystem isolation (it can read every file its user can read), no network "
-                        "isolation, processes that start a new session may escape the kill")
-                if os.geteuid() == 0 and not drop:
-                    warn += f"; it runs as root (the Python installation is not reachable by uid {NOBODY}: {why}), " \
+                warn = ("sandbox='unsafe-rlimits' was asked for: the submission runs with rlimits only -- no "
+                        "filesystem isolation (it can read every file its user can read), no network isolation, "
+                        "no system-call filter")
+                if self.cgroup is None:
+                    warn += ", processes that start a new session may escape the kill"
+                if os.geteuid() == 0 and drop is None:
+                    warn += f"; it runs as root (the Python installation is not reachable by other users: {why}), " \
                             "so the process limit is not enforced"
                 warnings.warn(warn, SandboxWarning, stacklevel=4)
                 argv = [sys.executable, "-s", "-P", str(root / "lib" / _CHILD_NAME), child_fds,
                         str(root / "submission" / name), self.attr, repr(self.spin)]
                 env = _sandbox_env(str(root / "work"))
                 cwd = str(root / "work")
-                pre = _preexec(lim, drop_uid=drop, pdeathsig=True)
+                pre = _preexec(lim, drop=drop, pdeathsig=True, job=self.cgroup)
             err_r, err_w = os.pipe()
             try:
                 self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=err_w, stderr=err_w,
                                              pass_fds=(c_r, c_w, *fds), env=env, cwd=cwd,
                                              preexec_fn=pre, start_new_session=True, close_fds=True)  # noqa: PLW1509 - rlimits must be set between fork and exec
+            except (OSError, subprocess.SubprocessError) as exc:
+                os.close(err_r)
+                raise SandboxError("error", f"the sandbox could not be started ({type(exc).__name__}: {exc}; "
+                                            "joining the job cgroup or setting the rlimits failed?)") from None
             finally:
                 os.close(err_w)
         except BaseException:
             os.close(p_r)
             os.close(p_w)
+            if info_r is not None:
+                os.close(info_r)
+            if self.tmpdir is not None:
+                shutil.rmtree(self.tmpdir, ignore_errors=True)
+                self.tmpdir = None
+            self._release_isolation()
             raise
         finally:
             for fd in (c_r, c_w, *fds):
@@ -673,7 +958,7 @@ class _Sandbox:
         self._watchdog = threading.Thread(target=self._watch, daemon=True)
         self._watchdog.start()
         self.child_pid = self.proc.pid
-        if self.mode == "bwrap":  # the host pid of the python inside (for its CPU time)
+        if self._bwrap:  # the host pid of the python inside (for its CPU time)
             try:
                 with os.fdopen(info_r, "rb") as fh:
                     info = json.loads(fh.read(4096) or b"{}")
@@ -743,14 +1028,19 @@ class _Sandbox:
                 pass
 
     def kill(self) -> None:
-        if self.mode == "bwrap" and self.alive:
+        """SIGKILL the sandbox: bwrap (whose pid namespace dies with it) or the process group, then every
+        task left in the job cgroup."""
+        if self._bwrap and self.alive:
             self.sample_cpu()
         self._signal_all()
         self._reap(block=True)
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
         if self.chan is not None:
             self.chan.close()
 
     def cleanup(self) -> None:
+        """Kill, then remove the work dir and the job cgroup, and give the uid back."""
         self._stop.set()
         self.kill()
         if self.reader is not None:
@@ -758,6 +1048,7 @@ class _Sandbox:
         if self.tmpdir is not None:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             self.tmpdir = None
+        self._release_isolation()
 
     def fail(self, err: SandboxError) -> SandboxError:
         """Kill the child and remember ``err`` (later calls raise it again)."""
@@ -772,10 +1063,14 @@ class _Sandbox:
         self._reap(block=True, grace=2.0)
         rc = self.proc.returncode if self.proc is not None else None
         tail = self.tail(wait=0.5)
+        if self.cgroup is not None and self.cgroup.oom_killed():
+            return SandboxError("oom", f"the memory limit of {self.limits.memory_mb} MiB (memory, tmpfs files and "
+                                       f"memfd pages together) was reached during {during}: the sandbox's cgroup "
+                                       "OOM killer ended it", tail)
         sig = None
         if rc is not None and rc < 0:
             sig = -rc
-        elif rc is not None and self.mode == "bwrap" and rc > 128:
+        elif rc is not None and self._bwrap and rc > 128:
             sig = rc - 128
         if sig is not None:
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
@@ -847,19 +1142,24 @@ class _Sandbox:
         except _ch.ChannelClosed:
             raise self.fail(self._broken(during)) from None
         except _ch.ChannelProtocolError as exc:
-            raise self.fail(ProtocolError(str(exc))) from None
+            if self._timed_out is not None:  # killed by the watchdog in the middle of a frame
+                raise self.fail(self._broken(during)) from None
+            raise self.fail(ProtocolError(f"{exc} (during {during})")) from None
+        except Exception as exc:  # noqa: BLE001 - the codec raises only the above; anything else is still the frame's fault
+            raise self.fail(ProtocolError(f"an unreadable frame during {during} ({type(exc).__name__}: "
+                                          f"{str(exc)[:200]})")) from None
         finally:
             self._deadline = None
-        if op == _ch.OP_ERROR:
-            raise self.fail(_hosted_error(v, ""))
-        if op not in expect:
-            raise self.fail(ProtocolError(f"unexpected message op {op} during {during}"))
+        try:
+            _check_reply(op, v, during, expect)
+        except SandboxError as err:
+            raise self.fail(err) from None
         return op, v
 
     def close(self) -> None:
         """Ask the child to exit, then reap it (killed if it does not within 2 s)."""
         if self.alive and self.dead is None and self.chan is not None:
-            if self.mode == "bwrap":
+            if self._bwrap:
                 self.sample_cpu()
             try:
                 self._deadline = (time.monotonic() + 2.0, "close")
@@ -958,19 +1258,10 @@ class SandboxedAgentSession:
         if dl is None:
             raise RuntimeError("recv_step() without send_step()")
         _, v = sb.recv(dl, "step", (_ch.OP_ACTIONS,))
-        if isinstance(v, list):
-            if len(v) != 1:
-                raise sb.fail(ProtocolError(f"an actions message with {len(v)} arrays"))
-            return v[0], {}
-        if not isinstance(v, dict) or not isinstance(v.get("actions"), np.ndarray) \
-                or not isinstance(v.get("failed"), dict):
-            raise sb.fail(ProtocolError("a malformed actions message"))
-        failed: dict[int, str] = {}
-        for k, msg in v["failed"].items():
-            if not (k.isdigit() and int(k) < self._n and isinstance(msg, str)):
-                raise sb.fail(ProtocolError(f"a malformed failed-run entry {k!r}"))
-            failed[int(k)] = msg[:4000]
-        return v["actions"], failed
+        try:
+            return _check_actions(v, self._n)
+        except ProtocolError as err:
+            raise sb.fail(err) from None
 
     def close(self) -> SessionReport:
         if self._report is None:
@@ -1122,17 +1413,15 @@ class SandboxedSolverSession:
         expect = (_ch.OP_RPC_CALL, _ch.OP_REPORT, _ch.OP_SOLUTION)
         while True:
             op, v = sb.recv(deadline(), "solve", expect)
-            if not isinstance(v, dict):
-                raise sb.fail(ProtocolError("a message that is not a dict during solve"))
-            if op == _ch.OP_SOLUTION:
+            try:
+                msg = _check_solver_message(op, v, callables)
+            except ProtocolError as err:
+                raise sb.fail(err) from None
+            if msg[0] == "solution":
                 wall = time.monotonic() - t0
-                if "solution" not in v:
-                    raise sb.fail(ProtocolError("a solution message without a solution"))
-                return v["solution"], wall - in_report
-            if op == _ch.OP_RPC_CALL:
-                name, args, kwargs = v.get("name"), v.get("args"), v.get("kwargs")
-                if name not in callables or not isinstance(args, list) or not isinstance(kwargs, dict):
-                    raise sb.fail(ProtocolError(f"a malformed call of {str(name)[:80]!r}"))
+                return msg[1], wall - in_report
+            if msg[0] == "call":
+                _, name, args, kwargs = msg
                 try:
                     res: dict[str, Any] = {"result": callables[name](*args, **kwargs)}
                     out = _ch.encode(_ch.OP_RPC_RETURN, res)
@@ -1140,12 +1429,9 @@ class SandboxedSolverSession:
                     out = _ch.encode(_ch.OP_RPC_RETURN, {"error": f"{name}: {_child.short(exc)}"})
                 sb.send(out, deadline(), "solve")
             else:  # report
-                it, work = v.get("iteration"), v.get("work")
-                if "solution" not in v or not (it is None or type(it) is int) \
-                        or not (work is None or type(work) in (int, float)):
-                    raise sb.fail(ProtocolError("a malformed report"))
+                _, solution, it, work = msg
                 r0 = time.monotonic()
-                ack = _report_ack(report, v["solution"], it, work)
+                ack = _report_ack(report, solution, it, work)
                 in_report += time.monotonic() - r0
                 sb.send(_ch.encode(_ch.OP_REPORT_ACK, ack), deadline(), "solve")
 

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 
 import pandas as pd
 from papergym.leaderboard.board.ranking import RUN_STATUSES, TABLE_COLUMNS, BenchmarkBoard
+from papergym.leaderboard.board.terminal import clean_terminal
 
 __all__ = [
     "REFERENCE_ROLES",
@@ -64,12 +65,14 @@ def _int(x, default: int = 0) -> int:
 
 
 def clean_text(s, *, max_len: int | None = None) -> str:
-    """``s`` as one printable line: control / non-printable characters (ANSI escapes, newlines, NUL...)
-    become spaces or ``?``; ``None`` / NaN become ``''``; longer than ``max_len`` -> cut with an ellipsis."""
+    """``s`` as one printable line: terminal escape sequences removed whole
+    (:func:`~papergym.leaderboard.board.terminal.clean_terminal`), other control / non-printable
+    characters (newlines, zero-width...) become spaces or ``?``; ``None`` / NaN become ``''``; longer
+    than ``max_len`` -> cut with an ellipsis."""
     if _is_missing(s):
         return ""
     out = []
-    for ch in str(s):
+    for ch in clean_terminal(s):  # escape sequences go whole (not just their ESC), then one line
         if ch in "\t\n\r\v\f":
             out.append(" ")
         elif ch.isprintable():

@@ -11,6 +11,8 @@ import importlib.util
 import os
 import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -20,6 +22,7 @@ import numpy as np
 import papergym.envs
 import pytest
 from papergym.leaderboard.board import channel as ch
+from papergym.leaderboard.board.isolation import isolation_status
 from papergym.leaderboard.board.sandbox import (
     InProcessAgentSession,
     InProcessSolverSession,
@@ -54,6 +57,26 @@ def bwrap() -> str:
     return "bwrap"
 
 
+@pytest.fixture
+def full() -> str:
+    """``sandbox="full"`` (bubblewrap, job cgroup, seccomp, per-job uid): skips without it, fails in CI."""
+    st = isolation_status()
+    if not st.full:
+        if IN_CI:
+            pytest.fail(f"the full sandbox must work in CI: {'; '.join(st.missing())}")
+        pytest.skip(f"full sandbox unavailable: {'; '.join(st.missing())}")
+    return "full"
+
+
+def _mode() -> str:
+    """What the tests that do not test isolation run under: ``"auto"`` where bubblewrap works (CI),
+    else the explicit ``"unsafe-rlimits"``, so they still run on a machine without bubblewrap."""
+    return "auto" if isolation_status().bwrap_ok else "unsafe-rlimits"
+
+
+SANDBOXED = ("full", "bwrap", "unsafe-rlimits")
+
+
 def _load(name: str, attr: str):
     spec = importlib.util.spec_from_file_location(f"sub_{name}", SUB / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
@@ -61,8 +84,8 @@ def _load(name: str, attr: str):
     return getattr(mod, attr)
 
 
-def _session(name: str, attr: str = "Agent", limits: Limits = FAST, sandbox: str = "auto") -> SandboxedAgentSession:
-    return SandboxedAgentSession(SUB / f"{name}.py", attr, limits=limits, sandbox=sandbox)
+def _session(name: str, attr: str = "Agent", limits: Limits = FAST, sandbox: str | None = None) -> SandboxedAgentSession:
+    return SandboxedAgentSession(SUB / f"{name}.py", attr, limits=limits, sandbox=sandbox or _mode())
 
 
 def _fails(sess, problem, seeds, hp=None, steps=3, n_obs=None):
@@ -237,7 +260,7 @@ def test_sandboxed_equals_in_process_bit_for_bit(problem, name, attr):
     a_in, rep_in = _play(InProcessAgentSession(_load(name, attr)), problem, seeds, hp={"eps": 0.3})
     a_sb, rep_sb = _play(_session(name, attr), problem, seeds, hp={"eps": 0.3})
     assert a_in.dtype == a_sb.dtype and a_in.tobytes() == a_sb.tobytes()
-    assert rep_in.sandbox == "in-process" and rep_sb.sandbox in ("bwrap", "rlimits")
+    assert rep_in.sandbox == "in-process" and rep_sb.sandbox in SANDBOXED
     assert rep_sb.wall_seconds > 0 and rep_sb.cpu_seconds > 0
 
 
@@ -308,7 +331,11 @@ def test_network_is_unreachable(problem, bwrap):
     server.close()
 
 
-def test_secrets_are_invisible(problem, bwrap, tmp_path, monkeypatch):
+@pytest.mark.parametrize("mode", ["bwrap", "full"])
+def test_secrets_are_invisible(problem, mode, request, tmp_path, monkeypatch):
+    """Neither the parent's files nor an evaluator's /proc/<pid>/environ (a process started with the
+    secret in its environment, as the evaluator is) can be read from inside."""
+    sandbox = request.getfixturevalue(mode)
     secret = "s3cr3t-" + os.urandom(8).hex()
     monkeypatch.setenv("PAPERGYM_TEST_SECRET", secret)
     secret_file = tmp_path / "secret.txt"
@@ -316,8 +343,19 @@ def test_secrets_are_invisible(problem, bwrap, tmp_path, monkeypatch):
     db = tmp_path / "leaderboard.db"
     with sqlite3.connect(db) as con:
         con.execute("create table t (x)")
-    paths = [str(secret_file), str(db), str(Path(papergym.envs.__file__)), "/etc/shadow", "/etc/passwd"]
-    err = _fails(_session("snoop", sandbox=bwrap), problem, [1], {"paths": paths, "secret_value": secret})
+    evaluator = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                 env={**os.environ, "PAPERGYM_TEST_SECRET": secret})
+    try:
+        deadline = time.monotonic() + 10
+        while secret.encode() not in Path(f"/proc/{evaluator.pid}/environ").read_bytes():  # once it has exec'd,
+            assert time.monotonic() < deadline  # the secret is there for whoever may read it
+            time.sleep(0.01)
+        paths = [str(secret_file), str(db), str(Path(papergym.envs.__file__)), "/etc/shadow", "/etc/passwd",
+                 f"/proc/{evaluator.pid}/environ", f"/proc/{os.getpid()}/environ"]
+        err = _fails(_session("snoop", sandbox=sandbox), problem, [1], {"paths": paths, "secret_value": secret})
+    finally:
+        evaluator.kill()
+        evaluator.wait()
     assert err.status == "error"
     assert "REPORT NOTHING-FOUND" in err.message, err.message
     assert secret not in err.message and secret not in err.stderr_tail
@@ -331,12 +369,16 @@ def test_import_papergym_fails(problem, bwrap):
 
 
 def _nobody_processes() -> int:
+    """Processes of the users sandboxes run as: 65534 and the per-job uid pool."""
+    from papergym.leaderboard.board.isolation import UID_POOL
+
+    uids = {"65534", *map(str, UID_POOL)}
     n = 0
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
                 with open(f"/proc/{d}/status") as fh:
-                    if any(line.startswith("Uid:") and line.split()[1] == "65534" for line in fh):
+                    if any(line.startswith("Uid:") and line.split()[1] in uids for line in fh):
                         n += 1
             except OSError:
                 pass
@@ -432,12 +474,14 @@ def test_missing_attribute(problem):
     assert err.status == "error" and "has no attribute 'Nope'" in err.message
 
 
-def test_rlimits_fallback_runs_with_a_warning(problem):
+def test_unsafe_rlimits_runs_with_a_warning(problem):
     from papergym.leaderboard.board.sandbox import SandboxWarning
 
     with pytest.warns(SandboxWarning, match="no filesystem isolation"):
-        a, rep = _play(_session("good_batched", sandbox="rlimits"), problem, [1, 2], T=5)
-    assert rep.sandbox == "rlimits" and a.shape == (5, 2, 1)
+        a, rep = _play(_session("good_batched", sandbox="unsafe-rlimits"), problem, [1, 2], T=5)
+    assert rep.sandbox == "unsafe-rlimits" and a.shape == (5, 2, 1)
+    with pytest.raises(ValueError, match="renamed 'unsafe-rlimits'"):
+        _session("good_batched", sandbox="rlimits")
 
 
 # ------------------------------------------------------------------------------------------ solvers
@@ -470,7 +514,7 @@ def test_solver_session(kind):
         time.sleep(0.3)  # the scorer's time: not the solver's
         reports.append((np.array(solution["y"]), iteration, work))
 
-    sess = SandboxedSolverSession(SUB / "solver_good.py", "Solver", limits=FAST) if kind == "sandboxed" \
+    sess = SandboxedSolverSession(SUB / "solver_good.py", "Solver", limits=FAST, sandbox=_mode()) if kind == "sandboxed" \
         else InProcessSolverSession(_load("solver_good", "Solver"))
     t0 = time.monotonic()
     sol, secs = sess.solve(problem, callables, {"max_seconds": 10.0, "max_iterations": 5}, {"steps": 2}, 4,
@@ -488,12 +532,12 @@ def test_solver_session(kind):
     # a second solve in the same child
     sol2, _ = sess.solve(problem, callables, {}, {"steps": 1}, 4, report=lambda *a: None, timeout=10.0)
     assert sol2["y"].shape == (11, 1)
-    assert sess.close().sandbox in ("bwrap", "rlimits", "in-process")
+    assert sess.close().sandbox in (*SANDBOXED, "in-process")
 
 
 def test_solver_budget_exceeded_is_timeout():
     problem, callables, _ = _ode()
-    sess = SandboxedSolverSession(SUB / "solver_budget.py", "Solver", limits=FAST)
+    sess = SandboxedSolverSession(SUB / "solver_budget.py", "Solver", limits=FAST, sandbox=_mode())
     with pytest.raises(SandboxError) as e:
         sess.solve(problem, callables, {}, {}, 0, report=lambda *a: None, timeout=10.0)
     assert e.value.status == "timeout" and "BudgetExceeded" in e.value.message
@@ -506,7 +550,7 @@ def test_solver_budget_exceeded_is_timeout():
 
 def test_solver_garbage_solution_is_error():
     problem, callables, _ = _ode()
-    sess = SandboxedSolverSession(SUB / "solver_garbage.py", "Solver", limits=FAST)
+    sess = SandboxedSolverSession(SUB / "solver_garbage.py", "Solver", limits=FAST, sandbox=_mode())
     with pytest.raises(SandboxError) as e:
         sess.solve(problem, callables, {}, {}, 0, report=lambda *a: None, timeout=10.0)
     assert e.value.status == "error" and "cannot be sent" in e.value.message
@@ -515,7 +559,7 @@ def test_solver_garbage_solution_is_error():
 
 def test_solver_timeout_then_fresh_child():
     problem, callables, _ = _ode()
-    slow = SandboxedSolverSession(SUB / "solver_slow.py", "Solver", limits=FAST)
+    slow = SandboxedSolverSession(SUB / "solver_slow.py", "Solver", limits=FAST, sandbox=_mode())
     t0 = time.monotonic()
     with pytest.raises(SandboxError) as e:
         slow.solve(problem, callables, {}, {}, 0, report=lambda *a: None, timeout=1.0)
@@ -524,4 +568,4 @@ def test_solver_timeout_then_fresh_child():
         slow.solve(problem, callables, {}, {}, 0, report=lambda *a: None, timeout=0.5)
     assert e.value.status == "timeout"
     rep = slow.close()  # CPU time of a killed child cannot always be read after the kill (README: known limit)
-    assert rep.cpu_seconds >= 0 and rep.sandbox in ("bwrap", "rlimits")
+    assert rep.cpu_seconds >= 0 and rep.sandbox in SANDBOXED
