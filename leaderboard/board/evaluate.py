@@ -261,7 +261,7 @@ def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], s
                 next_ck = int(ck[j]) if j < len(ck) else -1
 
         # A round's regret is booked while the agent computes the next round's actions (the oracle is
-        # a function of the actions and t, DESIGN.md section 2): a sandboxed session's send_step /
+        # a function of the actions and t; the environments' contract): a sandboxed session's send_step /
         # recv_step overlap the two processes; a session with step() only is driven the same way.
         send, recv = getattr(session, "send_step", None), getattr(session, "recv_step", None)
         if send is None or recv is None:

@@ -1,4 +1,4 @@
-"""Sandboxed execution of submitted agents and solvers (DESIGN.md section 5; issue 6, deliverable 2).
+"""Sandboxed execution of submitted agents and solvers: the leaderboard's trust boundary.
 
 Submitted code is hostile until proven otherwise. The trusted evaluator owns the env / task, the
 oracle, the hidden seeds and the store; it starts **one child process per submission** (all test
@@ -908,19 +908,20 @@ class _Sandbox:
                         os.chmod(p, 0o755)
                     for p in [*(root / "lib").iterdir(), root / "submission" / name]:
                         os.chmod(p, 0o444)
-                    if reachable:
-                        lease = self.uid_lease
-                        drop = (lease.uid, lease.gid) if lease else (NOBODY, NOBODY)
-                        os.chown(root / "work", *drop)
-                        os.chmod(root / "work", 0o700)
+                    if not reachable:  # never run submitted code as root, whatever the mode
+                        raise SandboxUnavailable(
+                            "sandbox='unsafe-rlimits' as root runs the submission as an unprivileged user, but "
+                            f"the Python installation is not reachable by other users ({why}); use the full "
+                            "sandbox, or run papergym as a normal user")
+                    lease = self.uid_lease
+                    drop = (lease.uid, lease.gid) if lease else (NOBODY, NOBODY)
+                    os.chown(root / "work", *drop)
+                    os.chmod(root / "work", 0o700)
                 warn = ("sandbox='unsafe-rlimits' was asked for: the submission runs with rlimits only -- no "
                         "filesystem isolation (it can read every file its user can read), no network isolation, "
                         "no system-call filter")
                 if self.cgroup is None:
                     warn += ", processes that start a new session may escape the kill"
-                if os.geteuid() == 0 and drop is None:
-                    warn += f"; it runs as root (the Python installation is not reachable by other users: {why}), " \
-                            "so the process limit is not enforced"
                 warnings.warn(warn, SandboxWarning, stacklevel=4)
                 argv = [sys.executable, "-s", "-P", str(root / "lib" / _CHILD_NAME), child_fds,
                         str(root / "submission" / name), self.attr, repr(self.spin)]

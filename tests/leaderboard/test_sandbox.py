@@ -474,9 +474,25 @@ def test_missing_attribute(problem):
     assert err.status == "error" and "has no attribute 'Nope'" in err.message
 
 
-def test_unsafe_rlimits_runs_with_a_warning(problem):
-    from papergym.leaderboard.board.sandbox import SandboxWarning
+def test_unsafe_rlimits_never_runs_code_as_root(problem, monkeypatch):
+    """As root, the unsafe mode drops to an unprivileged uid; where it cannot (a Python installation
+    that other users cannot read), it refuses instead of running the submission as root."""
+    from papergym.leaderboard.board import sandbox as sb_mod
 
+    if os.geteuid() != 0:
+        pytest.skip("only root can run a submission as root")
+    monkeypatch.setattr(sb_mod, "_python_reachable_by_nobody", lambda: (False, "/root is not accessible"))
+    err = _fails(_session("good_batched", sandbox="unsafe-rlimits"), problem, [1])
+    assert isinstance(err, sb_mod.SandboxUnavailable)
+    assert "as root" in err.message and "/root is not accessible" in err.message
+
+
+def test_unsafe_rlimits_runs_with_a_warning(problem):
+    from papergym.leaderboard.board.sandbox import SandboxWarning, _python_reachable_by_nobody
+
+    if os.geteuid() == 0 and not _python_reachable_by_nobody()[0]:
+        pytest.skip("as root with a Python installation other users cannot read, the unsafe mode refuses to run "
+                    "(test_unsafe_rlimits_never_runs_code_as_root)")
     with pytest.warns(SandboxWarning, match="no filesystem isolation"):
         a, rep = _play(_session("good_batched", sandbox="unsafe-rlimits"), problem, [1, 2], T=5)
     assert rep.sandbox == "unsafe-rlimits" and a.shape == (5, 2, 1)
