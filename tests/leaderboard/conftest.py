@@ -119,3 +119,11 @@ def postgres_schema_url(postgres_url):
     yield url.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
     with psycopg.connect(plain, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request, tmp_path):
+    """A fresh, empty database on each backend: an SQLite file, and a schema of the PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'db' / 'leaderboard.db'}"
+    return request.getfixturevalue("postgres_schema_url")

@@ -36,14 +36,6 @@ SHA = "ab" * 32
 SPEC = {"metric": "final cumulative regret", "direction": "min", "n_seeds": 5, "bound": math.inf}
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request, tmp_path):
-    """A fresh, empty database on each backend."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'db' / 'leaderboard.db'}"
-    return request.getfixturevalue("postgres_schema_url")
-
-
 @pytest.fixture
 def store(url, tmp_path):
     curves = None if url.startswith("sqlite") else tmp_path / "curves"

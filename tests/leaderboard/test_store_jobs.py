@@ -39,14 +39,6 @@ BOARD = "NonStatLipschitz-v0"
 SPEC = {"metric": "final cumulative regret", "n_seeds": 2}
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request, tmp_path):
-    """A fresh, empty database on each backend."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'db' / 'leaderboard.db'}"
-    return request.getfixturevalue("postgres_schema_url")
-
-
 @pytest.fixture
 def store(url, tmp_path):
     with Store(url, curves_dir=tmp_path / "curves") as s:
