@@ -14,6 +14,14 @@ sandboxed: :class:`~papergym.leaderboard.board.sandbox.SandboxedAgentSession` (`
 sandbox -- bubblewrap, job cgroup, seccomp filter, per-job uid -- when available, else bubblewrap).
 The final regrets of both must be equal (checked). BLAS threads are pinned to 1.
 
+Then the shared board's overhead per submission (``--service N`` submissions, 0 skips it): a real
+``papergym serve --workers 1`` on a free port of 127.0.0.1 over an SQLite store, with a small board
+(one stratum, 2 seeds, T = 200) in a temporary evaluator configuration; each submission is uploaded over
+HTTP, queued, claimed by the worker, evaluated in the sandbox and stored, and the client polls its status
+every 20 ms. Overhead = end-to-end seconds (upload to final status) minus the seconds the worker spent
+evaluating (the store's ``wall_seconds``): HTTP, the queue (the worker polls every 0.5 s), the claim and
+the result's transaction. Target: under 1 s.
+
 A short in-process run first warms up the env's compiled kernels. ``--spin 0`` turns off the
 sandbox's bounded busy-wait (:data:`papergym.leaderboard.board.sandbox.SPIN_SECONDS`) to show what it buys.
 
@@ -99,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--loop", choices=("auto", "play", "own"), default="auto")
     ap.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto",
                     help="the sandbox mode (papergym.leaderboard.board.sandbox, Isolation); auto: full when available")
+    ap.add_argument("--service", type=int, default=5, metavar="N",
+                    help="submissions through a local service to measure its overhead (0: skip)")
     ap.add_argument("--spin", type=float, default=None,
                     help="seconds each end busy-waits for a reply (default: the sandbox's SPIN_SECONDS)")
     args = ap.parse_args(argv)
@@ -139,7 +149,82 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
     if worst:
         print(f"target (ratio <= 2 at 20 seeds): {'met' if worst <= 2 else 'NOT met'}")
+    if args.service > 0:
+        return service_overhead(args.service)
     return 0
+
+
+def service_overhead(n: int) -> int:
+    """``n`` submissions through ``papergym serve --workers 1`` (module docstring): prints each one's
+    end-to-end and evaluation seconds and the overhead; returns 0, or 1 when a submission fails."""
+    import json
+    import signal
+    import socket
+    import subprocess
+    import tempfile
+
+    import httpx
+    from papergym.leaderboard.board.client import BoardClient
+    from papergym.leaderboard.board.configs import CONFIG_ENV
+    from papergym.leaderboard.board.store import Store
+
+    tmp = Path(tempfile.mkdtemp(prefix="papergym-bench-service-"))
+    (tmp / "evaluator.json").write_text(json.dumps({
+        "secret": "bench-service-secret-0123456789abcdef",
+        "boards": {ENV: {"strata": {"two-peak-cyclic": {"instance": "two-peak-cyclic"}}, "seeds": 2,
+                         "horizon": 200}}}))
+    env = {**os.environ, CONFIG_ENV: str(tmp / "evaluator.json"), "XDG_DATA_HOME": str(tmp / "data"),
+           "XDG_CONFIG_HOME": str(tmp / "config")}
+    env.pop("PAPERGYM_TEST_SECRET", None)
+    url = f"sqlite:///{tmp / 'board.db'}"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with Store(url) as st:
+        token = st.create_token("bench")
+    log = open(tmp / "serve.log", "wb")  # noqa: SIM115 - closed in the finally below
+    serve = subprocess.Popen([sys.executable, "-m", "papergym.leaderboard.cli", "serve", "--db", url, "--port",
+                              str(port), "--workers", "1"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if serve.poll() is not None or time.monotonic() > deadline:
+                print(f"papergym serve did not start: {(tmp / 'serve.log').read_text()[-2000:]}", file=sys.stderr)
+                return 1
+            time.sleep(0.1)
+        print(f"\n# the shared board's overhead: {n} submissions through `papergym serve --workers 1` "
+              "(SQLite, HTTP on 127.0.0.1)")
+        print(f"{'#':>3}  {'end-to-end s':>12}  {'evaluation s':>12}  {'overhead s':>10}")
+        overheads = []
+        with BoardClient(base, token) as client:
+            for i in range(n):
+                t0 = time.perf_counter()
+                sid = client.submit(AGENT, board=ENV, attr=ATTR, name=f"bench-{i}")["id"]
+                answer = client.wait(sid, poll_seconds=0.02, timeout=300)
+                total = time.perf_counter() - t0
+                if answer["status"] != "ok":
+                    print(f"submission {sid} ended {answer['status']}: {answer}", file=sys.stderr)
+                    return 1
+                with Store(url) as st:
+                    evaluation = float(st.submission(sid)["wall_seconds"])
+                overheads.append(total - evaluation)
+                print(f"{i + 1:>3}  {total:>12.3f}  {evaluation:>12.3f}  {total - evaluation:>10.3f}", flush=True)
+        med = float(np.median(overheads))
+        print(f"median overhead {med:.3f} s per submission; target (< 1 s): {'met' if med < 1 else 'NOT met'}")
+        return 0
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        try:
+            serve.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+        log.close()
 
 
 if __name__ == "__main__":

@@ -17,13 +17,30 @@
     hyperparameter is a sweep (``--m 10,20,50``: one configuration per value).
 ``papergym list``
     Environments (with their instance families), solver tasks and agents with their roles.
-``papergym submit FILE.py:ATTR --to ID [--name N] [--author A] [--hp NAME=VALUE ...] [--db URL]``
-    Evaluates a submitted agent factory (envs) or solver factory (tasks) in the sandbox on the board's
-    hidden test seeds, stores the result and prints where it ranks.
+``papergym submit FILE.py:ATTR --to ID --server URL [--split validation|test] [--name N] [--hp NAME=VALUE ...]``
+    Uploads an agent factory (envs) or solver factory (tasks) to a shared board's service, waits for a
+    worker to evaluate it (one progress line on stderr) and prints the feedback: on the ``validation``
+    split (public seeds) every run's status and metrics and the stderr tail, on the ``test`` split (the
+    hidden seeds, ranked) the score with its CI and the run statuses. The token comes from
+    ``$PAPERGYM_TOKEN`` or ``papergym login``. Without ``--server``: a *local, unranked* run (split
+    ``local``) in the sandbox on this machine, stored in ``--db`` (``--author A``; ``--unsafe-no-sandbox``
+    drops the isolation, with a warning).
 ``papergym leaderboard [ID ...] [--db URL]``, ``papergym leaderboard --html DIR``, ``papergym leaderboard refresh [ID ...]``
     Terminal table(s) of the board(s); the static HTML site; scoring of the registry's reference
-    agents/solvers on the current board versions (``--include pinn``, ``--only NAME,...``, ``--force``).
+    agents/solvers on the current board versions (``--include pinn``, ``--only NAME,...``, ``--force``);
+    ``papergym leaderboard ID --format csv|json`` exports one board's table.
     The store is ``--db URL`` (default: ``$PAPERGYM_DB`` or the user's SQLite board).
+``papergym serve [--db URL] [--host 127.0.0.1] [--port 8000] [--workers N] [--test-quota N] [--max-upload-kb K]``
+    The shared board's HTTP service (:mod:`papergym.leaderboard.board.service`), with ``N`` local
+    workers started next to it and stopped with it.
+``papergym worker [--db URL] [--scheduler ADDR] [--lease S] [--once]``
+    Claims queued submissions from the store and evaluates them in the full sandbox (on a dask cluster
+    with ``--scheduler``); needs the evaluator's configuration (its secret) on this machine.
+``papergym admin token create AUTHOR`` | ``admin token revoke AUTHOR`` | ``admin authors`` ``[--db URL]``
+    API tokens of the board's authors (a new token is printed once; the store keeps only its hash).
+``papergym login --server URL [--token T]``
+    Checks a token with the board and stores it for that server (mode 0600); the token is read from
+    stdin when ``--token`` is not given.
 """
 
 from __future__ import annotations
@@ -148,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="papergym", allow_abbrev=False,
                                 description="papergym: benchmark gym of NeurIPS 2025 papers")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{compare,bench,list,submit,leaderboard,fjsp}")
+    sub = p.add_subparsers(dest="command", required=True,
+                           metavar="{compare,bench,list,submit,leaderboard,serve,worker,admin,login,fjsp}")
 
     # allow_abbrev=False: env arguments such as --m or --d must never be taken for a prefix of --mode
     c = sub.add_parser("compare", allow_abbrev=False, help="regret comparison of agents over seeds on an environment",
@@ -198,21 +216,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="environments, tasks and agents")
 
-    s = sub.add_parser("submit", allow_abbrev=False, help="evaluate an agent or solver on a leaderboard",
-                       description="Evaluate a submitted agent factory (for an environment) or solver factory "
-                                   "(for a task) in the sandbox on the board's hidden test seeds, store the "
-                                   "result and print where it ranks.")
+    s = sub.add_parser("submit", allow_abbrev=False, help="submit an agent or solver to a leaderboard",
+                       description="Submit an agent factory (for an environment) or solver factory (for a "
+                                   "task) to a shared board's service (--server URL): a worker evaluates it in "
+                                   "the sandbox on the validation split (public seeds, full feedback) or the "
+                                   "test split (hidden seeds, ranked). Without --server the file is evaluated "
+                                   "here, as a local, unranked run.")
     s.add_argument("entry", help="FILE.py:ATTR, the factory: make_agent(problem, *, seed, **hp) (or a batched "
                                  "factory taking seeds=[...]), or a solver class/factory (seed=..., **hp)")
     s.add_argument("--to", required=True, dest="benchmark", help="environment or task id")
     s.add_argument("--name", help="name on the board (default: the file's stem)")
-    s.add_argument("--author", default="anonymous", help="author shown on the board")
     s.add_argument("--hp", action="append", default=[], metavar="NAME=VALUE",
                    help="hyperparameter passed to the factory, repeatable")
-    s.add_argument("--db", help="store URL (default: $PAPERGYM_DB or the user's SQLite board)")
-    s.add_argument("--sandbox", choices=("auto", "bwrap", "rlimits"), default="auto",
-                   help="isolation: bubblewrap + rlimits (auto when available), or rlimits only")
-    s.add_argument("--time-limit", type=float, help="total seconds for the submission (default: the sandbox's)")
+    s.add_argument("--server", metavar="URL", help="the board's service (e.g. https://board.example.org); "
+                                                   "token from $PAPERGYM_TOKEN or `papergym login`")
+    s.add_argument("--split", choices=("validation", "test"),
+                   help="with --server: validation (public seeds, full feedback; the default) or test "
+                        "(hidden seeds, ranked, a daily quota)")
+    s.add_argument("--author", help="local run: author recorded in the store (default: anonymous); with "
+                                    "--server the author is the token's")
+    s.add_argument("--db", help="local run: store URL (default: $PAPERGYM_DB or the user's SQLite board)")
+    s.add_argument("--sandbox", choices=("auto", "full", "bwrap"), default="auto",
+                   help="local run: isolation (auto: the full sandbox where available, else bubblewrap)")
+    s.add_argument("--unsafe-no-sandbox", action="store_true",
+                   help="local run: rlimits only, no filesystem or network isolation (only for code you trust)")
+    s.add_argument("--time-limit", type=float, help="local run: total seconds for the submission "
+                                                     "(default: the sandbox's)")
     s.add_argument("--quiet", action="store_true", help="no progress messages")
 
     lb = sub.add_parser("leaderboard", allow_abbrev=False, help="show, render or refresh the leaderboards",
@@ -225,7 +254,53 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "for their cost (comma list, e.g. pinn)")
     lb.add_argument("--only", help="refresh: only these references (comma list)")
     lb.add_argument("--force", action="store_true", help="refresh: re-score references already scored")
+    lb.add_argument("--format", choices=("csv", "json"),
+                    help="export one board's table (the columns of its HTML page) to stdout")
     lb.add_argument("--quiet", action="store_true", help="no progress messages")
+
+    sv = sub.add_parser("serve", allow_abbrev=False, help="run a shared board's HTTP service",
+                        description="The shared board's HTTP service: submissions from token holders, live "
+                                    "board pages and exports. It holds the evaluator configuration (created "
+                                    "with a fresh secret on first start). --workers N starts N local workers "
+                                    "next to it (one machine); elsewhere, run `papergym worker --db URL` on "
+                                    "each machine against the same PostgreSQL store.")
+    sv.add_argument("--db", help="store URL (default: $PAPERGYM_DB or the user's SQLite board)")
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; put a TLS "
+                                                       "reverse proxy in front of a public board)")
+    sv.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    sv.add_argument("--workers", type=int, default=0, help="local `papergym worker` processes to run next to "
+                                                           "the service (default 0)")
+    sv.add_argument("--test-quota", type=int, default=5, help="test-split submissions per author and board in "
+                                                              "24 hours (default 5)")
+    sv.add_argument("--max-upload-kb", type=int, default=1000, help="largest submission file in KiB "
+                                                                   "(default 1000)")
+
+    wk = sub.add_parser("worker", allow_abbrev=False, help="evaluate queued submissions of a shared board",
+                        description="Claims queued submissions from the store under a lease and evaluates them "
+                                    "in the full sandbox; a job whose worker dies is requeued when its lease "
+                                    "expires. Needs the evaluator configuration (its secret) of the board.")
+    wk.add_argument("--db", help="store URL (default: $PAPERGYM_DB or the user's SQLite board)")
+    wk.add_argument("--scheduler", metavar="ADDR", help="evaluate on a dask cluster: its scheduler address "
+                                                        "(tcp://host:8786) or 'slurm'")
+    wk.add_argument("--lease", type=float, default=60.0, help="seconds of a job's lease, renewed while it runs "
+                                                             "(default 60)")
+    wk.add_argument("--once", action="store_true", help="evaluate at most one queued job, then exit")
+
+    ad = sub.add_parser("admin", allow_abbrev=False, help="authors and API tokens of a shared board",
+                        description="papergym admin token create AUTHOR | token revoke AUTHOR | authors")
+    ad_sub = ad.add_subparsers(dest="admin_command", required=True, metavar="{token,authors}")
+    tk = ad_sub.add_parser("token", allow_abbrev=False, help="create or revoke an author's API tokens")
+    tk.add_argument("action", choices=("create", "revoke"))
+    tk.add_argument("author", help="the author's name (1-64 printable characters)")
+    tk.add_argument("--db", help="store URL (default: $PAPERGYM_DB or the user's SQLite board)")
+    au = ad_sub.add_parser("authors", allow_abbrev=False, help="list the authors and their active tokens")
+    au.add_argument("--db", help="store URL (default: $PAPERGYM_DB or the user's SQLite board)")
+
+    lg = sub.add_parser("login", allow_abbrev=False, help="store an API token for a board's service",
+                        description="Checks the token with the board and stores it for that server in the user "
+                                    "config folder (mode 0600). Without --token it is read from stdin.")
+    lg.add_argument("--server", required=True, metavar="URL", help="the board's service")
+    lg.add_argument("--token", help="the token (default: read from stdin)")
     from papergym.leaderboard.fjsp_cli import add_fjsp_parser
 
     add_fjsp_parser(sub)
@@ -236,15 +311,21 @@ def _open_store(url: str | None):
     from papergym.leaderboard.board.store import Store
 
     try:
-        return Store(url)
+        store = Store(url)
     except ImportError as exc:
         raise CLIError(str(exc)) from None
     except ValueError as exc:
         raise CLIError(f"--db: {exc}") from None
+    # a submission whose evaluating process died (its lease expired) is requeued, or ended as `error`
+    # when it was evaluated locally: no `running` row stays forever
+    store.requeue_expired()
+    return store
 
 
 def _rank_line(bb: Any, sid: int) -> str:
     import math
+
+    from papergym.leaderboard.board.terminal import clean_terminal
 
     tab = bb.table
     row = tab[tab.submission_id == sid]
@@ -254,7 +335,7 @@ def _rank_line(bb: Any, sid: int) -> str:
     n_ranked = int(tab.ranked.sum())
     if not r.ranked:
         why = r.message or ("reference line, never ranked" if r.role in ("oracle", "reference") else r.status)
-        return f"not ranked ({r.status}): {why}"
+        return f"not ranked ({clean_terminal(r.status)}): {clean_terminal(why)}"  # the message is the submission's
     lo, hi = int(r.rank_lo), int(r.rank_hi)
     interval = f"{lo}" if lo == hi else f"{lo}-{hi}"
     tie = " (tied)" if r.tie else ""
@@ -263,12 +344,23 @@ def _rank_line(bb: Any, sid: int) -> str:
             f"{bb.metric} = {score} [{r.ci_low:.6g}, {r.ci_high:.6g}]")
 
 
+def _submit_hp(items: list[str]) -> dict[str, Any]:
+    hp: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise CLIError(f"--hp: expected NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        k = k.replace("-", "_")
+        if not k.isidentifier():
+            raise CLIError(f"--hp: {k!r} is not a valid argument name")
+        hp[k] = _parse_value(v)
+    return hp
+
+
 def _cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
-    from papergym.leaderboard.board.ranking import build_benchmark_board
     from papergym.leaderboard.board.configs import board_ids
-    from papergym.leaderboard.board.evaluate import submit
-    from papergym.leaderboard.board.text import format_board_table
-    from papergym.leaderboard.board.sandbox import Limits, bwrap_available, load_entry
+    from papergym.leaderboard.board.evaluate import REFERENCE_AUTHOR, _check_label
+    from papergym.leaderboard.board.sandbox import load_entry
 
     if extra:
         raise CLIError(f"unexpected arguments: {' '.join(extra)}")
@@ -276,59 +368,180 @@ def _cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
     if args.benchmark not in ids:
         raise CLIError(f"--to: unknown environment or task {args.benchmark!r}; valid: {', '.join(ids)}")
     try:
-        load_entry(args.entry)
+        path, _ = load_entry(args.entry)
     except (ValueError, FileNotFoundError) as exc:
         raise CLIError(f"entry: {exc}") from None
-    hp: dict[str, Any] = {}
-    for item in args.hp:
-        if "=" not in item:
-            raise CLIError(f"--hp: expected NAME=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        hp[k.replace("-", "_")] = _parse_value(v)
-    if args.sandbox == "bwrap" and not bwrap_available()[0]:
-        raise CLIError(f"--sandbox bwrap: bubblewrap is not usable here: {bwrap_available()[1]}")
+    hp = _submit_hp(args.hp)
+    name = args.name if args.name is not None else path.stem
+    try:
+        _check_label(name, "name")
+    except ValueError as exc:
+        raise CLIError(f"--name: {exc}") from None
+    if args.server is not None:
+        local_only = [opt for opt, given in (("--author", args.author is not None), ("--db", args.db is not None),
+                                             ("--sandbox", args.sandbox != "auto"),
+                                             ("--unsafe-no-sandbox", args.unsafe_no_sandbox),
+                                             ("--time-limit", args.time_limit is not None)) if given]
+        if local_only:
+            raise CLIError(f"{', '.join(local_only)}: only for a local run; with --server the board's service "
+                           "decides (the author is the token's)")
+        return _submit_remote(args, name, hp)
+    if args.split is not None:
+        raise CLIError("--split goes with --server: a run without a server is a local, unranked run "
+                       "(split 'local')")
+    author = args.author if args.author is not None else "anonymous"
+    try:
+        _check_label(author, "author")
+    except ValueError as exc:
+        raise CLIError(f"--author: {exc}") from None
+    if author == REFERENCE_AUTHOR:
+        raise CLIError(f"--author: {REFERENCE_AUTHOR!r} is reserved for the registry's reference agents and solvers")
+    return _submit_local(args, name, author, hp)
+
+
+_UNSAFE_WARNING = """\
+papergym: WARNING: --unsafe-no-sandbox: the submitted file runs with resource limits (rlimits) ONLY.
+papergym: WARNING: it can read and write your files, use the network and see everything your user can.
+papergym: WARNING: use it only for code you wrote or fully trust; the result is local and unranked."""
+
+
+def _local_sandbox(args: argparse.Namespace) -> str:
+    """The sandbox mode of a local run (:mod:`papergym.leaderboard.board.sandbox`), checked up front."""
+    if args.unsafe_no_sandbox:
+        if args.sandbox != "auto":
+            raise CLIError(f"--unsafe-no-sandbox and --sandbox {args.sandbox} exclude each other")
+        print(_UNSAFE_WARNING, file=sys.stderr)
+        return "unsafe-rlimits"
+    if args.sandbox == "bwrap":
+        from papergym.leaderboard.board.sandbox import bwrap_available
+
+        ok, why = bwrap_available()
+        if not ok:
+            raise CLIError(f"--sandbox bwrap: bubblewrap is not usable here: {why}")
+    elif args.sandbox == "full":
+        from papergym.leaderboard.board.isolation import isolation_status
+
+        status = isolation_status()
+        if not status.full:
+            raise CLIError("--sandbox full: the full sandbox is not available here; missing: "
+                           + "; ".join(status.missing()))
+    return args.sandbox
+
+
+def _submit_local(args: argparse.Namespace, name: str, author: str, hp: dict[str, Any]) -> int:
+    """``papergym submit`` without ``--server``: evaluated here, stored with split ``local`` in this
+    machine's store (whose boards show it next to the references scored here, never on a shared board)."""
+    import dataclasses
+
+    from papergym.leaderboard.board.client import format_feedback
+    from papergym.leaderboard.board.evaluate import feedback, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
+    from papergym.leaderboard.board.sandbox import Limits, SandboxError
+    from papergym.leaderboard.board.text import format_board_table
+
     limits = Limits()
     if args.time_limit is not None:
         if not args.time_limit > 0:
             raise CLIError(f"--time-limit must be positive, got {args.time_limit}")
-        import dataclasses
-
         limits = dataclasses.replace(limits, submission_seconds=float(args.time_limit))
-    from papergym.leaderboard.board.evaluate import REFERENCE_AUTHOR, _check_label
-
-    try:
-        _check_label(args.name if args.name is not None else Path(args.entry.rsplit(":", 1)[0]).stem, "name")
-        _check_label(args.author, "author")
-    except ValueError as exc:
-        raise CLIError(f"--name/--author: {exc}") from None
-    if args.author == REFERENCE_AUTHOR:
-        raise CLIError(f"--author: {REFERENCE_AUTHOR!r} is reserved for the registry's reference agents and solvers")
+    sandbox = _local_sandbox(args)
     store = _open_store(args.db)
-    if args.sandbox == "auto" and not bwrap_available()[0]:
-        print(f"papergym: warning: bubblewrap unavailable ({bwrap_available()[1]}); the submission runs with "
-              "rlimits only (no filesystem or network isolation)", file=sys.stderr)
-    progress = None if args.quiet else (lambda msg: print(f"  {msg}", file=sys.stderr))
-    sid = submit(store, args.entry, args.benchmark, name=args.name, author=args.author, hyperparameters=hp,
-                 sandbox=args.sandbox, limits=limits, progress=progress)
-    bb = build_benchmark_board(store, args.benchmark)
-    sub = store.submissions(args.benchmark)
-    row = sub[sub.submission_id == sid].iloc[0]
-    print(f"submission {sid} ({row['name']} by {row.author}) on {args.benchmark}: {row.status}")
-    if row.status != "ok" and row.message:
-        print(f"  {row.message}")
-    if row.status != "ok" and isinstance(row.stderr_tail, str) and row.stderr_tail.strip():
-        print("  stderr (tail):")
-        print("    " + "\n    ".join(row.stderr_tail.strip().splitlines()[-15:]))
-    print(_rank_line(bb, sid))
+    try:
+        progress = None if args.quiet else (lambda msg: print(f"  {msg}", file=sys.stderr))
+        try:
+            sid = submit(store, args.entry, args.benchmark, name=name, author=author, hyperparameters=hp,
+                         sandbox=sandbox, limits=limits, progress=progress)
+        except SandboxError as exc:  # e.g. no sandbox mode usable on this machine
+            raise CLIError(f"--sandbox {args.sandbox}: {exc}") from None
+        fb = feedback(store, sid)
+        bb = build_benchmark_board(store, args.benchmark)
+    finally:
+        store.close()
+    print(format_feedback({"id": sid, "status": fb["status"], "feedback": fb}))
+    print(_rank_line(bb, sid) + " (this machine's board)")
     print()
     print(format_board_table(bb))
-    store.close()
-    return 0 if row.status == "ok" else 1
+    print(f"\nThis was a LOCAL run, UNRANKED on any shared board (split 'local': evaluated on this machine with its "
+          "own secret and seeds; the rank above is on this machine's store only).\nTo be ranked, submit it to a "
+          f"board's service: papergym submit {args.entry} --to {args.benchmark} --server URL --split test")
+    return 0 if fb["status"] == "ok" else 1
+
+
+def _submit_remote(args: argparse.Namespace, name: str, hp: dict[str, Any]) -> int:
+    """``papergym submit --server URL``: upload, poll with one progress line on stderr, print the feedback."""
+    from papergym.leaderboard.board.client import (
+        TOKEN_ENV,
+        BoardClient,
+        BoardClientError,
+        format_feedback,
+        is_local,
+        load_token,
+        normalize_server,
+    )
+    from papergym.leaderboard.board.sandbox import load_entry
+    from papergym.leaderboard.board.terminal import clean_terminal
+
+    try:
+        server = normalize_server(args.server)
+        token = load_token(server)
+    except ValueError as exc:
+        raise CLIError(f"--server: {exc}") from None
+    if not token:
+        raise CLIError(f"no token for {server}: set ${TOKEN_ENV} or run `papergym login --server {server}` "
+                       "(the board's operator creates tokens with `papergym admin token create AUTHOR`)")
+    if server.startswith("http://") and not is_local(server):
+        print(f"papergym: warning: {server} is plain http: the token travels unencrypted; use https",
+              file=sys.stderr)
+    path, attr = load_entry(args.entry)
+    split = args.split or "validation"
+    tty = sys.stderr.isatty()
+    last = [""]
+
+    def progress(answer: dict[str, Any], elapsed: float) -> None:
+        if args.quiet:
+            return
+        line = f"  submission {answer.get('id')}: {clean_terminal(answer.get('status'))} ({elapsed:.0f} s)"
+        if tty:
+            print("\r" + line.ljust(60), end="", file=sys.stderr, flush=True)
+        elif answer.get("status") != last[0]:
+            print(line, file=sys.stderr, flush=True)
+        last[0] = str(answer.get("status"))
+
+    sub: dict[str, Any] = {}
+    with BoardClient(server, token) as client:
+        try:
+            sub = client.submit(path, board=args.benchmark, attr=attr, name=name, split=split, hyperparameters=hp)
+            if not args.quiet:
+                print(f"submitted {clean_terminal(name)} to {args.benchmark} ({split} split) as submission "
+                      f"{sub['id']}; waiting for a worker", file=sys.stderr)
+            answer = client.wait(int(sub["id"]), progress=progress)
+        except BoardClientError as exc:
+            if tty and last[0]:
+                print(file=sys.stderr)
+            hint = ""
+            if exc.status == 401:
+                hint = f"\n(check the token: `papergym login --server {server}`, or ${TOKEN_ENV})"
+            elif exc.status == 429 and exc.retry_after:
+                hint = f"\n(try again in {exc.retry_after / 3600:.1f} h; the validation split has no quota)"
+            print(f"papergym: error: {exc}{hint}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            if sub:
+                print(f"\npapergym: stopped waiting; submission {sub['id']} stays queued on the board "
+                      f"({server}/api/v1/submissions/{sub['id']})", file=sys.stderr)
+            return 130
+    if tty and not args.quiet:
+        print(file=sys.stderr)
+    print(format_feedback(answer))
+    if split == "test" and answer.get("status") == "ok":
+        print(f"\nthe board: {server}/boards/{args.benchmark}")
+    return 0 if answer.get("status") == "ok" else 1
 
 
 def _cmd_leaderboard(args: argparse.Namespace, extra: list[str]) -> int:
     from papergym.leaderboard.board.ranking import build_benchmark_board, build_board
     from papergym.leaderboard.board.configs import board_ids
+    from papergym.leaderboard.board.terminal import clean_terminal
 
     if extra:
         raise CLIError(f"unexpected arguments: {' '.join(extra)}")
@@ -342,6 +555,10 @@ def _cmd_leaderboard(args: argparse.Namespace, extra: list[str]) -> int:
         raise CLIError(f"unknown environment or task {bad[0]!r}; valid: {', '.join(valid)}")
     if not do_refresh and (args.include or args.only or args.force):
         raise CLIError("--include, --only and --force go with 'papergym leaderboard refresh'")
+    if args.format is not None:
+        if do_refresh or args.html is not None or len(targets) != 1:
+            raise CLIError("--format exports one board: papergym leaderboard ID --format csv|json")
+        return _export_board(args, targets[0])
     if args.html is not None:
         out = Path(args.html)
         if out.exists() and not out.is_dir():
@@ -357,7 +574,7 @@ def _cmd_leaderboard(args: argparse.Namespace, extra: list[str]) -> int:
             t0 = time.perf_counter()
             done = refresh(store, targets or None, include=include, only=only, force=args.force, progress=progress)
             for bid, name, st in done:
-                print(f"{bid:24s} {name:24s} {st}")
+                print(clean_terminal(f"{bid:24s} {name:24s} {st}"))
             print(f"refreshed {len(done)} reference entries in {time.perf_counter() - t0:.1f} s")
             if args.html is None:
                 return 0
@@ -379,10 +596,340 @@ def _cmd_leaderboard(args: argparse.Namespace, extra: list[str]) -> int:
         for i, bid in enumerate(ids):
             if i:
                 print()
-            print(format_board_table(build_benchmark_board(store, bid)))
+            # the table's cells are cleaned (names, authors, messages are the submitters'); the whole
+            # text once more, so that no later column can bring an escape sequence in
+            print(clean_terminal(format_board_table(build_benchmark_board(store, bid))))
         return 0
     finally:
         store.close()
+
+
+def _export_board(args: argparse.Namespace, benchmark_id: str) -> int:
+    """``papergym leaderboard ID --format csv|json``: the board's table, as the service exports it."""
+    import datetime as _dt
+
+    from papergym.leaderboard.board.ranking import build_benchmark_board
+    from papergym.leaderboard.board.service import board_csv, board_json
+
+    store = _open_store(args.db)
+    try:
+        bb = build_benchmark_board(store, benchmark_id)
+    finally:
+        store.close()
+    if args.format == "csv":
+        sys.stdout.write(board_csv(bb))
+    else:
+        now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+        print(json.dumps(board_json(bb, generated=now), indent=1, allow_nan=False))
+    return 0
+
+
+# ------------------------------------------------------------------------------ the shared board
+def _check_full_sandbox(what: str) -> None:
+    """Ranked evaluation needs the full sandbox (:mod:`papergym.leaderboard.board.isolation`): checked
+    before a worker claims anything, so a machine without it never fails the queue's jobs one by one."""
+    from papergym.leaderboard.board.isolation import isolation_status
+
+    status = isolation_status()
+    if not status.full:
+        raise CLIError(f"{what}: this machine cannot run the full sandbox that ranked evaluation needs; missing: "
+                       + "; ".join(status.missing()))
+
+
+def _die_with_parent() -> Any:
+    """A ``preexec_fn`` by which a local worker gets SIGTERM when ``papergym serve`` dies, even by SIGKILL
+    (Linux ``prctl(PR_SET_PDEATHSIG)``); ``None`` where there is no prctl. Everything is looked up here,
+    in the parent: between fork and exec the child only makes that one call (no import, no lock)."""
+    import ctypes
+    import signal
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    sig = int(signal.SIGTERM)
+
+    def preexec() -> None:  # pragma: no cover - runs in the child
+        prctl(1, sig)  # PR_SET_PDEATHSIG
+
+    return preexec
+
+
+class _WorkerPool:
+    """``papergym serve --workers N``: N ``papergym worker`` processes on the same store, restarted
+    (at most once per ``restart_seconds`` each) when one exits, stopped with the service: SIGTERM (a
+    worker finishes its job), then SIGKILL after ``grace_seconds`` (the job's lease expires and it is
+    requeued)."""
+
+    def __init__(self, n: int, store_url: str, *, restart_seconds: float = 5.0, grace_seconds: float = 30.0):
+        import threading
+
+        self.n, self.store_url = n, store_url
+        self.restart_seconds, self.grace_seconds = restart_seconds, grace_seconds
+        self.procs: list[Any] = []
+        self.started: list[float] = []
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._watch, name="papergym-worker-pool", daemon=True)
+        self._preexec = _die_with_parent()
+
+    def _spawn(self):
+        import os
+        import subprocess
+
+        env = {**os.environ, "PAPERGYM_DB": self.store_url}  # not on the command line: ps shows that
+        return subprocess.Popen([sys.executable, "-m", "papergym.leaderboard.cli", "worker"], env=env,
+                                preexec_fn=self._preexec)  # noqa: PLW1509 -- one prepared prctl call
+
+    def start(self) -> None:
+        with self._lock:
+            for _ in range(self.n):
+                self.procs.append(self._spawn())
+                self.started.append(time.monotonic())
+        if self.n:
+            self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stopping.wait(1.0):
+            with self._lock:
+                for i, proc in enumerate(self.procs):
+                    rc = proc.poll()
+                    if rc is None or self._stopping.is_set():
+                        continue
+                    if time.monotonic() - self.started[i] < self.restart_seconds:
+                        continue
+                    print(f"papergym serve: worker {proc.pid} exited with status {rc}; starting another",
+                          file=sys.stderr)
+                    self.procs[i] = self._spawn()
+                    self.started[i] = time.monotonic()
+
+    def stop(self) -> None:
+        import signal
+        import subprocess
+
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        with self._lock:
+            live = [p for p in self.procs if p.poll() is None]
+            for p in live:
+                p.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + self.grace_seconds
+            for p in live:
+                try:
+                    p.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:  # still evaluating: its job is requeued when the lease expires
+                    p.kill()
+                    p.wait()
+
+
+class _Stopped(Exception):
+    """SIGTERM reached ``papergym serve`` (after uvicorn's own graceful shutdown)."""
+
+
+def _cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
+    import logging
+    import signal
+
+    if extra:
+        raise CLIError(f"unexpected arguments: {' '.join(extra)}")
+    from importlib.util import find_spec
+
+    missing = [m for m in ("fastapi", "uvicorn", "python_multipart") if find_spec(m) is None]
+    if missing:
+        raise CLIError(f"papergym serve needs the 'board' extra ({', '.join(missing)} missing): "
+                       "pip install 'papergym[board]'")
+    import uvicorn
+    if not 1 <= args.port <= 65535:
+        raise CLIError(f"--port must be between 1 and 65535, got {args.port}")
+    if args.workers < 0:
+        raise CLIError(f"--workers must be >= 0, got {args.workers}")
+    if args.test_quota < 0:
+        raise CLIError(f"--test-quota must be >= 0, got {args.test_quota}")
+    if args.max_upload_kb < 1:
+        raise CLIError(f"--max-upload-kb must be at least 1, got {args.max_upload_kb}")
+    from papergym.leaderboard.board.service import create_app
+    from papergym.leaderboard.board.store import SchemaVersionError, default_url
+
+    url = args.db or default_url()
+    if args.workers:
+        _check_full_sandbox("--workers")
+    try:
+        app = create_app(url, test_quota_per_day=args.test_quota, max_upload_bytes=args.max_upload_kb * 1024)
+    except ImportError as exc:
+        raise CLIError(str(exc)) from None
+    except (ValueError, SchemaVersionError) as exc:
+        raise CLIError(str(exc)) from None
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    pool = _WorkerPool(args.workers, url)
+
+    def on_term(signum: int, frame: Any) -> None:  # uvicorn re-raises SIGTERM after its graceful shutdown
+        raise _Stopped
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    pool.start()
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info", server_header=False)
+    except (KeyboardInterrupt, _Stopped):
+        pass
+    finally:
+        pool.stop()
+        signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+def _cmd_worker(args: argparse.Namespace, extra: list[str]) -> int:
+    import logging
+
+    if extra:
+        raise CLIError(f"unexpected arguments: {' '.join(extra)}")
+    if not args.lease > 0:
+        raise CLIError(f"--lease must be positive, got {args.lease}")
+    from papergym.leaderboard.board.configs import load_evaluator_config
+    from papergym.leaderboard.board.evaluate import evaluate_job
+    from papergym.leaderboard.board.worker import Worker
+
+    try:
+        secret = load_evaluator_config().secret
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    if not secret:
+        raise CLIError("the evaluator configuration has no secret: copy the board's evaluator config "
+                       "($PAPERGYM_EVALUATOR_CONFIG, created by `papergym serve`) to this machine")
+    if args.scheduler is not None:
+        try:
+            from papergym.leaderboard.board.isolation import isolation_status
+            from papergym.leaderboard.runner.executors import _dask_client
+
+            client, cluster = _dask_client(1, args.scheduler)
+        except (RuntimeError, OSError, ValueError) as exc:
+            raise CLIError(f"--scheduler: {exc}") from None
+        status = client.submit(isolation_status, pure=False).result()
+        if not status.full:
+            raise CLIError("--scheduler: the cluster's workers cannot run the full sandbox; missing: "
+                           + "; ".join(status.missing()))
+
+        def evaluate(job: Any) -> Any:  # on the cluster: the job (its code) and the secret travel to it
+            return client.submit(evaluate_job, job, secret=secret, sandbox="full", pure=False).result()
+    else:
+        _check_full_sandbox("papergym worker")
+        cluster = None
+
+        def evaluate(job: Any) -> Any:
+            return evaluate_job(job, secret=secret, sandbox="full")
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    store = _open_store(args.db)
+    try:
+        # Worker.run handles SIGTERM / SIGINT: the first finishes the job in hand, a second abandons it
+        worker = Worker(store, evaluate, lease_seconds=float(args.lease))
+        if args.once:
+            worker.run_once()
+        else:
+            worker.run()
+    except KeyboardInterrupt:  # before the worker's own handlers were in place
+        return 130
+    finally:
+        store.close()
+        if cluster is not None:
+            client.close()
+            cluster.close()
+        elif args.scheduler is not None:
+            client.close()
+    return 0
+
+
+def _cmd_admin(args: argparse.Namespace, extra: list[str]) -> int:
+    from papergym.leaderboard.board.evaluate import REFERENCE_AUTHOR, _check_label
+    from papergym.leaderboard.board.terminal import clean_terminal
+
+    if extra:
+        raise CLIError(f"unexpected arguments: {' '.join(extra)}")
+    if args.admin_command == "token":
+        try:
+            _check_label(args.author, "author")
+        except ValueError as exc:
+            raise CLIError(f"AUTHOR: {exc}") from None
+        if args.author == REFERENCE_AUTHOR:
+            raise CLIError(f"AUTHOR: {REFERENCE_AUTHOR!r} is reserved for the registry's reference agents and solvers")
+    store = _open_store(args.db)
+    try:
+        if args.admin_command == "authors":
+            authors = store.authors()
+            if not len(authors):
+                print("no authors yet: papergym admin token create AUTHOR")
+                return 0
+            print(f"{'author':<32} {'active tokens':>13}  {'created (UTC)':<20} last used (UTC)")
+            for a in authors.itertuples(index=False):
+                used = "-" if _isna(a.last_used_at) else a.last_used_at.strftime("%Y-%m-%d %H:%M")
+                print(f"{clean_terminal(a.name)[:32]:<32} {int(a.active_tokens):>13}  "
+                      f"{a.created_at.strftime('%Y-%m-%d %H:%M'):<20} {used}")
+            return 0
+        if args.action == "create":
+            token = store.create_token(args.author)
+            print(token)
+            print(f"papergym: the API token of {clean_terminal(args.author)!r} (shown once: the store keeps only its "
+                  "hash); the author runs `papergym login --server URL` and pastes it", file=sys.stderr)
+            return 0
+        try:
+            n = store.revoke_tokens(args.author)
+        except LookupError as exc:
+            raise CLIError(f"AUTHOR: {exc}") from None
+        print(f"revoked {n} token(s) of {clean_terminal(args.author)!r}")
+        return 0
+    finally:
+        store.close()
+
+
+def _isna(x: Any) -> bool:
+    import pandas as pd
+
+    return x is None or bool(pd.isna(x))
+
+
+def _cmd_login(args: argparse.Namespace, extra: list[str]) -> int:
+    from papergym.leaderboard.board.client import (
+        BoardClient,
+        BoardClientError,
+        is_local,
+        normalize_server,
+        save_token,
+    )
+    from papergym.leaderboard.board.terminal import clean_terminal
+
+    if extra:
+        raise CLIError(f"unexpected arguments: {' '.join(extra)}")
+    try:
+        server = normalize_server(args.server)
+    except ValueError as exc:
+        raise CLIError(f"--server: {exc}") from None
+    token = args.token
+    if token is None:
+        if sys.stdin.isatty():
+            import getpass
+
+            token = getpass.getpass(f"API token for {server}: ")
+        else:
+            token = sys.stdin.readline()
+    token = token.strip()
+    if not token:
+        raise CLIError("no token given: pass --token or write it to stdin")
+    if server.startswith("http://") and not is_local(server):
+        print(f"papergym: warning: {server} is plain http: the token travels unencrypted; use https",
+              file=sys.stderr)
+    try:
+        with BoardClient(server, token) as client:
+            author = client.whoami()
+    except BoardClientError as exc:
+        if exc.status == 401:
+            raise CLIError(f"the board at {server} refused the token (unknown or revoked); nothing saved") from None
+        raise CLIError(f"{exc}; nothing saved") from None
+    try:
+        path = save_token(server, token)
+    except (ValueError, OSError) as exc:
+        raise CLIError(str(exc)) from None
+    print(f"logged in to {server} as {clean_terminal(author)!r}; the token is saved in {path}")
+    return 0
 
 
 def _check_backend_and_out(args: argparse.Namespace, target_id: str) -> Path:
@@ -725,6 +1272,14 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_submit(args, extra)
         if args.command == "leaderboard":
             return _cmd_leaderboard(args, extra)
+        if args.command == "serve":
+            return _cmd_serve(args, extra)
+        if args.command == "worker":
+            return _cmd_worker(args, extra)
+        if args.command == "admin":
+            return _cmd_admin(args, extra)
+        if args.command == "login":
+            return _cmd_login(args, extra)
         if args.command == "fjsp":
             if extra:
                 raise CLIError(f"unexpected arguments: {' '.join(extra)}")

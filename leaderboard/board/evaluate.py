@@ -925,7 +925,7 @@ def feedback(store: Any, submission_id: int) -> dict[str, Any]:
         "wall_seconds": None if sub.get("wall_seconds") is None or not np.isfinite(sub["wall_seconds"])
         else round(float(sub["wall_seconds"])),
     }
-    runs = store.runs(submission_ids=[int(submission_id)])
+    runs = store.runs(submission_ids=[int(submission_id)], split=None)
     by: dict[str, dict[str, int]] = {}
     for r in runs.itertuples(index=False):
         by.setdefault(r.stratum, {}).setdefault(r.status, 0)

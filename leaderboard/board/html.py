@@ -36,7 +36,7 @@ import io
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -59,7 +59,8 @@ from papergym.leaderboard.board.text import (
     unranked_note,
 )
 
-__all__ = ["DEFAULT_TOP_K", "SVG_NAMESPACES", "render_benchmark_page", "render_index", "write_site"]
+__all__ = ["DEFAULT_TOP_K", "PAGE_CSP", "SVG_NAMESPACES", "render_benchmark_page", "render_index", "static_page_url",
+           "write_site"]
 
 #: Number of ranked submissions whose curves / profiles are drawn on a benchmark page.
 DEFAULT_TOP_K = 5
@@ -147,6 +148,9 @@ document.querySelectorAll("table.sortable").forEach(function (t) {
 _SORT_JS_HASH = base64.b64encode(hashlib.sha256(_SORT_JS.encode()).digest()).decode()
 _CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
         f"script-src 'sha256-{_SORT_JS_HASH}'; base-uri 'none'; form-action 'none'")
+#: The Content-Security-Policy every page carries (also sent as a header by the board's HTTP service,
+#: :mod:`papergym.leaderboard.board.service`): no network access, only the inline column sorter runs.
+PAGE_CSP = _CSP
 
 
 def _e(s) -> str:
@@ -176,8 +180,13 @@ def _check_id(benchmark_id: str) -> None:
             "(not starting with a symbol, not 'index')")
 
 
-def _href(benchmark_id: str) -> str:
-    return _e(quote(benchmark_id) + ".html")
+def static_page_url(benchmark_id: str) -> str:
+    """The relative URL of a benchmark's page in the static site (``<benchmark_id>.html``)."""
+    return quote(benchmark_id) + ".html"
+
+
+def _href(benchmark_id: str, page_url: Callable[[str], str] = static_page_url) -> str:
+    return _e(page_url(benchmark_id))
 
 
 # ------------------------------------------------------------------------------------------ figures
@@ -416,7 +425,8 @@ _NOTES = (
 )
 
 
-def render_benchmark_page(bb: BenchmarkBoard, *, generated: str, top_k: int = DEFAULT_TOP_K) -> str:
+def render_benchmark_page(bb: BenchmarkBoard, *, generated: str, top_k: int = DEFAULT_TOP_K,
+                          index_url: str = "index.html") -> str:
     """One benchmark's page: header, ranked table (then unranked rows), inline SVG figures.
 
     Parameters
@@ -427,6 +437,9 @@ def render_benchmark_page(bb: BenchmarkBoard, *, generated: str, top_k: int = DE
         Time shown as the page's generation time (ISO-8601 UTC).
     top_k
         Number of ranked submissions drawn in the figures (oracle / reference lines are always drawn).
+    index_url
+        Where the page's navigation link leads (the static site's ``index.html``; the HTTP service's
+        overview page).
     """
     _check_id(bb.benchmark_id)
     if top_k < 1:
@@ -439,7 +452,7 @@ def render_benchmark_page(bb: BenchmarkBoard, *, generated: str, top_k: int = DE
     summary = (f"{len(ranked)} ranked submission{'s' * (len(ranked) != 1)}"
                + (f", {n_failed} not ranked (failed, incomplete or stale)" if n_failed else ""))
     body = [
-        '<nav><a href="index.html">&larr; papergym leaderboard</a></nav>',
+        f'<nav><a href="{_e(index_url)}">&larr; papergym leaderboard</a></nav>',
         f"<header><h1>{_e(bb.benchmark_id)}</h1>",
         f'<p class="lead">{_e(bb.description)}</p></header>',
         '<dl class="meta">',
@@ -465,7 +478,7 @@ def render_benchmark_page(bb: BenchmarkBoard, *, generated: str, top_k: int = DE
 
 
 # ---------------------------------------------------------------------------------------------- index
-def _benchmark_list(value, known: set[str]) -> str:
+def _benchmark_list(value, known: set[str], page_url: Callable[[str], str]) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return ""
     items: Iterable = re.split(r"\s*[,;]\s*", value.strip()) if isinstance(value, str) else list(value)
@@ -474,11 +487,11 @@ def _benchmark_list(value, known: set[str]) -> str:
         b = str(b)
         if not b:
             continue
-        out.append(f'<a href="{_href(b)}">{_e(b)}</a>' if b in known else _e(b))
+        out.append(f'<a href="{_href(b, page_url)}">{_e(b)}</a>' if b in known else _e(b))
     return ", ".join(out)
 
 
-def _overall_table(overall: pd.DataFrame, known: set[str]) -> str:
+def _overall_table(overall: pd.DataFrame, known: set[str], page_url: Callable[[str], str]) -> str:
     missing = [c for c in OVERALL_COLUMNS if c not in overall.columns]
     if missing:
         raise ValueError(f"Board.overall lacks columns {missing}")
@@ -489,7 +502,7 @@ def _overall_table(overall: pd.DataFrame, known: set[str]) -> str:
         rows.append(
             f'<tr><td class="num">{i}</td><td class="name">{_e(r["name"])}</td>'
             f'<td class="author">{_e(r["author"])}</td><td class="num">{int(r["n_benchmarks"])}</td>'
-            f'<td class="benchmarks">{_benchmark_list(r["benchmarks"], known)}</td>'
+            f'<td class="benchmarks">{_benchmark_list(r["benchmarks"], known, page_url)}</td>'
             f"{_num_td(r['iqm'])}{_num_td(r['ci_low'], ci_label(r['ci_low'], r['ci_high']))}</tr>")
     return ('<div class="table-wrap"><table class="overall sortable" id="overall"><thead><tr>'
             '<th class="num" data-sort="num">#</th><th data-sort="text">Name</th><th data-sort="text">Author</th>'
@@ -498,9 +511,10 @@ def _overall_table(overall: pd.DataFrame, known: set[str]) -> str:
             f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
 
 
-def _index_entry(bb: BenchmarkBoard) -> str:
+def _index_entry(bb: BenchmarkBoard, page_url: Callable[[str], str]) -> str:
+    href = _href(bb.benchmark_id, page_url)
     ranked, unranked = ordered_table(bb.table)
-    head = (f'<section class="bench" id="b-{_e(bb.benchmark_id)}"><h3><a href="{_href(bb.benchmark_id)}">'
+    head = (f'<section class="bench" id="b-{_e(bb.benchmark_id)}"><h3><a href="{href}">'
             f"{_e(bb.benchmark_id)}</a> <small>({_e(bb.kind)}, version {_e(bb.version)})</small></h3>"
             f"<p>{_e(bb.description)}</p><p>Metric: {_e(bb.metric)} "
             f'(<span class="direction">{_e(direction_label(bb.direction))}</span>); {len(bb.strata)} '
@@ -509,14 +523,14 @@ def _index_entry(bb: BenchmarkBoard) -> str:
         return head + '<p class="empty">No submissions yet.</p></section>'
     if len(ranked) == 0:
         return head + (f'<p class="empty">No ranked submissions yet ({len(unranked)} unranked: '
-                       f'<a href="{_href(bb.benchmark_id)}">see the page</a>).</p></section>')
+                       f'<a href="{href}">see the page</a>).</p></section>')
     rows = "".join(
         f'<tr>{_rank_td(r)}<td class="num">{_e(rank_interval_label(r))}</td><td class="name">{_e(r["name"])}'
         f'</td><td class="author">{_e(r["author"])}</td>{_num_td(r["score"])}'
         f'{_num_td(r["ci_low"], ci_label(r["ci_low"], r["ci_high"]))}</tr>'
         for _, r in ranked.head(_INDEX_TOP).iterrows())
     more = len(ranked) - _INDEX_TOP
-    tail = (f'<p class="notes"><a href="{_href(bb.benchmark_id)}">All {len(ranked)} ranked'
+    tail = (f'<p class="notes"><a href="{href}">All {len(ranked)} ranked'
             + (f" and {len(unranked)} unranked" if len(unranked) else "") + " entries</a></p>"
             if more > 0 or len(unranked) else "")
     return (head + '<div class="table-wrap"><table class="top"><thead><tr><th class="num">Rank</th>'
@@ -524,9 +538,10 @@ def _index_entry(bb: BenchmarkBoard) -> str:
             f'<th class="num">95% CI</th></tr></thead><tbody>{rows}</tbody></table></div>{tail}</section>')
 
 
-def render_index(board: Board) -> str:
+def render_index(board: Board, *, page_url: Callable[[str], str] = static_page_url) -> str:
     """The overview page: the cross-benchmark table (``Board.overall``, in the order given) and every
-    benchmark with its top entries and a link to its page."""
+    benchmark with its top entries and a link to its page, ``page_url(benchmark_id)`` (the static
+    site's ``<benchmark_id>.html`` by default; the HTTP service links its live pages)."""
     ids = [bb.benchmark_id for bb in board.benchmarks]
     for b in ids:
         _check_id(b)
@@ -540,12 +555,12 @@ def render_index(board: Board) -> str:
         ('<p class="notes">IQM (interquartile mean) of the normalised scores (1 = best reference, 0 = worst '
          "reference; higher is better) of every run on every benchmark a submission is ranked on, with a "
          "stratified bootstrap 95% CI.</p>"),
-        _overall_table(board.overall, known),
+        _overall_table(board.overall, known, page_url),
         "<h2>Benchmarks</h2>",
     ]
     if not board.benchmarks:
         body.append('<p class="empty">No benchmarks yet.</p>')
-    body += [_index_entry(bb) for bb in board.benchmarks]
+    body += [_index_entry(bb, page_url) for bb in board.benchmarks]
     body.append("</main>")
     return _page("papergym leaderboard", "\n".join(body), generated=board.generated)
 
