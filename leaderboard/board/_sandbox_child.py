@@ -454,7 +454,14 @@ class _Child:
 
 
 def main(argv: list[str]) -> None:
-    rfd, wfd = (int(x) for x in argv[1].split(","))
+    fds = [int(x) for x in argv[1].split(",")]
+    rfd, wfd = fds[0], fds[1]
+    gate = None
+    if len(fds) > 2:  # the spin gate (a one-page memfd the evaluator writes): mapped read-only
+        import mmap
+
+        gate = mmap.mmap(fds[2], mmap.PAGESIZE, mmap.MAP_SHARED, mmap.PROT_READ)
+        os.close(fds[2])
     path, attr = argv[2], argv[3]
     drop = [a for a in argv[5:] if a.startswith("--drop-uid=")]
     if drop and os.geteuid() == 0:
@@ -473,7 +480,7 @@ def main(argv: list[str]) -> None:
     sys.meta_path.insert(0, _PapergymBlocker())
     for name in [m for m in sys.modules if m == "papergym" or m.startswith("papergym.")]:
         del sys.modules[name]
-    chan = _ch.Channel(rfd, wfd, max_frame_bytes=_ch.MAX_FRAME_BYTES, spin_seconds=float(argv[4]))
+    chan = _ch.Channel(rfd, wfd, max_frame_bytes=_ch.MAX_FRAME_BYTES, spin_seconds=float(argv[4]), spin_gate=gate)
     _Child(chan, path, attr).serve()
 
 

@@ -388,9 +388,13 @@ class Channel:
     """
 
     def __init__(self, rfd: int, wfd: int | None = None, max_frame_bytes: int = MAX_FRAME_BYTES,
-                 spin_seconds: float = 0.0):
+                 spin_seconds: float = 0.0, spin_gate: Any = None):
         self.rfd = rfd
         self.spin_seconds = float(spin_seconds)
+        # a buffer whose first byte says whether to busy-wait now (non-zero) or sleep at once (zero):
+        # the evaluator closes it while other sandboxes compete for the CPUs (spinning would then slow
+        # every one of them); None: always spin (when spin_seconds > 0)
+        self.spin_gate = spin_gate
         if self.spin_seconds > 0:
             os.set_blocking(rfd, False)
         self.wfd = rfd if wfd is None else wfd
@@ -417,6 +421,7 @@ class Channel:
             # busy-wait a little before sleeping: a reply that comes within spin_seconds costs no
             # wake-up (a context switch, or an inter-processor interrupt in a VM: tens of us)
             end = 0.0
+            spin = self.spin_gate is None or self.spin_gate[0]
             while True:
                 try:
                     return os.readv(self.rfd, [view])
@@ -424,6 +429,8 @@ class Channel:
                     pass
                 except OSError as exc:
                     raise ChannelClosed(str(exc)) from None
+                if not spin:
+                    break
                 now = time.perf_counter()
                 if not end:
                     end = now + self.spin_seconds

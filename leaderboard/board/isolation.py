@@ -740,6 +740,17 @@ def acquire_uid() -> UidLease:
                          "(too many concurrent sandboxes; $PAPERGYM_SANDBOX_UIDS widens the pool)")
 
 
+def sandboxes_running() -> int:
+    """How many sandboxes of the full mode run on this machine now: the pool uids whose lock some process
+    holds (this one's included). 0 when the lock folder does not exist."""
+    try:
+        folder = _lock_dir(create=False)
+        names = os.listdir(folder)
+    except (OSError, IsolationError):
+        return 0
+    return sum(1 for n in names if n.endswith(".lock") and n[:-5].isdecimal() and uid_held(int(n[:-5])))
+
+
 def uid_held(uid: int) -> bool:
     """Whether some process (this one included) holds the lock of pool uid ``uid``."""
     try:

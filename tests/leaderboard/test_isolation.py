@@ -161,6 +161,32 @@ def test_concurrent_sandboxes_run_under_different_uids(problem, full):
         _assert_nothing_left(uid, folders)
 
 
+def test_spin_gate_closes_while_sandboxes_compete_for_the_cpus(problem, full):
+    """Both ends of a channel busy-wait only while the machine's sandboxes leave a CPU to each spinning
+    process (two per sandbox): with more, every round trip would wait for a time slice."""
+    cpus = len(os.sched_getaffinity(0))
+    a = _session("whoami", sandbox=full)
+    a.start(problem, [1], {})
+    _step(a)
+    gate_a = a._sb._gate
+    if cpus < 2:  # no busy-wait at all on one CPU: no gate
+        assert gate_a is None
+        a.close()
+        return
+    assert gate_a[0] == (2 <= cpus) and a._sb.chan.spin_gate is gate_a
+    b = _session("whoami", sandbox=full)
+    b.start(problem, [1], {})
+    _step(b)
+    time.sleep(3 * sb_mod.GATE_SECONDS)
+    assert iso.sandboxes_running() == 2
+    assert gate_a[0] == b._sb._gate[0] == (4 <= cpus)
+    _step(a), _step(b)  # both still answer, whether they spin or sleep
+    b.close()
+    time.sleep(3 * sb_mod.GATE_SECONDS)
+    assert gate_a[0] == (2 <= cpus)
+    a.close()
+
+
 def test_nothing_left_after_a_timeout_kill(problem, full):
     lim = dataclasses.replace(LIM, call_seconds=1.0)
     sess = _session("loop_act", lim, full)

@@ -1,7 +1,7 @@
 """Forges frames on the evaluator's channel from inside the sandbox (hyperparameter ``attack``).
 
 A batched agent. In a problem with ``d == 1`` its ``act`` writes raw bytes to the channel's write fd
-(the child's argv names it: ``RFD,WFD``) before the child sends the real actions, so the evaluator
+(the child's argv names it: ``RFD,WFD[,GATE]``) before the child sends the real actions, so the evaluator
 reads the forged frame first; with ``d != 1`` it plays 0.5 honestly (the second stratum of the test's
 board). The frames follow the wire format of papergym.leaderboard.board.channel, built by hand here.
 """

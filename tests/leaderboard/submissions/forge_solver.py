@@ -2,7 +2,7 @@
 ``circle`` family, and returns ``x0`` on the others.
 
 It writes raw frames (the wire format of papergym.leaderboard.board.channel) to the channel's write
-fd, which the child's argv names (``RFD,WFD``), then waits for the evaluator's answer, which never
+fd, which the child's argv names first (``RFD,WFD[,GATE]``), then waits for the evaluator's answer, which never
 comes: the evaluator ends the solve.
 """
 import json
@@ -55,7 +55,7 @@ class Solver:
     def solve(self, problem, budget, report):
         if problem.family != "circle":
             return np.asarray(problem.x0, dtype=float)
-        rfd, wfd = (int(x) for x in sys.argv[1].split(","))
+        rfd, wfd = (int(x) for x in sys.argv[1].split(",")[:2])
         os.write(wfd, ATTACKS[self.attack]())
         os.set_blocking(rfd, True)  # the child may have made it non-blocking (its busy-wait)
         os.read(rfd, 1)  # blocks until the evaluator kills the sandbox
