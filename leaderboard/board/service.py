@@ -501,7 +501,7 @@ def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes:
             raise _error(403, f"the author {REFERENCE_AUTHOR!r} is reserved for the registry's references")
         limit = max_upload_bytes + _FORM_OVERHEAD
         length = request.headers.get("content-length", "")
-        declared = int(length) if length.isdigit() else None
+        declared = int(length) if length.isascii() and length.isdecimal() else None
         too_big = declared is not None and declared > limit
         body = bytearray()
         if not (too_big and declared > _DRAIN_CAP):
@@ -587,7 +587,7 @@ def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes:
     def get_submission(sid: str, request: Request):
         author = _author(request)
         hidden = _error(404, f"no submission {clean_terminal(sid)[:20]} of yours")
-        if not sid.isdigit() or len(sid) > 18:
+        if not (sid.isascii() and sid.isdecimal()) or len(sid) > 18:
             raise hidden
         sub = store.submission(int(sid))
         if sub is None or sub.get("author") != author:

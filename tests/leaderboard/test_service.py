@@ -246,6 +246,7 @@ def test_service_end_to_end(store_url, operator, tmp_path, capsys, monkeypatch, 
         # the owner sees the feedback, nobody else even learns that the id exists
         missing = cb.get("/api/v1/submissions/999999")
         assert cb.get(f"/api/v1/submissions/{test_id}").status_code == missing.status_code == 404
+        assert ca.get("/api/v1/submissions/%C2%B2").status_code == 404  # a digit int() refuses
         assert anon.get(f"/api/v1/submissions/{test_id}").status_code == 401
 
         done = _wait(ca, test_id)
