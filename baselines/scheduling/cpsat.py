@@ -1,5 +1,5 @@
-"""OR-Tools CP-SAT for the flexible job shop (spec §13) and the ``cpsat`` agents of ``FJSP-v0`` /
-``FJSPImprove-v0`` (spec §12).
+"""OR-Tools CP-SAT for the flexible job shop and the ``cpsat`` agents of ``FJSP-v0`` /
+``FJSPImprove-v0``.
 
 [code: DANIEL ``ortools_solver.py``; PyJobShop ``solvers/ortools/``] The model (:func:`solve_cpsat`):
 
@@ -26,6 +26,16 @@
    Defaults: 2 s and 2 workers (spec §13's default comparison; ≥ 8 workers are recommended for long runs,
    the strong lower-bound workers need many). Results depend on the OR-Tools version, the workers and
    the limit: all three are recorded in :attr:`CPSATResult.settings`.
+
+7. **A claimed optimum is checked** (``verify_optimal=True``, :func:`_check_optimal`): against the shipped
+   references of the instance (a known shorter schedule or a proven bound above the claim refutes it),
+   against the instance's own lower bound, and by a second, independent search (a fresh model with
+   ``C_max <= claim - 1``, no hint, one worker, another seed, the same time limit) that must prove it
+   infeasible. A refuted claim is reported as ``feasible`` (with the shorter schedule when the search found
+   one, and the instance's own lower bound), a :class:`CPSATContradiction` warning and
+   ``settings["optimality_check"]`` saying why; it is never reported as proved. (Seen once: a 2-worker
+   run claimed 293 optimal on SD2 10x5 instance 3, whose optimum is 289.) A verified claim costs one more
+   search, usually much shorter than the first.
 
 **Determinism.** With ``num_workers=1`` and a fixed ``seed`` the search is deterministic *when it ends
 before the time limit* (a wall-clock limit cuts a run at a machine-dependent point). Multi-worker runs are
@@ -62,6 +72,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,7 +83,7 @@ from papergym.envs.scheduling.fjsp.common import instance_from_observation
 from papergym.envs.scheduling.fjsp.instance import Instance
 from papergym.envs.scheduling.fjsp.rules import JOB_RULES
 
-__all__ = ["CPSATResult", "solve_cpsat", "CPSATDispatchAgent", "CPSATReferenceAgent", "ortools_version",
+__all__ = ["CPSATContradiction", "CPSATResult", "solve_cpsat", "CPSATDispatchAgent", "CPSATReferenceAgent", "ortools_version",
            "agent_cpsat_seed"]
 
 _STATUS = {"OPTIMAL": "optimal", "FEASIBLE": "feasible", "INFEASIBLE": "infeasible", "UNKNOWN": "unknown"}
@@ -137,24 +148,10 @@ def _hint_solution(inst: Instance, hint: Solution | str | None) -> tuple[Solutio
     raise TypeError(f"hint must be a Solution, a rule name or None, got {type(hint).__name__}")
 
 
-def solve_cpsat(inst: Instance, *, time_limit: float = 2.0, num_workers: int = 2, seed: int = 0,
-                hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False,
-                log: bool = False) -> CPSATResult:
-    """Solve ``inst`` with the CP-SAT model of the module docstring (spec §13) and return the
-    left-compressed result."""
-    cp_model = _cp_model()
-    import ortools
-
-    if not (isinstance(time_limit, (int, float, np.integer, np.floating)) and not isinstance(time_limit, bool)
-            and math.isfinite(time_limit) and time_limit > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
-    if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or num_workers < 1:
-        raise ValueError(f"num_workers must be an integer >= 1, got {num_workers!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**31:
-        raise ValueError(f"seed must be an integer in [0, 2**31), got {seed!r}")
-    t0 = time.perf_counter()
-    hint_sol, hint_name = _hint_solution(inst, hint)
-
+def _model(cp_model: Any, inst: Instance, redundant_cumulative: bool = False):
+    """The CP-SAT model of the module docstring (items 1-5, without the hint): ``(model, s, e, x, cmax,
+    elig)`` -- start and end variables, per operation the presence literals by machine (only where
+    ``|M_o| > 1``), the makespan variable, and the eligible machines."""
     N, M = inst.n_ops, inst.n_machines
     proc = inst.proc
     elig = [np.flatnonzero(proc[o] > 0).tolist() for o in range(N)]
@@ -196,7 +193,31 @@ def solve_cpsat(inst: Instance, *, time_limit: float = 2.0, num_workers: int = 2
     cmax = m.NewIntVar(0, H, "cmax")
     m.AddMaxEquality(cmax, [e[int(inst.job_start[j + 1]) - 1] for j in range(inst.n_jobs)])
     m.Minimize(cmax)
+    return m, s, e, x, cmax, elig
 
+
+def solve_cpsat(inst: Instance, *, time_limit: float = 2.0, num_workers: int = 2, seed: int = 0,
+                hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False,
+                log: bool = False, verify_optimal: bool = True) -> CPSATResult:
+    """Solve ``inst`` with the CP-SAT model of the module docstring and return the left-compressed
+    result. With ``verify_optimal`` (default), a claimed optimum is checked independently
+    (:func:`_check_optimal`): refuted, it is reported as ``feasible`` with a :class:`CPSATContradiction`
+    warning and ``settings["optimality_check"]`` saying why."""
+    cp_model = _cp_model()
+    import ortools
+
+    if not (isinstance(time_limit, (int, float, np.integer, np.floating)) and not isinstance(time_limit, bool)
+            and math.isfinite(time_limit) and time_limit > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or num_workers < 1:
+        raise ValueError(f"num_workers must be an integer >= 1, got {num_workers!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**31:
+        raise ValueError(f"seed must be an integer in [0, 2**31), got {seed!r}")
+    t0 = time.perf_counter()
+    hint_sol, hint_name = _hint_solution(inst, hint)
+
+    N = inst.n_ops
+    m, s, e, x, cmax, elig = _model(cp_model, inst, redundant_cumulative)
     hint_cmax = None
     if hint_sol is not None:
         ev = evaluate(inst, hint_sol)
@@ -234,9 +255,36 @@ def solve_cpsat(inst: Instance, *, time_limit: float = 2.0, num_workers: int = 2
     if status == "unknown":
         return CPSATResult("unknown", None, lb, None, None, None, time.perf_counter() - t0, settings)
 
-    machine = np.empty(N, dtype=np.int64)
-    raw_start = np.empty(N, dtype=np.int64)
-    for o in range(N):
+    machine, raw_start = _schedule(solver, inst, s, x, elig)
+    objective = int(round(solver.ObjectiveValue()))
+    sol, start, makespan = _compressed(inst, machine, raw_start)
+    assert makespan <= objective, f"left compression increased the makespan ({makespan} > {objective})"
+    assert makespan >= lb, f"makespan {makespan} below CP-SAT's proven bound {lb}"
+    if status == "optimal" and verify_optimal:
+        better, why = _check_optimal(cp_model, inst, makespan, time_limit=float(time_limit), seed=int(seed),
+                                     redundant_cumulative=redundant_cumulative)
+        settings["optimality_check"] = why
+        if better is not None or why.startswith("contradiction"):
+            # CP-SAT's proof is refuted: never report it as proved; keep the best schedule known, and
+            # only the instance's own bound (CP-SAT's bound came with the refuted proof)
+            warnings.warn(f"CP-SAT on {inst.name or 'the instance'}: {why}", CPSATContradiction, stacklevel=2)
+            status, lb = "feasible", int(inst.lower_bound())
+            if better is not None:
+                machine, sol, start, makespan = better
+    return CPSATResult(status, makespan, lb, machine, start, sol, time.perf_counter() - t0, settings, objective)
+
+
+class CPSATContradiction(UserWarning):
+    """CP-SAT claimed an optimum that an independent check refutes (:func:`_check_optimal`); the result
+    is reported as ``feasible``, never as proved."""
+
+
+def _schedule(solver: Any, inst: Instance, s: list, x: list[dict[int, Any]], elig: list[list[int]]
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The solver's machine of every operation and its start time."""
+    machine = np.empty(inst.n_ops, dtype=np.int64)
+    raw_start = np.empty(inst.n_ops, dtype=np.int64)
+    for o in range(inst.n_ops):
         raw_start[o] = solver.Value(s[o])
         if len(elig[o]) == 1:
             machine[o] = elig[o][0]
@@ -244,15 +292,66 @@ def solve_cpsat(inst: Instance, *, time_limit: float = 2.0, num_workers: int = 2
             chosen = [k for k, lit in x[o].items() if solver.BooleanValue(lit)]
             assert len(chosen) == 1, f"operation {o}: {len(chosen)} machines chosen"
             machine[o] = chosen[0]
-    objective = int(round(solver.ObjectiveValue()))
+    return machine, raw_start
+
+
+def _compressed(inst: Instance, machine: np.ndarray, raw_start: np.ndarray) -> tuple[Solution, np.ndarray, int]:
+    """The solver's schedule, validated, then left-compressed: ``(solution, start, makespan)``."""
     validate_schedule(inst, machine, raw_start)  # the solver's own schedule must already be valid
     sol = solution_from_schedule(inst, machine, raw_start)
     ev = evaluate(inst, sol)
     start = ev.heads.copy()
     makespan = int(validate_schedule(inst, machine, start, makespan=int(ev.cmax)))
-    assert makespan <= objective, f"left compression increased the makespan ({makespan} > {objective})"
-    assert makespan >= lb, f"makespan {makespan} below CP-SAT's proven bound {lb}"
-    return CPSATResult(status, makespan, lb, machine, start, sol, time.perf_counter() - t0, settings, objective)
+    return sol, start, makespan
+
+
+def _check_optimal(cp_model: Any, inst: Instance, claimed: int, *, time_limit: float, seed: int,
+                   redundant_cumulative: bool = False) -> tuple[tuple | None, str]:
+    """Independent checks of a claimed optimum ``claimed`` (a valid schedule's makespan):
+
+    1. the shipped references (``data/bks.json``, ``data/references.json``; an unflagged entry of the
+       instance's name): a known schedule shorter than ``claimed``, or a proven bound above it, refutes it;
+    2. the instance's own lower bound (:meth:`Instance.lower_bound`, independent of CP-SAT) above it;
+    3. a second, independent CP-SAT search -- a fresh model with ``C_max <= claimed - 1``, no hint, one
+       worker, another seed, the same time limit -- must find it infeasible; a schedule it finds refutes
+       the claim (and is returned), a search cut by the limit leaves the claim unverified.
+
+    Returns ``(better, why)``: ``better`` = ``(machine, solution, start, makespan)`` of a shorter schedule
+    or ``None``; ``why`` starts with ``"contradiction"`` when the claim is refuted, ``"verified"`` or
+    ``"unverified"`` otherwise."""
+    from papergym.envs.scheduling.fjsp.sets import reference
+
+    ref = reference(inst.name) if inst.name else None
+    if ref is not None and not ref.flag:
+        if ref.ub is not None and ref.ub < claimed:
+            return None, (f"contradiction: the claimed optimum {claimed} exceeds the shipped reference's "
+                          f"makespan {ref.ub} ({ref.source})")
+        if ref.lb is not None and ref.lb > claimed:
+            return None, (f"contradiction: the claimed optimum {claimed} is below the shipped reference's proven "
+                          f"bound {ref.lb} ({ref.source}), yet it is a valid schedule's makespan")
+    if inst.lower_bound() > claimed:
+        return None, (f"contradiction: the claimed optimum {claimed} is below the instance's lower bound "
+                      f"{inst.lower_bound()}, yet it is a valid schedule's makespan")
+    m, s, _e, x, cmax, elig = _model(cp_model, inst, redundant_cumulative)
+    m.Add(cmax <= claimed - 1)
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    prm.max_time_in_seconds = float(time_limit)
+    if hasattr(prm, "num_workers"):
+        prm.num_workers = 1
+    else:  # pragma: no cover - OR-Tools < 9.3
+        prm.num_search_workers = 1
+    prm.random_seed = (int(seed) + 1) % 2**31
+    status = _STATUS.get(solver.StatusName(solver.Solve(m)))
+    if status == "infeasible":
+        return None, f"verified: an independent search proved no schedule shorter than {claimed}"
+    if status in ("feasible", "optimal"):
+        machine, raw_start = _schedule(solver, inst, s, x, elig)
+        sol, start, makespan = _compressed(inst, machine, raw_start)
+        return (machine, sol, start, makespan), (
+            f"contradiction: CP-SAT claimed {claimed} optimal, an independent search found a schedule of "
+            f"makespan {makespan}")
+    return None, f"unverified: the independent search did not finish within {time_limit:g} s"
 
 
 # ------------------------------------------------------------------------------------------------ agents

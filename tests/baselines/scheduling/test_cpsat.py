@@ -84,6 +84,56 @@ def test_tiny_instance_optimum_matches_brute_force():
         check_result(inst, res)
 
 
+def test_a_claimed_optimum_is_verified_independently():
+    inst = tiny()
+    res = solve_cpsat(inst, time_limit=10.0)
+    assert res.status == "optimal"
+    assert res.settings["optimality_check"].startswith("verified"), res.settings
+    res = solve_cpsat(inst, time_limit=10.0, verify_optimal=False)
+    assert res.status == "optimal" and "optimality_check" not in res.settings
+
+
+def test_a_wrong_optimum_is_refuted_by_an_independent_search():
+    """A claim above the true optimum (what a faulty proof would report) is refuted by the second,
+    independent search, which returns a shorter valid schedule."""
+    from ortools.sat.python import cp_model
+
+    from papergym.baselines.scheduling.cpsat import _check_optimal
+
+    inst = tiny()
+    opt = brute_force(inst)
+    better, why = _check_optimal(cp_model, inst, opt + 2, time_limit=10.0, seed=0)
+    assert why.startswith("contradiction") and better is not None
+    machine, sol, start, makespan = better
+    assert makespan <= opt + 1 and validate_schedule(inst, machine, start, makespan=makespan) == makespan
+    assert _check_optimal(cp_model, inst, opt, time_limit=10.0, seed=0)[1].startswith("verified")
+
+
+def test_a_wrong_optimum_is_refuted_by_the_shipped_reference():
+    """The reported case: CP-SAT once claimed 293 optimal on SD2 10x5 instance 3, whose shipped reference
+    schedule has makespan 289."""
+    from ortools.sat.python import cp_model
+
+    from papergym.baselines.scheduling.cpsat import _check_optimal
+
+    inst = load_instance("sd2-10x5/003")
+    assert reference(inst.name).ub == 289
+    better, why = _check_optimal(cp_model, inst, 293, time_limit=5.0, seed=0)
+    assert better is None and why.startswith("contradiction") and "289" in why
+
+
+def test_a_refuted_optimum_is_never_reported_as_proved(monkeypatch):
+    from papergym.baselines.scheduling import cpsat as C
+
+    inst = tiny()
+    monkeypatch.setattr(C, "_check_optimal", lambda *a, **k: (None, "contradiction: test"))
+    with pytest.warns(C.CPSATContradiction, match="contradiction: test"):
+        res = solve_cpsat(inst, time_limit=10.0)
+    assert res.status == "feasible" and not res.optimal
+    assert res.lower_bound == inst.lower_bound() and res.settings["optimality_check"] == "contradiction: test"
+    check_result(inst, res)
+
+
 def test_mk01_proves_the_optimum():
     # measured: optimal 40 proved in 0.06-0.15 s of solver time with 2 workers (seeds 0-7, with and
     # without the hint) on the 2-core machine; the 20 s limit is a wide margin
