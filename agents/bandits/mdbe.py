@@ -41,8 +41,19 @@ Hyperparameters (all enter the cell key)
 ==================  =============  ===================================================================
 name                default        provenance
 ==================  =============  ===================================================================
-``c0``              0.4            [code] hand-tuned (history: 0.2, 0.3, 0.41, 0.42; the current code
-                                   takes it as an argument); the theory constant is unknown.
+``c0``              0.12           [code] the authors' final experiments (``MBDE(T, c0=0.12)`` in the
+                                   notebook of the official repository's last experimental commit,
+                                   2025-07-21). History in that repository: hard-coded 22.7, 1, 0.8,
+                                   0.56, 0.5, 0.42, 0.41, 0.3, 0.2 (several with older threshold
+                                   formulas), then an argument: 3.2, 0.2, 0.12. The theory constant
+                                   is unknown.
+``replay_schedule`` ``"absolute-   [code] the schedule the authors ran: replay starts drawn at block
+                    round"``       start and looked up by *absolute* round (so after the first block
+                                   replays start at absolute multiples of ``growth^j``, and none once
+                                   the round exceeds ``growth^m``). ``"block-offset"``: the paper's
+                                   reading, replays keyed by the offset from the block's start -- with
+                                   ``c0 = 0.12`` it replays far more and raises many false alarms
+                                   (e.g. restarts on stationary instances).
 ``log_term``        ``"T"``        [code] ``log T`` (current code); ``"block"`` = ``log g^m`` (an
                                    earlier code version, anytime).
 ``min_depth``       2              [code] ``MIN_DEPTH``; coarsest replay depth, episodes start blocks at
@@ -56,8 +67,24 @@ name                default        provenance
 ``code_compat``     ``False``      ``True`` reproduces the quirks of the official code (below).
 ==================  =============  ===================================================================
 
-Reading of the official code (choices the spec leaves open)
------------------------------------------------------------
+What the authors' constants do (measured: ``c0`` and schedule, Bernoulli rewards of mean
+``1 - |x - 0.3|``, no change at all, 8 seeds, restarts per run):
+
+========================================  ============  ============
+settings                                T = 2^14      T = 2^16
+========================================  ============  ============
+``c0 = 0.12``, absolute-round (default)  3.0           4.5
+``c0 = 0.12``, block-offset              8.5           31.5
+``c0 = 0.2``, absolute-round             1.0           2.4
+``c0 = 0.4``, either schedule            0             0
+========================================  ============  ============
+
+Every restart there is a false alarm: with the authors' final constant the eliminations fire on
+stationary noise, more often the more replays run. The defaults stay the authors' (a reproduction
+runs what they ran); a conservative ``c0`` is one hyperparameter away (``--hp mdbe.c0=0.4``).
+
+Reading of the official code (choices the paper leaves open)
+------------------------------------------------------------
 * ``n 2^j``: the code's threshold is ``c0 log T sqrt(max(n 2^j, 4^j)) + 4 n / 2^j`` with ``n`` the
   number of rounds in the window and ``j`` the cell depth counted from the root = depth 1 (so
   ``2^j`` is twice the number of depth-``j`` cells). For ``d > 1``: ``2^{dj}``, ``4^{dj}`` under the
@@ -92,11 +119,10 @@ Reading of the official code (choices the spec leaves open)
 * Cells are half-open (``X`` on a boundary belongs to the upper cell, except at 1); the code's cells
   are closed (a boundary point counts in both neighbours), a measure-zero difference.
 
-Deviations from the official code with ``code_compat=False`` (spec 1.10)
---------------------------------------------------------------------------
-* Replay schedule indexed by block offset (the code looks the schedule up by absolute round,
-  so after the first block replays start at absolute multiples of ``8^j`` with probabilities
-  computed from the absolute round, and none start once the absolute round exceeds ``8^m``).
+Deviations from the official code with ``code_compat=False``
+------------------------------------------------------------
+* (``replay_schedule="block-offset"`` only) Replay schedule indexed by block offset (the code looks
+  the schedule up by absolute round, as the default does).
 * Full descent when sampling (the code only descends to *direct* children, so when the next
   active depth is two or more levels finer it samples uniformly inside the coarse cell, while
   ``P_t`` still assumes the full descent).
@@ -113,9 +139,9 @@ Deviations from the official code with ``code_compat=False`` (spec 1.10)
   costs ~0.5 s per process and ~1 us per call). The schedule draws for offsets beyond the horizon
   are skipped (they can never be reached).
 
-``code_compat=True`` reproduces the four code behaviours above (absolute-round schedule, including
-"endings" of replays scheduled before the block started; direct-children descent; one
-deactivation per round; lagged window). It does not reproduce the code's random streams.
+``code_compat=True`` reproduces the code behaviours above (with the absolute-round schedule: the
+"endings" of replays scheduled before the block started; direct-children descent; one deactivation
+per round; lagged window). It does not reproduce the code's random streams.
 
 Implementation
 --------------
@@ -147,7 +173,8 @@ _MAX_CELLS = 2**22
 __all__ = ["BatchedMDBE", "MDBE", "draw_replay_schedule", "DEFAULTS"]
 
 DEFAULTS: dict[str, Any] = {
-    "c0": 0.4,
+    "c0": 0.12,
+    "replay_schedule": "absolute-round",
     "log_term": "T",
     "min_depth": 2,
     "growth": None,  # None -> 2^(d+2)
@@ -155,12 +182,13 @@ DEFAULTS: dict[str, Any] = {
     "code_compat": False,
 }
 _LOG_TERMS = ("T", "block")
+_REPLAY_SCHEDULES = ("absolute-round", "block-offset")
 _START_GRIDS = ("dyadic", "all")
 
 # ---- layout rows (shared by all runs): lay[ROW, depth]
 _L_N, _L_NOFF, _L_LEN, _L_LOFF, _L_C, _L_COFF, _L_GPOW = range(7)
 # ---- configuration ints: cfg_i[...]
-_C_D, _C_G, _C_GROWTH, _C_MIN, _C_MMAX, _C_T, _C_GRID, _C_COMPAT, _C_LOGBLOCK = range(9)
+_C_D, _C_G, _C_GROWTH, _C_MIN, _C_MMAX, _C_T, _C_GRID, _C_COMPAT, _C_LOGBLOCK, _C_ABS = range(10)
 # ---- configuration floats: cfg_f[...]
 _F_C0, _F_LOGT, _F_LOGG = range(3)
 # ---- per-run integer scalars: iv[run, ...]
@@ -270,9 +298,9 @@ def _new_block(rs, t, m, cfg_i, cfg_f, lay, iv, fv, dep, act, master, q, ck, sch
         fv[0] = cfg_f[_F_C0] * m * cfg_f[_F_LOGG]
     else:
         fv[0] = cfg_f[_F_C0] * cfg_f[_F_LOGT]
-    # step 3: schedule. Offsets are never reached beyond the horizon; code_compat keys the
-    # schedule by absolute round (< growth^m) as the official code does.
-    if cfg_i[_C_COMPAT] == 1:
+    # step 3: schedule. Offsets are never reached beyond the horizon; the absolute-round schedule
+    # (the official code's) keys it by absolute round (< growth^m).
+    if cfg_i[_C_ABS] == 1:
         max_off = min(blen, T + 1)
     else:
         max_off = min(blen, T - t + 1)
@@ -336,8 +364,8 @@ def _round_start(t, cfg_i, lay, iv, dep, act, master, q, ck, sched):
             b0 = lay[_L_NOFF, m]
             for b in range(lay[_L_N, m]):
                 act[b0 + b] = master[b]
-    # a replay starting now: the schedule key is the block offset (absolute round if compat)
-    key = t - t0 if compat == 0 else t
+    # a replay starting now: the schedule key is the block offset, or the absolute round
+    key = t if cfg_i[_C_ABS] == 1 else t - t0
     n = iv[_I_NSCHED]
     p = iv[_I_SPTR]
     while p < n and sched[p, 0] < key:
@@ -776,7 +804,7 @@ class BatchedMDBE:
         One seed per run (anything :func:`numpy.random.default_rng` accepts). Each run draws only
         from its own generator (xoshiro256** seeded from ``default_rng(seed)``), so a run does not
         depend on the runs it is batched with.
-    c0, log_term, min_depth, growth, start_grid, code_compat:
+    c0, log_term, min_depth, growth, start_grid, code_compat, replay_schedule:
         Hyperparameters, see the module docstring.
     """
 
@@ -785,12 +813,13 @@ class BatchedMDBE:
         problem: Any,
         *,
         seeds: Any,
-        c0: float = 0.4,
+        c0: float = 0.12,
         log_term: str = "T",
         min_depth: int = 2,
         growth: int | None = None,
         start_grid: str = "dyadic",
         code_compat: bool = False,
+        replay_schedule: str = "absolute-round",
     ):
         d, T = _problem_d_T(problem)
         seeds = list(seeds)
@@ -810,11 +839,16 @@ class BatchedMDBE:
             raise ValueError(f"growth must be an integer >= 2 (or None for 2^(d+2)), got {growth!r}")
         if not isinstance(code_compat, (bool, np.bool_)):
             raise ValueError(f"code_compat must be a bool, got {code_compat!r}")
+        if replay_schedule not in _REPLAY_SCHEDULES:
+            raise ValueError(f"replay_schedule must be one of {_REPLAY_SCHEDULES}, got {replay_schedule!r}")
+        if code_compat and replay_schedule != "absolute-round":
+            raise ValueError("code_compat=True reproduces the official code, whose replay schedule is "
+                             "'absolute-round'; it cannot be combined with replay_schedule='block-offset'")
         self.problem = problem
         self.d, self.T = d, T
         self.hyperparameters = dict(
             c0=float(c0), log_term=log_term, min_depth=int(min_depth), growth=int(growth),
-            start_grid=start_grid, code_compat=bool(code_compat),
+            start_grid=start_grid, code_compat=bool(code_compat), replay_schedule=replay_schedule,
         )
         self.n_envs = n = len(seeds)
         min_depth, growth = int(min_depth), int(growth)
@@ -851,7 +885,7 @@ class BatchedMDBE:
         self._lay = lay
         self._cfg_i = np.array(
             [d, G, growth, min_depth, mmax, T, _START_GRIDS.index(start_grid), int(bool(code_compat)),
-             _LOG_TERMS.index(log_term)],
+             _LOG_TERMS.index(log_term), int(replay_schedule == "absolute-round")],
             dtype=np.int64,
         )
         self._cfg_f = np.array([float(c0), math.log(T) if T > 1 else 0.0, math.log(growth)])
@@ -940,8 +974,8 @@ class BatchedMDBE:
         return int(self._iv[run, _I_T0])
 
     def schedule(self, run: int = 0) -> list[tuple[int, int]]:
-        """Replay starts ``(key, depth)`` of the current block (key = block offset; absolute round
-        with ``code_compat``)."""
+        """Replay starts ``(key, depth)`` of the current block (key = the absolute round, or the block
+        offset with ``replay_schedule="block-offset"``)."""
         n = int(self._iv[run, _I_NSCHED])
         return [(int(s), int(j)) for s, j in self._sched[run, :n]]
 

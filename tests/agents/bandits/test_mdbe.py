@@ -72,10 +72,11 @@ def test_schedule_frequencies_match_sqrt():
 
 
 def test_replay_windows_durations_nesting_and_double_endings():
-    """Seed 4, block 4 (rounds 513..4608): every scheduled depth-j replay is active exactly on
-    [t0 + s, t0 + s + 8^j); this seed has nested replays and two replays ending in one round."""
+    """Seed 4, block 4 (rounds 513..4608), the block-offset schedule: every scheduled depth-j replay is
+    active exactly on [t0 + s, t0 + s + 8^j); this seed has nested replays and two replays ending in one
+    round."""
     T = 4608
-    ag = BatchedMDBE(problem(T), seeds=[4])
+    ag = BatchedMDBE(problem(T), seeds=[4], c0=0.4, replay_schedule="block-offset")
     on = {}
     sched_b4 = []
 
@@ -98,18 +99,34 @@ def test_replay_windows_durations_nesting_and_double_endings():
         assert depths - {4} == expected, t
 
 
-def test_code_compat_keys_schedule_by_absolute_round():
-    """Block 1 starts at round 1: replays start at offsets s (rounds s + 1) by default, at absolute
-    rounds s with code_compat (spec 1.10)."""
+def test_replay_schedule_keys():
+    """Block 1 starts at round 1: replays start at offsets s (rounds s + 1) with the block-offset
+    schedule, at absolute rounds s with the absolute-round one (the default, as in the official code,
+    and with code_compat)."""
     starts = {}
-    for compat in (False, True):
-        ag = BatchedMDBE(problem(512), seeds=[1], code_compat=compat)
+    for key, kw in (("block", {"replay_schedule": "block-offset"}), ("absolute", {}),
+                    ("compat", {"code_compat": True})):
+        ag = BatchedMDBE(problem(512), seeds=[1], c0=0.4, **kw)
         seen = set()
         play(ag, 512, lambda x, t: np.ones(1), hook=lambda t, x: seen.update(
             ag.window_start(j) for j in ag.active_depths() if j != 3))
-        starts[compat] = sorted(seen)
+        starts[key] = sorted(seen)
         assert seen and {s for s, _ in ag.schedule()} <= set(range(64, 512, 64))
-    assert all(s % 64 == 1 for s in starts[False]) and all(s % 64 == 0 for s in starts[True])
+    assert all(s % 64 == 1 for s in starts["block"])
+    assert all(s % 64 == 0 for s in starts["absolute"]) and starts["absolute"] == starts["compat"]
+
+
+def test_absolute_round_schedule_after_the_first_block():
+    """Block 2 (depth 4) starts at round 513: with the absolute-round schedule its replays start at
+    absolute multiples of 64 (>= 513), never at 513 + a multiple of 64."""
+    ag = BatchedMDBE(problem(4608), seeds=[4], c0=0.4)
+    seen = set()
+    play(ag, 4608, lambda x, t: np.ones(1), hook=lambda t, x: seen.update(
+        ag.window_start(j) for j in ag.active_depths() if j != ag.block_depth[0]))
+    later = sorted(s for s in seen if s >= 513)
+    assert later and all(s % 64 == 0 for s in later)
+    with pytest.raises(ValueError, match="absolute-round"):
+        BatchedMDBE(problem(512), seeds=[1], code_compat=True, replay_schedule="block-offset")
 
 
 # --------------------------------------------------------------------------- step 7: eviction
@@ -198,7 +215,7 @@ def test_restart_when_master_empties_and_block_counter_resets():
     cells 4..7. From 1025, rewards 1{x >= 1/2}: the depth-3 replay started at 1025 evicts depth-3
     cells 0, 1, whose depth-4 descendants are the whole of B_MASTER -> shift, back to a depth-3 block."""
     T = 2048
-    ag = BatchedMDBE(problem(T), seeds=[0])
+    ag = BatchedMDBE(problem(T), seeds=[0], c0=0.4, replay_schedule="block-offset")
     reward = lambda x, t: (x[:, 0] < 0.5 if t <= 1024 else x[:, 0] >= 0.5).astype(float)
     play(ag, T, reward, until=1024)
     assert ag.block_depth[0] == 4 and ag.block_start() == 513
@@ -245,7 +262,7 @@ def _leaves_prob(ag):
 
 def test_probabilities_sum_to_one_and_sampling_matches():
     T = 2048
-    ag = BatchedMDBE(problem(T), seeds=[0])
+    ag = BatchedMDBE(problem(T), seeds=[0], c0=0.4, replay_schedule="block-offset")
     reward = lambda x, t: (x[:, 0] < 0.5 if t <= 1024 else x[:, 0] >= 0.5).astype(float)
     sums = []
     play(ag, T, reward, until=1040, hook=lambda t, x: sums.append(_leaves_prob(ag)))
@@ -311,11 +328,16 @@ def _bernoulli_runs(T, seeds, mu, **hp):
     return ag.diagnostics()
 
 
-def test_stationary_no_restarts_and_big_change_detected():
+def test_conservative_threshold_no_restarts_when_stationary_and_big_change_detected():
+    """With c0 = 0.4 (a conservative constant of the code's history) MDBE never restarts on a stationary
+    instance and detects a big change; the authors' final c0 = 0.12 does raise false alarms on the same
+    stationary instance (the module docstring reports it)."""
     T, seeds = 2**14, list(range(8))
-    stat = _bernoulli_runs(T, seeds, lambda x, t: 1 - np.abs(x - 0.3))
+    stat = _bernoulli_runs(T, seeds, lambda x, t: 1 - np.abs(x - 0.3), c0=0.4)
     assert sum(stat["restarts"]) == 0
-    big = _bernoulli_runs(T, seeds, lambda x, t: 1 - np.abs(x - (0.05 if t <= T // 2 else 0.95)))
+    authors = _bernoulli_runs(T, seeds, lambda x, t: 1 - np.abs(x - 0.3))
+    assert sum(authors["restarts"]) > 0
+    big = _bernoulli_runs(T, seeds, lambda x, t: 1 - np.abs(x - (0.05 if t <= T // 2 else 0.95)), c0=0.4)
     times = [r for rt in big["restart_times"] for r in rt]
     assert len(times) >= 3 and all(T // 2 < r for r in times)
 
@@ -396,7 +418,8 @@ def test_registered_and_runs_on_env():
     from papergym.envs.spec import agent_seed
 
     info = get_agent_info("mdbe", "NonStatLipschitz-v0")
-    assert info.role == "paper" and info.batched_factory is BatchedMDBE and info.defaults["c0"] == 0.4
+    assert info.role == "paper" and info.batched_factory is BatchedMDBE and info.defaults["c0"] == 0.12
+    assert info.defaults["replay_schedule"] == "absolute-round"
     T = 600
     env = gym.make("NonStatLipschitz-v0", instance="two-peak-cyclic", horizon=T)
     obs, _ = env.reset(seed=0)
@@ -421,8 +444,9 @@ class _Reference:
     summed from cumulative sums, every ordered pair compared), drawing from its Generator in the
     same order as the kernel, so the two must play the same actions."""
 
-    def __init__(self, T, seed, c0, grid, compat):
+    def __init__(self, T, seed, c0, grid, compat, schedule="absolute-round"):
         self.T, self.c0, self.grid, self.compat = T, c0, grid, compat
+        self.absolute = schedule == "absolute-round"  # replay starts keyed by absolute round
         state = M._rng_state(seed)
         self.rand = lambda: M._rand(state)
         self.t, self.restarts = 1, []
@@ -435,7 +459,7 @@ class _Reference:
         self.active[m][:] = True
         self.master = np.ones(2 ** (m - 1), bool)
         self.on, self.hist = {m: (t, t + 8**m)}, {m: []}
-        max_off = min(8**m, self.T + 1) if self.compat else min(8**m, self.T - t + 1)
+        max_off = min(8**m, self.T + 1) if self.absolute else min(8**m, self.T - t + 1)
         self.sched = []
         for s in range(64, max_off, 64):
             for j in range(m - 1, 1, -1):
@@ -454,7 +478,7 @@ class _Reference:
             self.active[j][:] = False
         if ended and len(self.on) == 1:
             self.active[m] = self.master.copy()
-        key = t if self.compat else t - self.t0
+        key = t if self.absolute else t - self.t0
         for s, j in self.sched:
             if s == key:
                 self.on[j], self.hist[j] = (t, t + 8**j), []
@@ -520,12 +544,15 @@ class _Reference:
 
 
 @pytest.mark.parametrize(
-    "grid,compat,seed,T",
-    [("dyadic", False, 1, 1300), ("all", False, 1, 1300), ("dyadic", True, 1, 1300), ("all", True, 1, 1300)],
+    "grid,compat,schedule,seed,T",
+    [("dyadic", False, "block-offset", 1, 1300), ("all", False, "block-offset", 1, 1300),
+     ("dyadic", False, "absolute-round", 3, 1300), ("all", False, "absolute-round", 3, 1300),
+     ("dyadic", True, "absolute-round", 1, 1300), ("all", True, "absolute-round", 1, 1300)],
 )
-def test_kernel_matches_reference_implementation(grid, compat, seed, T):
-    ref = _Reference(T, seed, 0.2, grid, compat)
-    ag = BatchedMDBE(problem(T), seeds=[seed], c0=0.2, start_grid=grid, code_compat=compat)
+def test_kernel_matches_reference_implementation(grid, compat, schedule, seed, T):
+    ref = _Reference(T, seed, 0.2, grid, compat, schedule)
+    ag = BatchedMDBE(problem(T), seeds=[seed], c0=0.2, start_grid=grid, code_compat=compat,
+                     replay_schedule=schedule)
     U = np.random.default_rng(99 + seed).random(T)
     for t in range(1, T + 1):
         x = ag.act()
@@ -535,3 +562,14 @@ def test_kernel_matches_reference_implementation(grid, compat, seed, T):
         ref.update(y)
     assert ag.diagnostics()["restart_times"][0] == ref.restarts
     assert len(ref.restarts) >= 1  # the comparison covered evictions, replays and a restart
+
+
+@pytest.mark.slow
+def test_defaults_restart_on_two_peak_cyclic(tmp_path):
+    """The authors' final settings (c0 = 0.12, absolute-round schedule) restart on the paper's experiment
+    (two-peak-cyclic, T = 10^5), on seeds no other test uses."""
+    from papergym.leaderboard import compare
+
+    res = compare("NonStatLipschitz-v0", ["mdbe"], [1001, 1002, 1003, 1004], horizon=100_000,
+                  env_kwargs={"instance": "two-peak-cyclic"}, backend="serial", out=tmp_path, progress=False)
+    assert (res.runs["restarts"] >= 1).all(), res.runs[["seed", "restarts"]]
