@@ -14,5 +14,6 @@ def _br_flow(problem, *, seed=None, **hp):
 
 
 register_agent("br-flow", _br_flow, envs=GAME_ENVS, role="paper",
-               description="Best Response flow: explicit Euler mu <- (1 - h) mu + h Psi(mu), Psi the Gibbs best response",
-               defaults={"h": 0.5, "schedule": "constant", "scheme": "euler"})
+               description="Best Response flow: explicit Euler mu <- (1 - h) mu + h Psi(mu), Psi the Gibbs best response; "
+                           "h='auto' from the published spectral bounds of the linearised Psi",
+               defaults={"h": "auto", "schedule": "constant", "scheme": "euler"})

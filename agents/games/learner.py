@@ -16,11 +16,9 @@ from typing import Any
 import numpy as np
 
 from papergym.envs.games.common import gibbs
+from papergym.envs.games.mean_field import EDGE_MASS, edge_mass
 
 __all__ = ["GameLearner"]
-
-BOUNDARY_FRACTION = 0.05  # grid problems: the outer 5 % of the grid on each side is the "boundary"
-BOUNDARY_MASS = 1e-3  # mass there above this -> the iterates ran into the truncation (divergence)
 
 
 class GameLearner(abc.ABC):
@@ -88,10 +86,8 @@ class GameLearner(abc.ABC):
         div = bool(not np.isfinite(self._res_last)
                    or (self._res_first is not None and self._res_last > 10 * max(self._res_first, 1e-12)))
         if self._grid is not None:
-            R = np.abs(self._grid).max()
-            edge = np.abs(self._grid) >= (1 - BOUNDARY_FRACTION) * R
-            mass = float(self.x[..., edge].sum())
+            mass = edge_mass(self.x, self._grid)
             out["boundary_mass"] = mass
-            div = div or mass > BOUNDARY_MASS
+            div = div or mass > EDGE_MASS
         out["diverged"] = float(div)
         return out

@@ -12,6 +12,34 @@
 * :func:`gap_metrics` — steps to a tolerance, fitted linear rate and cycling flag of a gap curve (spec §8).
 * :func:`player_blocks` — the public description of who moves which part of an action; every learner in
   ``agents/games`` and ``baselines/games`` reads it from ``ProblemSpec.params["blocks"]``.
+* :func:`jacobian_bounds`, :func:`auto_step`, :func:`euler_factor_bound`, :func:`euler_factor` — the
+  linearised Best Response map and the step size of its explicit Euler discretisation (below).
+
+**Linearisation and the step size** (used by ``br-flow``'s ``h="auto"`` and by the oracles' rate
+predictions). Near a fixed point ``x*`` the Euler step ``x ← (1 − h)x + hT(x)`` of the flow
+``ẋ = T(x) − x`` (paper: ``dμ/dt = Ψ(μ) − μ``) acts on deviations as ``(1 − h)I + hJ``, ``J`` the Jacobian
+of the joint best-response map ``T = (Ψ, Φ)`` at ``x*``; an eigenvalue ``λ`` of ``J`` is damped by
+``|1 − h + hλ|`` per step. For the min–max game ``F(μ,ν) = μᵀGν − (a/2)μᵀPμ + (b/2)νᵀQν`` the Gibbs maps
+give ``J = M H`` with ``M = diag(S_Ψ/σ, S_Φ/σ′)``, ``S_p = diag p − ppᵀ`` (PSD, ``λ_max(S_p) ≤ ½``) and
+``H = [[aP, −G], [Gᵀ, bQ]]``. ``J`` is similar to ``M^{½} H M^{½}``, whose symmetric part
+``M^{½} diag(aP, bQ) M^{½}`` is PSD and whose skew part is ``M^{½}[[0, −G], [Gᵀ, 0]]M^{½}``; so every
+eigenvalue lies in the rectangle ``0 ≤ Re λ ≤ δ``, ``|Im λ| ≤ c`` with the *self* (non-convexity) bound
+``δ = max(a λ_max(ΠPΠ)/(2σ), b λ_max(ΠQΠ)/(2σ′))`` and the *cross* (rotation) bound
+``c = min(‖ΠGΠ‖₂/(2√(σσ′)), ρ₁)`` (``Π`` the centring projection, ``S_p Π = S_p``). ``ρ₁`` is the ℓ1 bound of
+``GameOracle.contraction_bound()`` (``‖S_p z‖₁ ≤ ½ osc(z)``, ``osc(Mv) ≤ ω(M)‖v‖₁`` for ``Σv = 0``) in its
+weighted form: with ``d₁ = aω(P)/(2σ)``, ``c₁ = ω(G)/(2σ)``, ``c₂ = ω(G)/(2σ′)``, ``d₂ = bω(Q)/(2σ′)`` the blocks of ``J`` have ℓ1 norms at most ``[[d₁, c₁], [c₂, d₂]]``, so every ``|λ|`` is at
+most its Perron root ``ρ₁ = (d₁ + d₂)/2 + √(((d₁ − d₂)/2)² + c₁c₂)`` (``≤ κ``; ``ω(G)/(2√(σσ′))`` when
+``a = b = 0``); ``δ`` is capped by ``ρ₁`` too. Over that rectangle the worst damping is at
+the corner ``(δ, c)``: ``ρ(h)² = (1 − h(1 − δ))² + h²c²`` (``h ≤ 1``), minimised by
+
+    h* = min(1, (1 − δ)/((1 − δ)² + c²)),      ρ(h*) = c/√((1 − δ)² + c²)  (h* < 1),  √(δ² + c²)  (h* = 1).
+
+A single player (mean field: ``c = 0``) gets ``h* = 1`` for every ``δ < 1``: with a ``κ``-contraction ``Ψ``
+(the paper's theorem) the Euler factor ``1 − h(1 − κ)`` is smallest at ``h = 1``. A zero-sum bilinear game
+(``δ = 0``) gets ``h* = 1/(1 + c²)``: its linearisation is a pure rotation (``Re λ = 0``), which ``h = 1``
+(best-response iteration) does not damp once ``|λ| ≥ 1``. For ``δ ≥ 1`` no step is certified (an eigenvalue may
+have ``Re λ ≥ 1``: the fixed point of the flow itself may be unstable); :func:`auto_step` then falls back to
+the rotation rule ``1/(1 + c²)`` [design].
 """
 
 from __future__ import annotations
@@ -24,7 +52,8 @@ import numpy as np
 from papergym.envs.spec import InvalidActionError
 
 __all__ = ["check_number", "check_int", "read_action", "logsumexp", "gibbs", "kl", "omega", "solve_saddle", "saddle_residual", "gap_metrics",
-           "player_blocks", "Block", "NEG_TOL", "SUM_TOL"]
+           "player_blocks", "Block", "NEG_TOL", "SUM_TOL", "centred_norm", "jacobian_bounds", "auto_step",
+           "euler_factor_bound", "euler_factor", "bilinear_jacobian", "STATUSES"]
 
 NEG_TOL = 1e-12  # entries below -NEG_TOL are rejected; those in [-NEG_TOL, 0) count as 0
 SUM_TOL = 1e-6  # strict_simplex: |sum - 1| above this is rejected
@@ -274,3 +303,83 @@ def gap_metrics(gaps: Sequence[float], tol: float) -> dict[str, float]:
     tail = g[-w:] if K >= 2 else g
     cyc = float(tail.size >= 2 and tail[1:].min() >= tail[0] and g[-1] > tol)
     return {"steps_to_tol": steps, "rate": rate, "cycling": cyc}
+
+
+# ------------------------------------------------------------------------- linearisation, step size
+STATUSES = ("converged", "not converged", "not contractive", "grid-edge")  # episode_metrics()["status"]
+
+
+def centred_norm(M: np.ndarray) -> float:
+    """``‖Π_A M Π_B‖₂`` (``Π`` = the projection orthogonal to the constants): the part of ``M`` a Gibbs map
+    sees, since ``S_p 1 = 0``."""
+    M = np.asarray(M, dtype=float)
+    Mc = M - M.mean(axis=0, keepdims=True) - M.mean(axis=1, keepdims=True) + M.mean()
+    return float(np.linalg.norm(Mc, 2))
+
+
+def jacobian_bounds(G: np.ndarray, sigma: float, sigma2: float, *, a: float = 0.0, P: np.ndarray | None = None,
+                    b: float = 0.0, Q: np.ndarray | None = None) -> dict[str, float]:
+    """The rectangle ``{0 ≤ Re λ ≤ δ, |Im λ| ≤ c}`` holding the spectrum of the Jacobian of the joint Best
+    Response map ``(Ψ, Φ)`` of ``μᵀGν − (a/2)μᵀPμ + (b/2)νᵀQν + σKL(μ|π) − σ′KL(ν|ρ)`` at *every* profile
+    (module docstring): ``{"self": δ, "cross": c, "l1": ρ₁}``. Needs only the payoff data and temperatures,
+    not the equilibrium."""
+    G = np.asarray(G, dtype=float)
+    A, B = G.shape
+    P = np.eye(A) if P is None else np.asarray(P, dtype=float)
+    Q = np.eye(B) if Q is None else np.asarray(Q, dtype=float)
+    oG = omega(G)
+    d1, d2 = a * omega(P) / (2 * sigma), b * omega(Q) / (2 * sigma2)
+    c1, c2 = oG / (2 * sigma), oG / (2 * sigma2)
+    rho1 = (d1 + d2) / 2 + float(np.sqrt(((d1 - d2) / 2) ** 2 + c1 * c2))
+
+    def lam_max_centred(M):
+        n = M.shape[0]
+        Pi = np.eye(n) - 1.0 / n
+        return float(np.linalg.eigvalsh(Pi @ ((M + M.T) / 2) @ Pi).max()) if n > 1 else 0.0
+
+    delta = max(a * lam_max_centred(P) / (2 * sigma) if a else 0.0, b * lam_max_centred(Q) / (2 * sigma2) if b else 0.0)
+    cross = centred_norm(G) / (2 * np.sqrt(sigma * sigma2))
+    return {"self": float(min(max(delta, 0.0), rho1)), "cross": float(min(cross, rho1)), "l1": float(rho1)}
+
+
+def bilinear_jacobian(M: np.ndarray, mu: np.ndarray, nu: np.ndarray, sigma: float, sigma2: float, *,
+                      a: float = 0.0, P: np.ndarray | None = None, b: float = 0.0,
+                      Q: np.ndarray | None = None) -> np.ndarray:
+    """The Jacobian ``[[S_Ψ aP/σ, −S_Ψ M/σ], [S_Φ Mᵀ/σ′, S_Φ bQ/σ′]]`` of ``(Ψ, Φ)`` at a fixed point
+    ``(μ, ν) = (Ψ, Φ)`` (``dΨ = S_Ψ(aP dμ − M dν)/σ``, ``dΦ = S_Φ(Mᵀ dμ + bQ dν)/σ′``)."""
+    A, B = M.shape
+    Sm, Sn = np.diag(mu) - np.outer(mu, mu), np.diag(nu) - np.outer(nu, nu)
+    top = np.hstack([a * Sm @ (np.eye(A) if P is None else P) / sigma, -Sm @ M / sigma])
+    bot = np.hstack([Sn @ M.T / sigma2, b * Sn @ (np.eye(B) if Q is None else Q) / sigma2])
+    return np.vstack([top, bot])
+
+
+def auto_step(self_bound: float, cross_bound: float) -> float:
+    """``h* = min(1, (1 − δ)/((1 − δ)² + c²))``, the step minimising the worst Euler damping
+    ``(1 − h(1 − δ))² + h²c²`` over the spectral rectangle (module docstring); ``δ ≥ 1``: ``min(1, 1/(1 + c²))``
+    [design fallback, no step is certified]."""
+    d, c = float(self_bound), float(cross_bound)
+    if not (np.isfinite(d) and np.isfinite(c)) or d < 0 or c < 0:
+        raise ValueError(f"spectral bounds must be finite and >= 0, got self={self_bound!r}, cross={cross_bound!r}")
+    if d >= 1.0:
+        return float(min(1.0, 1.0 / (1.0 + c * c)))
+    return float(min(1.0, (1.0 - d) / ((1.0 - d) ** 2 + c * c)))
+
+
+def euler_factor_bound(h: float, self_bound: float, cross_bound: float) -> float:
+    """``ρ(h) = √((1 − h(1 − δ))² + h²c²)``: the largest per-step damping factor of a deviation over the
+    spectral rectangle (``0 < h ≤ 1``). A gap quadratic in the deviation (NI error, ``F^σ − F^σ*``) decays
+    like ``ρ(h)²``."""
+    d, c = float(self_bound), float(cross_bound)
+    return float(np.sqrt((1.0 - h * (1.0 - d)) ** 2 + (h * c) ** 2))
+
+
+def euler_factor(h: float, eigenvalues: np.ndarray) -> float:
+    """``max_j |1 − h + hλ_j|``: the exact linearised damping factor per Euler step, given the spectrum of the
+    Jacobian of the best-response map at the fixed point. The Jacobian maps into the tangent space (its
+    rows sum to 0 per block); the zero eigenvalues of the normal directions give ``1 − h``, never more than a
+    tangent eigenvalue's factor since ``Re λ ≥ 0``."""
+    lam = np.asarray(eigenvalues, dtype=complex).ravel()
+    if lam.size == 0:
+        return float(abs(1.0 - h))
+    return float(np.abs(1.0 - h + h * lam).max())

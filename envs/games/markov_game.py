@@ -34,6 +34,9 @@ NaN/inf, an entry below ``−1e−12`` or an all-zero row raise :class:`~papergy
 
 ## Starting State
 The initial policies (``problem.params["mu0"]``, ``["nu0"]``); ``r`` and ``P`` stay private.
+``params["br_bounds"] = {"self": 0, "cross": c, "l1": κ}`` with ``c = max_s min(‖ΠQ*_sΠ‖₂, ω(Q*_s))/(2τ)`` bounds the
+spectrum of the best-response map linearised at the equilibrium (below); ``br-flow`` derives its default
+step from it.
 
 ## Episode End
 Truncation after ``horizon`` steps (default 300).
@@ -53,7 +56,18 @@ with the best-response values ``W^μ`` (max player's) and ``U^ν`` (min player's
 iteration (exact policy evaluation by a linear solve, then the soft-greedy policy; quadratic convergence),
 checked by one soft Bellman step. Single-agent regret = exploitability of the agent's policy (``NI`` for
 ``role="both"``). ``contraction_bound()`` is the per-state matrix-game bound ``max_s ω(Q*_s)/τ · ½`` at the
-equilibrium's ``Q`` — it ignores how ``Q`` moves with the policies (a diagnostic, not a guarantee).
+equilibrium's ``Q`` — it ignores how ``Q`` moves with the policies (a diagnostic, not a guarantee);
+``contractive`` is ``κ < 1``. The episode ``status`` is ``converged`` when the last ``NI ≤ gap_tol`` (the
+regularised equilibrium is unique and ``NI`` exact, so the gap certifies it), else ``not converged``.
+
+**Linearisation.** At the equilibrium the first variation of ``V`` in ``μ(·|s)`` is the occupancy of ``s``
+times ``q_min(s, ·) + τ log(μ_s/π)`` (performance difference), which is constant over actions there (the
+Gibbs fixed point), so it vanishes on the tangent space; likewise for ``ν``. To first order ``Q`` is frozen
+at ``Q*`` and the Jacobian of the joint best-response map is block-diagonal over states, each block the
+bilinear matrix-game Jacobian ``[[0, −S_{μ*_s}Q*_s/τ], [S_{ν*_s}Q*_sᵀ/τ, 0]]``: purely imaginary spectrum with
+``|λ| ≤ c`` (``linearised_spectrum()``, ``predicted_rate(h)``). Near the equilibrium an Euler step with
+``h`` damps the deviation by ``√((1 − h)² + h²λ²)``; ``h = 0.5`` diverges from it once ``λ > √3`` (the cold
+instances), while ``br-flow``'s ``h = 1/(1 + c²)`` always converges locally.
 
 ## Paper
 R.-A. Lascu, M. B. Majka, *Non-convex entropic mean-field optimization via Best Response flow*, NeurIPS 2025
@@ -71,7 +85,7 @@ from typing import Any
 
 import numpy as np
 
-from papergym.envs.games.common import check_int, gibbs, kl, logsumexp, omega, solve_saddle
+from papergym.envs.games.common import bilinear_jacobian, centred_norm, check_int, gibbs, kl, logsumexp, omega, solve_saddle
 from papergym.envs.games.matrix_game import RPS
 from papergym.envs.games.twoplayer import TwoPlayerEnv
 
@@ -201,6 +215,21 @@ class MarkovGame:
     def contraction_bound(self) -> float:
         Q = self.Q(self.V_star)
         return max(omega(Q[s]) for s in range(self.S)) / (2 * self.tau)
+
+    def jacobian_bounds(self) -> dict[str, float]:
+        """The spectral rectangle of the Best Response map linearised at the equilibrium (module docstring,
+        "Linearisation"): ``δ = 0`` and ``c = max_s min(‖ΠQ*_sΠ‖₂, ω(Q*_s))/(2τ)``."""
+        Q = self.Q(self.V_star)
+        c = max(min(centred_norm(Q[s]), omega(Q[s])) for s in range(self.S)) / (2 * self.tau)
+        return {"self": 0.0, "cross": float(c), "l1": self.contraction_bound()}
+
+    def linearised_spectrum(self) -> np.ndarray:
+        """Eigenvalues of the Jacobian of the joint per-state Best Response map at the equilibrium: the union
+        over states of the matrix-game Jacobians with the frozen ``Q*_s`` (module docstring)."""
+        Q = self.Q(self.V_star)
+        mu, nu = self.equilibrium
+        return np.concatenate([np.linalg.eigvals(bilinear_jacobian(Q[s], mu[s], nu[s], self.tau, self.tau))
+                               for s in range(self.S)])
 
 
 class EntropicMarkovGameEnv(TwoPlayerEnv):

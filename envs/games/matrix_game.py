@@ -39,7 +39,10 @@ all zero raise :class:`~papergym.envs.InvalidActionError`; ``strict_simplex=True
 
 ## Starting State
 ``(μ_0, ν_0)`` in ``problem.params`` (``mu0``, ``nu0`` and the ``blocks``); ``G`` (random family), ``P``, ``Q``,
-``a``, ``b`` stay private.
+``a``, ``b`` stay private. ``params["br_bounds"]`` publishes three scalars, the rectangle ``0 ≤ Re λ ≤ δ``,
+``|Im λ| ≤ c`` holding the spectrum of the linearised joint best-response map (``δ = max(a λ_max(ΠPΠ)/(2σ),
+b λ_max(ΠQΠ)/(2σ′))``, ``c = min(‖ΠGΠ‖₂/(2√(σσ′)), ρ₁)``, ``ρ₁`` the weighted ℓ1 bound;
+:mod:`papergym.envs.games.common`), from which ``br-flow`` derives its default step.
 
 ## Episode End
 Truncation after ``horizon`` steps (default 500).
@@ -56,9 +59,14 @@ itself, which is the dynamics the paper studies. Paper-scale [design]: ``random`
 ``env.unwrapped.oracle`` (:class:`~papergym.envs.games.twoplayer.GameOracle`): the equilibrium ``(μ*, ν*)``
 (damped best-response iteration, then Newton on the fixed-point residual; certified ``NI ≤ 1e−12``),
 ``value = V*``, ``equilibrium_gap(μ, ν) = NI``, ``exploitability_min``/``exploitability_max`` (sum = NI),
-``contraction_bound() = κ``. Single-agent regret: the exploitability of the agent's strategy (``NI`` for
+``contraction_bound() = κ``, ``contractive`` (``κ < 1``), ``jacobian_bounds()``, ``linearised_spectrum()`` (the
+Jacobian of ``(Ψ, Φ)`` at the equilibrium) and ``predicted_rate(h)`` (``max_j |1 − h + hλ_j|²``, the Euler factor
+of ``NI`` near the equilibrium). Single-agent regret: the exploitability of the agent's strategy (``NI`` for
 ``role="both"``) — the per-step gap; the runner reports its cumulative sum, the last and average-iterate
-gaps, steps to ``gap_tol``, the fitted linear rate and a cycling flag.
+gaps, steps to ``gap_tol``, the fitted linear rate, a cycling flag, ``κ``, the ``contractive`` flag and a
+``status``: ``converged`` (last gap ``≤ gap_tol``, certified by ``κ < 1`` or by the unique equilibrium of a
+strongly convex–concave ``F^σ``), ``not converged``, or ``not contractive`` (``allow_nonconvex_inner`` with
+``κ ≥ 1``: no certificate, never reported converged).
 
 ## Paper
 R.-A. Lascu, M. B. Majka, *Non-convex entropic mean-field optimization via Best Response flow*, NeurIPS
@@ -74,7 +82,8 @@ from typing import Any
 
 import numpy as np
 
-from papergym.envs.games.common import check_int, check_number, gibbs, kl, logsumexp, omega, saddle_residual, solve_saddle
+from papergym.envs.games.common import (bilinear_jacobian, check_int, check_number, gibbs, jacobian_bounds, kl, logsumexp,
+                                        omega, saddle_residual, solve_saddle)
 from papergym.envs.games.twoplayer import TwoPlayerEnv
 
 __all__ = ["EntropicMatrixGameEnv", "MatrixGame", "parallel_env", "INSTANCES", "RPS"]
@@ -173,6 +182,17 @@ class MatrixGame:
     def contraction_bound(self) -> float:
         s1, s2, oG = self.sigma_min, self.sigma_max, omega(self.G)
         return max(self.a * omega(self.P) / (2 * s1) + oG / (2 * s2), oG / (2 * s1) + self.b * omega(self.Q) / (2 * s2))
+
+    def jacobian_bounds(self) -> dict[str, float]:
+        """The spectral rectangle of the linearised Best Response map (:func:`~papergym.envs.games.common.jacobian_bounds`):
+        a function of ``G``, ``P``, ``Q``, ``a``, ``b`` and the temperatures, valid at every profile."""
+        return jacobian_bounds(self.G, self.sigma_min, self.sigma_max, a=self.a, P=self.P, b=self.b, Q=self.Q)
+
+    def linearised_spectrum(self) -> np.ndarray:
+        """Eigenvalues of the Jacobian of ``(Ψ, Φ)`` at the equilibrium."""
+        mu, nu = self.equilibrium
+        J = bilinear_jacobian(self.G, mu, nu, self.sigma_min, self.sigma_max, a=self.a, P=self.P, b=self.b, Q=self.Q)
+        return np.linalg.eigvals(J)
 
     def residual(self, mu: np.ndarray, nu: np.ndarray) -> float:
         return saddle_residual(mu, nu, self.G, self.a, self.P, self.b, self.Q, self.sigma_min, self.sigma_max,

@@ -51,8 +51,15 @@ clipped); the minimiser ``μ*`` — for the families where ``F`` depends on ``μ
 points of ``[−R, R]``, Brent to 1e−14, plus ``m = 0``) and the least ``F^σ`` is kept; for ``interaction``,
 damped iteration (``h = 0.5``) to a fixed-point residual of 1e−14. Also ``w1_to_minimiser``,
 ``fixed_point_residual``, ``contraction_estimate`` (largest ``W1(Ψμ, Ψμ′)/W1(μ, μ′)`` over 200 Gaussian pairs
-of the instance stream), ``contractive``, ``a_c``, and ``episode_metrics()`` (``gap_last``, ``gap_avg`` of the
-average iterate, ``steps_to_tol``, ``rate``, ``cycling``, ``w1_last``, ``residual_last``).
+of the instance stream), ``contraction_bound`` (the ``W1`` constant of ``Ψ``: exactly ``a/a_c`` for the mean
+families, the estimate for ``interaction``), ``contractive`` (``contraction_bound < 1``: the paper's theorem
+applies), ``a_c``, ``linearised_spectrum`` and ``predicted_rate(h)`` (the Euler factor of the gap near ``μ*``),
+and ``episode_metrics()`` (``gap_last``, ``gap_avg`` of the average iterate, ``steps_to_tol``, ``rate``,
+``cycling``, ``w1_last``, ``residual_last``, ``edge_mass``, ``contraction_bound``, ``contractive`` and a
+``status``: ``grid-edge`` when the last iterate or the grid's minimiser has mass ``> 1e−3`` in the outer 5 % of
+the grid — a truncation artefact, never ``converged`` — else ``not contractive``, ``converged`` (gap
+``≤ gap_tol``) or ``not converged``; one-hot numeric flags ``converged``, ``not_contractive``, ``grid_edge``).
+``br-flow``'s default step here is ``h = 1`` (one player: :mod:`papergym.agents.games.br_flow`).
 
 ## Paper
 R.-A. Lascu, M. B. Majka, *Non-convex entropic mean-field optimization via Best Response flow*,
@@ -73,15 +80,27 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.signal import fftconvolve
 
-from papergym.envs.games.common import check_number, gap_metrics, gibbs, kl, player_blocks, read_action
+from papergym.envs.games.common import check_number, euler_factor, gap_metrics, gibbs, kl, player_blocks, read_action
 from papergym.envs.spec import ProblemSpec, instance_seed
 
-__all__ = ["EntropicMeanFieldEnv", "MeanFieldOracle", "INSTANCES"]
+__all__ = ["EntropicMeanFieldEnv", "MeanFieldOracle", "INSTANCES", "EDGE_FRACTION", "EDGE_MASS", "edge_mass"]
 
 ENV_ID = "EntropicMeanField-v0"
 INSTANCES = ("curie-weiss", "curie-weiss-unstable", "double-well", "double-well-broken", "interaction")
 COMPARE_DEFAULTS = {"seeds": 1, "horizon": 200}
 REGRET_NAME = "cumulative optimality gap  sum_k F^s(mu_k) - F^s(mu*)"
+
+EDGE_FRACTION = 0.05  # the outer 5 % of the grid on each side is its "edge" [design]
+EDGE_MASS = 1e-3  # a measure with more mass than this there has run into the truncation [design]
+
+
+def edge_mass(mu: np.ndarray, x: np.ndarray) -> float:
+    """Mass of ``μ`` on the grid points with ``|x| ≥ (1 − EDGE_FRACTION)·R``. The reference ``N(0, 1)`` puts
+    ``~1e−14`` there at ``R = 8``; a minimiser of the continuum problem keeps Gaussian-like tails, so mass above
+    ``EDGE_MASS`` means the iterate (or the grid's "minimiser") is an artefact of the truncation."""
+    R = float(np.abs(x).max())
+    return float(np.asarray(mu)[..., np.abs(x) >= (1 - EDGE_FRACTION) * R].sum())
+
 
 # family -> (potential, a, sigma, interaction)
 _FAMILIES = {
@@ -229,9 +248,63 @@ class MeanFieldOracle:
 
     @property
     def contractive(self) -> bool:
+        """The paper's condition: ``Ψ`` a ``W1`` contraction (:meth:`contraction_bound` ``< 1``)."""
+        return self.contraction_bound() < 1.0
+
+    def contraction_bound(self) -> float:
+        """The ``W1`` Lipschitz constant of ``Ψ``. Mean families (``F`` through ``∫V dμ`` and ``m(μ)``):
+        ``Ψ(μ) = Ψ_{m(μ)}``, an exponential tilt ``∝ e^{a m x/σ} Ψ_0``; tilts are stochastically ordered, so
+        ``W1(Ψ_m, Ψ_m′) = |E_m x − E_m′ x| = (a/σ)|∫_m^{m′} Var_{Ψ_t}(x) dt|``, and ``|m(μ) − m(μ′)| ≤ W1(μ, μ′)``;
+        ``Var_{Ψ_t}`` is largest at ``t = 0`` (Gaussian tilts of the symmetric grid reference; the GHS inequality for the
+        quartic single-site measure, see ``a_c``), hence the exact constant ``(a/σ) Var_{Ψ_0}(x) = a/a_c``.
+        ``interaction``: :meth:`contraction_estimate` (an empirical lower estimate, not a bound)."""
         if self.prob.interaction:
-            return self.contraction_estimate() < 1.0
-        return self.prob.a < self.a_c
+            return self.contraction_estimate()
+        return self.prob.a / self.a_c
+
+    def linearised_spectrum(self) -> np.ndarray:
+        """Largest eigenvalue of the Jacobian ``J = −σ⁻¹ S_{μ*} K`` of ``Ψ`` at the minimiser (``K`` the
+        linear map ``μ ↦ δF/δμ(μ)``; ``S_p = diag p − ppᵀ``), and 0. ``J`` is similar to a PSD operator
+        (``−K`` is PSD: ``a x xᵀ`` for the mean families, the Gaussian kernel ``a e^{−z²/(2ℓ²)}`` for
+        ``interaction``), so its spectrum is real in ``[0, λ_max]``. Mean families: ``J`` has rank one,
+        ``λ_max = (a/σ) Var_{μ*}(x)``; ``interaction``: power iteration (FFT convolutions) to a relative change
+        of 1e−13."""
+        p, mu = self.prob, self.minimiser
+        if not p.interaction:
+            return np.array([p.a / p.sigma * float(((p.x - p.mean(mu)) ** 2) @ mu), 0.0])
+
+        def J(v):
+            w = -p.conv(v) / p.sigma
+            return mu * (w - mu @ w)
+
+        v = mu * (p.x + p.x ** 2 / 2)  # odd (translation) and even (width) modes both present
+        lam = 0.0
+        for _ in range(100_000):
+            u = J(v)
+            new = float(np.linalg.norm(u) / np.linalg.norm(v))
+            v = u / np.linalg.norm(u)
+            if abs(new - lam) <= 1e-13 * max(new, 1e-300):
+                lam = new
+                break
+            lam = new
+        return np.array([lam, 0.0])
+
+    def predicted_rate(self, h: float) -> float:
+        """Per-step factor of ``F^σ(μ_k) − F^σ(μ*)`` (quadratic in the deviation) of the Euler-discretised flow
+        with step ``h`` near the minimiser: ``max(|1 − h|, |1 − h + hλ_max|)²``."""
+        return euler_factor(h, self.linearised_spectrum()) ** 2
+
+    def status(self, gap_last: float, mu_last: np.ndarray) -> str:
+        """``"grid-edge"`` if the last iterate or the grid's minimiser has more than ``EDGE_MASS`` in the outer
+        ``EDGE_FRACTION`` of the grid (a truncation artefact, whatever its gap); else ``"not contractive"`` if
+        ``Ψ`` is not a ``W1`` contraction (the paper's theorem does not apply); else ``"converged"`` when the
+        last gap is ``≤ gap_tol``, ``"not converged"`` otherwise."""
+        x = self.prob.x
+        if edge_mass(mu_last, x) > EDGE_MASS or max(edge_mass(m, x) for m in self.minimisers) > EDGE_MASS:
+            return "grid-edge"
+        if not self.contractive:
+            return "not contractive"
+        return "converged" if gap_last <= self._env.gap_tol else "not converged"
 
     def w1_to_minimiser(self, mu: Any) -> float:
         mu = self._measure(mu)
@@ -261,17 +334,26 @@ class MeanFieldOracle:
         p = self.prob
         return {"family": p.family, "a": p.a, "sigma": p.sigma, "optimal_value": -self.value,
                 "minimiser_mean": p.mean(self.minimiser), "n_minimisers": len(self.minimisers),
-                "contractive": bool(self.contractive), "a_c": self.a_c}
+                "contractive": bool(self.contractive), "contraction_bound": self.contraction_bound(), "a_c": self.a_c,
+                "minimiser_edge_mass": max(edge_mass(m, p.x) for m in self.minimisers)}
 
-    def episode_metrics(self) -> dict[str, float]:
-        """Scores of the episode just played (the runner adds them to the run's row)."""
+    def episode_metrics(self) -> dict[str, Any]:
+        """Scores of the episode just played (the runner adds them to the run's row): ``gap_last``, ``gap_avg``
+        (average iterate), ``steps_to_tol``, ``rate``, ``cycling``, ``w1_last``, ``residual_last``; ``edge_mass``
+        of the last iterate; ``contraction_bound`` and ``contractive`` (1/0); the convergence ``status``
+        (:meth:`status`) with its one-hot flags ``converged``, ``not_contractive``, ``grid_edge``."""
         env = self._env
         if not env._gaps:
             return {}
         avg = env._sum / len(env._gaps)
         out = gap_metrics(env._gaps, env.gap_tol)
         out.update({"gap_last": float(env._gaps[-1]), "gap_avg": self.regret(avg),
-                    "w1_last": self.w1_to_minimiser(env._mu), "residual_last": self.fixed_point_residual(env._mu)})
+                    "w1_last": self.w1_to_minimiser(env._mu), "residual_last": self.fixed_point_residual(env._mu),
+                    "edge_mass": edge_mass(env._mu, self.prob.x)})
+        status = self.status(out["gap_last"], env._mu)
+        out.update({"contraction_bound": self.contraction_bound(), "contractive": float(self.contractive),
+                    "status": status, "converged": float(status == "converged"),
+                    "not_contractive": float(status == "not contractive"), "grid_edge": float(status == "grid-edge")})
         return out
 
 

@@ -10,7 +10,13 @@ A game object (:class:`~papergym.envs.games.matrix_game.MatrixGame`,
 * :class:`GameOracle` — the privileged view: the exact regularised equilibrium, ``NI``, both exploitabilities,
   the single-agent regret (the exploitability of the agent's own strategy, or ``NI`` for ``role="both"``),
   and the episode metrics (gap of the last and of the average iterate, steps to a tolerance, fitted
-  linear rate, cycling flag).
+  linear rate, cycling flag, the contraction bound and flag, a convergence status); the spectrum of the
+  linearised best-response map and the Euler rate it predicts.
+
+Every ``ProblemSpec`` (each role) publishes ``params["br_bounds"] = {"self": δ, "cross": c, "l1": ρ₁}``, the
+rectangle ``0 ≤ Re λ ≤ δ``, ``|Im λ| ≤ c`` holding the spectrum of the linearised joint best-response map
+(:mod:`papergym.envs.games.common`, "Linearisation and the step size"): three scalars from which
+``br-flow``'s ``h="auto"`` is derived; they do not reveal the payoff.
 
 The PettingZoo ``ParallelEnv`` on the same games is :mod:`papergym.envs.games.parallel`.
 """
@@ -23,7 +29,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from papergym.envs.games.common import gap_metrics, player_blocks, read_action
+from papergym.envs.games.common import euler_factor, gap_metrics, player_blocks, read_action
 from papergym.envs.spec import ProblemSpec, instance_seed
 
 __all__ = ["TwoPlayerEnv", "GameOracle", "ROLES", "clip_gap"]
@@ -67,6 +73,34 @@ class GameOracle:
         """``κ`` of spec §3 (finite-set ℓ1 bound; ``κ < 1`` ⇒ every ``h ∈ (0, 1]`` converges geometrically)."""
         return float(self.game.contraction_bound())
 
+    @property
+    def contractive(self) -> bool:
+        """``κ < 1``: the joint best-response map is a contraction (the finite analogue of the paper's condition)."""
+        return self.contraction_bound() < 1.0
+
+    @property
+    def certified(self) -> bool:
+        """Whether a small ``NI`` certifies convergence to *the* solution: ``κ < 1`` (contraction: unique fixed
+        point), or an exact oracle on a game with a unique equilibrium — the matrix game with concave inner
+        problems (``a λ_max(P) < σ``, ``b λ_max(Q) < σ′``: ``F^σ`` strongly convex–concave,
+        :mod:`~papergym.envs.games.matrix_game`) and the Markov game (unique regularised Shapley equilibrium).
+        Neither ⇒ status ``"not contractive"``."""
+        return self.contractive or self.exact
+
+    def jacobian_bounds(self) -> dict[str, float]:
+        """``{"self": δ, "cross": c, "l1": ρ₁}``: the rectangle holding the spectrum of the linearised Best
+        Response map (published to learners as ``ProblemSpec.params["br_bounds"]``; ``br-flow``'s ``h="auto"``)."""
+        return dict(self.game.jacobian_bounds())
+
+    def linearised_spectrum(self) -> np.ndarray:
+        """Eigenvalues of the Jacobian of the joint best-response map at the equilibrium."""
+        return self.game.linearised_spectrum()
+
+    def predicted_rate(self, h: float) -> float:
+        """Per-step factor of the ``NI`` error of the Euler-discretised flow with step ``h`` near the equilibrium:
+        ``max_j |1 − h + hλ_j|²`` (``NI`` is quadratic in the deviation; compare ``episode_metrics()["rate"]``)."""
+        return euler_factor(h, self.linearised_spectrum()) ** 2
+
     # ----- Oracle protocol (single-agent view of the env's role)
     def _split(self, action: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
         env = self._env
@@ -96,13 +130,24 @@ class GameOracle:
         return self.optimal_value(t) - self.regret(action, t)
 
     def instance_metrics(self) -> dict[str, Any]:
+        jb = self.jacobian_bounds()
         return {"value": self.value, "contraction_bound": self.contraction_bound(), "exact": self.exact,
+                "contractive": self.contractive, "self_bound": jb["self"], "cross_bound": jb["cross"],
                 "equilibrium_gap": self.equilibrium_gap(self.mu_star, self.nu_star)}
 
-    def episode_metrics(self) -> dict[str, float]:
+    def status(self, gap_last: float) -> str:
+        """``"converged"`` (last gap ``≤ gap_tol`` and :attr:`certified`), ``"not contractive"`` (not certified,
+        whatever the gap) or ``"not converged"``."""
+        if not self.certified:
+            return "not contractive"
+        return "converged" if gap_last <= self._env.gap_tol else "not converged"
+
+    def episode_metrics(self) -> dict[str, Any]:
         """Scores of the episode just played: ``gap_last`` / ``gap_avg`` (the regret of the last and of the
         average iterate of the agent), ``ni_last`` / ``ni_avg`` (``NI`` of the joint profile), ``steps_to_tol``,
-        ``rate``, ``cycling`` (spec §8)."""
+        ``rate``, ``cycling`` (:func:`~papergym.envs.games.common.gap_metrics`); the instance's ``contraction_bound`` (``κ``) and ``contractive`` flag
+        (1/0); the convergence ``status`` (:meth:`status`) with its one-hot flags ``converged`` and
+        ``not_contractive`` (numeric, so the runner averages them)."""
         env = self._env
         k = len(env._gaps)
         if k == 0:
@@ -117,6 +162,10 @@ class GameOracle:
             gap_avg = self.equilibrium_gap(mu_bar, nu_bar)
         out.update({"gap_last": float(env._gaps[-1]), "gap_avg": gap_avg,
                     "ni_last": self.equilibrium_gap(env._mu, env._nu), "ni_avg": self.equilibrium_gap(mu_bar, nu_bar)})
+        status = self.status(out["gap_last"])
+        out.update({"contraction_bound": self.contraction_bound(), "contractive": float(self.contractive),
+                    "status": status, "converged": float(status == "converged"),
+                    "not_contractive": float(status == "not contractive"), "grid_edge": 0.0})
         return out
 
 
@@ -196,7 +245,8 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
             space_o = gym.spaces.Box(-np.inf, np.inf, shape, np.float64)
         return ProblemSpec(self.ENV_ID, space_a, space_o, self.horizon, {
             "role": role, "blocks": blocks, "sigma": game.sigma_min, "sigma_max": game.sigma_max,
-            "mu0": game.init_min, "nu0": game.init_max, **self._public(game)})
+            "mu0": game.init_min, "nu0": game.init_max, "br_bounds": dict(game.jacobian_bounds()),
+            **self._public(game)})
 
     # ----- protocol
     def validate_action(self, action: Any) -> None:

@@ -664,6 +664,11 @@ class CompareResult:
                 cols.append(("W1 to mu*", lambda r: num(r.w1_last, ".2e")))
             if present("diverged"):
                 cols.append(("diverged", lambda r: num(r.diverged, ".2f")))
+            if present("contraction_bound"):  # the oracle's contractivity (envs/games: l1 bound; mean field: W1 constant)
+                cols += [("kappa", lambda r: num(r.contraction_bound, ".3g")),
+                         ("contractive", lambda r: num(r.contractive, ".2f"))]
+            if present("converged"):
+                cols.append(("status", _game_status))
         if present("sum_sigma"):
             cols.append(("sum sigma(x_t)", lambda r: num(r.sum_sigma)))
         if present("restarts"):
@@ -1028,6 +1033,24 @@ def compare(
 _RESERVED = frozenset({"agent", "role", "seed", "status", "final_regret", "regret_half", "flatness", "simple_regret",
                        "static_regret",
                        "seconds", "sec_per_1k_steps", "diagnostics", "key", "error"})
+
+
+def _game_status(r: Any) -> str:
+    """The runs' convergence statuses from the per-agent means of the one-hot flags of
+    ``oracle.episode_metrics()`` (entropic games): e.g. ``converged 4/5, not converged 1/5``, ``grid-edge 1/1``."""
+    n = int(r.n_ok)
+    if n == 0:
+        return "-"
+    parts, seen = [], 0
+    for name, col in (("converged", "converged"), ("grid-edge", "grid_edge"), ("not contractive", "not_contractive")):
+        f = float(getattr(r, col, np.nan))
+        k = round(f * n) if np.isfinite(f) else 0
+        seen += k
+        if k:
+            parts.append(f"{name} {k}/{n}")
+    if n - seen > 0:
+        parts.append(f"not converged {n - seen}/{n}")
+    return ", ".join(parts)
 
 
 def _scalar_diagnostics(diag: Mapping[str, Any]) -> dict[str, float]:

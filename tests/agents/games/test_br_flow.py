@@ -3,6 +3,8 @@ convergence behaviour, divergence reporting, and every learner on every env and 
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -110,7 +112,7 @@ def test_curie_weiss_contraction_through_the_agent():
 
 def test_curie_weiss_divergence_is_reported_not_a_fake_minimum():
     env = EntropicMeanFieldEnv("curie-weiss", a=1.5, sigma=1.0, horizon=60)
-    agent, xs = _run(env, "br-flow")
+    agent, xs = _run(env, "br-flow", h=0.5)
     d = agent.diagnostics()
     assert d["diverged"] == 1.0 and d["boundary_mass"] > 0.5
     # far from the truncation the mean grows by 1 + h (a/sigma - 1) per step (the grid's tail at R = 8 costs
@@ -228,3 +230,125 @@ def test_compare_reports_game_metrics():
     assert "iterate_gap" in res.curves.columns
     table = res.format_table()
     assert "gap avg-iterate" in table and "steps to tol" in table
+    # the oracle's contractivity and the convergence status (random: kappa = max(1/4 + omega(G)/2, ...) < 1)
+    assert {"kappa", "contractive", "status"} <= set(table.splitlines()[0].split())
+    assert s.loc["br-flow", "converged"] == 1.0 and "converged 2/2" in table
+    assert (s.contraction_bound < 1).all() and (s.contractive == 1.0).all()
+
+
+def test_compare_table_shows_grid_edge_not_converged():
+    from papergym.leaderboard import compare
+
+    res = compare("EntropicMeanField-v0", agents=["br-flow"], seeds=[8331], horizon=40,
+                  env_kwargs={"instance": "curie-weiss-unstable", "G": 801}, backend="serial", cache=False)
+    row = res.summary.set_index("agent").loc["br-flow"]
+    assert row.gap_last < 1e-6  # the gap to the grid's "minimiser" is tiny ...
+    assert row.grid_edge == 1.0 and row.converged == 0.0 and row.contractive == 0.0
+    table = res.format_table()
+    assert "grid-edge 1/1" in table and "converged 1/1" not in table  # ... and the table says what it is
+
+
+# --------------------------------------------------------------------------- h = "auto" (the default)
+def test_auto_step_is_derived_from_the_published_bounds():
+    env = EntropicMatrixGameEnv("rps-cold", role="both")
+    env.reset(seed=8301)
+    assert make_agent("br-flow", env.problem).h == pytest.approx(1 / (1 + 7.5 ** 2))  # delta = 0, c = 7.5
+    mf = EntropicMeanFieldEnv("double-well", G=301)
+    mf.reset(seed=8301)
+    assert make_agent("br-flow", mf.problem).h == 1.0  # one player: c = 0
+    mk = EntropicMarkovGameEnv("random-cold", role="min")
+    mk.reset(seed=8313)
+    c = mk.problem.params["br_bounds"]["cross"]
+    agent = make_agent("br-flow", mk.problem)  # a single role still plays the joint dynamics
+    assert agent.h == pytest.approx(1 / (1 + c * c)) and agent.diagnostics()["rate_bound"] == pytest.approx(c * c / (1 + c * c))
+    assert make_agent("br-flow", env.problem, h=0.3).h == 0.3
+    assert np.isnan(make_agent("fictitious-play", env.problem).diagnostics()["h"])
+    with pytest.raises(ValueError, match="'auto' or a number"):
+        make_agent("br-flow", env.problem, h="fast")
+    from papergym.envs.spec import ProblemSpec
+
+    p = env.problem
+    bare = ProblemSpec(p.env_id, p.action_space, p.observation_space, p.horizon,
+                       {k: v for k, v in p.params.items() if k != "br_bounds"})
+    with pytest.raises(ValueError, match="br_bounds"):
+        make_agent("br-flow", bare)
+    make_agent("br-flow", bare, h=0.5)  # an explicit step needs no bounds
+
+
+def test_auto_step_exponential_scheme_gives_the_same_iterates():
+    env = EntropicMatrixGameEnv("random", role="both", horizon=20)
+    _, a = _run(env, "br-flow", seed=8302)
+    _, b = _run(env, "br-flow", seed=8302, scheme="exponential")
+    np.testing.assert_allclose(np.array(a), np.array(b), atol=1e-14)
+
+
+# family -> (env class, kwargs, step budget K): the default horizons; 2000 for the cold (sigma, tau = 0.1) ones
+CERTIFIED = {
+    "matrix/rps": (EntropicMatrixGameEnv, {"instance": "rps"}, 500),
+    "matrix/rps-cold": (EntropicMatrixGameEnv, {"instance": "rps-cold"}, 2000),
+    "matrix/rps-nonconvex": (EntropicMatrixGameEnv, {"instance": "rps-nonconvex"}, 500),
+    "matrix/random": (EntropicMatrixGameEnv, {"instance": "random"}, 500),
+    "markov/random": (EntropicMarkovGameEnv, {"instance": "random"}, 300),
+    "markov/random-cold": (EntropicMarkovGameEnv, {"instance": "random-cold"}, 2000),
+    "markov/random-medium": (EntropicMarkovGameEnv, {"instance": "random-medium"}, 300),
+    "markov/single-state": (EntropicMarkovGameEnv, {"instance": "single-state"}, 300),
+    "mean-field/curie-weiss": (EntropicMeanFieldEnv, {"instance": "curie-weiss"}, 200),
+    "mean-field/double-well": (EntropicMeanFieldEnv, {"instance": "double-well"}, 200),
+    "mean-field/interaction": (EntropicMeanFieldEnv, {"instance": "interaction"}, 200),
+}
+
+
+def _until(env, agent, obs, tol):
+    for _ in range(env.horizon):
+        a = agent.act(obs)
+        obs, r, _, trunc, _ = env.step(a)
+        agent.update(a, r, obs)
+        if env._gaps[-1] <= tol or trunc:
+            break
+    return agent
+
+
+@pytest.mark.parametrize("family", list(CERTIFIED))
+def test_default_step_converges_on_every_certified_family(family):
+    """Fresh seeds, default hyperparameters, self-play: gap <= 1e-6 within the budget, status "converged", at a
+    linear rate within the guaranteed bound and close to the exact linearisation's prediction."""
+    cls, kw, K = CERTIFIED[family]
+    seeds = (8313, 8314) if "cold" in family else (8311, 8312, 8313)  # random-cold: |Im lambda| = 3.9, 6.5
+    for seed in seeds:
+        env = cls(horizon=K, gap_tol=1e-6, **kw, **({} if cls is EntropicMeanFieldEnv else {"role": "both"}))
+        obs, _ = env.reset(seed=seed)
+        agent = make_agent("br-flow", env.problem, seed=0)
+        _until(env, agent, obs, 1e-13)  # past the 1e-12 floor below which the rate is not fitted
+        m = env.oracle.episode_metrics()
+        assert m["steps_to_tol"] <= K and m["status"] == "converged", (family, seed, m)
+        pred = env.oracle.predicted_rate(agent.h)
+        assert pred < 1
+        # the fitted per-step factor is the linearisation's, within 10 % in log (transients of faster modes)
+        assert abs(math.log(m["rate"]) - math.log(pred)) <= 0.1 * abs(math.log(pred)), (family, seed, m["rate"], pred)
+        bound = agent.diagnostics()["rate_bound"]
+        if np.isfinite(bound):
+            assert pred <= bound * (1 + 1e-9)
+
+
+def test_non_contractive_runs_are_not_reported_converged():
+    for inst, status in (("curie-weiss-unstable", "grid-edge"), ("double-well-broken", "not contractive")):
+        env = EntropicMeanFieldEnv(inst, horizon=100)
+        _run(env, "br-flow", seed=8321)
+        m = env.oracle.episode_metrics()
+        assert m["status"] == status and m["converged"] == 0.0
+    env = EntropicMatrixGameEnv("rps", a=1.2, b=1.2, allow_nonconvex_inner=True, role="both", horizon=10)
+    _run(env, "br-flow", seed=8321)
+    m = env.oracle.episode_metrics()
+    assert m["status"] == "not contractive" and m["converged"] == 0.0
+
+
+def test_fixed_half_step_stalls_where_auto_converges():
+    """The finding behind h="auto": h = 0.5 leaves the cold Markov game's rotation undamped
+    (|1 - h + h i lambda| > 1 for lambda > sqrt 3)."""
+    env = EntropicMarkovGameEnv("random-cold", role="both", horizon=300)
+    env.reset(seed=8313)
+    lam = np.abs(env.oracle.linearised_spectrum().imag).max()
+    assert lam > math.sqrt(3) and env.oracle.predicted_rate(0.5) > 1
+    _run(env, "br-flow", seed=8313, h=0.5)
+    m = env.oracle.episode_metrics()
+    assert m["status"] == "not converged" and m["gap_last"] > 1e-3

@@ -11,7 +11,8 @@ from gymnasium.utils.env_checker import check_env
 
 import papergym.envs  # noqa: F401
 from papergym.envs import InvalidActionError
-from papergym.envs.games.common import gap_metrics, gibbs, kl, omega, solve_saddle
+from papergym.envs.games.common import (auto_step, bilinear_jacobian, euler_factor, euler_factor_bound, gap_metrics,
+                                        gibbs, jacobian_bounds, kl, omega, solve_saddle)
 from papergym.envs.games.markov_game import EntropicMarkovGameEnv
 from papergym.envs.games.matrix_game import RPS, EntropicMatrixGameEnv, MatrixGame
 from papergym.envs.games.mean_field import EntropicMeanFieldEnv
@@ -458,3 +459,188 @@ def test_pettingzoo_two_learners(needs):
         env.step({"min": np.ones(5)})
     with pytest.raises(ValueError, match="role"):
         entropic_matrix_game_v0.parallel_env(instance="random", role="min")
+
+
+# ------------------------------------------------------------- linearisation, contraction, status
+
+
+def test_jacobian_bounds_hold_at_every_profile_and_are_nearly_tight():
+    """The spectrum of M H (envs/games/common.py, "Linearisation") lies in 0 <= Re <= self, |Im| <= cross,
+    |lambda| <= l1, at random profiles of random non-convex-non-concave games."""
+    rng = np.random.default_rng(8201)
+    ratio_re, ratio_im = 0.0, 0.0
+    for _ in range(400):
+        A, B = rng.integers(2, 6, 2)
+        G = rng.normal(size=(A, B)) * rng.uniform(0.1, 3)
+        X, Y = rng.normal(size=(A, A)), rng.normal(size=(B, B))
+        P, Q = X @ X.T / A, Y @ Y.T / B
+        a, b = rng.uniform(0, 2, 2)
+        s1, s2 = rng.uniform(0.1, 3, 2)
+        jb = jacobian_bounds(G, s1, s2, a=a, P=P, b=b, Q=Q)
+        mu, nu = rng.dirichlet(np.ones(A) * rng.uniform(0.2, 3)), rng.dirichlet(np.ones(B) * rng.uniform(0.2, 3))
+        lam = np.linalg.eigvals(bilinear_jacobian(G, mu, nu, s1, s2, a=a, P=P, b=b, Q=Q))
+        assert lam.real.min() >= -1e-10
+        assert lam.real.max() <= jb["self"] + 1e-10 and np.abs(lam.imag).max() <= jb["cross"] + 1e-10
+        assert np.abs(lam).max() <= jb["l1"] + 1e-10
+        ratio_re = max(ratio_re, lam.real.max() / jb["self"]) if jb["self"] > 0 else ratio_re
+        ratio_im = max(ratio_im, np.abs(lam.imag).max() / jb["cross"])
+    assert ratio_re > 0.9 and ratio_im > 0.9  # the bounds are not vacuous
+
+
+def test_jacobian_bounds_closed_forms():
+    # rps, sigma = sigma' = s: cross = min(||G||_2 = sqrt 3, omega(G) = 3/2)/(2 s); l1 = kappa = 3/(4 s)
+    jb = jacobian_bounds(RPS, 0.1, 0.1)
+    assert jb == pytest.approx({"self": 0.0, "cross": 7.5, "l1": 7.5}, rel=1e-12)
+    jb = jacobian_bounds(RPS, 1.0, 1.0, a=0.5, b=0.5)  # rps-nonconvex: P = Q = I, lambda_max(Pi I Pi) = 1
+    assert jb["self"] == pytest.approx(0.25, rel=1e-12) and jb["cross"] == pytest.approx(math.sqrt(3) / 2, rel=1e-12)
+    assert jb["l1"] == pytest.approx(1.0, rel=1e-12)  # = kappa of the rps-nonconvex family
+    assert jacobian_bounds(RPS, 1.0, 4.0)["cross"] == pytest.approx(1.5 / (2 * 2.0), rel=1e-12)  # sqrt(sigma sigma')
+
+
+def test_auto_step_minimises_the_worst_corner():
+    rng = np.random.default_rng(8202)
+    hs = np.linspace(1e-4, 1.0, 20001)
+    for d, c in [(0.0, 0.0), (0.5, 0.0), (0.0, 7.5), (0.25, 0.866), (0.9, 3.0)] + [tuple(rng.uniform(0, [0.99, 10])) for _ in range(20)]:
+        h = auto_step(d, c)
+        worst = np.sqrt((1 - hs * (1 - d)) ** 2 + (hs * c) ** 2)
+        assert euler_factor_bound(h, d, c) <= worst.min() + 1e-12
+        assert euler_factor_bound(h, d, c) < 1.0 or (d == 0 == c)  # h = 1, d = 0 = c: factor 0
+    assert auto_step(0.3, 0.0) == 1.0 and auto_step(0.0, 7.5) == pytest.approx(1 / (1 + 56.25))
+    assert auto_step(1.5, 2.0) == pytest.approx(0.2)  # delta >= 1: the rotation fallback 1/(1 + c^2)
+    assert euler_factor(0.5, np.array([2j, -2j, 0.0])) == pytest.approx(math.sqrt(0.25 + 1.0))
+    with pytest.raises(ValueError, match="finite"):
+        auto_step(float("nan"), 1.0)
+
+
+def _tangent(rng, p):
+    w = rng.normal(size=p.shape)
+    return p * (w - (p * w).sum(axis=-1, keepdims=True))  # sums to 0 per row; small where p is small
+
+
+def test_matrix_linearisation_matches_finite_differences():
+    env = EntropicMatrixGameEnv("random", role="both", a=0.7, b=0.3, sigma=0.8, sigma_max=1.3)
+    env.reset(seed=8203)
+    g = env.game
+    mu, nu = g.equilibrium
+    J = bilinear_jacobian(g.G, mu, nu, g.sigma_min, g.sigma_max, a=g.a, P=g.P, b=g.b, Q=g.Q)
+
+    def T(m, n):
+        gm, gn = g.feedback(m, n)
+        return np.concatenate([gibbs(g.log_ref_min, gm, g.sigma_min, -1), gibbs(g.log_ref_max, gn, g.sigma_max, +1)])
+
+    rng = np.random.default_rng(8203)
+    for _ in range(5):
+        u, v = _tangent(rng, mu), _tangent(rng, nu)
+        eps = 1e-5
+        fd = (T(mu + eps * u, nu + eps * v) - T(mu - eps * u, nu - eps * v)) / (2 * eps)
+        np.testing.assert_allclose(fd, J @ np.concatenate([u, v]), atol=1e-9)
+    np.testing.assert_allclose(np.sort_complex(env.oracle.linearised_spectrum()), np.sort_complex(np.linalg.eigvals(J)))
+
+
+@pytest.mark.parametrize("inst", ["random-cold", "random-medium"])
+def test_markov_linearisation_is_per_state_bilinear_with_frozen_q(inst):
+    """At the equilibrium dV vanishes on tangent directions (performance difference), so the joint best-response
+    map's Jacobian is the per-state matrix-game Jacobian with Q* frozen (markov_game docstring)."""
+    env = EntropicMarkovGameEnv(inst, role="both")
+    env.reset(seed=8204)
+    g = env.game
+    mu, nu = g.equilibrium
+    Q = g.Q(g.V_star)
+
+    def T(m, n):
+        qm, qn = g.feedback(m, n)
+        return np.concatenate([gibbs(g.log_ref_min, qm, g.tau, -1), gibbs(g.log_ref_max, qn, g.tau, +1)], axis=1)
+
+    rng = np.random.default_rng(8204)
+    for _ in range(3):
+        u, v = _tangent(rng, mu), _tangent(rng, nu)
+        eps = 1e-5
+        fd = (T(mu + eps * u, nu + eps * v) - T(mu - eps * u, nu - eps * v)) / (2 * eps)
+        lin = np.stack([bilinear_jacobian(Q[s], mu[s], nu[s], g.tau, g.tau) @ np.concatenate([u[s], v[s]])
+                        for s in range(g.S)])
+        np.testing.assert_allclose(fd, lin, atol=1e-8)
+    lam = env.oracle.linearised_spectrum()
+    assert np.abs(lam.real).max() <= 1e-12  # a pure rotation
+    jb = env.problem.params["br_bounds"]
+    assert jb["self"] == 0.0 and np.abs(lam.imag).max() <= jb["cross"] * (1 + 1e-12)
+
+
+def test_mean_field_contraction_bound_is_the_w1_constant():
+    rng = np.random.default_rng(8205)
+    for inst, a in [("curie-weiss", 0.5), ("double-well", 0.5), ("double-well", 1.2)]:
+        env = EntropicMeanFieldEnv(inst, a=a, G=801)
+        env.reset(seed=8205)
+        o, p = env.oracle, env.prob
+        kappa = o.contraction_bound()
+        assert kappa == pytest.approx(a / o.a_c, rel=1e-12) and o.contractive == (kappa < 1)
+        best = 0.0
+        for _ in range(60):  # two-component Gaussian mixtures
+            mus = []
+            for _ in range(2):
+                w = rng.uniform(0.1, 0.9)
+                comps = [gibbs(np.zeros(p.G), (p.x - m) ** 2 / (2 * s ** 2), 1.0, -1)
+                         for m, s in zip(rng.uniform(-2.5, 2.5, 2), rng.uniform(0.4, 1.5, 2))]
+                mus.append(w * comps[0] + (1 - w) * comps[1])
+            ratio = p.w1(p.best_response(mus[0]), p.best_response(mus[1])) / p.w1(*mus)
+            assert ratio <= kappa * (1 + 1e-9)
+            best = max(best, ratio)
+        assert best >= 0.5 * kappa  # not vacuous
+    cw = EntropicMeanFieldEnv("curie-weiss", a=0.5)
+    cw.reset(seed=8205)
+    assert cw.oracle.contraction_bound() == pytest.approx(0.5, rel=1e-9)  # a/sigma: Var of the grid N(0,1) is 1
+
+
+def test_mean_field_linearised_spectrum():
+    env = EntropicMeanFieldEnv("curie-weiss", a=0.6, sigma=1.5)
+    env.reset(seed=8206)
+    assert env.oracle.linearised_spectrum()[0] == pytest.approx(0.4, rel=1e-9)  # (a/sigma) Var_pi(x)
+    assert env.oracle.predicted_rate(0.5) == pytest.approx((1 - 0.5 * 0.6) ** 2, rel=1e-9)
+    # interaction: power iteration against a dense eigen-decomposition of J = -S K / sigma on a small grid
+    env = EntropicMeanFieldEnv("interaction", G=241, R=6.0, a=1.3, ell=0.8, sigma=0.9)
+    env.reset(seed=8206)
+    p, mu = env.prob, env.oracle.minimiser
+    K = np.array([p.conv(e) for e in np.eye(p.G)]).T
+    J = -(np.diag(mu) - np.outer(mu, mu)) @ K / p.sigma
+    lam = np.linalg.eigvals(J)
+    assert np.abs(lam.imag).max() < 1e-9 and lam.real.min() > -1e-9
+    assert env.oracle.linearised_spectrum()[0] == pytest.approx(lam.real.max(), rel=1e-8)
+
+
+def _play(env, seed, h, steps):
+    obs, _ = env.reset(seed=seed)
+    x = env.problem.params["blocks"][0]["initial"]
+    for _ in range(steps):
+        psi = gibbs(np.log(env.prob.pi), obs, env.sigma, -1)
+        x = (1 - h) * x + h * psi
+        obs, *_ = env.step(x)
+    return env.oracle.episode_metrics()
+
+
+def test_mean_field_status_never_calls_an_artefact_converged():
+    m = _play(EntropicMeanFieldEnv("curie-weiss-unstable", horizon=60), 8207, 1.0, 60)
+    assert m["gap_last"] < 1e-6  # the run "reached" the grid's minimiser ...
+    assert m["status"] == "grid-edge" and m["grid_edge"] == 1.0 and m["converged"] == 0.0  # ... an artefact
+    assert m["contractive"] == 0.0 and m["contraction_bound"] == pytest.approx(1.5, rel=1e-6)
+    m = _play(EntropicMeanFieldEnv("double-well-broken", horizon=60), 8207, 1.0, 60)
+    assert m["gap_last"] < 1e-6 and m["status"] == "not contractive" and m["not_contractive"] == 1.0
+    m = _play(EntropicMeanFieldEnv("curie-weiss", horizon=40), 8207, 1.0, 40)
+    assert m["status"] == "converged" and m["converged"] == 1.0 and m["edge_mass"] < 1e-12
+    m = _play(EntropicMeanFieldEnv("curie-weiss", horizon=3), 8207, 1.0, 3)
+    assert m["status"] == "not converged" and m["converged"] == m["grid_edge"] == m["not_contractive"] == 0.0
+
+
+def test_game_status_needs_a_certificate():
+    env = EntropicMatrixGameEnv("rps", a=1.2, b=1.2, allow_nonconvex_inner=True, role="both", horizon=8)
+    env.reset(seed=8208)
+    assert env.oracle.contraction_bound() == pytest.approx(1.35) and not env.oracle.exact
+    x = np.full(6, 1 / 3)  # the equilibrium: NI = 0, but neither a contraction nor uniqueness certifies it
+    for _ in range(8):
+        env.step(x)
+    m = env.oracle.episode_metrics()
+    assert m["gap_last"] < 1e-12 and m["status"] == "not contractive" and m["converged"] == 0.0
+    env = EntropicMatrixGameEnv("rps-cold", role="both", horizon=5)
+    env.reset(seed=8208)
+    for _ in range(5):
+        env.step(np.full(6, 1 / 3))
+    m = env.oracle.episode_metrics()  # kappa = 7.5 but F^s strongly convex-concave: NI certifies
+    assert m["status"] == "converged" and m["contractive"] == 0.0 and m["contraction_bound"] == pytest.approx(7.5)
