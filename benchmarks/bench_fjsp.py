@@ -203,7 +203,8 @@ def section_quality(quick: bool, paper: bool) -> None:
     rows = []
     for set_name, seeds in (("brandimarte", range(10)), ("sd2-10x5", range(n_sd2))):
         for env_id, agents in (("FJSP-v0", ["fifo", "mor", "spt", "mwkr", "random-dispatch", "cpsat"]),
-                               ("FJSPImprove-v0", ["mwkr", "gd-search", "bi-search", "fi-search", "random-p-search"])):
+                               ("FJSPImprove-v0", ["initial-solution", "gd-search", "bi-search", "fi-search",
+                                                   "random-p-search"])):
             kw = {"instances": set_name}
             t0 = time.perf_counter()
             res = compare(env_id, agents=agents, seeds=seeds, horizon=T if env_id == "FJSPImprove-v0" else None,

@@ -37,9 +37,8 @@ for _name, _rule in RULES.items():
     register_agent(_name, partial(_dispatch, _rule), envs=[CONSTRUCT], role="baseline",
                    description=_RULE_TEXT[_name], defaults={"machine_rule": "eet", "restrict_to_earliest": True})
 
-# on the improvement env a rule is the initial solution (init='mwkr' by default), kept unchanged
-register_agent("mwkr", partial(_hold, "mwkr"), envs=[IMPROVE], role="baseline",
-               description="the env's initial MWKR solution (init='mwkr'), kept unchanged")
+# on the improvement env the start is the env's `init` (`papergym compare` and the board: sampled-dispatch;
+# `--init mwkr` etc.), kept unchanged; one agent for any init, so every default comparison runs
 register_agent("initial-solution", partial(_hold, None), envs=[IMPROVE], role="baseline",
                description="the env's initial solution (any init), kept unchanged: the searches' starting point")
 

@@ -7,10 +7,10 @@ minimal start ``max(job_ready_j, machine_ready_k)``; the job rule picks a job, t
 Lei-Kun/Dispatching-rules-for-FJSP) a machine; remaining ties are broken by the agent's seeded RNG.
 
 On ``FJSPImprove-v0`` a rule is the **initial solution** the searches start from: the env builds it
-(``init=<rule>``), and the agent keeps it (each step restores the current solution's archive slot, a
-no-op), so its row in a comparison is the starting point every search improves on. ``mwkr`` (the
-default ``init``) is registered there and requires ``init='mwkr'``; ``initial-solution`` keeps whatever
-``init`` built.
+(``init=<rule>``, or ``sampled-dispatch``), and :class:`HoldInitialAgent` keeps it (each step restores the
+current solution's archive slot, a no-op), so its row in a comparison is the starting point every search
+improves on. It is registered there as ``initial-solution`` (whatever ``init`` built); with ``rule=<name>``
+it refuses an env whose ``init`` differs.
 """
 
 from __future__ import annotations

@@ -153,10 +153,12 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
     ),
     "FJSPImprove-v0": EnvBoardConfig(
         "FJSPImprove-v0",
-        strata={"sd2-10x5": {"family": "sd2", "n_jobs": 10, "n_machines": 5}},
+        strata={"sd2-10x5": {"family": "sd2", "n_jobs": 10, "n_machines": 5, "init": "sampled-dispatch"}},
         seeds=20, horizon=100,
         description="Flexible job shop, improvement: the incumbent's C_max minus the instance's lower bound "
-                    "after T = 100 moves from the MWKR solution, on fresh SD2 10x5 instances from 20 hidden seeds.",
+                    "after T = 100 moves from the sampled-dispatch start (best of 100 sampled dispatching "
+                    "rollouts, about 12% above the references on SD2 10x5, like MIStar's DANIEL-sampled start), "
+                    "on fresh SD2 10x5 instances from 20 hidden seeds.",
     ),
     "EntropicMatrixGame-v0": EnvBoardConfig(
         "EntropicMatrixGame-v0",
@@ -435,8 +437,12 @@ def board_config(benchmark_id: str, overrides: Mapping[str, Any] | None = None
 
 
 def _source_hash(benchmark_id: str, kind: str) -> str:
+    """SHA-256 of the source of the env/task module **and of every papergym env module it uses**
+    (transitively, through the names it imports), so a change in e.g. the start-solution rule an env imports
+    starts a fresh board too."""
     import importlib
     import inspect
+    import sys
 
     if kind == "task":
         from papergym.envs.tasks.base import _TASK_MODULES, check_task_id
@@ -448,9 +454,21 @@ def _source_hash(benchmark_id: str, kind: str) -> str:
 
         spec = gym.spec(penvs.check_env_id(benchmark_id))
         mod = importlib.import_module(spec.entry_point.split(":")[0])
+    seen, todo = {mod.__name__: mod}, [mod]
+    while todo:
+        for obj in list(vars(todo.pop()).values()):
+            name = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
+            if isinstance(name, str) and name.startswith("papergym.envs") and name not in seen and name in sys.modules:
+                seen[name] = sys.modules[name]
+                todo.append(sys.modules[name])
     h = hashlib.sha256()
-    with open(inspect.getsourcefile(mod), "rb") as fh:  # type: ignore[arg-type]
-        h.update(fh.read())
+    for name in sorted(seen):
+        path = inspect.getsourcefile(seen[name])
+        if path is None:  # pragma: no cover - compiled module
+            continue
+        h.update(name.encode() + b"\0")
+        with open(path, "rb") as fh:
+            h.update(fh.read())
     return h.hexdigest()
 
 
