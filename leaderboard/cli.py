@@ -15,6 +15,11 @@
     constructor arguments when the task has them (``--sizes 1000,10000``; ``--n`` is an alias of
     ``--sizes``), otherwise hyperparameters of the solvers that accept them; a comma list given for a
     hyperparameter is a sweep (``--m 10,20,50``: one configuration per value).
+``papergym sweep NonStatLipschitz-v0 --horizon 2^10..2^16 [--shifts 0,1,2,4,8,16] [--agents mdbe,...] [--seeds N] [--out DIR]``
+    Regret scaling: the agents on ``piecewise-tents`` with ``L + 1`` phases for every horizon and shift count
+    of the grid; prints mean regret with CIs per cell and the fitted log-log slopes in ``T`` and ``L + 1``
+    with bootstrap CIs against the theory; writes CSVs and a log-log PNG
+    (:mod:`papergym.leaderboard.runner.sweep`).
 ``papergym list``
     Environments (with their instance families), solver tasks and agents with their roles.
 ``papergym submit FILE.py:ATTR --to ID --server URL [--split validation|test] [--name N] [--hp NAME=VALUE ...]``
@@ -166,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="papergym", allow_abbrev=False,
                                 description="papergym: benchmark gym of NeurIPS 2025 papers")
     sub = p.add_subparsers(dest="command", required=True,
-                           metavar="{compare,bench,list,submit,leaderboard,serve,worker,admin,login,fjsp}")
+                           metavar="{compare,sweep,bench,list,submit,leaderboard,serve,worker,admin,login,fjsp}")
 
     # allow_abbrev=False: env arguments such as --m or --d must never be taken for a prefix of --mode
     c = sub.add_parser("compare", allow_abbrev=False, help="regret comparison of agents over seeds on an environment",
@@ -304,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     from papergym.leaderboard.fjsp_cli import add_fjsp_parser
 
     add_fjsp_parser(sub)
+    _add_sweep_parser(sub)
     return p
 
 
@@ -1233,6 +1239,11 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
               "rate: per-step linear convergence factor fitted on log gap (second half before the round-off floor);\n"
               "cycling: fraction of runs whose gap did not decrease over the last 20% of steps; W1 to mu*: Wasserstein-1\n"
               "distance of the last iterate to the minimiser; diverged: fraction of runs the agent flagged as divergent;")
+        if "converged" in res.summary.columns:
+            print("kappa: the oracle's contraction bound of the best-response map (games: l1 bound; mean field: W1 constant,\n"
+                  "an estimate for interaction); contractive: fraction of runs with kappa < 1; status: converged (gap <= tol,\n"
+                  "certified by the contraction or a unique equilibrium), not converged, not contractive (no certificate:\n"
+                  "the paper's theorem does not apply), grid-edge (mass at the truncation boundary: an artefact);")
     if "sum_sigma" in res.summary.columns:
         print("sum sigma(x_t): mean over seeds of sum_t sigma_{t-1}(x_t), posterior standard deviations at the\n"
               "queried points (GP-UCB with width B: R_T <= 2B sum sigma);")
@@ -1252,6 +1263,103 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
 
         plt.close(res.plot(out / "regret", log_x=True))
     print(f"\nresults written to {out}/ (summary.csv, table.txt, runs.parquet, curves.parquet, regret.png, regret.svg)")
+    if res.errors:
+        print(f"\n{len(res.errors)} run(s) failed; first error: {res.errors[0]['error']}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _add_sweep_parser(sub: Any) -> None:
+    from papergym.leaderboard.runner.executors import BACKENDS
+
+    w = sub.add_parser("sweep", allow_abbrev=False, help="regret scaling over horizons and significant shifts",
+                       description="Runs agents on NonStatLipschitz-v0 piecewise-tents with L + 1 phases for every "
+                                   "horizon T and shift count L of the grid, prints the mean regret per cell and "
+                                   "the fitted log-log slopes of R_T in T and in L + 1 (bootstrap CIs over seeds) "
+                                   "against the theory, and writes sweep.csv, runs.csv, slopes.csv, table.txt and "
+                                   "sweep.png. Unknown --options are env arguments (--dim 2, --noise gaussian).")
+    w.add_argument("env_id", help="environment id (NonStatLipschitz-v0)")
+    w.add_argument("--horizon", required=True, help="horizons: 2^a..2^b (every power of two between) or a comma "
+                                                   "list of 2^k / integers (2^10,2^12,5000)")
+    w.add_argument("--shifts", default="0,1,2,4,8,16", help="numbers of shifts L (comma list; default 0,1,2,4,8,16)")
+    w.add_argument("--agents", default="mdbe", help="comma-separated agent names (default mdbe)")
+    w.add_argument("--seeds", default="8", help="count (8), range (5:15) or list (1,4,9); default 8")
+    w.add_argument("--hp", action="append", default=[], metavar="AGENT.NAME=VALUE",
+                   help="agent hyperparameter, repeatable (e.g. --hp mdbe.c0=0.3)")
+    w.add_argument("--backend", choices=BACKENDS, default="joblib", help="executor (default joblib)")
+    w.add_argument("--n-jobs", type=int, help="workers (default: all cores)")
+    w.add_argument("--scheduler", help="dask scheduler address, or 'slurm' (with --backend dask)")
+    w.add_argument("--out", help="output folder (default: papergym-out/<env>/sweep-<time>)")
+    w.add_argument("--cache-dir", help="folder of cached cell files (default: the user cache)")
+    w.add_argument("--no-cache", action="store_true", help="recompute cells even if cached")
+    w.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _cmd_sweep(args: argparse.Namespace, extra: list[str]) -> int:
+    import papergym.envs as penvs
+    from papergym.agents.base import UnknownAgentError, get_agent_info
+    from papergym.leaderboard.runner.compare import resolve_env_kwargs, validate_hyperparameters
+    from papergym.leaderboard.runner.sweep import SWEEP_ENV, check_grid, parse_horizons, parse_shifts, sweep
+
+    try:
+        env_id = penvs.check_env_id(args.env_id)
+    except penvs.UnknownEnvError as exc:
+        raise CLIError(str(exc)) from None
+    if env_id != SWEEP_ENV:
+        raise CLIError(f"sweep runs {SWEEP_ENV} (its shift count is a parameter of piecewise-tents), got {env_id!r}")
+    try:
+        horizons = parse_horizons(args.horizon)
+        shifts = parse_shifts(args.shifts)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    seeds = _parse_seeds(args.seeds)
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    if not agents:
+        raise CLIError("--agents: no agent named")
+    for a in agents:
+        try:
+            get_agent_info(a, env_id)
+        except UnknownAgentError as exc:
+            raise CLIError(f"--agents: {exc}") from None
+    hps = _parse_hp(args.hp)
+    for a in hps:
+        if a not in agents:
+            raise CLIError(f"--hp: agent {a!r} is not among the swept agents ({', '.join(agents)})")
+    if args.n_jobs is not None and args.n_jobs < 1:
+        raise CLIError(f"--n-jobs must be at least 1, got {args.n_jobs}")
+    if args.scheduler and args.backend != "dask":
+        raise CLIError("--scheduler needs --backend dask")
+    env_kwargs = _apply_aliases(env_id, _parse_extra(extra))
+    try:
+        check_grid(horizons, shifts, env_kwargs)
+        resolved = resolve_env_kwargs(env_id, {**env_kwargs, "instance": "piecewise-tents",
+                                               "phases": max(shifts) + 1}, max(horizons))
+        validate_hyperparameters(env_id, hps, resolved)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc)) from None
+    if not args.out:
+        args.out = str(Path("papergym-out") / env_id / time.strftime("sweep-%Y%m%d-%H%M%S"))
+    out = _check_backend_and_out(args, env_id)
+    t0 = time.perf_counter()
+    try:
+        res = sweep(horizons, shifts, agents, seeds, env_kwargs=env_kwargs, hyperparameters=hps,
+                    backend=args.backend, n_jobs=args.n_jobs, scheduler=args.scheduler, cache_dir=args.cache_dir,
+                    cache=not args.no_cache, progress=False if args.quiet else None)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    wall = time.perf_counter() - t0
+    print(f"{env_id} sweep: piecewise-tents with L + 1 phases, "
+          + ", ".join(f"{k}={v}" for k, v in env_kwargs.items()) + ("; " if env_kwargs else "")
+          + f"{len(horizons)} horizons x {len(shifts)} shift counts x {len(seeds)} seeds, {wall:.1f} s wall\n")
+    print(res.format_table())
+    d = res.d
+    print(f"\nmean R_T: final dynamic regret over seeds, 95% percentile-bootstrap CI; L~ (oracle): mean number of "
+          f"significant shifts\nthe oracle finds (the fit uses the nominal L); R_T/((L+1)^a T^b): a = 1/{d + 2}, "
+          f"b = {d + 1}/{d + 2}.\nslopes: least squares of log mean R_T on log T and log(L+1) over the cells, 95% "
+          f"percentile-bootstrap CI\nover seeds (one resample for all cells); theory: R_T ~ (L~+1)^(1/{d + 2}) "
+          f"T^({d + 1}/{d + 2}).")
+    res.save(out)
+    print(f"\nresults written to {out}/ (sweep.csv, runs.csv, slopes.csv, table.txt, sweep.png)")
     if res.errors:
         print(f"\n{len(res.errors)} run(s) failed; first error: {res.errors[0]['error']}", file=sys.stderr)
         return 1
@@ -1280,6 +1388,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_admin(args, extra)
         if args.command == "login":
             return _cmd_login(args, extra)
+        if args.command == "sweep":
+            return _cmd_sweep(args, extra)
         if args.command == "fjsp":
             if extra:
                 raise CLIError(f"unexpected arguments: {' '.join(extra)}")

@@ -3,7 +3,9 @@
 N. Nguyen, S. Gaucher, C. Vernade, NeurIPS 2025 (arXiv 2505.18871). Official code:
 ``nguyenicolas/NS_Lipschitz_Bandits`` (``Policy.py`` class ``MBDE``, ``Diadic.py``); this module is a
 re-implementation from the specification in ``papers/bandits.md`` section 1.6 (no code copied). It
-is registered as agent ``mdbe`` (role ``paper``) for ``NonStatLipschitz-v0``.
+is registered as agent ``mdbe`` (role ``paper``) for ``NonStatLipschitz-v0``; ``mdbe-calibrated`` (also role
+``paper``) is the same algorithm with ``c0`` calibrated on stationary instances of the problem's class
+(:class:`BatchedMDBECalibrated`).
 
 Algorithm (spec 1.6, step numbers cited inline in the code)
 ----------------------------------------------------------
@@ -166,11 +168,25 @@ from papergym.agents.rng import rand_uniform as _rand  # noqa: E402  (per-run xo
 from papergym.agents.rng import rng_state as _rng_state  # noqa: E402
 
 from papergym.agents.base import PerRunFromBatched, register_agent
+from papergym.agents.bandits import mdbe_calibration_table as _calibration_table  # noqa: E402  (in the code hash)
 
 #: Most tree cells (all depths) MDBE allocates per run; a larger tree is refused with a clear error.
 _MAX_CELLS = 2**22
 
-__all__ = ["BatchedMDBE", "MDBE", "draw_replay_schedule", "DEFAULTS"]
+__all__ = [
+    "BatchedMDBE",
+    "MDBE",
+    "draw_replay_schedule",
+    "DEFAULTS",
+    "BatchedMDBECalibrated",
+    "MDBECalibrated",
+    "C0_GRID",
+    "CALIBRATION_DEFAULTS",
+    "calibrate_c0",
+    "calibrated_c0",
+    "calibration_seeds",
+    "shipped_calibrations",
+]
 
 DEFAULTS: dict[str, Any] = {
     "c0": 0.12,
@@ -1031,4 +1047,221 @@ register_agent(
         "replays at coarser depths, importance-weighted elimination, restart when every master bin is evicted"
     ),
     defaults=dict(DEFAULTS),
+)
+
+
+# ============================================================================ mdbe-calibrated
+#: ``c0`` grid of ``mdbe-calibrated`` [design]: from the authors' final value 0.12 up to 1.0.
+C0_GRID: tuple[float, ...] = (0.12, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.8, 1.0)
+#: The calibration's own hyperparameters [design] (see :class:`BatchedMDBECalibrated`).
+CALIBRATION_DEFAULTS: dict[str, Any] = {"c0_grid": C0_GRID, "false_alarm_target": 0.05, "calibration_runs": 60}
+_CALIBRATION_ENTROPY = 0x4D44424543414C  # ASCII "MDBECAL": the calibration seed stream
+_CALIBRATION_CHECK_EVERY = 256  # rounds between checks of the false-alarm count (early stop of a failing c0)
+_CALIBRATION_CACHE: dict[tuple, dict[str, Any]] = {}
+_MDBE_HP = ("log_term", "min_depth", "growth", "start_grid", "code_compat", "replay_schedule")
+
+
+def calibration_seeds(n: int, stream: int = 0) -> list[int]:
+    """``n`` run seeds of calibration stream ``stream``: ``SeedSequence(0x4D44424543414C, spawn_key=(stream,))``
+    words (``uint64``, halved to stay below ``2^63``). Stream 0 is the one ``mdbe-calibrated`` calibrates on;
+    other streams give fresh seeds for checks. Such seeds are 63-bit random integers, never the small run
+    seeds ``papergym compare`` uses (0, 1, 2, ...)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"the number of calibration runs must be an integer >= 1, got {n!r}")
+    if isinstance(stream, bool) or not isinstance(stream, (int, np.integer)) or stream < 0:
+        raise ValueError(f"stream must be an integer >= 0, got {stream!r}")
+    words = np.random.SeedSequence(_CALIBRATION_ENTROPY, spawn_key=(int(stream),)).generate_state(int(n), np.uint64)
+    return [int(w >> np.uint64(1)) for w in words]
+
+
+def _calibration_key(d: int, T: int, noise: str, sigma: float, c0_grid: Any, false_alarm_target: float,
+                     calibration_runs: int, mdbe_hp: dict[str, Any]) -> tuple:
+    grid = tuple(float(c) for c in c0_grid)
+    sig = None if noise == "bernoulli" else float(sigma)  # sigma only matters for Gaussian noise
+    hp = {**{k: DEFAULTS[k] for k in _MDBE_HP}, **mdbe_hp}
+    if hp["growth"] is None:
+        hp["growth"] = 2 ** (d + 2)
+    return (int(d), int(T), str(noise), sig, grid, float(false_alarm_target), int(calibration_runs),
+            tuple(sorted(hp.items())))
+
+
+def _check_calibration_args(c0_grid: Any, false_alarm_target: Any, calibration_runs: Any) -> tuple:
+    try:
+        grid = sorted({float(c) for c in c0_grid})
+    except (TypeError, ValueError):
+        raise ValueError(f"c0_grid must be a list of positive numbers, got {c0_grid!r}") from None
+    if not grid or not all(math.isfinite(c) and c > 0 for c in grid):
+        raise ValueError(f"c0_grid must be a non-empty list of positive finite numbers, got {c0_grid!r}")
+    if isinstance(false_alarm_target, bool) or not isinstance(false_alarm_target, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= float(false_alarm_target) < 1.0:
+        raise ValueError(f"false_alarm_target must be a number in [0, 1), got {false_alarm_target!r}")
+    if isinstance(calibration_runs, bool) or not isinstance(calibration_runs, (int, np.integer)) or calibration_runs < 1:
+        raise ValueError(f"calibration_runs must be an integer >= 1, got {calibration_runs!r}")
+    return tuple(grid), float(false_alarm_target), int(calibration_runs)
+
+
+def calibrate_c0(d: int = 1, horizon: int = 2**15, noise: str = "bernoulli", sigma: float = 0.1, *,
+                 c0_grid: Any = C0_GRID, false_alarm_target: float = 0.05, calibration_runs: int = 60,
+                 **mdbe_hp: Any) -> dict[str, Any]:
+    """Run the calibration of ``mdbe-calibrated`` (always computes; :func:`calibrated_c0` caches).
+
+    For ``c0`` in ``c0_grid``, ascending: MDBE (``mdbe_hp``: its other hyperparameters) plays
+    ``calibration_runs`` runs of the *stationary* member of the class -- ``NonStatLipschitz-v0``'s
+    ``piecewise-tents`` with ``phases=1`` (one seeded tent, never a change), dimension ``d``, horizon
+    ``horizon``, reward noise ``noise``/``sigma`` -- on the run seeds :func:`calibration_seeds` (stream 0).
+    Every restart there is a false alarm. The first ``c0`` whose fraction of runs with at least one restart
+    is ``<= false_alarm_target`` is returned. All ``c0`` values face the same instances, noise and agent
+    seeds (common random numbers); a ``c0`` stops as soon as more than ``floor(target * runs)`` runs have
+    restarted (its fraction can only grow).
+
+    Returns ``{"c0", "false_alarm_rate", "runs", "target", "tried": [{"c0", "alarm_runs", "rounds"}, ...]}``
+    (``rounds`` < ``horizon`` for a ``c0`` stopped early). Raises ``ValueError`` if no ``c0`` on the grid
+    meets the target.
+    """
+    from papergym.envs.bandits.lipschitz import NonStatLipschitzVectorEnv
+    from papergym.envs.spec import agent_seed
+
+    grid, target, n = _check_calibration_args(c0_grid, false_alarm_target, calibration_runs)
+    unknown = sorted(set(mdbe_hp) - set(_MDBE_HP))
+    if unknown:
+        raise ValueError(f"unknown MDBE hyperparameter(s) {unknown}; accepted: {', '.join(_MDBE_HP)}")
+    seeds = calibration_seeds(n)
+    venv = NonStatLipschitzVectorEnv(num_envs=n, instance="piecewise-tents", phases=1, horizon=horizon, d=d,
+                                     noise=noise, sigma=sigma)
+    T = venv.horizon
+    allowed = math.floor(target * n + 1e-9)
+    tried: list[dict[str, Any]] = []
+    for c0 in grid:
+        obs, _ = venv.reset(seed=seeds)
+        agent = BatchedMDBE(venv.problem, seeds=[agent_seed(s) for s in seeds], c0=c0, **mdbe_hp)
+        alarms, t = 0, 0
+        for t in range(1, T + 1):
+            a = agent.act(obs)
+            obs, r, _, _, _ = venv.step(a)
+            agent.update(a, r, obs)
+            if t % _CALIBRATION_CHECK_EVERY == 0 or t == T:
+                alarms = int(np.count_nonzero(agent._iv[:, _I_RESTARTS]))
+                if alarms > allowed:
+                    break
+        tried.append({"c0": c0, "alarm_runs": alarms, "rounds": t})
+        if alarms <= allowed:
+            return {"c0": c0, "false_alarm_rate": alarms / n, "runs": n, "target": target, "tried": tried}
+    raise ValueError(
+        f"no c0 on the grid {list(grid)} keeps MDBE's false alarms on stationary instances (d={d}, T={T}, "
+        f"noise={noise}) at or below {target:g} of {n} runs; extend c0_grid"
+    )
+
+
+def shipped_calibrations() -> dict[tuple, dict[str, Any]]:
+    """The shipped table (:mod:`papergym.agents.bandits.mdbe_calibration_table`) keyed like the cache."""
+    SETTINGS = _calibration_table.SETTINGS
+    out = {}
+    for e in _calibration_table.ENTRIES:
+        key = _calibration_key(e["d"], e["T"], e["noise"], 0.1 if e["sigma"] is None else e["sigma"],
+                               SETTINGS["c0_grid"], SETTINGS["false_alarm_target"], SETTINGS["calibration_runs"],
+                               SETTINGS["mdbe"])
+        out[key] = {k: e[k] for k in ("c0", "false_alarm_rate", "runs", "target", "tried")}
+    return out
+
+
+def calibrated_c0(d: int, horizon: int, noise: str = "bernoulli", sigma: float = 0.1, *,
+                  c0_grid: Any = C0_GRID, false_alarm_target: float = 0.05, calibration_runs: int = 60,
+                  **mdbe_hp: Any) -> dict[str, Any]:
+    """:func:`calibrate_c0`'s result for this class and horizon: from the shipped table
+    (:mod:`papergym.agents.bandits.mdbe_calibration_table`, made by ``benchmarks/calibrate_mdbe.py``) when
+    it holds the entry, else from this process's cache, else computed (and cached)."""
+    grid, target, n = _check_calibration_args(c0_grid, false_alarm_target, calibration_runs)
+    key = _calibration_key(d, horizon, noise, sigma, grid, target, n, mdbe_hp)
+    hit = shipped_calibrations().get(key) or _CALIBRATION_CACHE.get(key)
+    if hit is None:
+        hit = calibrate_c0(d, horizon, noise, sigma, c0_grid=grid, false_alarm_target=target,
+                           calibration_runs=n, **mdbe_hp)
+        _CALIBRATION_CACHE[key] = hit
+    return {**hit, "tried": [dict(x) for x in hit["tried"]]}
+
+
+class BatchedMDBECalibrated(BatchedMDBE):
+    """``mdbe-calibrated``: MDBE whose ``c0`` is calibrated on stationary instances of the problem's class.
+
+    The paper leaves MDBE's threshold constant open (its theory constant is not stated; the official code's
+    history runs values from 22.7 to 0.12, module docstring), and at the authors' final ``c0 = 0.12`` MDBE
+    restarts on stationary instances. This variant picks ``c0`` by a procedure that sees no test instance:
+
+    * **class** = what the public :class:`~papergym.envs.spec.ProblemSpec` says: dimension ``d``, Lipschitz
+      constant 1 (l-inf), reward noise (``noise``, ``sigma``) and horizon ``T``;
+    * **stationary instances** of the class: ``piecewise-tents`` with ``phases=1`` -- one tent of random
+      centre and height (the env's seeded tents), never a change, so every restart is a false alarm --
+      on run seeds of a separate calibration stream (:func:`calibration_seeds`, never the runner's seeds);
+    * **rule**: the smallest ``c0`` on ``c0_grid`` whose fraction of ``calibration_runs`` runs with at
+      least one restart is ``<= false_alarm_target`` (:func:`calibrate_c0`).
+
+    The result is cached per (class, ``T``, calibration settings, MDBE hyperparameters): a table shipped
+    with papergym for the defaults at ``d = 1``, Bernoulli rewards, ``T = 2^8 .. 2^18`` and ``10^5``
+    (:mod:`~papergym.agents.bandits.mdbe_calibration_table`, reproduced by ``benchmarks/calibrate_mdbe.py``),
+    else an in-process cache (a new class or horizon costs one calibration per process: about
+    ``calibration_runs x T`` MDBE rounds per ``c0`` tried).
+
+    Hyperparameters (all [design], not from the paper): ``c0_grid`` (default :data:`C0_GRID`),
+    ``false_alarm_target`` = 0.05, ``calibration_runs`` = 60; MDBE's other hyperparameters as in
+    :class:`BatchedMDBE` (the calibration uses the same ones). ``self.calibration`` holds the calibration
+    record; ``diagnostics()`` adds ``c0``.
+    """
+
+    def __init__(
+        self,
+        problem: Any,
+        *,
+        seeds: Any,
+        c0_grid: Any = C0_GRID,
+        false_alarm_target: float = 0.05,
+        calibration_runs: int = 60,
+        log_term: str = "T",
+        min_depth: int = 2,
+        growth: int | None = None,
+        start_grid: str = "dyadic",
+        code_compat: bool = False,
+        replay_schedule: str = "absolute-round",
+    ):
+        d, T = _problem_d_T(problem)
+        params = getattr(problem, "params", {}) or {}
+        lip = params.get("lipschitz", 1.0)
+        if lip != 1.0 or params.get("norm", "linf") != "linf":
+            raise ValueError(f"mdbe-calibrated calibrates on 1-Lipschitz (l-inf) instances; the problem has "
+                             f"lipschitz={lip!r}, norm={params.get('norm')!r}")
+        hp = dict(log_term=log_term, min_depth=min_depth, growth=growth, start_grid=start_grid,
+                  code_compat=code_compat, replay_schedule=replay_schedule)
+        self.calibration = calibrated_c0(d, T, params.get("noise", "bernoulli"), params.get("sigma", 0.1),
+                                         c0_grid=c0_grid, false_alarm_target=false_alarm_target,
+                                         calibration_runs=calibration_runs, **hp)
+        super().__init__(problem, seeds=seeds, c0=self.calibration["c0"], **hp)
+        self.hyperparameters.update(c0_grid=[float(c) for c in c0_grid], false_alarm_target=float(false_alarm_target),
+                                    calibration_runs=int(calibration_runs))
+
+    def diagnostics(self) -> dict[str, list]:
+        out = super().diagnostics()
+        out["c0"] = [float(self.calibration["c0"])] * self.n_envs
+        return out
+
+
+class MDBECalibrated(PerRunFromBatched):
+    """Per-run ``mdbe-calibrated``: one row of :class:`BatchedMDBECalibrated`."""
+
+    batched_cls = BatchedMDBECalibrated
+
+    @property
+    def batched(self) -> BatchedMDBECalibrated:
+        return self._batched
+
+
+register_agent(
+    "mdbe-calibrated",
+    MDBECalibrated,
+    envs=["NonStatLipschitz-v0"],
+    role="paper",
+    batched_factory=BatchedMDBECalibrated,
+    description=(
+        "MDBE with c0 calibrated per (d, noise, T): the smallest c0 on a grid whose false-alarm rate on "
+        "stationary instances (calibration seeds) is <= 5%"
+    ),
+    defaults={**{k: v for k, v in DEFAULTS.items() if k != "c0"}, **CALIBRATION_DEFAULTS},
 )

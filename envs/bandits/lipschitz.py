@@ -15,17 +15,24 @@ Public API
 Every constant of the instance families is [design] (papers/bandits.md 1.4) unless tagged [code]
 (two-peak-cyclic follows the official repository's ``Environment.py``). Constants that a user may want to
 change are constructor kwargs (see ``Arguments`` in :class:`NonStatLipschitzEnv`); the shapes of the
-families (peak positions 0.3/0.7, tent height 0.4, benign breakpoints, 16 knots) are fixed parts of the
-family definitions.
+families (peak positions 0.3/0.7, the tent floor 0.3 and the distributions of the seeded tents, benign
+breakpoints, 16 knots) are fixed parts of the family definitions.
 
 Deviations / design decisions (all [design])
 --------------------------------------------
+* ``piecewise-tents`` tents are drawn from the instance stream (``random_tents=True``, the default): per
+  run, after the phase lengths, heights ``h_i ~ U[0.2, 0.4]`` (half-width = height: slope 1), then centres
+  ``c_i ~ U[0, 1]^d`` redrawn until ``||c_i - c_{i-1}||_inf >= 0.4`` (:func:`_random_tents`), so the
+  previous peak is on the new tent's floor and every change leaves it a gap ``h_i >= 0.2``; ``mu_t* = 0.3 +
+  h_i`` exactly, at ``c_i``. ``random_tents=False`` keeps the fixed tents (centres alternating 0.2 / 0.8,
+  height 0.4, the same for every seed), whose shifts have closed forms (used by the tests).
 * ``d > 1``: ``piecewise-tents`` uses l-inf tents as the spec says; ``two-peak-cyclic`` and
   ``drifting-peak`` are extended in the obvious l-inf way (peaks at ``(0.3,..,0.3)``, ``(0.7,..,0.7)``;
   drifting centre ``(c(t),..,c(t))``), which keeps every ``mu_t`` 1-Lipschitz in l-inf and the closed-form
   optimum unchanged. ``benign-changes`` and ``random-lipschitz`` are defined for ``d = 1`` only
   (``ValueError`` for ``d > 1``).
-* Tent written as ``0.3 + max(0, 0.4 - ||x - c||)``, identical to ``0.3 + 0.4 max(0, 1 - ||x - c||/0.4)``.
+* Tent written as ``0.3 + max(0, h - ||x - c||)``, identical to ``0.3 + h max(0, 1 - ||x - c||/h)``
+  (height ``h`` = half-width; ``h = 0.4`` for drifting-peak and the fixed tents).
 * Phase lengths: equal phases start at rounds ``1 + floor(i T / P)``; random lengths are
   ``min_length + `` a largest-remainder rounding of ``(T - P min_length) * Dirichlet(a,..,a)``
   (``a = 2`` for tents, ``1`` for random-lipschitz), ``min_length = 256`` (kwarg).
@@ -111,7 +118,8 @@ _INSTANCE_DEFS: dict[str, tuple[str, dict[str, Any]]] = {
     "two-peak-cyclic": ("two-peak-cyclic", {"cycles": 5}),
     # spec 1.10: README "10 transitions" vs notebook num_cycles -> both registered as presets
     "two-peak-cyclic-10": ("two-peak-cyclic", {"cycles": 10}),
-    "piecewise-tents": ("piecewise-tents", {"phases": 5, "random_lengths": False, "min_length": 256}),
+    "piecewise-tents": ("piecewise-tents", {"phases": 5, "random_lengths": False, "min_length": 256,
+                                            "random_tents": True}),
     "benign-changes": ("benign-changes", {"static": False}),
     "drifting-peak": ("drifting-peak", {"period": None}),
     "random-lipschitz": ("random-lipschitz", {"phases": 8, "min_length": 256}),
@@ -130,6 +138,10 @@ _CODES = {
 }
 _N_KNOTS = 16  # random-lipschitz: knots k/16, k = 0..16 [design]
 _TENT_TOP = 0.3 + max(0.0, 0.4 - 0.0)  # tent value at its centre, computed as the kernel does
+_TENT_HEIGHT = 0.4  # drifting-peak and the fixed tents (random_tents=False): height = half-width 0.4
+# seeded piecewise-tents (random_tents=True) [design]: height = half-width h ~ U[_TENT_H_LO, _TENT_H_HI],
+# centre ~ U[0, 1]^d redrawn until ||c_i - c_{i-1}||_inf >= _TENT_SEP (>= the largest half-width)
+_TENT_H_LO, _TENT_H_HI, _TENT_SEP = 0.2, 0.4, 0.4
 _BENIGN_TOP = 0.9 - abs(0.25 - 0.25)
 
 
@@ -184,7 +196,7 @@ class _Config:
         if self.family in ("two-peak-cyclic", "drifting-peak"):
             return True
         if self.family == "piecewise-tents":
-            return not kw["random_lengths"]
+            return not (kw["random_lengths"] or kw["random_tents"])
         if self.family == "benign-changes":
             return kw["static"]
         return False
@@ -231,6 +243,7 @@ def _make_config(
         rnd = family == "random-lipschitz" or _as_bool("random_lengths", kw["random_lengths"])
         if family == "piecewise-tents":
             kw["random_lengths"] = bool(kw["random_lengths"])
+            kw["random_tents"] = _as_bool("random_tents", kw["random_tents"])
         need = kw["phases"] * kw["min_length"] if rnd else kw["phases"]
         if T < need:
             raise ValueError(
@@ -304,14 +317,16 @@ def _eval_kernel(code, X, rows, t, tvec, topt, tmat, starts, pdat, pmax, out_mea
                 B = max(B, abs(X[i, j] - 0.7))
             m = 1.0 - (1.0 - a) * A - a * B
             o = topt[t - 1]
-        elif code == 1 or code == 3:  # tent of height 0.4 on the floor 0.3 (tents: phase centre; drift: c(t))
-            if code == 1:
-                p = _phase_of(starts, r, t)
-                c = pdat[r, p, 0]
-                o = pmax[r, p]
-            else:
-                c = tvec[t - 1]
-                o = pmax[0, 0]
+        elif code == 1:  # piecewise-tents: tent of the phase, centre pdat[r, p, :d], height = half-width pdat[r, p, d]
+            p = _phase_of(starts, r, t)
+            dist = 0.0
+            for j in range(d):
+                dist = max(dist, abs(X[i, j] - pdat[r, p, j]))
+            m = 0.3 + max(0.0, pdat[r, p, d] - dist)
+            o = pmax[r, p]
+        elif code == 3:  # drifting-peak: tent of height 0.4 on the floor 0.3, centre (c(t), .., c(t))
+            c = tvec[t - 1]
+            o = pmax[0, 0]
             dist = 0.0
             for j in range(d):
                 dist = max(dist, abs(X[i, j] - c))
@@ -544,6 +559,27 @@ def _random_starts(rng: np.random.Generator, T: int, P: int, conc: float, min_le
     return np.concatenate([[1], 1 + np.cumsum(lengths[:-1])]).astype(np.int64)
 
 
+def _random_tents(rng: np.random.Generator, P: int, d: int) -> np.ndarray:
+    """Tents of a seeded ``piecewise-tents`` instance, ``(P, d + 1)``: centre ``[:d]``, height ``[d]``.
+
+    From the instance stream, after the phase lengths: the ``P`` heights ``h_i ~ U[0.2, 0.4]`` at once, then
+    per phase a centre ``c_i ~ U[0, 1]^d``, redrawn (rejection) until ``||c_i - c_{i-1}||_inf >= 0.4`` for
+    ``i >= 1`` (each draw succeeds with probability >= 0.2, since the excluded cube has side <= 0.8). The
+    half-width equals the height, so every tent has slope exactly 1 (the class's Lipschitz constant, as
+    the fixed tents of height and half-width 0.4). As ``h_i <= 0.4 <= ||c_i - c_{i-1}||``, the previous
+    peak lies on the new tent's floor and its gap after the change is ``h_i >= 0.2``.
+    """
+    h = rng.uniform(_TENT_H_LO, _TENT_H_HI, size=P)
+    out = np.empty((P, d + 1))
+    out[:, d] = h
+    for i in range(P):
+        c = rng.uniform(0.0, 1.0, size=d)
+        while i > 0 and np.max(np.abs(c - out[i - 1, :d])) < _TENT_SEP:
+            c = rng.uniform(0.0, 1.0, size=d)
+        out[i, :d] = c
+    return out
+
+
 _DUMMY_F1 = np.zeros(1)
 _DUMMY_F2 = np.zeros((1, 1))
 _DUMMY_I1 = np.zeros(1, np.int64)
@@ -584,15 +620,23 @@ class _Instances:
                     self.tmat[r] = np.random.default_rng(ss).uniform(-1.0, 0.6, size=T)  # s_t ~ U[-1, 0.6]
         elif fam == "piecewise-tents":
             P = kw["phases"]
+            d = self.d
             self.starts = np.empty((n, P), np.int64)
+            # pdat[r, p, :d] = centre of phase p's tent, pdat[r, p, d] = its height (= half-width)
+            self.pdat = np.empty((n, P, d + 1))
             for r, ss in enumerate(instance_seqs):
+                rng = np.random.default_rng(ss)
                 if kw["random_lengths"]:
-                    self.starts[r] = _random_starts(np.random.default_rng(ss), T, P, 2.0, kw["min_length"])
+                    self.starts[r] = _random_starts(rng, T, P, 2.0, kw["min_length"])  # drawn first
                 else:
                     self.starts[r] = _equal_starts(T, P)
-            centres = np.where(np.arange(P) % 2 == 0, 0.2, 0.8)  # alternating 0.2 / 0.8
-            self.pdat = np.broadcast_to(centres[None, :, None], (n, P, 1)).copy()
-            self.pmax = np.full((n, P), _TENT_TOP)
+                if kw["random_tents"]:
+                    self.pdat[r] = _random_tents(rng, P, d)
+                else:  # the fixed tents: centres alternating 0.2 / 0.8 (on the diagonal), height 0.4
+                    self.pdat[r, :, :d] = np.where(np.arange(P) % 2 == 0, 0.2, 0.8)[:, None]
+                    self.pdat[r, :, d] = _TENT_HEIGHT
+            # mu_p* = the value at the centre, computed with the kernel's operations (regret(centre) == 0)
+            self.pmax = 0.3 + np.maximum(0.0, self.pdat[:, :, d] - 0.0)
         elif fam == "random-lipschitz":
             P = kw["phases"]
             self.starts = np.empty((n, P), np.int64)
@@ -640,7 +684,7 @@ class _Instances:
         elif fam == "benign-changes":
             x = 0.25
         elif fam == "piecewise-tents":
-            x = self.pdat[r, self.phase_index(r, t), 0]
+            return self.pdat[r, self.phase_index(r, t), : self.d].copy()  # the phase's tent centre
         else:
             x = int(np.argmax(self.pdat[r, self.phase_index(r, t)])) / _N_KNOTS
         return np.full(self.d, float(x))
@@ -1067,8 +1111,11 @@ class NonStatLipschitzEnv(gym.Env):
       ``a_t = (1 - cos(2 pi c (t - 1)/T))/2`` (``c = cycles``, default 5). ``mu_t`` changes every round;
       the argmax switches ``2c`` times. ``two-peak-cyclic-10``: preset with ``cycles = 10``.
     * ``piecewise-tents`` [design]: ``phases`` phases (equal, or Dirichlet(2,..,2) lengths of at least
-      ``min_length`` rounds); phase ``i``: ``0.3 + 0.4 max(0, 1 - ||x - c_i||_inf / 0.4)``, ``c_i``
-      alternating 0.2 / 0.8 (``(c_i,..,c_i)`` for ``d > 1``). ``L~ = phases - 1``.
+      ``min_length`` rounds); phase ``i``: ``0.3 + max(0, h_i - ||x - c_i||_inf)`` (slope 1). Seeded
+      (``random_tents=True``, default): ``h_i ~ U[0.2, 0.4]``, ``c_i ~ U[0, 1]^d`` with
+      ``||c_i - c_{i-1}||_inf >= 0.4``; ``random_tents=False``: ``h_i = 0.4``, ``c_i`` alternating
+      0.2 / 0.8 (``(c_i,..,c_i)`` for ``d > 1``). Every change leaves the old peak a gap ``>= 0.2``, so
+      ``L~ = phases - 1`` once phases last a few hundred rounds (the oracle reports the exact value).
     * ``benign-changes`` [design] (``d = 1``): ``0.9 - |x - 0.25|`` on ``[0, 0.5]``,
       ``0.65 + s_t max(0, 0.25 - |x - 0.75|)`` on ``[0.5, 1]``, ``s_t ~ U[-1, 0.6]`` i.i.d.;
       ``L = T`` but ``L~ = 0`` (arm 0.25 is optimal every round). ``static=True``: ``s_t = 0``.
@@ -1098,8 +1145,9 @@ class NonStatLipschitzEnv(gym.Env):
 
     ## Starting State
 
-    ``reset(seed=s)`` builds the instance from ``run_seeds(s).instance`` (phase lengths, ``s_t``, random
-    knots; the cyclic, drifting, equal-phase tents and static benign instances do not depend on it) and the
+    ``reset(seed=s)`` builds the instance from ``run_seeds(s).instance`` (phase lengths, tents, ``s_t``,
+    random knots; the cyclic, drifting, fixed equal-phase tents and static benign instances do not depend
+    on it) and the
     noise from ``run_seeds(s).noise``. Same seed: same instance and noise, bit for bit. ``reset()`` without a
     seed draws the run seed from ``self.np_random`` (fresh entropy if the env was never seeded).
 
@@ -1115,7 +1163,8 @@ class NonStatLipschitzEnv(gym.Env):
     * ``d`` (int, default 1): dimension; ``> 1`` for two-peak-cyclic, piecewise-tents, drifting-peak only.
     * ``noise`` (``"bernoulli"`` | ``"gaussian"``), ``sigma`` (float, default 0.1, Gaussian only).
     * family kwargs (:func:`instance_kwargs`): two-peak-cyclic ``cycles=5`` (``-10`` preset: 10);
-      piecewise-tents ``phases=5, random_lengths=False, min_length=256``; benign-changes ``static=False``;
+      piecewise-tents ``phases=5, random_lengths=False, min_length=256, random_tents=True``;
+      benign-changes ``static=False``;
       drifting-peak ``period=None`` (``T/2``); random-lipschitz ``phases=8, min_length=256``.
       All [design] except the two-peak shape [code].
 

@@ -11,8 +11,10 @@ from papergym.agents.base import (
 
 LIPSCHITZ_AGENTS = {
     "mdbe": "paper",
+    "mdbe-calibrated": "paper",
     "binning-ucb": "baseline",
     "binning-ucb-oracle": "oracle",
+    "restart-oracle": "oracle",
     "zooming": "baseline",
     "blin": "baseline",
     "sw-ucb": "baseline",
@@ -29,7 +31,8 @@ def test_catalogue_agents_registered_with_their_roles():
     # papers first, then baselines, then oracles
     roles = [a.role for a in list_agents("NonStatLipschitz-v0")]
     assert roles == sorted(roles, key=ROLES.index)
-    assert [a.name for a in list_agents("NonStatLipschitz-v0", role="oracle")] == ["binning-ucb-oracle"]
+    assert [a.name for a in list_agents("NonStatLipschitz-v0", role="oracle")] == ["binning-ucb-oracle",
+                                                                                   "restart-oracle"]
     for a in list_agents("NonStatLipschitz-v0"):
         assert a.batched_factory is not None, f"{a.name} has no batched implementation"
         assert len(a.code_hash) == 16

@@ -118,7 +118,7 @@ def test_random_instances_depend_on_seed_deterministic_ones_do_not():
         assert len(cps) == 4
     e1, e2 = make("benign-changes", seed=1), make("benign-changes", seed=2)
     assert e1.oracle.mean_reward([0.75], 5) != e2.oracle.mean_reward([0.75], 5)
-    for inst, kw in [("two-peak-cyclic", {}), ("piecewise-tents", {}), ("drifting-peak", {}),
+    for inst, kw in [("two-peak-cyclic", {}), ("piecewise-tents", {"random_tents": False}), ("drifting-peak", {}),
                      ("benign-changes", {"static": True})]:
         o1, o2 = make(inst, seed=1, **kw).oracle, make(inst, seed=2, **kw).oracle
         xs = np.linspace(0, 1, 11)[:, None]
@@ -229,7 +229,7 @@ def test_benign_arm_quarter_always_optimal():
 
 
 def test_phase_families_change_points():
-    o = make("piecewise-tents", horizon=1000, phases=4).oracle
+    o = make("piecewise-tents", horizon=1000, phases=4, random_tents=False).oracle
     assert o.change_points() == (251, 501, 751)
     assert o.mean_reward([0.2], 250) == pytest.approx(0.7) and o.mean_reward([0.8], 251) == pytest.approx(0.7)
     assert o.mean_reward([0.8], 250) == pytest.approx(0.3)
@@ -277,7 +277,8 @@ def test_significant_shifts_exact_matches_brute_force(instance, kw):
 def test_tents_shifts_known_answer(random_lengths):
     """Old peak has gap 0.4 after a change: 0.4 n >= n^(2/3) first at n = 16, so tau = cp + 15."""
     P = 5
-    o = make("piecewise-tents", horizon=2**15, phases=P, random_lengths=random_lengths, seed=3).oracle
+    o = make("piecewise-tents", horizon=2**15, phases=P, random_lengths=random_lengths, seed=3,
+             random_tents=False).oracle
     cps = o.change_points()
     assert len(cps) == P - 1
     expected = tuple(c + 15 for c in cps)
@@ -287,7 +288,7 @@ def test_tents_shifts_known_answer(random_lengths):
 
 
 def test_tents_exact_small():
-    o = make("piecewise-tents", horizon=1024, phases=4).oracle
+    o = make("piecewise-tents", horizon=1024, phases=4, random_tents=False).oracle
     assert o.significant_shifts(grid=64, length_ratio=None) == (272, 528, 784)  # cp + 15
 
 
@@ -445,7 +446,8 @@ def test_vector_invalid_actions_unchanged():
 def test_instance_registry():
     assert INSTANCES == ("two-peak-cyclic", "two-peak-cyclic-10", "piecewise-tents", "benign-changes",
                          "drifting-peak", "random-lipschitz")
-    assert instance_kwargs("piecewise-tents") == {"phases": 5, "random_lengths": False, "min_length": 256}
+    assert instance_kwargs("piecewise-tents") == {"phases": 5, "random_lengths": False, "min_length": 256,
+                                                  "random_tents": True}
     assert instance_kwargs("drifting-peak") == {"period": None}
     assert instance_kwargs("random-lipschitz") == {"phases": 8, "min_length": 256}
     assert instance_kwargs("benign-changes") == {"static": False}
@@ -467,6 +469,7 @@ def test_instance_registry():
     ({"sigma": float("nan")}, "sigma"),
     ({"cycles": 0}, "cycles"),
     ({"instance": "piecewise-tents", "random_lengths": 1}, "random_lengths"),
+    ({"instance": "piecewise-tents", "random_tents": "no"}, "random_tents must be a bool"),
     ({"instance": "random-lipschitz", "horizon": 1000}, r"horizon=1000 is too short.*min_length=256"),
     ({"instance": "drifting-peak", "period": 0}, "period"),
     ({"instance": "benign-changes", "static": "yes"}, "static"),
@@ -503,3 +506,99 @@ def test_score_run_known_answer():
     assert d2["normalized_regret"] == pytest.approx(100 / 4096 ** 0.75) and "detections" not in d2
     none = NonStatLipschitzOracle.score_run(info, 1.0, {"restart_times": []}, {"horizon": 1000})
     assert none["detections"] == 0 and np.isnan(none["mean_delay"])
+
+
+# ------------------------------------------------------------------------------------ seeded piecewise-tents
+def _tents(oracle):
+    """(phase starts, centres (P, d), heights (P,)) read off the oracle at every phase start."""
+    starts = (1,) + oracle.change_points()
+    centres = np.array([oracle.best_action(s) for s in starts])
+    heights = np.array([oracle.optimal_value(s) - 0.3 for s in starts])
+    return starts, centres, heights
+
+
+def _documented_tents(seed, P, d):
+    """The draws the env's docstring documents, redone here from the run's instance stream (equal phases)."""
+    rng = np.random.default_rng(run_seeds(seed).instance)
+    h = rng.uniform(0.2, 0.4, size=P)
+    c = np.empty((P, d))
+    for i in range(P):
+        x = rng.uniform(0.0, 1.0, size=d)
+        while i > 0 and np.abs(x - c[i - 1]).max() < 0.4:
+            x = rng.uniform(0.0, 1.0, size=d)
+        c[i] = x
+    return c, h
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_seeded_tents_same_seed_same_tents_other_seed_other_tents(d):
+    T, P = 4000, 6
+    s1, c1, h1 = _tents(make("piecewise-tents", horizon=T, phases=P, d=d, seed=31).oracle)
+    s2, c2, h2 = _tents(make("piecewise-tents", horizon=T, phases=P, d=d, seed=31).oracle)
+    s3, c3, h3 = _tents(make("piecewise-tents", horizon=T, phases=P, d=d, seed=32).oracle)
+    assert s1 == s2 == s3 == (1, 667, 1334, 2001, 2667, 3334)  # phase structure kept: equal phases
+    assert np.array_equal(c1, c2) and np.array_equal(h1, h2)
+    assert not np.any(c1 == c3) and not np.any(h1 == h3)
+    # the documented distributions, draw for draw
+    c, h = _documented_tents(31, P, d)
+    np.testing.assert_array_equal(c1, c)
+    np.testing.assert_allclose(h1, h, rtol=0, atol=1e-15)
+    # the vector env builds the same tents in every row
+    venv = NonStatLipschitzVectorEnv(num_envs=2, instance="piecewise-tents", horizon=T, phases=P, d=d)
+    venv.reset(seed=[32, 31])
+    assert np.array_equal(_tents(venv.oracles[1])[1], c1) and np.array_equal(_tents(venv.oracles[0])[1], c3)
+
+
+def test_seeded_tents_distributions_and_every_change_leaves_a_gap():
+    hs, seps = [], []
+    for seed in range(40):
+        o = make("piecewise-tents", horizon=2000, phases=8, seed=100 + seed).oracle
+        starts, c, h = _tents(o)
+        hs.extend(h)
+        seps.extend(np.abs(np.diff(c, axis=0)).max(axis=1))
+        assert np.all((c >= 0) & (c <= 1))
+        for i in range(1, len(starts)):  # the previous peak is on the new tent's floor: gap h_i
+            assert o.regret(c[i - 1], starts[i]) == pytest.approx(h[i], abs=1e-15)
+            assert o.regret(c[i - 1], starts[i] - 1) == 0.0
+    hs = np.array(hs)
+    assert hs.min() >= 0.2 and hs.max() <= 0.4 and abs(hs.mean() - 0.3) < 0.01  # U[0.2, 0.4]: sd of mean 0.002
+    assert min(seps) >= 0.4
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_seeded_tents_optimum_matches_brute_force_grid(d):
+    """mu_t* against a brute-force maximum over a grid: exact with the centres added, within half a grid step
+    (1-Lipschitz) on the grid alone; the means against the closed form of the documented parameters."""
+    T, P = 3000, 5
+    o = make("piecewise-tents", horizon=T, phases=P, d=d, seed=41).oracle
+    c, h = _documented_tents(41, P, d)
+    g = np.linspace(0.0, 1.0, 2049 if d == 1 else 129)
+    grid = g[:, None] if d == 1 else np.stack([m.ravel() for m in np.meshgrid(g, g, indexing="ij")], axis=1)
+    step = g[1] - g[0]
+    starts = (1,) + o.change_points()
+    for p, s in enumerate(starts):
+        for t in (s, s + 300):
+            mu = o.mean_rewards(np.vstack([grid, c]), t)
+            np.testing.assert_allclose(mu[: len(grid)], 0.3 + np.maximum(0.0, h[p] - np.abs(grid - c[p]).max(axis=1)),
+                                       rtol=0, atol=1e-15)
+            opt = o.optimal_value(t)
+            assert opt == mu.max()  # brute force over the grid and every tent's centre
+            assert 0.0 <= opt - mu[: len(grid)].max() <= step / 2 + 1e-12
+            assert opt == pytest.approx(0.3 + h[p], abs=1e-15)
+            assert o.regret(o.best_action(t), t) == 0.0
+            np.testing.assert_allclose(o.gaps(grid, t), opt - mu[: len(grid)], rtol=0, atol=1e-15)
+
+
+def test_seeded_tents_every_change_significant_on_long_phases():
+    for seed in (51, 52, 53):
+        o = make("piecewise-tents", horizon=2**15, phases=5, seed=seed).oracle
+        cps, shifts = o.change_points(), o.significant_shifts()
+        assert len(shifts) == len(cps) == 4
+        assert all(0 < s - c <= 300 for s, c in zip(shifts, cps))  # gaps >= 0.2 -> detectable within ~125 rounds
+
+
+def test_fixed_tents_kept_as_an_option():
+    o = make("piecewise-tents", horizon=1000, phases=4, random_tents=False, seed=5).oracle
+    o2 = make("piecewise-tents", horizon=1000, phases=4, random_tents=False, seed=6).oracle
+    assert [tuple(o.best_action(t)) for t in (1, 251, 501, 751)] == [(0.2,), (0.8,), (0.2,), (0.8,)]
+    assert o.optimal_value(600) == 0.7 and o2.mean_reward([0.33], 900) == o.mean_reward([0.33], 900)
