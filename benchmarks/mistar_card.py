@@ -1,15 +1,19 @@
-"""Search settings and model-card check for shipped MIStar weights (issue 8).
+"""Search settings, learning curve and model-card check for shipped MIStar weights.
 
 ``tune``  runs the parallel greedy search of a weights file on DANIEL's SD2 10x5 *validation* split (never
           the test set) for each search setting (tabu rule x temperature) and prints mean makespans; the
           agent's defaults are chosen from this table.
 ``check`` runs ``mistar`` through ``FJSPImprove-v0`` on the first ``--count`` SD2 10x5 test instances
-          (T = ``--horizon``, seed 0) and writes ``weights/<name>.card.json``: the training metadata stored
-          in the weights file plus these makespans and their mean gap, which
-          ``tests/agents/scheduling/test_mistar.py`` reproduces.
+          (T = ``--horizon``, seed 0, the protocol's ``sampled-dispatch`` start) and writes
+          ``weights/<name>.card.json``: the training metadata stored in the weights file plus these makespans
+          and their mean gap, which ``tests/agents/scheduling/test_mistar.py`` reproduces.
+``choose-p`` picks the deployed ``P`` on the validation split (:func:`choose_p`).
+``curve``  prints the learning curve of a training run from its ``<weights>.history.json`` (validation mean
+          makespan per checkpoint, wall time) as a markdown table for the model card.
 
     python benchmarks/mistar_card.py tune sd2-10x5 --count 20 --horizon 100
     python benchmarks/mistar_card.py check sd2-10x5 --count 5 --horizon 100
+    python benchmarks/mistar_card.py curve agents/scheduling/mistar/weights/sd2-10x5.pt.history.json
 """
 
 from __future__ import annotations
@@ -41,12 +45,35 @@ def tune(name: str, count: int, horizon: int) -> None:
             print(f"{tabu:<10}{temp:>12.1f}{np.mean(c):>12.2f}{time.perf_counter() - t0:>7.0f}")
 
 
+def choose_p(name: str, count: int, horizon: int, grid=(1, 2, 4, 8, 16)) -> int:
+    """The deployed ``P``: the value of ``grid`` with the lowest mean makespan of the search with these weights
+    on DANIEL's SD2 10x5 *validation* split (seed 0; ties to the smaller ``P``), at the temperature and tabu
+    rule stored with the weights. Uniform proposals at the same ``P`` are printed for reference."""
+    torch.set_num_threads(1)
+    pol, meta = load_policy(name)
+    search = dict(meta.get("search") or {})
+    temp, tabu = float(search.get("temperature", 2.0)), str(search.get("tabu", "visited"))
+    val = validation_instances("sd2", 10, 5, count)
+    print(f"{name}: search on {count} SD2 10x5 validation instances, T = {horizon}, temperature {temp}, {tabu} tabu")
+    print(f"{'P':>4}{'trained':>10}{'uniform':>10}")
+    best = None
+    for p in grid:
+        c = np.mean([greedy_search(pol, inst, horizon, p=p, seed=0, tabu=tabu, temperature=temp) for inst in val])
+        u = np.mean([greedy_search(pol, inst, horizon, p=p, seed=0, tabu=tabu, temperature=temp, uniform=True)
+                     for inst in val])
+        print(f"{p:>4}{c:>10.2f}{u:>10.2f}", flush=True)
+        if best is None or c < best[1]:
+            best = (p, c)
+    print(f"chosen P = {best[0]}")
+    return best[0]
+
+
 def check(name: str, count: int, horizon: int) -> None:
     _, meta = load_policy(name)
     agent = "mistar" if name == "sd2-10x5" else "mistar-no-memory"
     names, cmax, gaps = [], [], []
     for i in range(count):
-        env = gym.make("FJSPImprove-v0", instances="sd2-10x5", horizon=horizon).unwrapped
+        env = gym.make("FJSPImprove-v0", instances="sd2-10x5", horizon=horizon, init="sampled-dispatch").unwrapped
         obs, _ = env.reset(seed=0, options={"index": i})
         pol = make_agent(agent, env.problem, seed=0, weights=name)
         play_episode(pol, env, obs)
@@ -54,7 +81,7 @@ def check(name: str, count: int, horizon: int) -> None:
         cmax.append(int(env.makespan))
         gaps.append(env.oracle.gap(env.makespan))
     card = {"weights": f"{name}.pt", "agent": agent, "training": meta,
-            "check": {"set": "sd2-10x5", "instances": names, "horizon": horizon, "seed": 0, "makespans": cmax,
+            "check": {"set": "sd2-10x5", "init": "sampled-dispatch", "instances": names, "horizon": horizon, "seed": 0, "makespans": cmax,
                       "mean_gap": float(np.mean(gaps)), "torch": str(torch.__version__)}}
     out = WEIGHTS_DIR / f"{name}.card.json"
     out.write_text(json.dumps(card, indent=1) + "\n")
@@ -62,14 +89,29 @@ def check(name: str, count: int, horizon: int) -> None:
     print(f"wrote {out}")
 
 
+def curve(history: str) -> None:
+    h = json.loads(open(history).read())
+    print("| batch | episodes | validation mean makespan | wall time (s) |")
+    print("|---|---|---|---|")
+    n_envs = h["config"]["n_envs"]
+    for v in h["validation"]:
+        print(f"| {v['batch']} | {v['batch'] * n_envs} | {v['mean_cmax']:.2f} | {v['seconds']:.0f} |")
+    print(f"\nbest: batch {h.get('best_batch')} ({h['best_validation']:.2f}); {h['transitions']} transitions in "
+          f"{h['seconds']:.0f} s")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=("tune", "check"))
+    ap.add_argument("command", choices=("tune", "choose-p", "check", "curve"))
     ap.add_argument("weights", nargs="?", default="sd2-10x5")
     ap.add_argument("--count", type=int, default=None)
     ap.add_argument("--horizon", type=int, default=100)
     args = ap.parse_args(argv)
-    if args.command == "tune":
+    if args.command == "curve":
+        curve(args.weights)
+    elif args.command == "choose-p":
+        choose_p(args.weights, args.count or 20, args.horizon)
+    elif args.command == "tune":
         tune(args.weights, args.count or 20, args.horizon)
     else:
         check(args.weights, args.count or 5, args.horizon)

@@ -74,7 +74,7 @@ def add_fjsp_parser(subparsers: Any) -> argparse.ArgumentParser:
     _add_base_flags(c)
     t = fs.add_parser("train-mistar", allow_abbrev=False, help="train MIStar weights (n-step PPO; torch extra)",
                       description="Train a MIStar policy with n-step PPO on generated instances of one family "
-                                  "and size (spec §11.9) and write the weights file the 'mistar' agent loads "
+                                  "and size (MIStar, NeurIPS 2025) and write the weights file the 'mistar' agent loads "
                                   "with weights=PATH. Progress is logged per batch of episodes; the run is "
                                   "reproducible from --seed (same threads and library versions).")
     t.add_argument("--instances", default="sd2-10x5",
@@ -88,6 +88,7 @@ def add_fjsp_parser(subparsers: Any) -> argparse.ArgumentParser:
     t.add_argument("--n-step", type=int, default=10, help="steps per PPO update (default 10)")
     t.add_argument("--epochs", type=int, default=4, help="PPO epochs per update (default 4)")
     t.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default 1e-3)")
+    t.add_argument("--entropy-coef", type=float, default=0.01, help="PPO entropy bonus (default 0.01)")
     t.add_argument("--hidden", type=int, default=64, help="embedding size q (default 64)")
     t.add_argument("--layers", type=int, default=4, help="GNN layers (default 4)")
     t.add_argument("--no-memory", action="store_true", help="train without the memory module (ablation)")
@@ -97,10 +98,24 @@ def add_fjsp_parser(subparsers: Any) -> argparse.ArgumentParser:
     t.add_argument("--validate-count", type=int, default=20, help="validation instances (default 20; 0 = none)")
     t.add_argument("--validate-horizon", type=int, default=100,
                    help="search steps of each validation run (default 100)")
-    t.add_argument("--validate-temperature", type=float, default=1.0,
-                   help="sampling temperature of the validation search (default 1)")
-    t.add_argument("--validate-tabu", choices=("reverse", "visited"), default="reverse",
-                   help="tabu rule of the validation search (default reverse)")
+    t.add_argument("--rollout", choices=("search", "single"), default="search",
+                   help="'search' (default): each training step samples --p moves and executes the best, as the "
+                        "deployed parallel search does; 'single': one sampled move per step (the paper's n-step PPO)")
+    t.add_argument("--p", type=int, default=16, help="moves sampled per step with --rollout search (default 16)")
+    t.add_argument("--temperature", type=float, default=1.0,
+                   help="sampling temperature of training, validation and the agent's default (default 1)")
+    t.add_argument("--tabu", choices=("reverse", "visited"), default="visited",
+                   help="tabu rule of the search in training and validation (default visited)")
+    t.add_argument("--init", default="sampled-dispatch",
+                   help="start solution of every episode, an FJSPImprove-v0 init (default sampled-dispatch)")
+    t.add_argument("--teacher", type=float, default=0.0,
+                   help="weight of the optional teacher loss (default 0: pure PPO)")
+    t.add_argument("--teacher-target", choices=("improving", "delta"), default="improving",
+                   help="teacher: softmax(beta*[move improves C_max]) ('improving', default) or "
+                        "softmax(-beta*dC_max/C_max) ('delta')")
+    t.add_argument("--teacher-beta", type=float, default=5.0, help="teacher sharpness beta (default 5)")
+    t.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run from <out>.ckpt (same arguments)")
     t.add_argument("--max-minutes", type=float, default=None, help="stop after this many minutes (default none)")
     return f
 
@@ -382,14 +397,19 @@ def _cmd_train_mistar(args: argparse.Namespace) -> int:
                       epochs=args.epochs, lr=args.lr, hidden=args.hidden, layers=args.layers,
                       memory=not args.no_memory, seed=args.seed, threads=args.threads,
                       validate_every=args.validate_every, validate_count=args.validate_count,
-                      validate_horizon=args.validate_horizon, validate_temperature=args.validate_temperature,
-                      validate_tabu=args.validate_tabu,
+                      validate_horizon=args.validate_horizon, rollout=args.rollout, p=args.p,
+                      search_temperature=args.temperature, search_tabu=args.tabu, init=args.init,
+                      entropy_coef=args.entropy_coef, distill_coef=args.teacher, distill_target=args.teacher_target,
+                      distill_beta=args.teacher_beta,
                       max_seconds=None if args.max_minutes is None else 60.0 * args.max_minutes)
     try:
         cfg.check()
     except ValueError as exc:
         raise CLIError(f"train-mistar: {exc}") from None
-    train_to_file(cfg, out, log=lambda line: print(line, flush=True))
+    try:
+        train_to_file(cfg, out, log=lambda line: print(line, flush=True), resume=args.resume)
+    except (FileNotFoundError, ValueError) as exc:
+        raise CLIError(f"train-mistar: {exc}") from None
     return 0
 
 

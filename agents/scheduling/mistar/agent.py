@@ -1,4 +1,4 @@
-"""MIStar inference: **parallel greedy search** with the trained policy (spec §11.10–11).
+"""MIStar inference: **parallel greedy search** with the trained policy (MIStar, NeurIPS 2025, "Inference").
 
 Each step, on the current solution ``s_t``:
 
@@ -7,7 +7,8 @@ Each step, on the current solution ``s_t``:
 2. ``P`` distinct moves are **sampled** from the policy's softmax (Gumbel top-``P``, i.e. sampling without
    replacement, with the agent's seeded RNG);
 3. all ``P`` are evaluated **exactly** — the env's neighbourhood already carries every move's exact
-   makespan ``max(est, C_max(G⁻))`` (spec §6), so the batch evaluation costs nothing extra;
+   makespan ``max(est, C_max(G⁻))`` (:func:`~papergym.envs.scheduling.fjsp.graph.neighbourhood`), so the
+   batch evaluation costs nothing extra;
 4. the best is executed even if it is worse than ``s_t`` [design]; a move whose result is tabu is skipped
    unless nothing else was sampled [design] — ``tabu="visited"`` (default): any solution already visited in
    the episode, ``tabu="reverse"``: the previous solution (the exact reverse of the last move); ties go to
@@ -15,13 +16,19 @@ Each step, on the current solution ``s_t``:
 5. ``(L_t, a_t)`` is stored in the episode memory. The env keeps the incumbent (best solution so far).
 
 ``P = 16`` [design; hand-set in the paper]; ``P = 1`` (``mistar-p1``) executes one sampled move. The
-sampling temperature (logits / temperature, default 2) and the tabu rule (default ``visited``) are [design]
-hyperparameters chosen on DANIEL's SD2 10x5 *validation* split (``python benchmarks/mistar_card.py tune
-sd2-10x5 --horizon 400``), mean C_max of 20 instances at T = 400 for the first weights (600 / 400
-episodes, selected at T = 100; memory / no-memory): reverse, 1 → 367.85 / 351.55; reverse, 2 → 356.00 /
-349.05; reverse, 4 → 351.90 / 352.65; visited, 1 → 358.70 / 347.20; visited, 2 → **349.30 / 346.70**;
-visited, 4 → 352.70 / 351.65 (at T = 100 visited, 2 is also best or within 0.1 % of it). The shipped
-weights were then trained and selected under these settings (``weights/MODEL_CARD.md``).
+sampling temperature (logits / temperature) and the tabu rule are [design] hyperparameters that belong to
+the weights: ``papergym fjsp train-mistar`` trains the policy inside this search (``--rollout search``) and
+stores the settings it trained with in the weights file (``meta["search"]``), which the agent uses unless
+``temperature`` / ``tabu`` are given (files without them: temperature 2, visited tabu, the settings the
+first weights were selected with on DANIEL's SD2 10x5 validation split).
+
+Controls, to see what the network adds (``benchmarks/bench_mistar.py``): ``proposal="untrained"`` runs the
+same search with the same network untrained (torch's default initialisation under ``init_seed``;
+``mistar-untrained``), ``proposal="uniform"`` with uniform proposals (``mistar-uniform``).
+
+Speed: the network is evaluated by :class:`~.infer.NumpyPolicy` (``backend="numpy"``, default), the same
+equations in dense numpy for one graph — about 0.4 ms per step on SD2 10x5 against about 3 ms through torch
+and PyG (``backend="torch"``), with identical scores up to float32 round-off.
 Should no move be legal (no critical operation can move), the agent restores the current solution from the
 env's archive. Diagnostics: ``evaluated_moves`` (``T·P`` at most), ``policy_seconds``.
 
@@ -39,6 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from papergym.agents.scheduling.mistar.infer import NumpyPolicy
 from papergym.agents.scheduling.mistar.memory import EpisodeMemory, association
 from papergym.agents.scheduling.mistar.model import MIStarPolicy, batch_graphs
 from papergym.envs.scheduling.fjsp.common import instance_from_observation
@@ -46,7 +54,8 @@ from papergym.envs.scheduling.fjsp.graph import Solution, apply_move, evaluate, 
 from papergym.envs.scheduling.fjsp.improve import solution_from_observation
 from papergym.envs.scheduling.fjsp.instance import Instance
 
-__all__ = ["WeightsNotFoundError", "MIStarAgent", "Searcher", "load_policy", "save_policy", "WEIGHTS_DIR", "shipped_weights"]
+__all__ = ["WeightsNotFoundError", "MIStarAgent", "Searcher", "load_policy", "untrained_policy", "save_policy",
+           "WEIGHTS_DIR", "shipped_weights"]
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 FORMAT = "papergym-mistar-v1"
@@ -83,6 +92,20 @@ def save_policy(policy: MIStarPolicy, path: str | Path, meta: dict[str, Any] | N
     return path
 
 
+def untrained_policy(like: str | Path = "sd2-10x5", init_seed: int = 0) -> tuple[MIStarPolicy, dict[str, Any]]:
+    """The **untrained twin** of ``like``: the same network (sizes, memory) with torch's default initialisation
+    under ``torch.manual_seed(init_seed)`` — the control that shows what training adds."""
+    trained, meta = load_policy(like)
+    state = torch.random.get_rng_state()
+    try:
+        torch.manual_seed(int(init_seed))
+        policy = MIStarPolicy(**trained.config)
+    finally:
+        torch.random.set_rng_state(state)
+    policy.eval()
+    return policy, {"untrained": True, "like": str(like), "init_seed": int(init_seed), "search": meta.get("search")}
+
+
 def load_policy(weights: str | Path = "sd2-10x5") -> tuple[MIStarPolicy, dict[str, Any]]:
     """The policy stored in ``weights`` (shipped name or path) and its metadata; clear errors otherwise."""
     path = _weights_path(weights)
@@ -106,7 +129,10 @@ class Searcher:
     ``reset(inst)`` then ``choose(sol, progress)`` per step."""
 
     def __init__(self, policy: MIStarPolicy, *, p: int = 16, memory_k: int = 8, rng: np.random.Generator,
-                 use_memory: bool | None = None, temperature: float = 2.0, tabu: str = "visited"):
+                 use_memory: bool | None = None, temperature: float = 2.0, tabu: str = "visited",
+                 backend: str = "numpy", uniform: bool = False):
+        if backend not in ("numpy", "torch"):
+            raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
         if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
             raise ValueError(f"p must be an integer >= 1, got {p!r}")
         if not (isinstance(temperature, (int, float)) and temperature > 0 and np.isfinite(temperature)):
@@ -116,6 +142,8 @@ class Searcher:
         self.temperature, self.tabu = float(temperature), tabu
         self.policy, self.p, self.memory_k, self.rng = policy, int(p), int(memory_k), rng
         self.use_memory = policy.memory if use_memory is None else bool(use_memory)
+        self.backend, self.uniform = backend, bool(uniform)
+        self._np = NumpyPolicy(policy) if backend == "numpy" and not self.uniform else None
         self.evaluated = 0
         self.policy_seconds = 0.0
 
@@ -133,10 +161,15 @@ class Searcher:
             return mv, np.empty(0), None
         key = association(sol, self.inst.n_machines)
         votes = self.memory.votes(key, mv.v, mv.x) if self.use_memory else None
-        b = batch_graphs([(self.inst, sol, ev, self.links)], [progress], [mv], [votes])
         t0 = time.perf_counter()
-        with torch.no_grad():
-            logits = self.policy(b)[0].double().numpy()
+        if self.uniform:  # the same search with uniform proposals (ablation: what the policy adds)
+            logits = np.zeros(len(mv))
+        elif self._np is not None:
+            logits = self._np.logits(self.inst, sol, ev, self.links, progress, mv, votes)
+        else:
+            b = batch_graphs([(self.inst, sol, ev, self.links)], [progress], [mv], [votes])
+            with torch.no_grad():
+                logits = self.policy(b)[0].double().numpy()
         self.policy_seconds += time.perf_counter() - t0
         return mv, logits, key
 
@@ -166,9 +199,17 @@ class MIStarAgent:
     """``mistar`` on ``FJSPImprove-v0``: :class:`Searcher` driven by the env's observations."""
 
     def __init__(self, problem: Any, *, seed: Any = None, weights: str = "sd2-10x5", p: int = 16,
-                 memory: bool = True, memory_k: int = 8, temperature: float = 2.0, tabu: str = "visited",
-                 threads: int | None = 1):
-        self.policy, self.meta = load_policy(weights)
+                 memory: bool = True, memory_k: int = 8, temperature: float | None = None,
+                 tabu: str | None = None, threads: int | None = 1, backend: str = "numpy",
+                 proposal: str = "policy", init_seed: int = 0):
+        if proposal not in ("policy", "untrained", "uniform"):
+            raise ValueError(f"proposal must be 'policy', 'untrained' or 'uniform', got {proposal!r}")
+        self.policy, self.meta = (untrained_policy(weights, init_seed) if proposal == "untrained"
+                                  else load_policy(weights))
+        # the search the weights were trained for (stored by ``papergym fjsp train-mistar``); older files: 2 / visited
+        trained = self.meta.get("search", {}) if isinstance(self.meta.get("search"), dict) else {}
+        temperature = float(trained.get("temperature", 2.0)) if temperature is None else temperature
+        tabu = str(trained.get("tabu", "visited")) if tabu is None else tabu
         if memory and not self.policy.memory:
             raise ValueError(f"weights {weights!r} were trained without memory; use memory=False")
         if threads is not None:
@@ -176,7 +217,8 @@ class MIStarAgent:
         self.N, self.M = int(problem.params["n_ops"]), int(problem.params["n_machines"])
         self.n_moves = self.N * (self.N + self.M)
         self.searcher = Searcher(self.policy, p=p, memory_k=memory_k, rng=np.random.default_rng(seed),
-                                 use_memory=memory, temperature=temperature, tabu=tabu)
+                                 use_memory=memory, temperature=temperature, tabu=tabu, backend=backend,
+                                 uniform=proposal == "uniform")
         self.inst: Instance | None = None
 
     def _encode(self, v: int, x: int) -> int:
