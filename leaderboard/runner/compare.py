@@ -755,9 +755,16 @@ class CompareResult:
         self.summary.to_csv(folder / "summary.csv", index=False)
         runs = self.runs.copy()
         runs["diagnostics"] = runs["diagnostics"].map(canonical_json)
+        # self-describing rows: the env and its arguments travel with every run (also in config.json)
+        runs.insert(0, "env_id", self.env_id)
+        runs.insert(1, "env_kwargs", canonical_json(_canon(self.env_kwargs)))
         runs.to_parquet(folder / "runs.parquet", index=False)
         self.curves.to_parquet(folder / "curves.parquet", index=False)
-        (folder / "table.txt").write_text(self.format_table() + "\n")
+        seeds = sorted({int(x) for x in self.runs["seed"]}) if "seed" in self.runs.columns and len(self.runs) else []
+        span = (f"{len(seeds)} seeds ({seeds[0]}..{seeds[-1]})" if seeds and seeds == list(range(seeds[0], seeds[-1] + 1))
+                else f"{len(seeds)} seeds")
+        header = (f"# {self.env_id} {canonical_json(_canon(self.env_kwargs))}, {span}\n")
+        (folder / "table.txt").write_text(header + self.format_table() + "\n")
         (folder / "config.json").write_text(json.dumps({"env_id": self.env_id, "env_kwargs": _canon(self.env_kwargs)}, indent=1))
         if not self.curves.empty:
             import matplotlib.pyplot as plt

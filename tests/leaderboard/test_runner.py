@@ -181,6 +181,11 @@ def test_summary_table_and_figure(tmp_path):
     assert (folder / "regret.svg").read_text().lstrip().startswith("<?xml")
     back = pd.read_parquet(folder / "curves.parquet")
     assert len(back) == len(res.curves)
+    # every run row names its env and arguments; the table says what was run
+    runs = pd.read_parquet(folder / "runs.parquet")
+    assert set(runs.env_id) == {ENV} and runs.env_kwargs.nunique() == 1 and "horizon" in runs.env_kwargs[0]
+    head = (folder / "table.txt").read_text().splitlines()[0]
+    assert head.startswith(f"# {ENV} ") and "4 seeds (0..3)" in head
 
 
 def test_bad_arguments_name_the_problem(tmp_path):
