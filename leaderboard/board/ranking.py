@@ -115,7 +115,13 @@ def metric_and_direction(cfg: Any) -> tuple[str, str, str]:
         metric = cfg.metric or task.primary
         direction = cfg.direction or task.metrics.get(metric, "min")
         return metric, direction, metric
-    return "regret", "min", "final regret (static pseudo-regret where the means switch, else R_T)"
+    import importlib
+
+    import gymnasium as gym
+    import papergym.envs as penvs
+
+    module = importlib.import_module(gym.spec(penvs.check_env_id(cfg.benchmark_id)).entry_point.split(":")[0])
+    return "regret", "min", f"final {getattr(module, 'REGRET_NAME', 'regret')} (lower is better)"
 
 
 #: the splits a board shows: ``test`` (hidden seeds, the service's ranked split) and ``local`` (a

@@ -403,3 +403,14 @@ def test_site_in_headless_chromium(tmp_path, needs):
         finally:
             browser.close()
     assert problems == []
+
+
+def test_env_boards_label_their_metric_with_the_envs_own_regret():
+    from papergym.leaderboard.board.configs import board_config, board_ids
+    from papergym.leaderboard.board.ranking import metric_and_direction
+
+    labels = {b: metric_and_direction(board_config(b))[2] for b in board_ids() if board_config(b).kind != "task"}
+    assert labels["NonStatLipschitz-v0"] == "final cumulative dynamic regret (lower is better)"
+    assert labels["FJSPImprove-v0"] == "final C_max(incumbent) - LB (lower is better)"
+    assert "equilibrium gap" in labels["EntropicMatrixGame-v0"]
+    assert len(set(labels.values())) >= 5  # no one label for every board
