@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -165,11 +166,22 @@ def _parse_hp(items: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _version() -> str:
+    """The installed distribution's version (``importlib.metadata``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("papergym")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without an install
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from papergym.leaderboard.runner.executors import BACKENDS
 
     p = argparse.ArgumentParser(prog="papergym", allow_abbrev=False,
                                 description="papergym: benchmark gym of NeurIPS 2025 papers")
+    p.add_argument("--version", action="version", version=f"papergym {_version()}")
     sub = p.add_subparsers(dest="command", required=True,
                            metavar="{compare,sweep,bench,list,submit,leaderboard,serve,worker,admin,login,fjsp}")
 
@@ -949,6 +961,13 @@ def _check_backend_and_out(args: argparse.Namespace, target_id: str) -> Path:
     out = Path(args.out) if args.out else Path("papergym-out") / target_id / time.strftime("%Y%m%d-%H%M%S")
     if out.exists() and not out.is_dir():
         raise CLIError(f"--out: {out} exists and is not a folder")
+    anc = out
+    while not anc.exists() and anc != anc.parent:  # the nearest existing folder must take new folders
+        anc = anc.parent
+    if not anc.is_dir():
+        raise CLIError(f"--out: cannot create {out}: {anc} is not a folder")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise CLIError(f"--out: cannot create {out}: {anc} is not writable")
     return out
 
 
@@ -1163,7 +1182,7 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     if args.seeds is None and seeds_for is not None and user_kwargs:  # e.g. every member of a given set
         try:
             default_seeds = seeds_for(env_kwargs) or default_seeds
-        except (ValueError, KeyError) as exc:
+        except (ValueError, KeyError, OSError) as exc:
             raise CLIError(str(exc)) from None
     seeds = _parse_seeds(args.seeds if args.seeds is not None else str(default_seeds))
     horizon = args.horizon if args.horizon is not None else defaults.get("horizon")
@@ -1183,7 +1202,7 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     try:
         resolved = resolve_env_kwargs(env_id, env_kwargs, horizon)
         validate_hyperparameters(env_id, hps, resolved)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OSError) as exc:
         raise CLIError(str(exc)) from None
     out = _check_backend_and_out(args, env_id)
 

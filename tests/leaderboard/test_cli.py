@@ -42,6 +42,7 @@ def _exit_code(argv):
         (["compare", ENV, "--m", "3"], ["m"]),  # not an abbreviation of --mode: an unknown env argument
         (["compare", ENV, "--scheduler", "tcp://x:1"], ["--backend dask"]),
         (["frobnicate"], ["invalid choice", "compare"]),
+        (["compare", "FJSP-v0", "--path", "/nonexistent/instance.fjs"], ["No such file", "instance.fjs"]),
     ],
 )
 def test_bad_values_exit_2_naming_them_and_write_nothing(argv, expect, tmp_path, capsys):
@@ -86,3 +87,22 @@ def test_console_script_list_and_compare(tmp_path):
     r = subprocess.run([*cmd, "compare", "Nope-v0"], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
     assert r.returncode == 2 and "valid environments" in r.stderr and r.stdout == ""
     assert not (tmp_path / "papergym-out").exists()
+
+
+def test_version_flag_prints_the_installed_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"papergym {version('papergym')}"
+
+
+def test_an_output_folder_that_cannot_be_created_exits_2(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    argv = ["compare", ENV, "--agents", "uniform-random", "--seeds", "1", "--horizon", "50",
+            "--out", str(blocker / "out"), "--cache-dir", str(tmp_path / "cache")]
+    assert _exit_code(argv) == 2
+    assert "is not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "cache").exists()
