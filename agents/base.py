@@ -48,6 +48,11 @@ __all__ = [
     "list_agents",
     "get_agent_info",
     "UnknownAgentError",
+    "AgentUnavailableError",
+    "UnavailableAgent",
+    "list_unavailable_agents",
+    "optional_agent_module",
+    "extra_of",
     "ROLES",
     "PerRunFromBatched",
     "Solver",
@@ -63,9 +68,18 @@ __all__ = [
 Role = Literal["paper", "baseline", "oracle"]
 ROLES: tuple[str, ...] = ("paper", "baseline", "oracle")
 
-# packages whose import registers agents; loaded lazily by the registry functions
-_AGENT_PACKAGES = ("papergym.agents.bandits", "papergym.baselines.bandits", "papergym.agents.scheduling",
-                   "papergym.baselines.scheduling", "papergym.agents.games", "papergym.baselines.games")
+# packages whose import registers agents -> the env ids they register agents for; loaded lazily by the registry
+# functions, only those of the env asked (making a game env does not import the scheduling agents' torch)
+_BANDIT_ENVS = ("NonStatLipschitz-v0", "NoiseFreeGPBandit-v0", "MSetSemiBandit-v0")
+_GAME_ENVS = ("EntropicMeanField-v0", "EntropicMatrixGame-v0", "EntropicMarkovGame-v0")
+_AGENT_PACKAGES: dict[str, tuple[str, ...]] = {
+    "papergym.agents.bandits": _BANDIT_ENVS,
+    "papergym.baselines.bandits": _BANDIT_ENVS,
+    "papergym.agents.scheduling": ("FJSPImprove-v0",),
+    "papergym.baselines.scheduling": ("FJSP-v0", "FJSPImprove-v0"),
+    "papergym.agents.games": _GAME_ENVS,
+    "papergym.baselines.games": _GAME_ENVS,
+}
 
 
 @runtime_checkable
@@ -101,6 +115,10 @@ class UnknownAgentError(KeyError):
         return str(self.args[0])
 
 
+class AgentUnavailableError(UnknownAgentError):
+    """A known agent whose module cannot be imported here: an optional package (and its extra) is missing."""
+
+
 @dataclass(frozen=True)
 class AgentInfo:
     name: str
@@ -117,9 +135,32 @@ class AgentInfo:
         return _code_hash(self.factory, self.batched_factory)
 
 
+@dataclass(frozen=True)
+class UnavailableAgent:
+    """An agent that is known but cannot be built here: importing ``module`` failed because the optional package
+    ``missing`` is not installed; ``extra`` is the papergym extra that installs it."""
+
+    name: str
+    envs: tuple[str, ...]
+    role: str
+    module: str
+    missing: str
+    extra: str | None
+
+    @property
+    def reason(self) -> str:
+        if self.extra:
+            return f"needs the {self.extra} extra ({self.missing} is not installed): pip install 'papergym[{self.extra}]'"
+        return f"needs the package {self.missing!r}, which is not installed"
+
+
 # name -> entries; one name may be registered separately for different envs (e.g. ``uniform-random``
 # of NonStatLipschitz-v0 and of NoiseFreeGPBandit-v0 are different factories)
 _REGISTRY: dict[str, list[AgentInfo]] = {}
+# name -> agents whose module failed to import for want of an optional package
+_UNAVAILABLE: dict[str, list[UnavailableAgent]] = {}
+# agent packages already imported (or whose import failed and was reported)
+_LOADED: set[str] = set()
 
 
 def _source_modules(obj: Any) -> list[Any]:
@@ -210,23 +251,110 @@ def _qualname(obj: Any) -> str:
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
 
 
-def _load_all() -> None:
-    for pkg in _AGENT_PACKAGES:
+def _missing_package(exc: ImportError) -> str | None:
+    """The top-level name of the third-party package whose absence raised ``exc``; ``None`` when the failing module
+    is papergym's own (a bug, not a missing extra) or unnamed."""
+    name = getattr(exc, "name", None)
+    if not name:
+        return None
+    top = name.split(".")[0]
+    return None if top == "papergym" else top
+
+
+def extra_of(package: str) -> str | None:
+    """The papergym extra that installs the optional ``package`` (``"torch_geometric"`` -> ``"torch"``)."""
+    return _EXTRA_OF.get(package.split(".")[0])
+
+
+def optional_agent_module(module: str, names: Iterable[str], envs: Iterable[str], role: Role = "baseline", *,
+                          requires: Iterable[str] = ()) -> types.ModuleType | None:
+    """Import ``module``, which the agents ``names`` (for ``envs``) need, and return it. ``requires``: optional
+    packages the module imports only when an agent runs; they are checked to be installed, not imported.
+
+    When the import fails because an optional third-party package is missing, the agents are recorded as
+    unavailable (``papergym list`` shows them with the reason; :func:`make_agent` raises
+    :class:`AgentUnavailableError` naming the extra), a warning names them, the package and its extra, and ``None``
+    is returned. Any other error -- a missing papergym module, an exception raised by the module's code -- propagates.
+    """
+    import importlib.util
+
+    for pkg in requires:
+        if importlib.util.find_spec(pkg) is None:
+            _mark_unavailable(module, tuple(names), tuple(envs), role, pkg)
+            return None
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        missing = _missing_package(exc)
+        if missing is None:
+            raise
+        _mark_unavailable(module, tuple(names), tuple(envs), role, missing)
+        return None
+
+
+def _mark_unavailable(module: str, names: tuple[str, ...], envs: tuple[str, ...], role: str, missing: str) -> None:
+    import warnings
+
+    extra = extra_of(missing)
+    for name in names:
+        entries = _UNAVAILABLE.setdefault(name, [])
+        entries[:] = [e for e in entries if not set(e.envs) & set(envs)]
+        entries.append(UnavailableAgent(name, envs, role, module, missing, extra))
+    how = f"the {extra} extra: pip install 'papergym[{extra}]'" if extra else f"the package {missing!r}"
+    warnings.warn(f"agent(s) {', '.join(names)} unavailable: importing {module} failed because {missing!r} is not "
+                  f"installed; they need {how}", RuntimeWarning, stacklevel=3)
+
+
+def _packages_for(env_id: str | None) -> list[str]:
+    if env_id is None:
+        return list(_AGENT_PACKAGES)
+    base = env_id.split(":")[-1]
+    pkgs = [p for p, envs in _AGENT_PACKAGES.items() if base in envs]
+    return pkgs or list(_AGENT_PACKAGES)  # an env not in the table: every package may register for it
+
+
+def _load_all(env_id: str | None = None) -> None:
+    """Import the agent packages (those registering agents for ``env_id`` if given). A package whose import fails
+    for want of an optional package is reported by a warning naming the package and its extra (the modules of
+    optional agents use :func:`optional_agent_module`, which names the agents); any other error propagates."""
+    import warnings
+
+    for pkg in _packages_for(env_id):
+        if pkg in _LOADED:
+            continue
         try:
             importlib.import_module(pkg)
-        except ModuleNotFoundError as exc:  # an optional domain whose extra is not installed
-            if exc.name and exc.name.startswith("papergym"):
+        except ImportError as exc:
+            missing = _missing_package(exc)
+            if missing is None:
                 raise
+            extra = extra_of(missing)
+            how = f"the {extra} extra: pip install 'papergym[{extra}]'" if extra else f"the package {missing!r}"
+            warnings.warn(f"the agents of {pkg} are unavailable: importing it failed because {missing!r} is not "
+                          f"installed; they need {how}", RuntimeWarning, stacklevel=3)
+        _LOADED.add(pkg)
 
 
 def list_agents(env_id: str | None = None, role: str | None = None) -> list[AgentInfo]:
-    """Registered agents (for ``env_id`` if given; ``role`` filters), papers first, then by name."""
-    _load_all()
+    """Registered agents (for ``env_id`` if given; ``role`` filters), papers first, then by name. Agents that
+    cannot be built here are not included: see :func:`list_unavailable_agents`."""
+    _load_all(env_id)
     out = [a for entries in _REGISTRY.values() for a in entries if (env_id is None or _env_matches(env_id, a.envs))]
     if role is not None:
         out = [a for a in out if a.role == role]
     order = {r: i for i, r in enumerate(ROLES)}
     return sorted(out, key=lambda a: (order[a.role], a.name))
+
+
+def list_unavailable_agents(env_id: str | None = None) -> list[UnavailableAgent]:
+    """Agents (for ``env_id`` if given) that are known but cannot be built here, each with its ``reason`` (the
+    missing optional package and the extra that installs it), papers first, then by name."""
+    _load_all(env_id)
+    out = [u for entries in _UNAVAILABLE.values() for u in entries
+           if (env_id is None or _env_matches(env_id, u.envs))
+           and not any(_env_matches(e, u.envs) for a in _REGISTRY.get(u.name, []) for e in a.envs)]
+    order = {r: i for i, r in enumerate(ROLES)}
+    return sorted(out, key=lambda u: (order.get(u.role, len(order)), u.name))
 
 
 def _env_matches(env_id: str, envs: Sequence[str]) -> bool:
@@ -235,17 +363,20 @@ def _env_matches(env_id: str, envs: Sequence[str]) -> bool:
 
 
 def get_agent_info(name: str, env_id: str | None = None) -> AgentInfo:
-    """The registry entry of ``name``; a clear error listing the valid names otherwise."""
-    _load_all()
+    """The registry entry of ``name``; :class:`AgentUnavailableError` naming the extra for an agent whose optional
+    package is missing; :class:`UnknownAgentError` listing the valid names otherwise."""
+    _load_all(env_id)
     entries = _REGISTRY.get(name, [])
     if env_id is not None:
         entries = [e for e in entries if _env_matches(env_id, e.envs)]
-    info = entries[0] if entries else None
+    if entries:
+        return entries[0]
+    where = f" for {env_id}" if env_id else ""
+    gone = [u for u in _UNAVAILABLE.get(name, []) if env_id is None or _env_matches(env_id, u.envs)]
+    if gone:
+        raise AgentUnavailableError(f"agent {name!r}{where} is unavailable: it {gone[0].reason}")
     valid = list(dict.fromkeys(a.name for a in list_agents(env_id)))
-    if info is None:
-        where = f" for {env_id}" if env_id else ""
-        raise UnknownAgentError(f"unknown agent {name!r}{where}; valid agents: {', '.join(valid)}")
-    return info
+    raise UnknownAgentError(f"unknown agent {name!r}{where}; valid agents: {', '.join(valid)}")
 
 
 def make_agent(name: str, problem: Any, *, seed: Any = None, oracle: Any = None, **hyperparameters: Any) -> Any:
@@ -456,8 +587,9 @@ def get_solver_info(name: str, task_id: str | None = None) -> SolverInfo:
     return entries[0]
 
 
-_EXTRA_OF = {"gudhi": "tda", "sklearn": "bilevel", "networkx": "bilevel", "torch_geometric": "torch",
-             "ortools": "fjsp", "pettingzoo": "games"}  # optional package -> the extra that installs it
+_EXTRA_OF = {"gudhi": "tda", "sklearn": "bilevel", "networkx": "bilevel", "torch": "torch", "torch_geometric": "torch",
+             "ortools": "fjsp", "pettingzoo": "games", "dask": "dask", "distributed": "dask"}
+# optional package (top-level import name) -> the extra that installs it
 
 
 def make_solver(name: str, task_id: str, *, seed: Any = None, **hyperparameters: Any) -> Any:

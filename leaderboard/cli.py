@@ -971,6 +971,45 @@ def _check_backend_and_out(args: argparse.Namespace, target_id: str) -> Path:
     return out
 
 
+def _file_agent(spec: str, env_id: str) -> str:
+    """``FILE.py:ATTR`` on the command line: import the file (run locally and unsandboxed, like any script you
+    run), register ``ATTR`` (an agent class or factory) for ``env_id`` as a baseline named
+    ``file-<stem>-<attr>`` and return that name. The module is pickled by value for worker processes."""
+    import importlib.util
+    import re
+
+    path, _, attr = spec.rpartition(":")
+    file = Path(path)
+    if not path or not attr or file.suffix != ".py":
+        raise CLIError(f"--agents: {spec!r}: expected an agent name or FILE.py:ATTR")
+    if not file.is_file():
+        raise CLIError(f"--agents: {spec!r}: no such file {path!r}")
+    if not attr.isidentifier():
+        raise CLIError(f"--agents: {spec!r}: {attr!r} is not a Python name")
+    name = "file-" + re.sub(r"[^a-z0-9]+", "-", f"{file.stem}-{attr}".lower()).strip("-")
+    modname = "papergym_user_" + re.sub(r"\W", "_", name)
+    mod_spec = importlib.util.spec_from_file_location(modname, file)
+    module = importlib.util.module_from_spec(mod_spec)
+    sys.modules[modname] = module
+    try:
+        mod_spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as exc:  # noqa: BLE001 - the user's file: name what failed
+        del sys.modules[modname]
+        raise CLIError(f"--agents: importing {path} failed: {type(exc).__name__}: {exc}") from None
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        del sys.modules[modname]
+        raise CLIError(f"--agents: {path} has no callable {attr!r}")
+    # workers cannot import the file by its made-up name: cloudpickle (joblib's and dask's) sends it by value
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(module)
+    from papergym.agents.base import register_agent
+
+    register_agent(name, factory, envs=[env_id], role="baseline", description=f"{spec} (loaded from a file)")
+    return name
+
+
 def _fail(msg: str) -> int:
     print(f"papergym: error: {msg}", file=sys.stderr)
     return 2
@@ -991,7 +1030,7 @@ def _compare_defaults(env_id: str) -> dict[str, Any]:
 
 def _cmd_list() -> int:
     import papergym.envs as penvs
-    from papergym.agents.base import list_agents
+    from papergym.agents.base import list_agents, list_unavailable_agents
 
     print("Environments")
     for env_id in penvs.list_envs():
@@ -1001,6 +1040,8 @@ def _cmd_list() -> int:
         for a in list_agents(env_id):
             desc = f"  {a.description}" if a.description else ""
             print(f"    {a.name:<20} {a.role:<9}{desc}")
+        for u in list_unavailable_agents(env_id):
+            print(f"    {u.name:<20} {u.role:<9}  [unavailable: {u.reason}]")
     from papergym.agents.base import list_solvers
     from papergym.envs.tasks.base import list_tasks
 
@@ -1187,7 +1228,8 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     seeds = _parse_seeds(args.seeds if args.seeds is not None else str(default_seeds))
     horizon = args.horizon if args.horizon is not None else defaults.get("horizon")
     if args.agents:
-        agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+        agents = [_file_agent(a.strip(), env_id) if ":" in a else a.strip()
+                  for a in args.agents.split(",") if a.strip()]
         for a in agents:
             try:
                 get_agent_info(a, env_id)

@@ -1,26 +1,40 @@
 """Shared test helpers.
 
-``needs`` fixture: ``needs(module)`` a test that needs an optional dependency or service skips on a user's machine
-without it, but fails in CI (``CI=true``), so a missing install step cannot hide.
+``require(module, extra)`` imports an optional dependency: without it a test skips on a user's machine but fails
+in CI (``CI=true``, which ``.ci/run`` exports), so a missing install step cannot hide. Test modules that need it
+at import time call it at module level (``from papergym_tests import require``; pytest imports every conftest.py
+as the one module ``conftest``, so tests/leaderboard/conftest.py would shadow this file under that name); tests
+that need it in one function use the ``needs`` fixture, the same helper.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import sys
 
 import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def _needs(module: str):
+def require(module: str, extra: str | None = None):
+    """Import and return ``module``; if it cannot be imported, skip (locally) or fail (``CI=true``).
+
+    ``extra`` names the papergym extra that installs it (``require("torch", "torch")``), for the message.
+    Works at module level (the whole file skips, or fails to collect under CI) and inside a test.
+    """
     try:
         return importlib.import_module(module)
-    except ImportError:
+    except ImportError as exc:
+        hint = f"pip install -e '.[{extra}]'" if extra else "install the project's extras"
         if IN_CI:
-            pytest.fail(f"{module} is required in CI (install the project's extras)")
-        pytest.skip(f"{module} not installed")
+            pytest.fail(f"{module} is required under CI=true but cannot be imported ({exc}); {hint}", pytrace=False)
+        pytest.skip(f"{module} not installed ({hint})", allow_module_level=True)
+
+
+# a stable name for test modules to import the helper from (see the module docstring)
+sys.modules["papergym_tests"] = sys.modules[__name__]
 
 
 @pytest.fixture(autouse=True)
@@ -31,8 +45,9 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def needs():
-    """``needs("distributed")`` imports an optional module: skip locally, fail in CI, if it is missing."""
-    return _needs
+    """``needs("distributed")`` imports an optional module: skip locally, fail in CI, if it is missing
+    (:func:`require`; ``needs(module, extra)`` names the extra in the message)."""
+    return require
 
 
 def _check_env_state_dependent(env, **kwargs):

@@ -1,20 +1,19 @@
 """Scheduling agents of the papers: ``mistar`` and its ablations on ``FJSPImprove-v0`` (torch extra).
 
-Importing this package registers them; without torch / torch-geometric the import fails with
-``ModuleNotFoundError`` and the registry skips the package (``papergym list`` then omits ``mistar``)."""
+Importing this package registers them; without torch / torch-geometric they are registered as unavailable (a warning
+names the torch extra; ``papergym list`` shows them with that reason, ``make_agent`` raises naming the extra)."""
 
 from __future__ import annotations
 
 from functools import partial
 
-from papergym.agents.base import register_agent
-from papergym.agents.scheduling.mistar.agent import MIStarAgent
+from papergym.agents.base import optional_agent_module, register_agent
 
 IMPROVE = "FJSPImprove-v0"
 
 
 def _mistar(defaults, problem, *, seed=None, **hp):
-    return MIStarAgent(problem, seed=seed, **{**defaults, **hp})
+    return MIStarAgent(problem, seed=seed, **{**defaults, **hp})  # noqa: F821  (bound below when torch is installed)
 
 
 # the search the shipped weights were trained and selected for (weights/MODEL_CARD.md): sampling temperature 1,
@@ -37,6 +36,10 @@ VARIANTS = {
                         **_SEARCH},
                        "MIStar control: the same search with uniform move proposals (no network)"),
 }
-for _name, (_defaults, _text) in VARIANTS.items():
-    register_agent(_name, partial(_mistar, _defaults), envs=[IMPROVE], role="paper", description=_text,
-                   defaults=_defaults)
+_agent_module = optional_agent_module("papergym.agents.scheduling.mistar.agent", names=tuple(VARIANTS),
+                                      envs=[IMPROVE], role="paper")
+if _agent_module is not None:
+    MIStarAgent = _agent_module.MIStarAgent
+    for _name, (_defaults, _text) in VARIANTS.items():
+        register_agent(_name, partial(_mistar, _defaults), envs=[IMPROVE], role="paper", description=_text,
+                       defaults=_defaults)

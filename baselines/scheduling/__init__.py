@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from papergym.agents.base import register_agent
+from papergym.agents.base import optional_agent_module, register_agent
 from papergym.baselines.scheduling.dispatching import RULES, DispatchAgent, HoldInitialAgent
 from papergym.baselines.scheduling.local_search import LocalSearchAgent
 
@@ -52,15 +52,12 @@ for _name, _strategy, _text, _defaults in (
     register_agent(_name, partial(_search, _strategy), envs=[IMPROVE], role="baseline", description=_text,
                    defaults=_defaults)
 
-try:  # CP-SAT needs the fjsp extra (ortools)
-    import ortools  # noqa: F401
-except ModuleNotFoundError:  # pragma: no cover - depends on the install
-    pass
-else:
-    from papergym.baselines.scheduling import cpsat as _cpsat
-
+# CP-SAT needs the fjsp extra (ortools); without it `cpsat` is listed as unavailable with that reason
+_cpsat = optional_agent_module("papergym.baselines.scheduling.cpsat", names=("cpsat",), envs=[CONSTRUCT, IMPROVE],
+                               requires=("ortools",))
+if _cpsat is not None:
     register_agent("cpsat", _cpsat.CPSATDispatchAgent, envs=[CONSTRUCT], role="baseline",
-                   description="OR-Tools CP-SAT (spec §13) solved at reset, replayed in start-time order",
+                   description="OR-Tools CP-SAT solved at reset, replayed in start-time order",
                    defaults={"time_limit": 2.0, "num_workers": 2, "hint": "mwkr"})
     register_agent("cpsat", _cpsat.CPSATReferenceAgent, envs=[IMPROVE], role="oracle",
                    description="OR-Tools CP-SAT makespan as a reference line (does not walk the neighbourhood)",

@@ -81,6 +81,8 @@ regularisation (spec §10).
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any
 
 import numpy as np
@@ -117,13 +119,30 @@ class MarkovGame:
         self.rho0 = np.full(S, 1.0 / S)
         self.init_min, self.init_max = init
         self.exact = True
-        self.equilibrium, _ = self._shapley()
+
+    # ----- the exact equilibrium: solved when first needed, then kept
+    @functools.cached_property
+    def _solution(self) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray, float]:
+        equilibrium, _ = self._shapley()
         # V* by exact policy evaluation of the equilibrium pair (not the iterate's V, which is 1e-13/(1 - gamma) off)
-        self.V_star = self.values(*self.equilibrium)
-        self.value_star = float(self.rho0 @ self.V_star)
-        ni = self.best_max(self.equilibrium[0]) - self.best_min(self.equilibrium[1])
+        V_star = self.values(*equilibrium)
+        ni = self.best_max(equilibrium[0]) - self.best_min(equilibrium[1])
         if ni > 1e-10:
             raise RuntimeError(f"Markov game equilibrium not certified: NI = {ni:.3g}")
+        return equilibrium, V_star, float(self.rho0 @ V_star)
+
+    @property
+    def equilibrium(self) -> tuple[np.ndarray, np.ndarray]:
+        """The regularised equilibrium ``(μ*, ν*)`` (regularised Shapley iteration, certified by ``NI``)."""
+        return self._solution[0]
+
+    @property
+    def V_star(self) -> np.ndarray:
+        return self._solution[1]
+
+    @property
+    def value_star(self) -> float:
+        return self._solution[2]
 
     # ----- evaluation
     def _c_and_P(self, mu: np.ndarray, nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

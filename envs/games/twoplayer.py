@@ -24,6 +24,7 @@ The PettingZoo ``ParallelEnv`` on the same games is :mod:`papergym.envs.games.pa
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -51,10 +52,22 @@ class GameOracle:
 
     def __init__(self, game: Any, env: TwoPlayerEnv):
         self.game, self._env = game, env
-        self.mu_star, self.nu_star = game.equilibrium
-        self.value = float(game.value_star)  # V* = F^s(mu*, nu*) (or J for the Markov game)
         self.exact = bool(game.exact)
         self._cache: tuple[bytes, float] | None = None
+
+    # the equilibrium is read from the game when first needed (the Markov game solves it lazily)
+    @property
+    def mu_star(self) -> np.ndarray:
+        return self.game.equilibrium[0]
+
+    @property
+    def nu_star(self) -> np.ndarray:
+        return self.game.equilibrium[1]
+
+    @property
+    def value(self) -> float:
+        """``V* = F^σ(μ*, ν*)`` (``J`` for the Markov game)."""
+        return float(self.game.value_star)
 
     # ----- game quantities
     def exploitability_min(self, mu: np.ndarray) -> float:
@@ -169,6 +182,29 @@ class GameOracle:
         return out
 
 
+class LazyParams(Mapping):
+    """Read-only problem parameters whose ``lazy`` entries (name -> zero-argument function) are computed when first
+    read, then kept: a value that needs the exact equilibrium costs nothing until a learner asks for it."""
+
+    def __init__(self, data: dict[str, Any], **lazy: Callable[[], Any]):
+        self._data, self._lazy = dict(data), dict(lazy)
+        self._order = list(self._data) + [k for k in self._lazy if k not in self._data]
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._data and key in self._lazy:
+            self._data[key] = self._lazy.pop(key)()
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __repr__(self) -> str:
+        return f"LazyParams({dict(self)!r})"
+
+
 class TwoPlayerEnv(gym.Env, abc.ABC):
     """Base class of ``EntropicMatrixGame-v0`` and ``EntropicMarkovGame-v0`` (see their docstrings).
 
@@ -243,10 +279,10 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
             shape = tuple(game.shape_max if role == "max" else game.shape_min)
             space_a = gym.spaces.Box(0.0, 1.0, shape, np.float64)
             space_o = gym.spaces.Box(-np.inf, np.inf, shape, np.float64)
-        return ProblemSpec(self.ENV_ID, space_a, space_o, self.horizon, {
+        return ProblemSpec(self.ENV_ID, space_a, space_o, self.horizon, LazyParams({
             "role": role, "blocks": blocks, "sigma": game.sigma_min, "sigma_max": game.sigma_max,
-            "mu0": game.init_min, "nu0": game.init_max, "br_bounds": dict(game.jacobian_bounds()),
-            **self._public(game)})
+            "mu0": game.init_min, "nu0": game.init_max, **self._public(game)},
+            br_bounds=lambda: dict(game.jacobian_bounds())))  # needs the equilibrium: computed when first read
 
     # ----- protocol
     def validate_action(self, action: Any) -> None:

@@ -302,8 +302,14 @@ def run_cells(
     hyperparameters: Mapping[str, Any],
     seeds: Sequence[int],
     mode: str = "auto",
+    registration: Any = None,
 ) -> list[dict[str, Any]]:
     """Run one job: ``agent`` on ``env_id`` for every seed. Pure; never raises for a failing agent.
+
+    ``registration``: the agent's :class:`~papergym.agents.base.AgentInfo` when it was registered outside
+    papergym's packages (a user's script or notebook); a worker process that does not know the name
+    registers it from there (the executors pickle it with cloudpickle, so classes defined in ``__main__``
+    travel by value).
 
     Returns one result dict per seed with ``status`` ``"ok"`` (``t``, ``cum_regret``,
     ``diagnostics``, ``seconds``...) or ``"error"`` (``error``, ``traceback``).
@@ -315,6 +321,8 @@ def run_cells(
     seeds = [int(s) for s in seeds]
     with threadpool_limits(limits=1):
         try:
+            if registration is not None:
+                _ensure_registered(registration, env_id)
             if mode not in ("auto", "batched", "per-run"):
                 raise ValueError(f"mode must be 'auto', 'batched' or 'per-run', got {mode!r}")
             out = None
@@ -514,6 +522,25 @@ def run_instance_cells(env_id: str, env_kwargs: Mapping[str, Any], seeds: Sequen
             tb = traceback.format_exc()
             return [{"agent": INSTANCE, "seed": s, "status": "error", "error": f"{type(exc).__name__}: {exc}",
                      "traceback": tb} for s in seeds]
+
+
+def _ensure_registered(info: Any, env_id: str) -> None:
+    """Register ``info`` (an :class:`~papergym.agents.base.AgentInfo`) in this process unless its name is known."""
+    from papergym.agents.base import UnknownAgentError, register_agent
+
+    try:
+        get_agent_info(info.name, env_id)
+        return
+    except UnknownAgentError:
+        pass
+    register_agent(info.name, info.factory, info.envs, info.role, batched_factory=info.batched_factory,
+                   description=info.description, defaults=dict(info.defaults))
+
+
+def _shipped_registration(info: Any) -> Any:
+    """``info`` if workers cannot rebuild it by importing papergym's agent packages, else ``None``."""
+    module = getattr(info.factory, "__module__", "") or ""
+    return None if module.startswith("papergym.") else info
 
 
 def _run_job(kind: str, *args: Any) -> list[dict[str, Any]]:
@@ -974,8 +1001,9 @@ def compare(
     if batch_size is None:
         per_job = max(1, math.ceil(n_missing / max(1, n_workers)))
         batch_size = min(100, per_job)
+    regs = {a: _shipped_registration(get_agent_info(a, base_id)) for a in missing}
     jobs = [
-        ("agent", base_id, kwargs, a, hps.get(a, {}), chunk, mode)
+        ("agent", base_id, kwargs, a, hps.get(a, {}), chunk, mode, regs[a])
         for a, ss in missing.items()
         for chunk in _chunk(ss, int(batch_size))
     ]
@@ -1034,6 +1062,12 @@ def compare(
     log_x_panel = bool(getattr(ocls, "PLOT_LOG_X_PANEL", False))
     res = _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors, score, log_x_panel)
     res.per_instance = bool(getattr(ocls, "PER_INSTANCE_TABLE", False))
+    if errors:
+        import warnings
+
+        e = errors[0]
+        warnings.warn(f"{len(errors)} of {len(agent_list) * len(seed_list)} runs failed (see result.errors); first: "
+                      f"{e['agent']} seed {e['seed']}: {e['error']}", RuntimeWarning, stacklevel=2)
     return res
 
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -106,3 +107,45 @@ def test_an_output_folder_that_cannot_be_created_exits_2(tmp_path, capsys):
     assert _exit_code(argv) == 2
     assert "is not a folder" in capsys.readouterr().err
     assert not (tmp_path / "cache").exists()
+
+
+def _readme_agent_block() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    sec = text[text.index("### Writing an agent"):]
+    start = sec.index("```python") + len("```python")
+    return sec[start:sec.index("```", start)]
+
+
+def test_readme_agent_recipe_runs_verbatim_on_the_default_backend(tmp_path):
+    """The README's block, pasted into a script and run as is: the user's agent runs in joblib workers."""
+    (tmp_path / "mine.py").write_text(_readme_agent_block())
+    env = {**os.environ, "PAPERGYM_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "mine.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines() if line.startswith(("grid-ucb", "binning-ucb"))}
+    assert rows["grid-ucb"].split()[-1] == "8/8" and rows["binning-ucb"].split()[-1] == "8/8"
+    assert "failed" not in proc.stderr
+    runs = pd.read_parquet(tmp_path / "results" / "mine" / "runs.parquet")
+    grid = runs[runs.agent == "grid-ucb"]
+    assert len(grid) == 8 and (grid.status == "ok").all() and np.isfinite(grid.final_regret).all()
+
+
+def test_agents_from_files_run_and_a_failing_agent_exits_1(tmp_path, capsys):
+    block = _readme_agent_block()
+    (tmp_path / "good.py").write_text("import numpy as np\n\n" + block[block.index("class GridUCB"):
+                                                                    block.index('register_agent("grid-ucb"')])
+    (tmp_path / "bad.py").write_text("class Broken:\n    def __init__(self, problem, *, seed=None):\n        pass\n"
+                                     "    def act(self, observation):\n        raise RuntimeError('broken on purpose')\n"
+                                     "    def update(self, action, reward, observation):\n        pass\n")
+    base = ["compare", ENV, "--seeds", "3", "--horizon", "500", "--n-jobs", "2", "--cache-dir", str(tmp_path / "c")]
+    assert main([*base, "--agents", f"{tmp_path / 'good.py'}:GridUCB", "--out", str(tmp_path / "o1")]) == 0
+    assert "file-good-griducb" in capsys.readouterr().out
+    assert main([*base, "--agents", f"{tmp_path / 'bad.py'}:Broken,uniform-random", "--out", str(tmp_path / "o2")]) == 1
+    assert "broken on purpose" in capsys.readouterr().err
+    for bad, msg in ((f"{tmp_path / 'none.py'}:X", "no such file"), (f"{tmp_path / 'good.py'}:Nope", "no callable"),
+                     (f"{tmp_path / 'good.txt'}:X", "FILE.py:ATTR")):
+        assert _exit_code([*base, "--agents", bad, "--out", str(tmp_path / "o3")]) == 2
+        assert msg in capsys.readouterr().err

@@ -390,11 +390,6 @@ def test_regret_sublinear_on_stochastic_instance():
 
 
 # ------------------------------------------------------------------------------ through the env
-def _env_ready():
-    return hasattr(SB, "MSetSemiBanditEnv") and hasattr(SB, "MSetSemiBanditVectorEnv")
-
-
-@pytest.mark.skipif(not _env_ready(), reason="MSetSemiBandit-v0 env not available yet")
 def test_env_integration_single_and_vector():
     import gymnasium as gym
 

@@ -8,8 +8,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torch_geometric")
+from papergym_tests import require  # the helper of tests/conftest.py
+
+torch = require("torch", "torch")
+require("torch_geometric", "torch")
 
 import papergym.envs  # noqa: E402,F401
 from papergym.agents.base import list_agents, make_agent, play_episode  # noqa: E402

@@ -8,7 +8,9 @@ import math
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
+from papergym_tests import require  # the helper of tests/conftest.py
+
+require("torch", "torch")
 
 from papergym.agents.base import make_solver  # noqa: E402
 from papergym.agents.solvers.diffusion_disentangle import VPSchedule, ddim_transfer  # noqa: E402

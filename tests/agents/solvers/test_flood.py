@@ -16,7 +16,9 @@ import os
 import numpy as np
 import pytest
 
-gudhi = pytest.importorskip("gudhi")
+from papergym_tests import require  # the helper of tests/conftest.py
+
+gudhi = require("gudhi", "tda")
 
 from papergym.agents.solvers.flood import (  # noqa: E402
     alpha_persistence,

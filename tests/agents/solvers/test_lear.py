@@ -9,7 +9,9 @@ import math
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from papergym_tests import require  # the helper of tests/conftest.py
+
+torch = require("torch", "torch")
 
 from papergym.agents.base import make_solver  # noqa: E402
 from papergym.agents.solvers.lear import (  # noqa: E402

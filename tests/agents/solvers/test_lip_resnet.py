@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from papergym_tests import require  # the helper of tests/conftest.py
+
+torch = require("torch", "torch")
 
 from papergym.agents.base import list_solvers, make_solver
 from papergym.agents.solvers.lip_resnet import (

@@ -9,7 +9,9 @@ import math
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from papergym_tests import require  # the helper of tests/conftest.py
+
+torch = require("torch", "torch")
 
 from papergym.agents.base import list_solvers, make_solver  # noqa: E402
 from papergym.baselines.solvers.continual import EWC, ExperienceReplay, LwF  # noqa: E402

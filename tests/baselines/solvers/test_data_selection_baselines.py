@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from papergym_tests import require  # the helper of tests/conftest.py
+
+torch = require("torch", "torch")
 
 from papergym.agents.base import list_solvers, make_solver  # noqa: E402
 from papergym.agents.solvers.ufo_rl import pool_confidence  # noqa: E402

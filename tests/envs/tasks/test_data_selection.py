@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-torch = pytest.importorskip("torch")
+from papergym_tests import require  # the helper of tests/conftest.py
+
+torch = require("torch", "torch")
 
 from papergym.envs.tasks.base import BudgetExceeded, InstanceRef, MissingSecretError, make_task  # noqa: E402
 from papergym.envs.tasks.data_selection import DataSelectionTask, check_selection  # noqa: E402

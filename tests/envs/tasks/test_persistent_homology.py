@@ -9,7 +9,9 @@ import math
 import numpy as np
 import pytest
 
-pytest.importorskip("gudhi")
+from papergym_tests import require  # the helper of tests/conftest.py
+
+require("gudhi", "tda")
 
 from papergym.agents.base import list_solvers, make_solver  # noqa: E402
 from papergym.agents.solvers.flood import sampling_error_bound  # noqa: E402

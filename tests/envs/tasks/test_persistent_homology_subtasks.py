@@ -10,7 +10,9 @@ import os
 import numpy as np
 import pytest
 
-pytest.importorskip("gudhi")
+from papergym_tests import require  # the helper of tests/conftest.py
+
+require("gudhi", "tda")
 
 from papergym.agents.base import make_solver  # noqa: E402
 from papergym.envs.tasks.base import Budget, InstanceRef, make_task  # noqa: E402
