@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from papergym.leaderboard.board import configs as B
+from papergym_tests import require  # noqa: E402
 
 SUBS = Path(__file__).parent / "lb_subs"
 SECRET = "0123456789abcdef-test-secret-of-the-evaluator"
@@ -354,7 +355,7 @@ def test_data_selection_board_serves_the_policy_and_refuses_the_full_pool(evalua
     """RLDataSelection-v0: a sandboxed UFO-RL (policy.logprobs served and counted by the evaluator) selects exactly
     what the registered ufo-rl selects, so every hidden seed scores the same; returning the whole pool is invalid."""
     _sandbox_ok()
-    pytest.importorskip("torch")
+    require("torch", "torch")
     from papergym.leaderboard.board.evaluate import refresh, submit
 
     done = refresh(evaluator, ["RLDataSelection-v0"], only=["ufo-rl"])
@@ -396,7 +397,7 @@ def test_point_cloud_board_refuses_skipped_dimensions(evaluator):
     """A sandboxed submission returning the exact Alpha H2 diagram but empty H0 / H1 diagrams recovers the voids,
     yet every run is invalid (bottleneck in every dimension) and it ranks below the paper's flood."""
     _sandbox_ok()
-    pytest.importorskip("gudhi")
+    require("gudhi", "tda")
     from papergym.leaderboard.board.ranking import build_benchmark_board
     from papergym.leaderboard.board.evaluate import refresh, submit
 

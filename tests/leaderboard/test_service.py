@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from papergym_tests import require
 from papergym.leaderboard.board import configs as B
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")  # as tests/conftest.py
@@ -521,7 +522,7 @@ def test_service_commands_bad_arguments_exit_2(operator, tmp_path, capsys, argv,
 
 
 def test_service_refuses_a_bad_evaluator_config(operator, tmp_path):
-    pytest.importorskip("fastapi")
+    require("fastapi", "board")
     from papergym.leaderboard.board.service import create_app
 
     Path(os.environ[B.CONFIG_ENV]).write_text(json.dumps({"secret": SECRET, "boards": {BOARD: {"seeds": 0}}}))

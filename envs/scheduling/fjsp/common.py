@@ -15,8 +15,8 @@ from papergym.envs.scheduling.fjsp.parser import read_instance
 from papergym.envs.scheduling.fjsp.sets import load_instance, load_set, reference
 from papergym.envs.spec import InvalidActionError, instance_seed
 
-__all__ = ["InstanceSource", "LegalDiscrete", "FJSPOracle", "BIG", "FAMILIES", "compare_seeds", "instance_from_observation",
-           "action_index"]
+__all__ = ["InstanceSource", "LegalDiscrete", "FJSPOracle", "BIG", "FAMILIES", "ILLEGAL_ACTIONS", "compare_seeds",
+           "instance_from_observation", "action_index", "check_illegal_action"]
 
 BIG = 2**31 - 1  # upper bound of time-valued observation entries
 FAMILIES = ("sd1", "sd2", "benchmark", "file")
@@ -40,30 +40,40 @@ def action_index(action: Any, n: int) -> int:
     return a
 
 
-class LegalDiscrete(gym.spaces.Discrete):
-    """``Discrete(n)`` whose ``sample()`` draws a legal action of the env's current state (the env's
-    action mask) unless a ``mask`` is given. Equality, ``contains`` and serialisation are ``Discrete``'s."""
+ILLEGAL_ACTIONS = ("penalty", "raise")
 
-    def __init__(self, n: int, mask_fn: Callable[[], np.ndarray] | None = None, seed: int | None = None):
+
+def check_illegal_action(illegal_action: str, illegal_penalty: float) -> float:
+    """Validate the ``illegal_action`` / ``illegal_penalty`` env arguments; the penalty as a float."""
+    if illegal_action not in ILLEGAL_ACTIONS:
+        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTIONS}, got {illegal_action!r}")
+    if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(illegal_penalty)) or illegal_penalty < 0:
+        raise ValueError(f"illegal_penalty must be a finite number >= 0, got {illegal_penalty!r}")
+    return float(illegal_penalty)
+
+
+class LegalDiscrete(gym.spaces.Discrete):
+    """``Discrete(n)`` whose ``sample()`` draws a legal action of the env's current state unless a ``mask``
+    or ``probability`` is given.
+
+    The env keeps :attr:`legal_mask` (an int8 ``(n,)`` array, ``None`` before the first reset) equal to its
+    current action mask on every ``reset`` and ``step``. The mask is plain data on the space, so it
+    survives ``pickle``, ``copy.deepcopy`` and the round trip of ``AsyncVectorEnv.get_attr("action_space")``
+    (a copy of the space samples the legal actions of the state it was copied in). When no action is legal
+    (before the first reset, or once an ``FJSP-v0`` schedule is complete) ``sample()`` draws uniformly from
+    ``0..n-1``. Equality, ``contains`` and serialisation are ``Discrete``'s."""
+
+    def __init__(self, n: int, seed: int | None = None):
         super().__init__(n, seed=seed)
-        self._mask_fn = mask_fn
+        self.legal_mask: np.ndarray | None = None
 
     def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None):
-        if mask is None and probability is None and self._mask_fn is not None:
-            m = np.asarray(self._mask_fn(), dtype=np.int8)
+        if mask is None and probability is None and self.legal_mask is not None:
+            m = np.asarray(self.legal_mask, dtype=np.int8)
             if m.any():
                 mask = m
         return super().sample(mask=mask, probability=probability)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_mask_fn"] = None
-        return state
-
-    def __deepcopy__(self, memo):
-        new = LegalDiscrete(int(self.n))
-        new._np_random = self._np_random
-        return new
 
 
 class InstanceSource:

@@ -6,10 +6,21 @@ Description
     unfinished job on an eligible machine; it starts at ``max(job_ready_j, machine_ready_k)`` and is
     appended to the machine's sequence. The episode builds a complete semi-active schedule.
 Action Space
-    ``LegalDiscrete(J·M)`` (a ``Discrete`` whose ``sample()`` draws legal actions): ``a = j·M + k``
-    schedules job ``j``'s next operation on machine ``k``. ``J``, ``M`` are the family's padded maximum sizes.
-    A finished job, an ineligible or padding machine raises :class:`~papergym.envs.InvalidActionError`
-    and leaves the state unchanged.
+    ``LegalDiscrete(J·M)`` (a ``Discrete`` whose ``sample()`` draws legal actions of the current state):
+    ``a = j·M + k`` schedules job ``j``'s next operation on machine ``k``. ``J``, ``M`` are the family's padded
+    maximum sizes. ``env.action_masks()`` returns the current legal actions as a bool array (the method
+    sb3-contrib's ``MaskablePPO`` reads); the same mask is the observation's ``action_mask``.
+Illegal actions
+    An action outside the space (not an integer, out of ``0..J·M-1``), a step before ``reset`` or after the
+    schedule is complete always raises :class:`~papergym.envs.InvalidActionError`. An action inside the space
+    that the state forbids (a finished job, an ineligible or padding machine) depends on ``illegal_action``:
+    ``"penalty"`` (default) makes the step a no-op: the state (including ``t``) is unchanged, the
+    observation is the current one, the reward is ``-illegal_penalty`` (default 1.0), ``terminated`` and
+    ``truncated`` are ``False`` and ``info == {"illegal_action": True, "reason": <message>}``, so unmasked
+    learners (plain SB3 ``PPO``) and ``gymnasium.utils.env_checker.check_env`` (which samples an action
+    before ``reset``) run; ``"raise"`` raises :class:`~papergym.envs.InvalidActionError` and leaves the
+    state unchanged. ``validate_action`` raises in both modes (the leaderboard's ``RegretRecorder`` and
+    the vector env validate first, so an illegal action in an evaluation run is an error either way).
 Observation Space
     ``Dict`` of padded int64 arrays (``N`` = padded operations): ``proc (N×M)`` (0 = ineligible),
     ``op_job (N)``, ``op_pos (N)`` (``-1`` on padding), ``scheduled (N)`` (1 on padding), ``assigned_machine (N)``
@@ -31,7 +42,8 @@ Arguments
     ``instances`` (named set: ``brandimarte``, ``hurink-edata|rdata|vdata``, ``sd1-10x5``, ``sd2-10x5``, ...),
     ``family`` ∈ {sd1, sd2, benchmark, file} (default ``sd2``), ``n_jobs`` = 10, ``n_machines`` = 5,
     ``instance`` (``"brandimarte/mk01"``, family benchmark), ``path``/``one_based`` (family file),
-    ``reward_mode``, ``horizon`` (``None`` or the padded operation count: one decision per operation).
+    ``reward_mode``, ``horizon`` (``None`` or the padded operation count: one decision per operation),
+    ``illegal_action`` ∈ {``penalty`` (default), ``raise``}, ``illegal_penalty`` (1.0).
 Oracle and regret
     ``env.unwrapped.oracle`` (:class:`~papergym.envs.scheduling.fjsp.common.FJSPOracle`): ``lower_bound``,
     ``reference`` (best known value with provenance), ``proved_optimal``, ``gap(C)``; the regret is 0 until
@@ -57,6 +69,7 @@ from papergym.envs.scheduling.fjsp.common import (  # noqa: F401  (compare_seeds
     InstanceSource,
     LegalDiscrete,
     action_index,
+    check_illegal_action,
     compare_seeds,
     int_box,
     pad_static,
@@ -100,12 +113,15 @@ def construct_problem(inst: Instance | None, N: int, M: int, J: int, horizon: in
 
 class FJSPEnv(gym.Env):
     __doc__ = __doc__
-    # legal actions depend on the state (InvalidActionError otherwise): samplers must use the mask
-    metadata = {"render_modes": ["ansi"], "state_dependent_actions": True}
+    # legal actions depend on the state (see "Illegal actions"): samplers should use the mask
+    metadata = {"render_modes": ["ansi"], "render_fps": 4, "state_dependent_actions": True}
 
     def __init__(self, instances: str | None = None, family: str = "sd2", n_jobs: int = 10, n_machines: int = 5,
                  instance: str | None = None, path: str | None = None, one_based: bool | None = None,
-                 reward_mode: str = "dense_lb", horizon: int | None = None, render_mode: str | None = None):
+                 reward_mode: str = "dense_lb", horizon: int | None = None, render_mode: str | None = None,
+                 illegal_action: str = "penalty", illegal_penalty: float = 1.0):
+        self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
+        self.illegal_action = illegal_action
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
         if render_mode not in (None, "ansi"):
@@ -118,7 +134,7 @@ class FJSPEnv(gym.Env):
         if horizon is not None and horizon != self.N:
             raise ValueError(f"horizon: FJSP-v0 takes one decision per operation, so its horizon is fixed by the "
                              f"instances ({self.N} = the largest operation count); got {horizon!r}")
-        self.action_space = LegalDiscrete(self.J * self.M, self._mask)
+        self.action_space = LegalDiscrete(self.J * self.M)
         self.observation_space = construct_observation_space(self.N, self.M, self.J)
         self.oracle = FJSPOracle(self)
         self.instance: Instance | None = None
@@ -128,6 +144,11 @@ class FJSPEnv(gym.Env):
     # ---------------------------------------------------------------- state
     def _mask(self) -> np.ndarray:
         return self._action_mask if self.instance is not None else np.zeros(self.J * self.M, dtype=np.int8)
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of the current state as a bool ``(J·M,)`` array (a copy; all ``False`` before
+        ``reset`` and once the schedule is complete). The method sb3-contrib's ``MaskablePPO`` calls."""
+        return self._mask().astype(bool)
 
     def _update_mask_row(self, j: int) -> None:
         M = self.M
@@ -145,7 +166,8 @@ class FJSPEnv(gym.Env):
         env = cls.__new__(cls)
         env.reward_mode, env.render_mode, env.source = reward_mode, None, InstanceSource.of([inst], inst.name)
         env.N, env.M, env.J = inst.n_ops, inst.n_machines, inst.n_jobs
-        env.action_space = LegalDiscrete(env.J * env.M, env._mask)
+        env.illegal_action, env.illegal_penalty = "raise", 1.0
+        env.action_space = LegalDiscrete(env.J * env.M)
         env.observation_space = construct_observation_space(env.N, env.M, env.J)
         env.oracle = FJSPOracle(env)
         env._begin(inst)
@@ -181,6 +203,7 @@ class FJSPEnv(gym.Env):
         self._lb = self._lower_bound()
         self.t = 0
         self.problem = construct_problem(inst, N, M, J, N, self.observation_space)
+        self.action_space.legal_mask = self._action_mask  # the sampler follows the state (updated in place)
 
     def _lower_bound(self) -> int:
         return int(max((self._job_ready + self._rem_min).max(), self._machine_ready.max()))
@@ -204,21 +227,36 @@ class FJSPEnv(gym.Env):
             "action_mask": self._action_mask.copy(),
         }
 
-    def validate_action(self, action: Any) -> tuple[int, int, int]:
-        """``(job, machine, operation)`` of a legal action; :class:`InvalidActionError` otherwise."""
+    def _checked_index(self, action: Any) -> int:
+        """The action as an int in the space of a running episode; :class:`InvalidActionError` for a step
+        before ``reset``, an action outside the space or a complete schedule (raised in every mode)."""
         if self.instance is None:
             raise InvalidActionError("call reset() before step()")
         a = action_index(action, self.J * self.M)
-        j, k = divmod(a, self.M)
         if self._remaining == 0:
             raise InvalidActionError("the schedule is complete; call reset()")
+        return a
+
+    def _illegal_reason(self, a: int) -> str | None:
+        """Why the in-space action ``a`` is illegal in the current state, ``None`` if it is legal."""
+        j, k = divmod(a, self.M)
         o = int(self._next_op[j])
         if o < 0:
-            raise InvalidActionError(f"action {a}: job {j} has no operation left to schedule")
+            return f"action {a}: job {j} has no operation left to schedule"
         if not self._elig[o, k]:
-            raise InvalidActionError(f"action {a}: machine {k} cannot process operation {o} (job {j}); "
-                                     f"eligible machines: {np.flatnonzero(self._elig[o]).tolist()}")
-        return j, k, o
+            return (f"action {a}: machine {k} cannot process operation {o} (job {j}); "
+                    f"eligible machines: {np.flatnonzero(self._elig[o]).tolist()}")
+        return None
+
+    def validate_action(self, action: Any) -> tuple[int, int, int]:
+        """``(job, machine, operation)`` of a legal action; :class:`InvalidActionError` otherwise (whatever
+        ``illegal_action`` is)."""
+        a = self._checked_index(action)
+        why = self._illegal_reason(a)
+        if why is not None:
+            raise InvalidActionError(why)
+        j, k = divmod(a, self.M)
+        return j, k, int(self._next_op[j])
 
     def _place(self, j: int, k: int, o: int) -> tuple[int, int]:
         p = int(self._proc[o, k])
@@ -249,7 +287,15 @@ class FJSPEnv(gym.Env):
         return int(self._cmax) if self._remaining == 0 and self.t == t else None
 
     def step(self, action: Any):
-        j, k, o = self.validate_action(action)
+        a = self._checked_index(action)
+        why = self._illegal_reason(a)
+        if why is not None:
+            if self.illegal_action == "raise":
+                raise InvalidActionError(why)
+            # a documented no-op: nothing changes, the reward is the penalty
+            return self._obs(), -self.illegal_penalty, False, False, {"illegal_action": True, "reason": why}
+        j, k = divmod(a, self.M)
+        o = int(self._next_op[j])
         s, e = self._place(j, k, o)
         self._start[o] = s
         self._assigned[o] = k
@@ -260,6 +306,7 @@ class FJSPEnv(gym.Env):
         self._sequences[k].append(o)
         self._next_op[j] = o + 1 if o + 1 < self._job_end[j] else -1
         self._update_mask_row(j)
+        self.action_space.legal_mask = self._action_mask
         if e > self._cmax:
             self._cmax = e
         self._remaining -= 1

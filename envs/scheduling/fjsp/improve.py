@@ -10,8 +10,20 @@ Action Space
     ``R = restore_slots``. ``a < N(N+M)``: ``(v, x) = divmod(a, N+M)``; ``x < N`` moves ``v`` immediately
     before operation ``x`` on ``x``'s machine, ``x ≥ N`` appends ``v`` at the end of machine ``x − N``.
     ``a ≥ N(N+M)``: restore archived solution ``a − N(N+M)`` (a ring buffer of the last ``R`` distinct
-    visited solutions; the current solution is always in it, see ``current_slot``). Moves outside the
-    feasible set (the mask) raise :class:`~papergym.envs.InvalidActionError`; the state is unchanged.
+    visited solutions; the current solution is always in it, see ``current_slot``). ``env.action_masks()``
+    returns the feasible actions as a bool array (the method sb3-contrib's ``MaskablePPO`` reads); the same
+    mask is the observation's ``action_mask``; ``action_space.sample()`` draws from it.
+Illegal actions
+    An action outside the space (not an integer, out of range) or a step before ``reset`` always raises
+    :class:`~papergym.envs.InvalidActionError`. An action inside the space but outside the feasible set (an
+    infeasible move, an empty restore slot) depends on ``illegal_action``: ``"penalty"`` (default) makes
+    the step a no-op of the solution that still uses one step of the horizon (``t`` and ``step_fraction``
+    advance, ``truncated`` at the horizon as usual), with reward ``-illegal_penalty`` (default 1.0) and
+    ``info == {"illegal_action": True, "reason": <message>}``, so unmasked learners (plain SB3 ``PPO``) and
+    ``gymnasium.utils.env_checker.check_env`` (which samples an action before ``reset``) run; ``"raise"``
+    raises :class:`~papergym.envs.InvalidActionError` and leaves the state unchanged. ``validate_action``
+    raises in both modes (the leaderboard's ``RegretRecorder`` and the vector env validate first, so an
+    illegal action in an evaluation run is an error either way).
 Observation Space
     ``Dict``: the static padded instance arrays ``proc (N×M)``, ``op_job``, ``op_pos``; the solution
     ``assigned_machine``, ``machine_pred``, ``machine_succ`` (``-1`` = none); ``head``, ``tail`` (longest
@@ -37,7 +49,8 @@ Episode End
 Arguments
     As ``FJSP-v0`` (``instances``, ``family``, ``n_jobs``, ``n_machines``, ``instance``, ``path``,
     ``one_based``) plus ``init``, ``horizon`` (default 100; the paper uses 400, 200 on large instances),
-    ``neighbourhood`` (``"nopt2-lite"``), ``restore_slots`` (16).
+    ``neighbourhood`` (``"nopt2-lite"``), ``restore_slots`` (16), ``illegal_action`` ∈ {``penalty``
+    (default), ``raise``}, ``illegal_penalty`` (1.0).
 Oracle and regret
     As ``FJSP-v0`` (:class:`~papergym.envs.scheduling.fjsp.common.FJSPOracle`); the regret is 0 until the
     last step and ``C_max(s*_T) − lower_bound`` there.
@@ -62,6 +75,7 @@ from papergym.envs.scheduling.fjsp.common import (  # noqa: F401  (compare_seeds
     InstanceSource,
     LegalDiscrete,
     action_index,
+    check_illegal_action,
     compare_seeds,
     int_box,
     pad_static,
@@ -151,13 +165,16 @@ def improve_observation_space(N: int, M: int, J: int, R: int) -> spaces.Dict:
 
 class FJSPImproveEnv(gym.Env):
     __doc__ = __doc__
-    # legal actions depend on the state (InvalidActionError otherwise): samplers must use the mask
-    metadata = {"render_modes": ["ansi"], "state_dependent_actions": True}
+    # legal actions depend on the state (see "Illegal actions"): samplers should use the mask
+    metadata = {"render_modes": ["ansi"], "render_fps": 4, "state_dependent_actions": True}
 
     def __init__(self, instances: str | None = None, family: str = "sd2", n_jobs: int = 10, n_machines: int = 5,
                  instance: str | None = None, path: str | None = None, one_based: bool | None = None,
                  init: str = "mwkr", horizon: int = 100, neighbourhood: str = "nopt2-lite",
-                 restore_slots: int = 16, render_mode: str | None = None):
+                 restore_slots: int = 16, render_mode: str | None = None,
+                 illegal_action: str = "penalty", illegal_penalty: float = 1.0):
+        self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
+        self.illegal_action = illegal_action
         if init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {init!r}")
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
@@ -175,7 +192,7 @@ class FJSPImproveEnv(gym.Env):
         self.render_mode = render_mode
         self.N, self.M, self.J = self.source.max_ops, self.source.max_machines, self.source.max_jobs
         self.n_moves = self.N * (self.N + self.M)
-        self.action_space = LegalDiscrete(self.n_moves + self.R, self._mask)
+        self.action_space = LegalDiscrete(self.n_moves + self.R)
         self.observation_space = improve_observation_space(self.N, self.M, self.J, self.R)
         self.oracle = FJSPOracle(self)
         self.instance: Instance | None = None
@@ -187,6 +204,11 @@ class FJSPImproveEnv(gym.Env):
         if self.instance is None:
             return np.zeros(self.n_moves + self.R, dtype=np.int8)
         return self._action_mask
+
+    def action_masks(self) -> np.ndarray:
+        """The feasible actions of the current state as a bool ``(N·(N+M)+R,)`` array (a copy; all ``False``
+        before ``reset``). The method sb3-contrib's ``MaskablePPO`` calls."""
+        return self._mask().astype(bool)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -252,6 +274,7 @@ class FJSPImproveEnv(gym.Env):
         mask[idx] = 1
         mask[self.n_moves:self.n_moves + len(self._archive)] = 1
         self._action_mask = mask
+        self.action_space.legal_mask = mask  # the sampler follows the state
 
     def _obs(self) -> dict[str, np.ndarray]:
         N, n = self.N, self.instance.n_ops
@@ -284,25 +307,39 @@ class FJSPImproveEnv(gym.Env):
             "action_mask": self._action_mask.copy(),
         }
 
-    def decode(self, action: Any) -> tuple[str, int, int]:
-        """``("move", v, x_graph)`` or ``("restore", slot, -1)`` of a legal action (x in the instance's
-        own indexing: ``x ≥ n_ops`` = append to machine ``x − n_ops``); :class:`InvalidActionError` otherwise."""
+    def _checked_index(self, action: Any) -> int:
+        """The action as an int in the space of a reset env; :class:`InvalidActionError` for a step before
+        ``reset`` or an action outside the space (raised in every mode)."""
         if self.instance is None:
             raise InvalidActionError("call reset() before step()")
-        total = self.n_moves + self.R
-        a = action_index(action, total)
+        return action_index(action, self.n_moves + self.R)
+
+    def _illegal_reason(self, a: int) -> str | None:
+        """Why the in-space action ``a`` is infeasible in the current state, ``None`` if it is feasible."""
         if a >= self.n_moves:
             slot = a - self.n_moves
             if slot >= len(self._archive):
-                raise InvalidActionError(f"action {a}: restore slot {slot} is empty ({len(self._archive)} filled)")
-            return "restore", slot, -1
+                return f"action {a}: restore slot {slot} is empty ({len(self._archive)} filled)"
+            return None
         if self._move_cmax[a] < 0:
             v, x = divmod(a, self.N + self.M)
             what = f"before operation {x}" if x < self.N else f"at the end of machine {x - self.N}"
             crit = bool(v < self.instance.n_ops and self._ev.critical[v])
             why = ("operation is not critical" if not crit else
                    "not eligible, identity, or fails the acyclicity test of the nopt2-lite neighbourhood")
-            raise InvalidActionError(f"action {a} (move operation {v} {what}) is not a feasible move: {why}")
+            return f"action {a} (move operation {v} {what}) is not a feasible move: {why}"
+        return None
+
+    def decode(self, action: Any) -> tuple[str, int, int]:
+        """``("move", v, x_graph)`` or ``("restore", slot, -1)`` of a legal action (x in the instance's
+        own indexing: ``x ≥ n_ops`` = append to machine ``x − n_ops``); :class:`InvalidActionError` otherwise
+        (whatever ``illegal_action`` is)."""
+        a = self._checked_index(action)
+        why = self._illegal_reason(a)
+        if why is not None:
+            raise InvalidActionError(why)
+        if a >= self.n_moves:
+            return "restore", a - self.n_moves, -1
         v, x = divmod(a, self.N + self.M)
         n = self.instance.n_ops
         return "move", v, (x if x < self.N else n + (x - self.N))
@@ -330,6 +367,14 @@ class FJSPImproveEnv(gym.Env):
         return int(self._incumbent_cmax) if self.t == t and t >= self.horizon else None
 
     def step(self, action: Any):
+        why = self._illegal_reason(self._checked_index(action))
+        if why is not None:
+            if self.illegal_action == "raise":
+                raise InvalidActionError(why)
+            # a no-op of the solution that uses one step of the horizon; the reward is the penalty
+            self.t += 1
+            return (self._obs(), -self.illegal_penalty, False, self.t >= self.horizon,
+                    {"illegal_action": True, "reason": why})
         kind, a, x = self.decode(action)
         if kind == "restore":
             new = self._archive[a][1].copy()

@@ -248,7 +248,7 @@ def test_blocked_fps_ties_and_duplicates():
 
 
 def test_bucket_fps_option():
-    fpsample = pytest.importorskip("fpsample") if not os.environ.get("CI") else __import__("fpsample")
+    fpsample = require("fpsample", "tda")
     assert fpsample is not None
     from papergym.agents.solvers.flood import bucket_fps
 

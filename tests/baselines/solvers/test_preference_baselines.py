@@ -13,6 +13,7 @@ import pytest
 from papergym.agents.base import list_solvers, make_solver
 from papergym.envs.tasks.base import Budget, make_task
 from papergym.envs.tasks.preference import WEIGHT_KEYS
+from papergym_tests import require  # noqa: E402
 
 TASK = "PreferenceHallucination-v0"
 
@@ -52,7 +53,7 @@ def test_sft_accepts_a_sandboxed_namespace_problem():
 
 
 def test_mdpo_loss_closed_form():
-    torch = pytest.importorskip("torch")
+    torch = require("torch", "torch")
     from papergym.agents.solvers.symmpo import mdpo_loss
 
     g = torch.Generator().manual_seed(0)
@@ -74,7 +75,7 @@ def test_baseline_hyperparameters_are_checked():
 
 @pytest.mark.parametrize("size", ["default", "paper-scale"])
 def test_every_solver_on_every_size(size):
-    pytest.importorskip("torch")
+    require("torch", "torch")
     pb, ev = _make(size)
     names = [s.name for s in list_solvers(TASK)]
     assert set(names) == {"symmpo", "sft", "dpo", "mdpo"}

@@ -64,7 +64,7 @@ def test_construct_terminal_reward_and_padding():
 
 
 def test_construct_invalid_actions_leave_state_unchanged():
-    env = gym.make("FJSP-v0", instance="brandimarte/mk01").unwrapped
+    env = gym.make("FJSP-v0", instance="brandimarte/mk01", illegal_action="raise").unwrapped
     obs, _ = env.reset(seed=0)
     M = env.M
     bad_machine = int(np.flatnonzero(obs["proc"][0] == 0)[0])
@@ -127,7 +127,7 @@ def test_improve_episode_and_rewards():
 
 
 def test_improve_invalid_and_restore_actions():
-    env = gym.make("FJSPImprove-v0", instance="brandimarte/mk02", horizon=10).unwrapped
+    env = gym.make("FJSPImprove-v0", instance="brandimarte/mk02", horizon=10, illegal_action="raise").unwrapped
     obs, _ = env.reset(seed=0)
     mask = obs["action_mask"]
     illegal = int(np.flatnonzero(mask[: env.n_moves] == 0)[0])

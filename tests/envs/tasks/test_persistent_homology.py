@@ -54,7 +54,7 @@ def test_every_solver_runs_on_every_family(solver):
     import os
 
     if solver == "flooder" and not os.environ.get("CI"):
-        pytest.importorskip("flooder")
+        require("flooder", "tda")
     hp = {"rips": {"landmarks": 150}, "sparse-rips": {"landmarks": 300}}.get(solver, {})
     hp.update({"flood": {"n_landmarks": 100}, "flooder": {"n_landmarks": 100}}.get(solver, {}))
     cases = [(make_task(TASK, **SMALL), _ref("cheese", 1500, k=3)), (make_task(TASK, **SMALL), _ref("annulus", 800)),

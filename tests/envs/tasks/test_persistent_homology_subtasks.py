@@ -86,7 +86,7 @@ def test_flood_reproduces_the_authors_flooder():
     diagrams of the authors' package to 1e-6 (same construction; a different Delaunay code and grid arithmetic);
     with exact FPS the landmarks differ and the diagrams only agree closely."""
     if not os.environ.get("CI"):
-        pytest.importorskip("flooder")
+        require("flooder", "tda")
     from papergym.envs.tasks.persistent_homology import bottleneck
 
     x = np.random.default_rng(0).random((4000, 3))
