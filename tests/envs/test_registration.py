@@ -130,3 +130,34 @@ def test_vector_entry_point_matches_single_envs(env_id):
         for i, e in enumerate(singles):
             o, r, te, tr, _ = e.step(acts[i])
             assert _same_obs(_row(obs, i), o) and rew[i] == r and trunc[i] == tr
+
+
+def _families():
+    import importlib
+
+    out = []
+    for env_id in ENV_IDS:
+        mod = importlib.import_module(gym.spec(env_id).entry_point.split(":")[0])
+        for inst in getattr(mod, "INSTANCES", None) or [None]:
+            out.append((env_id, inst))
+    return out
+
+
+@pytest.mark.parametrize("env_id,instance", _families())
+def test_gymnasiums_own_check_env_on_every_instance_family(env_id, instance):
+    """Gymnasium's unpatched ``check_env``, then a few sampled steps through ``gym.make``'s passive checker,
+    on every registered id and every instance family its module lists."""
+    from gymnasium.utils.env_checker import check_env
+
+    kwargs = {} if instance is None else {"instance": instance}
+    env = gym.make(env_id, **kwargs)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*infinity.*")  # unbounded observations are documented
+        check_env(env.unwrapped, skip_render_check=True)
+        obs, _ = env.reset(seed=3)
+        for _ in range(3):
+            obs, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+            assert np.isfinite(reward)
+            if terminated or truncated:
+                break
+    env.close()
