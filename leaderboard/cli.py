@@ -1463,6 +1463,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and closed: not an error of ours
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:
+        resumable = args.command in ("compare", "bench", "sweep")
+        print("\npapergym: interrupted" + ("; finished runs are cached: run the same command again to resume"
+                                            if resumable else ""), file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

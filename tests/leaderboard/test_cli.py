@@ -149,3 +149,15 @@ def test_agents_from_files_run_and_a_failing_agent_exits_1(tmp_path, capsys):
                      (f"{tmp_path / 'good.txt'}:X", "FILE.py:ATTR")):
         assert _exit_code([*base, "--agents", bad, "--out", str(tmp_path / "o3")]) == 2
         assert msg in capsys.readouterr().err
+
+
+def test_ctrl_c_ends_with_one_line_saying_how_to_resume(monkeypatch, capsys):
+    import papergym.leaderboard.cli as cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_cmd_compare", interrupted)
+    assert main(["compare", ENV]) == 130
+    err = capsys.readouterr().err.strip()
+    assert err == "papergym: interrupted; finished runs are cached: run the same command again to resume"
