@@ -336,7 +336,50 @@ def load_entry(spec: str) -> tuple[Path, str]:
         raise ValueError(f"the submitted file must be a .py file, got {path_s!r}")
     if not path.is_file():
         raise FileNotFoundError(f"the submitted file {path_s!r} does not exist")
+    defined = top_level_names(path.read_bytes())
+    if defined is not None and attr.split(".")[0] not in defined:
+        raise ValueError(f"{path_s} defines no top-level name {attr.split('.')[0]!r} (it defines: "
+                         f"{', '.join(sorted(defined)) or 'nothing'}); nothing was evaluated")
     return path.resolve(), attr
+
+
+def top_level_names(source: bytes) -> set[str] | None:
+    """The names a module's top level binds, read with :mod:`ast` (the code is parsed, never run): functions,
+    classes, assignment targets, imports. ``None`` where that cannot be known statically (a syntax error —
+    reported by the child with its line —, ``from m import *`` or a write to ``globals()``)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("globals", "setattr", "exec"):
+            return None
+    for node in tree.body:
+        stack = [node]
+        while stack:  # top-level statements, including those inside if/try/with blocks
+            n = stack.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(n.name)
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                for a in n.names:
+                    if a.name == "*":
+                        return None
+                    names.add((a.asname or a.name).split(".")[0])
+            elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for t in targets:
+                    names.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name))
+            elif isinstance(n, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    stack.extend(getattr(n, field, []) or [])
+            elif isinstance(n, ast.ExceptHandler):
+                stack.extend(n.body)
+            elif isinstance(n, ast.NamedExpr):
+                names.add(n.target.id)
+    return names
 
 
 # ------------------------------------------------------------------------------- public problem

@@ -161,3 +161,19 @@ def test_ctrl_c_ends_with_one_line_saying_how_to_resume(monkeypatch, capsys):
     assert main(["compare", ENV]) == 130
     err = capsys.readouterr().err.strip()
     assert err == "papergym: interrupted; finished runs are cached: run the same command again to resume"
+
+
+def test_a_typo_in_file_attr_is_refused_before_anything_is_evaluated(tmp_path, capsys):
+    from papergym.leaderboard.board.sandbox import top_level_names
+
+    sub = tmp_path / "agent.py"
+    sub.write_text("import numpy as np\n\nclass MyAgent:\n    pass\n\nif True:\n    make = MyAgent\n")
+    db = tmp_path / "b.db"
+    argv = ["submit", f"{sub}:MyAgnet", "--to", ENV, "--db", f"sqlite:///{db}"]
+    assert _exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert "no top-level name 'MyAgnet'" in err and "MyAgent" in err and "nothing was evaluated" in err
+    assert not db.exists()
+    assert top_level_names(sub.read_bytes()) == {"np", "MyAgent", "make"}
+    assert top_level_names(b"from x import *\n") is None  # not knowable statically: the child decides
+    assert top_level_names(b"globals()['a'] = 1\n") is None
