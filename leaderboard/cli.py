@@ -378,7 +378,7 @@ def _submit_hp(items: list[str]) -> dict[str, Any]:
 def _cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
     from papergym.leaderboard.board.configs import board_ids
     from papergym.leaderboard.board.evaluate import REFERENCE_AUTHOR, _check_label
-    from papergym.leaderboard.board.sandbox import load_entry
+    from papergym.leaderboard.board.sandbox import check_entry_statically, load_entry
 
     if extra:
         raise CLIError(f"unexpected arguments: {' '.join(extra)}")
@@ -386,7 +386,8 @@ def _cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
     if args.benchmark not in ids:
         raise CLIError(f"--to: unknown environment or task {args.benchmark!r}; valid: {', '.join(ids)}")
     try:
-        path, _ = load_entry(args.entry)
+        path, attr = load_entry(args.entry)
+        check_entry_statically(path, attr)
     except (ValueError, FileNotFoundError) as exc:
         raise CLIError(f"entry: {exc}") from None
     hp = _submit_hp(args.hp)

@@ -336,11 +336,17 @@ def load_entry(spec: str) -> tuple[Path, str]:
         raise ValueError(f"the submitted file must be a .py file, got {path_s!r}")
     if not path.is_file():
         raise FileNotFoundError(f"the submitted file {path_s!r} does not exist")
-    defined = top_level_names(path.read_bytes())
-    if defined is not None and attr.split(".")[0] not in defined:
-        raise ValueError(f"{path_s} defines no top-level name {attr.split('.')[0]!r} (it defines: "
-                         f"{', '.join(sorted(defined)) or 'nothing'}); nothing was evaluated")
     return path.resolve(), attr
+
+
+def check_entry_statically(path: Path, attr: str) -> None:
+    """Refuse an entry whose attribute the file visibly does not define (:func:`top_level_names`; the file is
+    parsed, never run) — a typo caught before anything is evaluated or stored. Where the names cannot be
+    known statically, the sandboxed child decides."""
+    defined = top_level_names(Path(path).read_bytes())
+    if defined is not None and attr.split(".")[0] not in defined:
+        raise ValueError(f"{path} defines no top-level name {attr.split('.')[0]!r} (it defines: "
+                         f"{', '.join(sorted(defined)) or 'nothing'}); nothing was evaluated")
 
 
 def top_level_names(source: bytes) -> set[str] | None:

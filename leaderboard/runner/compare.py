@@ -1003,7 +1003,7 @@ def compare(
         batch_size = min(100, per_job)
     regs = {a: _shipped_registration(get_agent_info(a, base_id)) for a in missing}
     jobs = [
-        ("agent", base_id, kwargs, a, hps.get(a, {}), chunk, mode, regs[a])
+        ("agent", base_id, kwargs, a, hps.get(a, {}), chunk, mode) + ((regs[a],) if regs[a] is not None else ())
         for a, ss in missing.items()
         for chunk in _chunk(ss, int(batch_size))
     ]
