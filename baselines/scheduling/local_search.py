@@ -1,4 +1,4 @@
-"""Improvement searches on ``FJSPImprove-v0`` (spec §12; definitions after L2S
+"""Improvement searches on ``FJSPImprove-v0`` (the baselines of MIStar, NeurIPS 2025; definitions after L2S
 ``conventional_baselines_with_long-term-mem.py`` [code]): ``gd-search``, ``bi-search``, ``fi-search``,
 ``random-p-search``.
 
@@ -40,8 +40,8 @@ instance — the same moves, initial solution and step budget as every agent of 
 
 Acceptance differs from L2S's code for ``bi-search``/``fi-search``: L2S moves to the best (first) non-tabu
 neighbour whenever it is no worse than the **incumbent** (so sideways moves on a plateau at the best
-makespan are taken) and restarts otherwise; here a move must improve the **current** solution (spec §12's
-rule). Measured from the ``sampled-dispatch`` start at ``T = 400`` (first 20 SD2 10x5, Brandimarte mk01-10,
+makespan are taken) and restarts otherwise; here a move must improve the **current** solution (the
+usual best/first-improvement rule). Measured from the ``sampled-dispatch`` start at ``T = 400`` (first 20 SD2 10x5, Brandimarte mk01-10,
 Hurink edata la01-10), L2S's acceptance with a one-move tabu and the same restarts gives 9.50 %, 5.89 %,
 5.49 % against 7.25 %, 7.09 %, 4.16 % for this rule (kept: better on two of the three sets).
 

@@ -1,9 +1,9 @@
 """``FJSPImprove-v0``: improve a complete flexible job-shop solution one operation move at a time.
 
 Description
-    The state is a complete solution ``s_t`` (routing + machine orders, spec §2) and the incumbent
+    The state is a complete solution ``s_t`` (routing + machine orders) and the incumbent
     ``s*_t`` (best visited). An action moves one **critical** operation ``v`` to a new position on any of
-    its eligible machines (the ``nopt2-lite`` neighbourhood with the acyclicity test of spec §7,
+    its eligible machines (the ``nopt2-lite`` neighbourhood with the acyclicity test,
     :func:`~papergym.envs.scheduling.fjsp.graph.neighbourhood`), or restores an archived solution.
 Action Space
     ``LegalDiscrete(N·(N+M) + R)`` with padded sizes ``N`` (operations), ``M`` (machines) and
@@ -110,7 +110,7 @@ REGRET_NAME = "C_max(incumbent) - LB"
 
 
 def dispatch_solution(inst: Instance, rule: str, rng: np.random.Generator, *, machine_rule: str = "eet") -> Solution:
-    """The solution a dispatching rule (spec §12) builds on the constructive process of ``FJSP-v0``;
+    """The solution a dispatching rule (:mod:`~papergym.envs.scheduling.fjsp.rules`) builds on the constructive process of ``FJSP-v0``;
     ``rule="sampled-dispatch"``: the best of the sampled rollouts of
     :func:`~papergym.envs.scheduling.fjsp.sampled.sampled_dispatch` (its own machine rule)."""
     if rule == "sampled-dispatch":
