@@ -68,6 +68,7 @@ from papergym.baselines.bandits.bins import (
     midpoints,
     n_runs,
     problem_dims,
+    ucb_pull,
 )
 
 __all__ = ["BatchedBinningUCB", "BatchedBinningUCBOracle", "BinningUCB", "BinningUCBOracle"]
@@ -256,15 +257,8 @@ class BatchedBinningUCBOracle:
         rewards = np.asarray(rewards, dtype=float)
         if rewards.shape != (self.n_envs,):
             raise ValueError(f"rewards must have shape ({self.n_envs},), got {rewards.shape}")
-        flat = self._rowoff + self._arm
-        counts = self._counts.reshape(-1)
-        sums = self._sums.reshape(-1)
-        cnt = counts[flat] + 1.0
-        s = sums[flat] + rewards
-        counts[flat] = cnt
-        sums[flat] = s
         # I_k = mean_k + c sqrt(log max(l_i, 2) / n_k), refreshed for the pulled bin
-        self._ucb.reshape(-1)[flat] = s / cnt + self.c * np.sqrt(self._lg / cnt)
+        ucb_pull(self._counts, self._sums, self._ucb, self._rowoff + self._arm, rewards, self.c, self._lg)
         self._phase_pulls += 1
         self.t += 1
 

@@ -48,7 +48,8 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import PerRunFromBatched, register_agent
-from papergym.baselines.bandits.bins import ENV_ID, binning_bins, cell_midpoints, check_positive, n_runs, problem_dims
+from papergym.baselines.bandits.bins import (ENV_ID, binning_bins, cell_midpoints, check_positive, n_runs, problem_dims,
+                                             ucb_pull)
 
 __all__ = ["BatchedRestartOracle", "RestartOracle"]
 
@@ -129,15 +130,8 @@ class BatchedRestartOracle:
         rewards = np.asarray(rewards, dtype=float)
         if rewards.shape != (self.n_envs,):
             raise ValueError(f"rewards must have shape ({self.n_envs},), got {rewards.shape}")
-        flat = self._rowoff + self._arm
-        counts = self._counts.reshape(-1)
-        sums = self._sums.reshape(-1)
-        cnt = counts[flat] + 1.0
-        s = sums[flat] + rewards
-        counts[flat] = cnt
-        sums[flat] = s
         # I_k = mean_k + c sqrt(log max(l_i, 2) / n_k), refreshed for the pulled bin
-        self._ucb.reshape(-1)[flat] = s / cnt + self.c * np.sqrt(self._lg / cnt)
+        ucb_pull(self._counts, self._sums, self._ucb, self._rowoff + self._arm, rewards, self.c, self._lg)
         self.t += 1
 
     def diagnostics(self) -> dict[str, Any]:
