@@ -731,6 +731,13 @@ def _make_config(
     return _Config(instance, T, d, kernel, ell, B, action_mode, kind, n, cseed, J, p)
 
 
+def _obs_space(B: float, shape: tuple[int, ...]) -> spaces.Box:
+    """``|f(x)| <= ||f||_k sqrt(k(x, x)) = B`` (Cauchy-Schwarz, ``k(x, x) = 1``); the bound is widened by
+    ``1e-9`` relative so that the round-off of ``||f||_k = B`` can never put an observation outside."""
+    b = float(B) * (1.0 + 1e-9)
+    return spaces.Box(-b, b, shape, np.float64)
+
+
 def _problem(cfg: _Config) -> ProblemSpec:
     C = cfg.candidates
     if cfg.discrete:
@@ -740,7 +747,7 @@ def _problem(cfg: _Config) -> ProblemSpec:
     return ProblemSpec(
         env_id=ENV_ID,
         action_space=action_space,
-        observation_space=spaces.Box(-np.inf, np.inf, (1,), np.float64),
+        observation_space=_obs_space(cfg.B, (1,)),
         horizon=cfg.horizon,
         params={"d": cfg.d, "kernel": cfg.kernel, "lengthscale": cfg.lengthscale, "B": cfg.B,
                 "candidates": C, "action_mode": cfg.action_mode},
@@ -1280,12 +1287,14 @@ class NoiseFreeGPBanditEnv(gym.Env):
     or ``(1,)`` is accepted; a bool, a float (even integral, or NaN), another shape or an index outside
     ``[0, N)`` raises :class:`~papergym.envs.InvalidActionError` (rules ``dtype``, ``finite``, ``shape``,
     ``range``). ``action_mode="continuous"``: ``Box(0, 1, (d,), float64)``, any point (float or integer
-    array of shape ``(d,)``; rules ``dtype``, ``shape``, ``finite``, ``bounds``). An invalid action leaves
+    array of shape ``(d,)``, float32 included; rules ``dtype``, ``shape``, ``finite``, ``bounds``); float64
+    because noise-free regrets reach ``1e-10``, far below float32's resolution. An invalid action leaves
     the env unchanged (:meth:`validate_action`).
 
     ## Observation Space
 
-    ``Box(-inf, inf, (1,), float64)``: ``f(x_t)`` (``0`` after ``reset``).
+    ``Box(-B, B, (1,), float64)`` (widened by ``1e-9`` relative for round-off): ``f(x_t)`` (``0`` after
+    ``reset``); ``|f(x)| <= ||f||_k sqrt(k(x, x)) = B``.
 
     ## Rewards
 
@@ -1489,7 +1498,7 @@ class NoiseFreeGPBanditVectorEnv(VectorEnv):
             self.action_space = spaces.MultiDiscrete(np.full(n, N, dtype=np.int64))
         else:
             self.action_space = spaces.Box(0.0, 1.0, (n, self.d), np.float64)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (n, 1), np.float64)
+        self.observation_space = _obs_space(self.cfg.B, (n, 1))
         self._oracle: BatchedNoiseFreeGPOracle | None = None
         self._t = 0
         self.seeds: list[int] | None = None

@@ -265,12 +265,19 @@ def _make_config(
     return _Config(instance, family, T, d, str(noise), sigma, tuple(sorted(kw.items())))
 
 
+def _obs_space(noise: str, shape: tuple[int, ...]) -> spaces.Box:
+    """Bernoulli rewards lie in ``[0, 1]``; Gaussian rewards are unclipped, so unbounded."""
+    if noise == "bernoulli":
+        return spaces.Box(0.0, 1.0, shape, np.float64)
+    return spaces.Box(-np.inf, np.inf, shape, np.float64)
+
+
 def make_problem(d: int = 1, horizon: int = 2**15, noise: str = "bernoulli", sigma: float = 0.1) -> ProblemSpec:
     """The public :class:`ProblemSpec` of NonStatLipschitz-v0 (what an agent may know)."""
     return ProblemSpec(
         env_id=ENV_ID,
         action_space=spaces.Box(0.0, 1.0, (d,), np.float64),
-        observation_space=spaces.Box(-np.inf, np.inf, (1,), np.float64),
+        observation_space=_obs_space(noise, (1,)),
         horizon=int(horizon),
         params={"d": int(d), "lipschitz": 1.0, "norm": "linf", "noise": noise, "sigma": float(sigma)},
     )
@@ -1127,14 +1134,17 @@ class NonStatLipschitzEnv(gym.Env):
 
     ## Action Space
 
-    ``Box(0, 1, (d,), float64)``. Float or integer arrays / lists of shape ``(d,)`` are accepted; a wrong
+    ``Box(0, 1, (d,), float64)``: float64 because regrets are resolved far below float32's ``6e-8`` steps
+    near the peak; float32 actions (e.g. from an SB3 policy) are accepted as they are. Float or integer
+    arrays / lists of shape ``(d,)`` are accepted; a wrong
     shape or dtype, NaN/inf or a coordinate outside ``[0, 1]`` raises
     :class:`~papergym.envs.InvalidActionError` naming the rule, and leaves the env unchanged
     (see :meth:`validate_action`).
 
     ## Observation Space
 
-    ``Box(-inf, inf, (1,), float64)``: the reward just received (``0`` after ``reset``).
+    ``Box(0, 1, (1,), float64)`` with ``noise="bernoulli"``, ``Box(-inf, inf, (1,), float64)`` with
+    ``noise="gaussian"`` (unclipped): the reward just received (``0`` after ``reset``).
 
     ## Rewards
 
@@ -1296,7 +1306,7 @@ class NonStatLipschitzVectorEnv(VectorEnv):
         self.single_observation_space = self.problem.observation_space
         n = self.num_envs
         self.action_space = spaces.Box(0.0, 1.0, (n, self.d), np.float64)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (n, 1), np.float64)
+        self.observation_space = _obs_space(self.cfg.noise, (n, 1))
         self._runs: _Runs | None = None
         self._oracle: BatchedNonStatLipschitzOracle | None = None
         self.seeds: list[int] | None = None

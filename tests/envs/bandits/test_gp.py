@@ -167,7 +167,7 @@ def test_problem_spec_public_and_seed_independent():
     assert set(p0.params) == {"d", "kernel", "lengthscale", "B", "candidates", "action_mode"}
     assert (p0.d, p0.kernel, p0.lengthscale, p0.B, p0.action_mode) == (2, "matern-1.5", 0.2, 2.0, "discrete")
     assert p0.action_space == gym.spaces.Discrete(2500)
-    assert p0.observation_space == gym.spaces.Box(-np.inf, np.inf, (1,), np.float64)
+    assert p0.observation_space == gym.spaces.Box(-2.0 * (1 + 1e-9), 2.0 * (1 + 1e-9), (1,), np.float64)
     for s in (0, 1, 2):
         env.reset(seed=s)
         assert env.problem is p0
