@@ -10,6 +10,7 @@
 * :func:`solve_saddle` — the exact regularised equilibrium of a two-player entropic matrix game
   (damped best-response iteration, then Newton on the fixed-point residual with backtracking).
 * :func:`gap_metrics` — steps to a tolerance, fitted linear rate and cycling flag of a gap curve (spec §8).
+* :func:`feedback_box` — a player's observation ``Box`` with its finite bounds widened for round-off.
 * :func:`player_blocks` — the public description of who moves which part of an action; every learner in
   ``agents/games`` and ``baselines/games`` reads it from ``ProblemSpec.params["blocks"]``.
 * :func:`jacobian_bounds`, :func:`auto_step`, :func:`euler_factor_bound`, :func:`euler_factor` — the
@@ -53,10 +54,32 @@ from papergym.envs.spec import InvalidActionError
 
 __all__ = ["check_number", "check_int", "read_action", "logsumexp", "gibbs", "kl", "omega", "solve_saddle", "saddle_residual", "gap_metrics",
            "player_blocks", "Block", "NEG_TOL", "SUM_TOL", "centred_norm", "jacobian_bounds", "auto_step",
-           "euler_factor_bound", "euler_factor", "bilinear_jacobian", "STATUSES"]
+           "euler_factor_bound", "euler_factor", "bilinear_jacobian", "STATUSES", "feedback_box", "BOUND_SLACK"]
 
 NEG_TOL = 1e-12  # entries below -NEG_TOL are rejected; those in [-NEG_TOL, 0) count as 0
 SUM_TOL = 1e-6  # strict_simplex: |sum - 1| above this is rejected
+
+
+BOUND_SLACK = 1e-9  # relative widening of a finite observation bound, for floating-point round-off
+
+
+def feedback_box(shape: tuple[int, ...], low: Any, high: Any, *, condition: float = 1.0):
+    """``Box(low, high, shape, float64)`` of a player's feedback. Finite bounds are widened by
+    ``(BOUND_SLACK + 100·eps·condition)·max(1, |bound|)``: the bound is exact for the real-number feedback, the
+    widening covers the round-off of computing it (sums of probabilities are 1 only to a few ulps; a linear solve
+    with condition number ``condition`` loses that factor); infinite bounds stay infinite."""
+    import gymnasium as gym
+
+    lo = np.broadcast_to(np.asarray(low, dtype=np.float64), shape).copy()
+    hi = np.broadcast_to(np.asarray(high, dtype=np.float64), shape).copy()
+    if np.any(lo > hi):
+        raise ValueError("feedback_box: a lower bound exceeds its upper bound")
+    rel = BOUND_SLACK + 100 * np.finfo(float).eps * float(condition)
+    fin = np.isfinite(lo)
+    lo[fin] -= rel * np.maximum(1.0, np.abs(lo[fin]))
+    fin = np.isfinite(hi)
+    hi[fin] += rel * np.maximum(1.0, np.abs(hi[fin]))
+    return gym.spaces.Box(lo, hi, tuple(shape), np.float64)
 
 
 Block = dict  # {"player", "start", "stop", "sign", "temperature", "reference", "initial"}

@@ -25,9 +25,17 @@ stream, public):
 ## Action Space
 Role ``min``: ``Box(0, 1, (S, A), float64)`` (rows normalised); ``max``: ``(S, B)``; ``both``: ``(S, A + B)``.
 NaN/inf, an entry below ``−1e−12`` or an all-zero row raise :class:`~papergym.envs.InvalidActionError`.
+The spaces are float64 because the equilibrium gaps are measured far below float32 resolution (down to ~1e−15).
 
 ## Observation Space
-``Box(−inf, inf)`` of the action's shape: ``q_min``, ``q_max`` or both side by side.
+A ``Box`` of the action's shape: ``q_min``, ``q_max`` or both side by side, every entry in
+``[−1 − γ(1 + τ log B)/(1 − γ), 1 + γ(1 + τ log A)/(1 − γ)]`` (widened by ``1e−9`` relative plus the round-off of
+the linear solve) — a true bound for every pair of policies in the simplices, vertices included, from public
+numbers (``r ∈ [−1, 1]``, ``γ < 1``, ``τ``, ``A``, ``B``): the KL terms of ``c`` are to the *uniform* references,
+so ``0 ≤ KL(μ_s|π) ≤ log A`` even on the boundary of the simplex; hence ``c(s) ∈ [−1 − τ log B, 1 + τ log A]``,
+``V = Σ_k γᵏ(P^{μν})ᵏc`` within ``1/(1 − γ)`` times that, and ``q`` (an average of ``r + γPV``) within the bound
+above. The observation is ``q`` *without* the regulariser's derivative ``τ(log(μ_s/π) + 1)``, which is unbounded
+near the boundary.
 
 ## Rewards
 ``−J(μ_k, ν_k)`` (min, both), ``+J`` (max).
@@ -41,17 +49,24 @@ step from it.
 ## Episode End
 Truncation after ``horizon`` steps (default 300).
 
+## Render
+``render_mode=None`` (default), ``"ansi"`` (text: step, gap, the policies rounded, a line per state) or
+``"rgb_array"`` (``uint8`` image: the policies as bars grouped by state and the gap curve on a log axis);
+:class:`~papergym.envs.games.twoplayer.TwoPlayerEnv`.
+
 ## Arguments
 ``instance``, ``S``, ``A``, ``B``, ``gamma``, ``tau``, ``horizon``, ``role`` (``min`` | ``max`` | ``both``),
-``opponent`` (default ``br-flow``), ``opponent_kwargs``, ``strict_simplex``, ``gap_tol`` (1e−6).
+``opponent`` (default ``br-flow``), ``opponent_kwargs``, ``strict_simplex``, ``gap_tol`` (1e−6), ``render_mode``.
 ``papergym compare`` runs ``role="both"`` by default. Paper-scale [design]: ``S = 50``, ``A = B = 5``,
 ``horizon = 3000``, ``τ ∈ {1, 0.1, 0.01}``.
 
 ## Oracle and regret
 ``env.unwrapped.oracle`` (:class:`~papergym.envs.games.twoplayer.GameOracle`): the equilibrium from
-**regularised Shapley iteration** ``V ← 𝒯V``, ``(𝒯V)(s) = val_τ(Q_s[V])`` (each ``val_τ`` an exact entropic
-matrix game, warm-started), a ``γ``-contraction iterated to ``‖ΔV‖∞ ≤ 1e−14·max(1, ‖V‖∞)``, then ``V*`` by exact evaluation of the
-equilibrium pair; ``NI(μ, ν) = ρ_0ᵀ(W^μ − U^ν)``
+the fixed point of the **regularised Shapley operator** ``(𝒯V)(s) = val_τ(Q_s[V])`` (each ``val_τ`` an exact
+entropic matrix game, warm-started), found by safeguarded Newton on ``V − 𝒯V`` (policy iteration for games: each
+step evaluates the current per-state equilibrium pair; a step that does not shrink the residual by ``γ`` is
+replaced by the value-iteration step ``V ← 𝒯V``, so it never does worse than value iteration) to
+``‖𝒯V − V‖∞ ≤ 1e−14·max(1, ‖𝒯V‖∞)``, then ``V*`` by exact evaluation of the equilibrium pair; ``NI(μ, ν) = ρ_0ᵀ(W^μ − U^ν)``
 with the best-response values ``W^μ`` (max player's) and ``U^ν`` (min player's) computed by soft policy
 iteration (exact policy evaluation by a linear solve, then the soft-greedy policy; quadratic convergence),
 checked by one soft Bellman step. Single-agent regret = exploitability of the agent's policy (``NI`` for
@@ -212,24 +227,51 @@ class MarkovGame:
         return float(self.rho0 @ self._best_response_values(nu, "min"))
 
     # ----- equilibrium
-    def _shapley(self) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    def _shapley_operator(self, V: np.ndarray, warm: tuple[np.ndarray, np.ndarray] | None
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(μ, ν, 𝒯V)``: the per-state regularised equilibria of ``Q_s[V]`` (each an exact entropic matrix game,
+        warm-started from ``warm``) and their values."""
         S, tau = self.S, self.tau
-        V = np.zeros(S)
-        pols = [None] * S
-        mu, nu = np.empty((S, self.A)), np.empty((S, self.B))
+        Q = self.Q(V)
+        mu, nu, TV = np.empty((S, self.A)), np.empty((S, self.B)), np.empty(S)
+        for s in range(S):
+            m, n = solve_saddle(Q[s], tau, tau, self.log_ref_min, self.log_ref_max,
+                                init=None if warm is None else (warm[0][s], warm[1][s]))
+            mu[s], nu[s] = m, n
+            TV[s] = m @ Q[s] @ n + tau * kl(m, self.log_ref_min) - tau * kl(n, self.log_ref_max)
+        return mu, nu, TV
+
+    def _shapley(self, method: str = "newton") -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+        """The regularised equilibrium ``(μ*, ν*)`` and ``𝒯V`` at the last iterate, stopped once
+        ``‖𝒯V − V‖∞ ≤ 1e−14·max(1, ‖𝒯V‖∞)``.
+
+        ``method="value-iteration"``: ``V ← 𝒯V`` (a ``γ``-contraction: ~``log(1e−14)/log γ`` operator calls).
+        ``method="newton"`` (default): safeguarded Newton on ``V − 𝒯V = 0``. ``𝒯`` is differentiable with
+        ``∂𝒯V/∂V = γP^{μν}`` at the per-state equilibria (envelope theorem: ``∂val_τ(Q_s)/∂Q_s = μ_sν_sᵀ``), so
+        the Newton step lands on ``V^{μν} = (I − γP^{μν})⁻¹c`` — the value of the current equilibrium pair
+        (policy iteration for games). It is accepted only when its residual ``‖𝒯V − V‖∞`` is at most ``γ``
+        times the current one (never worse than a value-iteration step); otherwise the value-iteration step
+        ``V ← 𝒯V`` is taken. Same fixed point, same stopping rule; locally quadratic, so a handful of
+        operator calls instead of hundreds."""
+        if method not in ("newton", "value-iteration"):
+            raise ValueError(f"method must be 'newton' or 'value-iteration', got {method!r}")
+        V = np.zeros(self.S)
+        mu, nu, TV = self._shapley_operator(V, None)
+        res = np.abs(TV - V).max()
         for _ in range(100_000):
-            Q = self.Q(V)
-            V_new = np.empty(S)
-            for s in range(S):
-                m, n = solve_saddle(Q[s], tau, tau, self.log_ref_min, self.log_ref_max, init=pols[s])
-                pols[s] = (m, n)
-                mu[s], nu[s] = m, n
-                V_new[s] = m @ Q[s] @ n + tau * kl(m, self.log_ref_min) - tau * kl(n, self.log_ref_max)
-            delta = np.abs(V_new - V).max()
-            V = V_new
-            if delta <= 1e-14 * max(1.0, np.abs(V).max()) or self.gamma == 0:
+            if res <= 1e-14 * max(1.0, np.abs(TV).max()) or self.gamma == 0:
                 break
-        return (mu.copy(), nu.copy()), V
+            if method == "newton":
+                Vn = self.values(mu, nu)
+                mu_n, nu_n, TV_n = self._shapley_operator(Vn, (mu, nu))
+                res_n = np.abs(TV_n - Vn).max()
+                if res_n <= self.gamma * res:
+                    V, mu, nu, TV, res = Vn, mu_n, nu_n, TV_n, res_n
+                    continue
+            V = TV
+            mu, nu, TV = self._shapley_operator(V, (mu, nu))
+            res = np.abs(TV - V).max()
+        return (mu.copy(), nu.copy()), TV
 
     def contraction_bound(self) -> float:
         Q = self.Q(self.V_star)
@@ -258,7 +300,7 @@ class EntropicMarkovGameEnv(TwoPlayerEnv):
     def __init__(self, instance: str = "random", *, S: int | None = None, A: int | None = None,
                  B: int | None = None, gamma: float | None = None, tau: float | None = None, horizon: int = 300,
                  role: str = "min", opponent: str = "br-flow", opponent_kwargs: dict | None = None,
-                 strict_simplex: bool = False, gap_tol: float = 1e-6):
+                 strict_simplex: bool = False, gap_tol: float = 1e-6, render_mode: str | None = None):
         if instance not in _FAMILIES:
             raise ValueError(f"unknown instance {instance!r}; valid instances: {', '.join(INSTANCES)}")
         d = _FAMILIES[instance]
@@ -276,7 +318,19 @@ class EntropicMarkovGameEnv(TwoPlayerEnv):
             raise ValueError(f"tau must be a finite number > 0, got {tau!r}")
         self.gamma, self.tau = float(g), float(t)
         super().__init__(horizon=horizon, role=role, opponent=opponent, opponent_kwargs=opponent_kwargs,
-                         strict_simplex=strict_simplex, gap_tol=gap_tol)
+                         strict_simplex=strict_simplex, gap_tol=gap_tol, render_mode=render_mode)
+
+    def _feedback_bounds(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """Both players' ``q`` lie in ``[−1 − γ(1 + τ log B)/(1 − γ), 1 + γ(1 + τ log A)/(1 − γ)]`` (module
+        docstring, "Observation Space")."""
+        g, t = self.gamma, self.tau
+        lo = -1.0 - g * (1.0 + t * np.log(self.B)) / (1.0 - g)
+        hi = 1.0 + g * (1.0 + t * np.log(self.A)) / (1.0 - g)
+        return (lo, hi), (lo, hi)
+
+    def _bound_condition(self) -> float:
+        """``‖I − γP‖∞‖(I − γP)⁻¹‖∞ ≤ (1 + γ)/(1 − γ)``: the policy evaluation's linear solve."""
+        return (1.0 + self.gamma) / (1.0 - self.gamma)
 
     def _make_game(self, seed_seq: np.random.SeedSequence) -> MarkovGame:
         rng = np.random.default_rng(seed_seq)

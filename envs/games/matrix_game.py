@@ -28,11 +28,22 @@ and ``oracle.exact`` is ``False``.
 Role ``min``: ``Box(0, 1, (A,), float64)``; ``max``: ``(B,)``; ``both``: ``(A + B,)`` (the two strategies side by
 side). Non-negative weights, normalised per player; NaN/inf, an entry below ``−1e−12`` or a player's weights
 all zero raise :class:`~papergym.envs.InvalidActionError`; ``strict_simplex=True`` also rejects
-``|Σw − 1| > 1e−6``.
+``|Σw − 1| > 1e−6``. The spaces are float64 because the equilibrium gaps are measured far below float32
+resolution (down to ~1e−15).
 
 ## Observation Space
-``Box(−inf, inf)`` of the action's shape: ``g_μ`` (min), ``g_ν`` (max) or both, at ``(μ_k, ν_k)``; after
-``reset`` at ``(μ_0, ν_0)``.
+A ``Box`` of the action's shape: ``g_μ`` (min), ``g_ν`` (max) or both, at ``(μ_k, ν_k)``; after ``reset`` at
+``(μ_0, ν_0)``. Its bounds hold for every profile of the simplices (every valid action, vertices included) and
+use public numbers only: ``|G_ij| ≤ ḡ`` (``ḡ = 1`` for the RPS families, ``g`` for ``random``) and ``a < σ``,
+``b < σ′`` (enforced by the constructor; ``P = Q = I``), so ``g_μ = Gν − aμ ∈ [−ḡ − σ, ḡ]`` and
+``g_ν = Gᵀμ + bν ∈ [−ḡ, ḡ + σ′]``, each widened by ``1e−9`` relative for round-off. The observation is the
+first variation of the payoff *without* the entropy term, whose derivative ``σ(log(μ/π) + 1)`` would be
+unbounded near the simplex boundary. With ``allow_nonconvex_inner=True`` the side that depends on ``a`` (low
+of ``g_μ``) or ``b`` (high of ``g_ν``) is infinite: ``a``, ``b`` are then unbounded and private.
+
+## Render
+``render_mode=None`` (default), ``"ansi"`` (text: step, gap, the profile rounded) or ``"rgb_array"`` (``uint8``
+image: the profile as bars and the gap curve on a log axis); :class:`~papergym.envs.games.twoplayer.TwoPlayerEnv`.
 
 ## Rewards
 ``−F^σ(μ_k, ν_k)`` for ``min`` and ``both``, ``+F^σ(μ_k, ν_k)`` for ``max``.
@@ -51,7 +62,7 @@ Truncation after ``horizon`` steps (default 500).
 ``instance``, ``a``, ``b``, ``sigma``, ``sigma_max`` (``σ′``), ``A``, ``B``, ``g`` (random family), ``horizon``,
 ``role`` (``min`` | ``max`` | ``both``, default ``min``), ``opponent`` (learner name of the built-in opponent,
 default ``br-flow``), ``opponent_kwargs``, ``strict_simplex``, ``gap_tol`` (1e−6, for ``steps_to_tol``),
-``allow_nonconvex_inner``. ``papergym compare`` runs ``role="both"`` by default: every learner plays
+``allow_nonconvex_inner``, ``render_mode``. ``papergym compare`` runs ``role="both"`` by default: every learner plays
 itself, which is the dynamics the paper studies. Paper-scale [design]: ``random`` with ``A = B = 50``,
 ``horizon = 5000``, ``σ ∈ {1, 0.1, 0.01}``.
 
@@ -208,7 +219,7 @@ class EntropicMatrixGameEnv(TwoPlayerEnv):
                  sigma: float | None = None, sigma_max: float | None = None, A: int | None = None,
                  B: int | None = None, g: float | None = None, horizon: int = 500, role: str = "min",
                  opponent: str = "br-flow", opponent_kwargs: dict | None = None, strict_simplex: bool = False,
-                 gap_tol: float = 1e-6, allow_nonconvex_inner: bool = False):
+                 gap_tol: float = 1e-6, allow_nonconvex_inner: bool = False, render_mode: str | None = None):
         if instance not in _FAMILIES:
             raise ValueError(f"unknown instance {instance!r}; valid instances: {', '.join(INSTANCES)}")
         d = _FAMILIES[instance]
@@ -229,7 +240,14 @@ class EntropicMatrixGameEnv(TwoPlayerEnv):
                              f"{self.b:g} < sigma_max = {self.sigma_max:g} (inner problems concave); pass "
                              "allow_nonconvex_inner=True to solve them by multistart (oracle.exact = False)")
         super().__init__(horizon=horizon, role=role, opponent=opponent, opponent_kwargs=opponent_kwargs,
-                         strict_simplex=strict_simplex, gap_tol=gap_tol)
+                         strict_simplex=strict_simplex, gap_tol=gap_tol, render_mode=render_mode)
+
+    def _feedback_bounds(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """``g_μ ∈ [−ḡ − σ, ḡ]``, ``g_ν ∈ [−ḡ, ḡ + σ′]`` (module docstring, "Observation Space")."""
+        gbar = self.g if self.instance == "random" else float(np.abs(RPS).max())
+        lo_min = -np.inf if self.allow_nonconvex_inner else -gbar - self.sigma
+        hi_max = np.inf if self.allow_nonconvex_inner else gbar + self.sigma_max
+        return (lo_min, gbar), (-gbar, hi_max)
 
     def _make_game(self, seed_seq: np.random.SeedSequence) -> MatrixGame:
         rng = np.random.default_rng(seed_seq)

@@ -23,10 +23,22 @@ Instance families (``instance=``; all start from the public ``μ_0`` = discretis
 ## Action Space
 ``Box(0, 1, (G,), float64)``: non-negative weights, normalised to a measure by the env. NaN/inf, an entry
 below ``−1e−12`` or all-zero weights raise :class:`~papergym.envs.InvalidActionError` (the state is
-unchanged); ``strict_simplex=True`` also rejects ``|Σw − 1| > 1e−6``.
+unchanged); ``strict_simplex=True`` also rejects ``|Σw − 1| > 1e−6``. The space is float64 because the
+optimality gaps are measured far below float32 resolution (down to ~1e−14).
 
 ## Observation Space
-``Box(−inf, inf, (G,), float64)``: ``δF/δμ(μ_k, x_j)``; after ``reset`` at ``μ_0``.
+``Box(−inf, inf, (G,), float64)``: ``δF/δμ(μ_k, x_j)``; after ``reset`` at ``μ_0``. The observation is the first
+variation of ``F`` only (the entropy's ``σ(log(μ/π) + 1)``, unbounded near the simplex boundary, is not part of
+it), and on the grid it *is* bounded for a given instance — ``|a m(μ) x_j| ≤ aR|x_j|`` plus the potential, or
+``W ∗ μ ∈ [−a, 0]`` — but every such bound is a function of ``a`` (and of the potential), which the problem keeps
+private and which the constructor lets grow without limit; no bound from public numbers holds for every
+allowed ``a``, so the space stays infinite rather than publish ``a``.
+
+## Render
+``render_mode=None`` (default), ``"ansi"`` (text: step, gap, and ``μ_k`` summarised — mean, standard
+deviation, edge mass and its mass on 8 equal cells of ``[−R, R]``, rounded) or ``"rgb_array"`` (``uint8``
+image: ``μ_k`` as a histogram over the grid and the gap curve on a log axis). ``render()`` before ``reset``
+raises ``RuntimeError``; with ``render_mode=None`` it warns and returns ``None``.
 
 ## Rewards
 ``−F^σ(μ_k)``.
@@ -41,7 +53,7 @@ Truncation after ``horizon`` steps (default 200); never terminates.
 ## Arguments
 ``instance`` (family above), ``a`` and ``sigma`` (family defaults), ``ell`` (interaction range), ``R`` = 8,
 ``G`` = 2001, ``horizon`` = 200, ``mu0_mean`` = 1, ``mu0_std`` = 1, ``strict_simplex`` = False,
-``gap_tol`` = 1e−6 (the tolerance of the ``steps_to_tol`` metric). Paper-scale [design]: ``G = 8001``,
+``gap_tol`` = 1e−6 (the tolerance of the ``steps_to_tol`` metric), ``render_mode`` = None. Paper-scale [design]: ``G = 8001``,
 ``R = 10``, ``horizon = 2000``.
 
 ## Oracle and regret
@@ -77,9 +89,9 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from scipy.optimize import brentq
 
 from papergym.envs.games.common import check_number, euler_factor, gap_metrics, gibbs, kl, player_blocks, read_action
+from papergym.envs.games.render import RENDER_FPS, RENDER_MODES, ansi_frame, check_render_mode, rgb_frame
 from papergym.envs.spec import ProblemSpec, instance_seed
 
 __all__ = ["EntropicMeanFieldEnv", "MeanFieldOracle", "INSTANCES", "EDGE_FRACTION", "EDGE_MASS", "edge_mass"]
@@ -195,6 +207,8 @@ class MeanFieldOracle:
             else:
                 raise RuntimeError("interaction: damped best-response iteration did not reach residual 1e-14")
             return [mu]
+        from scipy.optimize import brentq  # imported on use: scipy.optimize costs ~0.3 s at import
+
         ms = np.linspace(-p.R, p.R, 4001)
         r = np.array([p.mean_residual(m) for m in ms])
         roots = [0.0] if abs(p.mean_residual(0.0)) <= 1e-12 else []
@@ -361,11 +375,13 @@ class MeanFieldOracle:
 class EntropicMeanFieldEnv(gym.Env):
     __doc__ = __doc__
     # the families are deterministic: the seed only feeds the oracle's contraction estimate
-    metadata = {"render_modes": [], "seed_independent_instance": True}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": RENDER_FPS, "seed_independent_instance": True}
 
     def __init__(self, instance: str = "curie-weiss", *, a: float | None = None, sigma: float | None = None,
                  ell: float = 1.0, R: float = 8.0, G: int = 2001, horizon: int = 200, mu0_mean: float = 1.0,
-                 mu0_std: float = 1.0, strict_simplex: bool = False, gap_tol: float = 1e-6):
+                 mu0_std: float = 1.0, strict_simplex: bool = False, gap_tol: float = 1e-6,
+                 render_mode: str | None = None):
+        self.render_mode = check_render_mode(render_mode)
         if instance not in _FAMILIES:
             raise ValueError(f"unknown instance {instance!r}; valid instances: {', '.join(INSTANCES)}")
         _, a0, s0, _ = _FAMILIES[instance]
@@ -385,7 +401,9 @@ class EntropicMeanFieldEnv(gym.Env):
         self.prob = MeanFieldProblem(instance, self.a, self.sigma, self.ell, self.R, self.G)
         x = self.prob.x
         self.mu0 = gibbs(np.zeros(self.G), (x - self.mu0_mean) ** 2 / (2 * self.mu0_std ** 2), 1.0, -1)
+        # float64: the optimality gaps are measured far below float32 resolution
         self.action_space = gym.spaces.Box(0.0, 1.0, (self.G,), np.float64)
+        # unbounded on purpose: a finite bound would be a function of the private a (module docstring)
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (self.G,), np.float64)
         self._blocks = player_blocks([("min", self.G, -1, self.sigma, self.prob.pi, self.mu0)])
         self.problem = ProblemSpec(ENV_ID, self.action_space, self.observation_space, self.horizon, {
@@ -424,3 +442,26 @@ class EntropicMeanFieldEnv(gym.Env):
         self._mu = mu
         self.t += 1
         return self.prob.first_variation(mu), -self.prob.F_sigma(mu), False, self.t >= self.horizon, {}
+
+    def render(self) -> str | np.ndarray | None:
+        """The current measure ``μ_k`` and the gap curve so far: text (``"ansi"``) or an ``H×W×3`` ``uint8`` image
+        (``"rgb_array"``); ``None`` with a warning when ``render_mode`` is ``None`` (module docstring, "Render")."""
+        if self.render_mode is None:
+            gym.logger.warn(f"{ENV_ID}: render() called with render_mode=None; pass render_mode="
+                            f"{' or '.join(map(repr, RENDER_MODES))} to the constructor (gym.make)")
+            return None
+        if self.oracle is None:
+            raise RuntimeError(f"{ENV_ID}: call reset() before render() (there is no measure yet)")
+        title = f"{ENV_ID} ({self.instance})"
+        gap_name = "gap F^σ(μ_k) − F^σ(μ*)"
+        if self.render_mode == "ansi":
+            x, mu = self.prob.x, self._mu
+            m = float(x @ mu)
+            sd = float(np.sqrt(max(((x - m) ** 2) @ mu, 0.0)))
+            cells = np.minimum(((x + self.R) / (2 * self.R) * 8).astype(int), 7)
+            mass = np.bincount(cells, weights=mu, minlength=8)
+            summary = [f"  μ_k: mean {m:.3f}  std {sd:.3f}  edge mass {edge_mass(mu, x):.3e}",
+                       f"  mass on 8 cells of [-{self.R:g}, {self.R:g}]: " + " ".join(f"{v:.3f}" for v in mass)]
+            return ansi_frame(title, self.t, self.horizon, self._gaps, gap_name, [("μ_k", mu)], summary=summary)
+        return rgb_frame(f"{title}  step {self.t}/{self.horizon}", self._gaps, gap_name, [("μ_k", self._mu)],
+                         gap_tol=self.gap_tol, grid=self.prob.x)

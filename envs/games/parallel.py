@@ -4,6 +4,11 @@ Agents ``"min"`` and ``"max"`` move simultaneously; each observes its own first 
 ``q`` table) at the new profile and receives ``−F^σ`` (min) or ``+F^σ`` (max). Truncation after ``horizon``
 steps. ``env.oracle`` is the game's :class:`~papergym.envs.games.twoplayer.GameOracle` (``equilibrium_gap``,
 exploitabilities, ``episode_metrics()``). Needs the ``games`` extra (``pip install 'papergym[games]'``).
+
+Observation spaces: each player's part of the Gymnasium env's (``role="both"``) bounded ``Box``. ``state()`` is
+the joint profile ``(μ_k, ν_k)`` side by side on the last axis, in ``state_space = Box(0, 1)`` of that shape
+(every entry a probability). ``render_mode`` (``None``, ``"ansi"``, ``"rgb_array"``) and ``render()`` are the
+Gymnasium env's (:mod:`papergym.envs.games.render`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import Any
 import numpy as np
 from pettingzoo.utils.env import ParallelEnv
 
+from papergym.envs.games.render import RENDER_FPS, RENDER_MODES
 from papergym.envs.spec import InvalidActionError
 
 __all__ = ["EntropicParallelEnv"]
@@ -23,8 +29,8 @@ AGENTS = ("min", "max")
 class EntropicParallelEnv(ParallelEnv):
     """Two learners playing one entropic game: the Gymnasium env with ``role="both"`` underneath."""
 
-    metadata = {"render_modes": [], "name": "entropic_game_v0", "is_parallelizable": True}
-    render_mode = None
+    metadata = {"render_modes": RENDER_MODES, "render_fps": RENDER_FPS, "name": "entropic_game_v0",
+                "is_parallelizable": True}
 
     def __init__(self, env_cls: type, kwargs: dict[str, Any]):
         kwargs = dict(kwargs)
@@ -41,7 +47,19 @@ class EntropicParallelEnv(ParallelEnv):
         self._n_min = self._env._blocks[0]["stop"]
         shapes = {"min": game_shape[:-1] + (self._n_min,), "max": game_shape[:-1] + (game_shape[-1] - self._n_min,)}
         self.action_spaces = {a: gym.spaces.Box(0.0, 1.0, shapes[a], np.float64) for a in AGENTS}
-        self.observation_spaces = {a: gym.spaces.Box(-np.inf, np.inf, shapes[a], np.float64) for a in AGENTS}
+        box = self._env.observation_space
+        lows, highs = self._split(box.low), self._split(box.high)
+        self.observation_spaces = {a: gym.spaces.Box(lows[a], highs[a], shapes[a], np.float64) for a in AGENTS}
+        self.state_space = gym.spaces.Box(0.0, 1.0, game_shape, np.float64)
+
+    @property
+    def render_mode(self) -> str | None:
+        return self._env.render_mode
+
+    def render(self):
+        """The Gymnasium env's frame (text for ``"ansi"``, ``uint8`` image for ``"rgb_array"``) of the joint profile
+        and the ``NI`` gap curve so far; ``RuntimeError`` before ``reset``."""
+        return self._env.render()
 
     def observation_space(self, agent: str):
         return self.observation_spaces[agent]

@@ -30,7 +30,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from papergym.envs.games.common import euler_factor, gap_metrics, player_blocks, read_action
+from papergym.envs.games.common import euler_factor, feedback_box, gap_metrics, player_blocks, read_action
+from papergym.envs.games.render import RENDER_FPS, RENDER_MODES, ansi_frame, check_render_mode, rgb_frame
 from papergym.envs.spec import ProblemSpec, instance_seed
 
 __all__ = ["TwoPlayerEnv", "GameOracle", "ROLES", "clip_gap"]
@@ -208,14 +209,22 @@ class LazyParams(Mapping):
 class TwoPlayerEnv(gym.Env, abc.ABC):
     """Base class of ``EntropicMatrixGame-v0`` and ``EntropicMarkovGame-v0`` (see their docstrings).
 
-    Subclasses set ``ENV_ID`` and implement ``_make_game(seed_seq)`` (the private game of a run seed) and
-    ``_public(game)`` (extra ``ProblemSpec`` parameters)."""
+    Subclasses set ``ENV_ID`` and implement ``_make_game(seed_seq)`` (the private game of a run seed),
+    ``_public(game)`` (extra ``ProblemSpec`` parameters) and ``_feedback_bounds()`` (the observation bounds of
+    each player, from public parameters only).
 
-    metadata = {"render_modes": []}
+    ``render_mode`` (``None``, ``"ansi"`` or ``"rgb_array"``; :mod:`papergym.envs.games.render`): ``render()``
+    returns the text / the ``uint8`` image of the current profile and the gap curve so far; before the first
+    ``reset`` it raises ``RuntimeError``; with ``render_mode=None`` it warns and returns ``None`` (Gymnasium's
+    convention)."""
+
+    metadata = {"render_modes": RENDER_MODES, "render_fps": RENDER_FPS}
     ENV_ID = ""
 
     def __init__(self, *, horizon: int, role: str = "min", opponent: str = "br-flow",
-                 opponent_kwargs: dict | None = None, strict_simplex: bool = False, gap_tol: float = 1e-6):
+                 opponent_kwargs: dict | None = None, strict_simplex: bool = False, gap_tol: float = 1e-6,
+                 render_mode: str | None = None):
+        self.render_mode = check_render_mode(render_mode)
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
             raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
         if role not in ROLES:
@@ -253,6 +262,26 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
     def _public(self, game: Any) -> dict[str, Any]:
         return {}
 
+    def _feedback_bounds(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """``((low, high) of the min player's feedback, (low, high) of the max player's)`` over every profile of
+        the simplex, from public parameters only; ``±inf`` where no such bound is known."""
+        return (-np.inf, np.inf), (-np.inf, np.inf)
+
+    def _bound_condition(self) -> float:
+        """Condition number of the computation of the feedback (round-off widening of its bounds, :func:`feedback_box`)."""
+        return 1.0
+
+    def _observation_box(self, role: str, shape_min: tuple[int, ...], shape_max: tuple[int, ...]) -> gym.spaces.Box:
+        (lo1, hi1), (lo2, hi2) = self._feedback_bounds()
+        cond = self._bound_condition()
+        if role == "min":
+            return feedback_box(shape_min, lo1, hi1, condition=cond)
+        if role == "max":
+            return feedback_box(shape_max, lo2, hi2, condition=cond)
+        lo = np.concatenate([np.full(shape_min, lo1), np.full(shape_max, lo2)], axis=-1)
+        hi = np.concatenate([np.full(shape_min, hi1), np.full(shape_max, hi2)], axis=-1)
+        return feedback_box(lo.shape, lo, hi, condition=cond)
+
     def _set_spaces(self, game: Any) -> None:
         sm, sx = tuple(game.shape_min), tuple(game.shape_max)
         if self.role == "min":
@@ -261,8 +290,9 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
             shape = sx
         else:
             shape = sm[:-1] + (sm[-1] + sx[-1],)
+        # float64: the equilibrium gaps are measured far below float32 resolution
         self.action_space = gym.spaces.Box(0.0, 1.0, shape, np.float64)
-        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape, np.float64)
+        self.observation_space = self._observation_box(self.role, sm, sx)
 
     def _player_blocks(self, game: Any, role: str) -> list[dict]:
         mins = ("min", game.shape_min[-1], -1, game.sigma_min, np.exp(game.log_ref_min), game.init_min)
@@ -278,7 +308,7 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
         else:  # the built-in opponent's own view
             shape = tuple(game.shape_max if role == "max" else game.shape_min)
             space_a = gym.spaces.Box(0.0, 1.0, shape, np.float64)
-            space_o = gym.spaces.Box(-np.inf, np.inf, shape, np.float64)
+            space_o = self._observation_box(role, tuple(game.shape_min), tuple(game.shape_max))
         return ProblemSpec(self.ENV_ID, space_a, space_o, self.horizon, LazyParams({
             "role": role, "blocks": blocks, "sigma": game.sigma_min, "sigma_max": game.sigma_max,
             "mu0": game.init_min, "nu0": game.init_max, **self._public(game)},
@@ -347,3 +377,25 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
             self._opp.update(y, value if self.role == "min" else -value, self._opp_obs)
         reward = value if self.role == "max" else -value
         return self._obs(g_min, g_max), float(reward), False, self.t >= self.horizon, {}
+
+    # ----- rendering
+    @property
+    def gap_name(self) -> str:
+        """What the per-step gap is for this role: an exploitability (one player) or ``NI`` (both)."""
+        return {"min": "exploitability of μ", "max": "exploitability of ν", "both": "NI gap"}[self.role]
+
+    def render(self) -> str | np.ndarray | None:
+        """The current profile ``(μ_k, ν_k)`` and the gap curve so far: text (``"ansi"``) or an ``H×W×3`` ``uint8``
+        image (``"rgb_array"``); ``None`` with a warning when ``render_mode`` is ``None``."""
+        if self.render_mode is None:
+            gym.logger.warn(f"{self.ENV_ID}: render() called with render_mode=None; pass render_mode="
+                            f"{' or '.join(map(repr, RENDER_MODES))} to the constructor (gym.make)")
+            return None
+        if self.game is None:
+            raise RuntimeError(f"{self.ENV_ID}: call reset() before render() (there is no profile yet)")
+        profile = [("μ (min)", self._mu), ("ν (max)", self._nu)]
+        title = f"{self.ENV_ID} ({getattr(self, 'instance', '')}, role={self.role})"
+        if self.render_mode == "ansi":
+            return ansi_frame(title, self.t, self.horizon, self._gaps, self.gap_name, profile)
+        return rgb_frame(f"{title}  step {self.t}/{self.horizon}", self._gaps, self.gap_name, profile,
+                         gap_tol=self.gap_tol)
