@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -59,6 +60,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["build_parser", "main"]
+
+logger = logging.getLogger("papergym.leaderboard.cli")
 
 
 class CLIError(Exception):
@@ -176,12 +179,52 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    """Options shared by ``compare``, ``bench`` and ``sweep``."""
+    p.add_argument("--progress-every", type=float, default=30.0, metavar="SECONDS",
+                   help="when stderr is not a terminal: a progress line every SECONDS (default 30; 0: none)")
+    p.add_argument("--allow-failures", action="store_true",
+                   help="exit 0 even when runs failed (they are still reported)")
+
+
+def _progress_args(args: argparse.Namespace) -> dict[str, Any]:
+    """``progress`` and ``progress_every`` of the runners from ``--quiet``, ``-q`` and ``--progress-every``."""
+    if not args.progress_every >= 0:
+        raise CLIError(f"--progress-every must be a number of seconds >= 0, got {args.progress_every}")
+    quiet = args.quiet or args.log_quiet
+    return {"progress": False if quiet else None, "progress_every": args.progress_every}
+
+
+def _report_failures(errors: list[dict[str, Any]], who: str, what: str, allow: bool) -> int:
+    """Print the failed runs to stderr (their count, then the first error of each ``who`` (agent or solver))
+    and return the exit status: 1, or 0 with ``--allow-failures``."""
+    if not errors:
+        return 0
+    by: dict[str, list[dict[str, Any]]] = {}
+    for e in errors:
+        by.setdefault(str(e.get(who)), []).append(e)
+    lines = [f"\n{len(errors)} {what}(s) failed:"]
+    for name, errs in by.items():
+        e = errs[0]
+        where = ", ".join(f"{k} {e[k]}" for k in ("instance", "horizon", "shifts", "seed") if k in e)
+        status = f"{e['status']}: " if e.get("status") not in (None, "error") else ""
+        lines.append(f"  {name}: {len(errs)} failed; first ({where}): {status}{e.get('error', '')}")
+    if allow:
+        lines.append("(--allow-failures: exit status 0)")
+    print("\n".join(lines), file=sys.stderr)
+    return 0 if allow else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     from papergym.leaderboard.runner.executors import BACKENDS
 
     p = argparse.ArgumentParser(prog="papergym", allow_abbrev=False,
                                 description="papergym: benchmark gym of NeurIPS 2025 papers")
     p.add_argument("--version", action="version", version=f"papergym {_version()}")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="more messages on stderr: -v informational (INFO), -vv debugging (DEBUG)")
+    p.add_argument("-q", dest="log_quiet", action="store_true",
+                   help="errors only on stderr: no warnings, no progress (results still print)")
     sub = p.add_subparsers(dest="command", required=True,
                            metavar="{compare,sweep,bench,list,submit,leaderboard,serve,worker,admin,login,fjsp}")
 
@@ -208,13 +251,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="batched numpy runs where available (auto) or one Gymnasium loop per seed")
     c.add_argument("--log-x", action="store_true", help="log-scaled round axis in the figure")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_run_flags(c)
 
     b = sub.add_parser("bench", allow_abbrev=False, help="solver benchmark on a task",
                        description="Solver benchmark on a task. Unknown --options are task arguments (e.g. "
                                    "--sizes 1000,10000) or solver hyperparameters (e.g. --m 50; a comma list "
                                    "sweeps: --m 10,20,50).")
     b.add_argument("task_id", help="task id, e.g. NystromODE-v0")
-    b.add_argument("--solvers", help="comma-separated solver names (default: all registered for the task)")
+    b.add_argument("--solvers", help="comma-separated solver names or FILE.py:ATTR (a solver class or factory "
+                                     "loaded from a file) (default: all registered for the task)")
     b.add_argument("--instances", help="comma-separated instance names or prefixes (e.g. L1,N3/n=100/s0)")
     b.add_argument("--split", choices=("dev", "test"), default="dev",
                    help="dev (public seeds) or test (hidden seeds, needs $PAPERGYM_TEST_SECRET)")
@@ -230,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--hp", action="append", default=[], metavar="SOLVER.NAME=VALUE",
                    help="solver hyperparameter, repeatable (e.g. --hp nystrom-lssvm.m=50)")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_run_flags(b)
 
     sub.add_parser("list", help="environments, tasks and agents")
 
@@ -263,14 +309,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     lb = sub.add_parser("leaderboard", allow_abbrev=False, help="show, render or refresh the leaderboards",
                         description="papergym leaderboard [ID ...] prints the boards; --html DIR writes the "
-                                    "static site; 'refresh [ID ...]' scores the reference agents and solvers.")
-    lb.add_argument("targets", nargs="*", metavar="[refresh] ID", help="benchmark ids (default: all with results)")
+                                    "static site; 'refresh [ID ...]' scores the reference agents and solvers; "
+                                    "'delete SUBMISSION_ID ...' removes submissions and their runs (the id column "
+                                    "of the printed board).")
+    lb.add_argument("targets", nargs="*", metavar="[refresh|delete] ID",
+                    help="benchmark ids (default: all with results); after 'delete': submission ids")
     lb.add_argument("--db", help="store URL (default: $PAPERGYM_DB or the user's SQLite board)")
     lb.add_argument("--html", metavar="DIR", help="write the static site (index.html + a page per board) to DIR")
     lb.add_argument("--include", default="", help="refresh: also score these references skipped by default "
                                                   "for their cost (comma list, e.g. pinn)")
     lb.add_argument("--only", help="refresh: only these references (comma list)")
-    lb.add_argument("--force", action="store_true", help="refresh: re-score references already scored")
+    lb.add_argument("--force", action="store_true", help="refresh: re-score references already scored; "
+                                                          "delete: also a submission being evaluated")
     lb.add_argument("--format", choices=("csv", "json"),
                     help="export one board's table (the columns of its HTML page) to stdout")
     lb.add_argument("--quiet", action="store_true", help="no progress messages")
@@ -318,6 +368,25 @@ def build_parser() -> argparse.ArgumentParser:
                                     "config folder (mode 0600). Without --token it is read from stdin.")
     lg.add_argument("--server", required=True, metavar="URL", help="the board's service")
     lg.add_argument("--token", help="the token (default: read from stdin)")
+    ck = sub.add_parser("check", allow_abbrev=False, help="conformance test of an agent or solver file before "
+                                                         "submitting it (in-process, not sandboxed)",
+                        description="Runs FILE.py:ATTR against a board: static (the file parses, ATTR is "
+                                    "defined), import (the right kind of factory for the id), protocol (a short "
+                                    "episode / solve on the first public seed), determinism (the same seed twice), "
+                                    "run (a short run with the board's configuration and metric per seed). It runs "
+                                    "IN THIS PROCESS, NOT SANDBOXED: it is your own code on your own machine. "
+                                    "Exit status 0 when every check passes, 1 otherwise, 2 on bad arguments.")
+    ck.add_argument("entry", help="FILE.py:ATTR, as for papergym submit")
+    ck.add_argument("--to", required=True, dest="benchmark", help="environment or task id")
+    ck.add_argument("--seeds", help="public seeds: a list (0,1), range (0:3) or count (3); the first is used by "
+                                    "the protocol and determinism checks (default: seed 0, and the board's "
+                                    "public validation split for the short run)")
+    ck.add_argument("--quick", action=argparse.BooleanOptionalAction, default=True,
+                    help="short run: env horizons capped at 1000 rounds, a task's first 3 strata (default on; "
+                         "--no-quick: the board's horizon and every stratum)")
+    ck.add_argument("--hp", action="append", default=[], metavar="NAME=VALUE",
+                    help="hyperparameter passed to the factory, repeatable")
+    ck.add_argument("--json", action="store_true", help="print the report as JSON")
     from papergym.leaderboard.fjsp_cli import add_fjsp_parser
 
     add_fjsp_parser(sub)
@@ -358,8 +427,12 @@ def _rank_line(bb: Any, sid: int) -> str:
     interval = f"{lo}" if lo == hi else f"{lo}-{hi}"
     tie = " (tied)" if r.tie else ""
     score = f"{r.score:.6g}" if math.isfinite(r.score) else "-"
-    return (f"rank {int(r['rank'])}{tie} of {n_ranked} on {bb.benchmark_id} (95% rank interval {interval}); "
+    line = (f"rank {int(r['rank'])}{tie} of {n_ranked} on {bb.benchmark_id} (95% rank interval {interval}); "
             f"{bb.metric} = {score} [{r.ci_low:.6g}, {r.ci_high:.6g}]")
+    if not tab.role.isin(("paper", "baseline", "oracle", "reference")).any():
+        line += (f"\n(the board has no reference entries yet, so this rank compares nothing: "
+                 f"`papergym leaderboard refresh {bb.benchmark_id}` scores the paper's method and its baselines)")
+    return line
 
 
 def _submit_hp(items: list[str]) -> dict[str, Any]:
@@ -565,6 +638,8 @@ def _cmd_leaderboard(args: argparse.Namespace, extra: list[str]) -> int:
     if extra:
         raise CLIError(f"unexpected arguments: {' '.join(extra)}")
     targets = list(args.targets)
+    if targets and targets[0] == "delete":
+        return _delete_submissions(args, targets[1:])
     do_refresh = bool(targets) and targets[0] == "refresh"
     if do_refresh:
         targets = targets[1:]
@@ -621,6 +696,43 @@ def _cmd_leaderboard(args: argparse.Namespace, extra: list[str]) -> int:
         return 0
     finally:
         store.close()
+
+
+def _delete_submissions(args: argparse.Namespace, ids: list[str]) -> int:
+    """``papergym leaderboard delete SUBMISSION_ID ...``: each submission and its runs, all or nothing checked
+    up front (every id must exist; one being evaluated needs ``--force``)."""
+    from papergym.leaderboard.board.terminal import clean_terminal
+
+    if not ids:
+        raise CLIError("delete: give the submission ids to delete (the id column of `papergym leaderboard ID`)")
+    if args.html is not None or args.format is not None or args.include or args.only:
+        raise CLIError("delete takes only submission ids, --db and --force")
+    try:
+        sids = [int(x) for x in ids]
+    except ValueError:
+        raise CLIError(f"delete: submission ids are integers, got {' '.join(ids)!r}") from None
+    if len(set(sids)) != len(sids):
+        raise CLIError("delete: a submission id is given twice")
+    store = _open_store(args.db)
+    try:
+        subs = {sid: store.submission(sid) for sid in sids}
+        missing = [str(sid) for sid, sub in subs.items() if sub is None]
+        if missing:
+            raise CLIError(f"delete: no submission with id {', '.join(missing)} in this store (nothing deleted)")
+        busy = [str(sid) for sid, sub in subs.items() if sub["status"] == "running"]
+        if busy and not args.force:
+            raise CLIError(f"delete: submission {', '.join(busy)} is being evaluated; --force deletes it anyway "
+                           "(its worker's results are then refused) (nothing deleted)")
+        for sid, sub in subs.items():
+            store.delete_submission(sid)
+            what = clean_terminal(f"{sub['name']} by {sub['author']} on {sub['benchmark_id']} "
+                                  f"(version {sub['version']}, {sub['role']}, {sub['status']})")
+            print(f"deleted submission {sid}: {what}")
+            if sub["role"] in ("paper", "baseline", "oracle", "reference"):
+                print(f"  a reference entry: `papergym leaderboard refresh {sub['benchmark_id']}` scores it again")
+    finally:
+        store.close()
+    return 0
 
 
 def _export_board(args: argparse.Namespace, benchmark_id: str) -> int:
@@ -717,8 +829,7 @@ class _WorkerPool:
                         continue
                     if time.monotonic() - self.started[i] < self.restart_seconds:
                         continue
-                    print(f"papergym serve: worker {proc.pid} exited with status {rc}; starting another",
-                          file=sys.stderr)
+                    logger.warning("papergym serve: worker %d exited with status %s; starting another", proc.pid, rc)
                     self.procs[i] = self._spawn()
                     self.started[i] = time.monotonic()
 
@@ -972,21 +1083,21 @@ def _check_backend_and_out(args: argparse.Namespace, target_id: str) -> Path:
     return out
 
 
-def _file_agent(spec: str, env_id: str) -> str:
-    """``FILE.py:ATTR`` on the command line: import the file (run locally and unsandboxed, like any script you
-    run), register ``ATTR`` (an agent class or factory) for ``env_id`` as a baseline named
-    ``file-<stem>-<attr>`` and return that name. The module is pickled by value for worker processes."""
+def _load_file_attr(spec: str, option: str, what: str) -> tuple[str, Any]:
+    """``FILE.py:ATTR`` of ``option``: import the file (run locally and unsandboxed, like any script you run) and
+    return ``(name, ATTR)``, the name being ``file-<stem>-<attr>``. The module is registered with cloudpickle to
+    travel by value: workers cannot import the file by its made-up name."""
     import importlib.util
     import re
 
     path, _, attr = spec.rpartition(":")
     file = Path(path)
     if not path or not attr or file.suffix != ".py":
-        raise CLIError(f"--agents: {spec!r}: expected an agent name or FILE.py:ATTR")
+        raise CLIError(f"{option}: {spec!r}: expected {what} name or FILE.py:ATTR")
     if not file.is_file():
-        raise CLIError(f"--agents: {spec!r}: no such file {path!r}")
+        raise CLIError(f"{option}: {spec!r}: no such file {path!r}")
     if not attr.isidentifier():
-        raise CLIError(f"--agents: {spec!r}: {attr!r} is not a Python name")
+        raise CLIError(f"{option}: {spec!r}: {attr!r} is not a Python name")
     name = "file-" + re.sub(r"[^a-z0-9]+", "-", f"{file.stem}-{attr}".lower()).strip("-")
     modname = "papergym_user_" + re.sub(r"\W", "_", name)
     mod_spec = importlib.util.spec_from_file_location(modname, file)
@@ -996,18 +1107,38 @@ def _file_agent(spec: str, env_id: str) -> str:
         mod_spec.loader.exec_module(module)  # type: ignore[union-attr]
     except Exception as exc:  # noqa: BLE001 - the user's file: name what failed
         del sys.modules[modname]
-        raise CLIError(f"--agents: importing {path} failed: {type(exc).__name__}: {exc}") from None
+        raise CLIError(f"{option}: importing {path} failed: {type(exc).__name__}: {exc}") from None
     factory = getattr(module, attr, None)
     if not callable(factory):
         del sys.modules[modname]
-        raise CLIError(f"--agents: {path} has no callable {attr!r}")
-    # workers cannot import the file by its made-up name: cloudpickle (joblib's and dask's) sends it by value
+        raise CLIError(f"{option}: {path} has no callable {attr!r}")
     import cloudpickle
 
     cloudpickle.register_pickle_by_value(module)
+    logger.info("%s: loaded %s from %s as %r", option, attr, path, name)
+    return name, factory
+
+
+def _file_agent(spec: str, env_id: str) -> str:
+    """``--agents FILE.py:ATTR``: register ``ATTR`` (an agent class or factory) for ``env_id`` as a baseline named
+    ``file-<stem>-<attr>`` (:func:`_load_file_attr`) and return that name."""
     from papergym.agents.base import register_agent
 
+    name, factory = _load_file_attr(spec, "--agents", "an agent")
     register_agent(name, factory, envs=[env_id], role="baseline", description=f"{spec} (loaded from a file)")
+    return name
+
+
+def _file_solver(spec: str, task_id: str) -> str:
+    """``--solvers FILE.py:ATTR``: register ``ATTR`` (a solver class or factory taking ``seed=`` and its
+    hyperparameters) for ``task_id`` as a baseline named ``file-<stem>-<attr>`` and return that name."""
+    from papergym.agents.base import register_solver
+
+    name, factory = _load_file_attr(spec, "--solvers", "a solver")
+    try:
+        register_solver(name, factory, tasks=[task_id], role="baseline", description=f"{spec} (loaded from a file)")
+    except ValueError as exc:
+        raise CLIError(f"--solvers: {exc}") from None
     return name
 
 
@@ -1091,7 +1222,8 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
     except CLIError as exc:
         raise CLIError(str(exc).replace("--seeds", "--solver-seeds")) from None
     if args.solvers:
-        solvers = [a.strip() for a in args.solvers.split(",") if a.strip()]
+        solvers = [_file_solver(a.strip(), task_id) if ":" in a else a.strip()
+                   for a in args.solvers.split(",") if a.strip()]
         for s in solvers:
             try:
                 get_solver_info(s, task_id)
@@ -1104,7 +1236,7 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
                 for pkg in info.requires:
                     __import__(pkg)
             except ImportError:
-                print(f"(skipping {info.name}: needs {', '.join(info.requires)})", file=sys.stderr)
+                logger.warning("skipping solver %s: needs %s", info.name, ", ".join(info.requires))
                 continue
             solvers.append(info.name)
     # unknown options: task kwargs where the task takes them, else solver hyperparameters
@@ -1162,12 +1294,12 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
     except (ValueError, TypeError, ImportError) as exc:
         raise CLIError(str(exc)) from None
     out = _check_backend_and_out(args, task_id)
+    progress_kw = _progress_args(args)
 
     t0 = time.perf_counter()
     res = bench(task_id, solvers=solvers, instances=instances, seeds=seeds, budget=budget, backend=args.backend,
                 out=args.cache_dir, cache=not args.no_cache, task_kwargs=kwargs, hyperparameters=hps, sweep=sweep,
-                split=args.split, n_jobs=args.n_jobs, scheduler=args.scheduler,
-                progress=False if args.quiet else None)
+                split=args.split, n_jobs=args.n_jobs, scheduler=args.scheduler, **progress_kw)
     wall = time.perf_counter() - t0
     kw = ", ".join(f"{k}={v}" for k, v in res.task_kwargs.items())
     print(f"{task_id}  ({kw})")
@@ -1181,12 +1313,14 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
           "\nseconds: wall time of solve(), scoring excluded.")
     res.save(out)
     print(f"\nresults written to {out}/ (summary.csv, table.txt, runs.parquet, curves.parquet, figures)")
-    if res.errors:
-        e = res.errors[0]
-        print(f"\n{len(res.errors)} solve(s) did not finish ok; first: {e['solver']} on {e['instance']}: "
-              f"{e['status']}: {e['error']}", file=sys.stderr)
-    # a timeout is a result (scored by the task); a crash is not
-    return 1 if any(e["status"] in ("error", "oom") for e in res.errors) else 0
+    # a timeout is a result (scored by the task): reported, never a failure; a crash is one
+    failed = [e for e in res.errors if e["status"] in ("error", "oom")]
+    timeouts = [e for e in res.errors if e["status"] not in ("error", "oom")]
+    if timeouts:
+        e = timeouts[0]
+        print(f"\n{len(timeouts)} solve(s) ran out of budget ({e['status']}; scored by the task); first: {e['solver']} "
+              f"on {e['instance']}: {e['error']}", file=sys.stderr)
+    return _report_failures(failed, "solver", "solve", args.allow_failures)
 
 
 def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
@@ -1248,6 +1382,7 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     except (ValueError, TypeError, OSError) as exc:
         raise CLIError(str(exc)) from None
     out = _check_backend_and_out(args, env_id)
+    progress_kw = _progress_args(args)
 
     t0 = time.perf_counter()
     res = compare(
@@ -1263,7 +1398,7 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
         n_jobs=args.n_jobs,
         scheduler=args.scheduler,
         mode=args.mode,
-        progress=False if args.quiet else None,
+        **progress_kw,
     )
     wall = time.perf_counter() - t0
     kw = ", ".join(f"{k}={v}" for k, v in res.env_kwargs.items())
@@ -1275,13 +1410,11 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
               "\nmean seconds per run (env + agent); LB: the proven lower bound used for regret; ref: best known value"
               "\n(provenance above). Summary: mean gap over the instances with a reference, instances at or below it.")
         res.save(out)
-        print(f"\nresults written to {out}/ (summary.csv, table.txt, runs.parquet, curves.parquet, regret.png, regret.svg)")
-        if res.errors:
-            print(f"\n{len(res.errors)} run(s) failed; first error: {res.errors[0]['error']}", file=sys.stderr)
-            return 1
-        return 0
+        print(f"\nresults written to {out}/ (summary.csv, table.txt, runs.parquet, curves.parquet, "
+              f"{res.figure_name}.png, {res.figure_name}.svg)")
+        return _report_failures(res.errors, "agent", "run", args.allow_failures)
     regret_name = getattr(_env_module(env_id), "REGRET_NAME", "cumulative regret")
-    print(f"\nfinal regret: mean {regret_name} R_T at T over seeds, 95% percentile-bootstrap CI;")
+    print(f"\n{res.regret_column}: mean over seeds of {regret_name} at the horizon T, 95% percentile-bootstrap CI;")
     if res.has_simple_regret:
         print("R(T/2): mean R at T/2; flatness: mean (R_T - R_T/2) / R_T (0: regret stopped growing, 0.5: linear);\n"
               "simple regret: mean f* - max_t f(x_t) (best point played), 95% bootstrap CI;")
@@ -1323,12 +1456,10 @@ def _cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     if args.log_x:
         import matplotlib.pyplot as plt
 
-        plt.close(res.plot(out / "regret", log_x=True))
-    print(f"\nresults written to {out}/ (summary.csv, table.txt, runs.parquet, curves.parquet, regret.png, regret.svg)")
-    if res.errors:
-        print(f"\n{len(res.errors)} run(s) failed; first error: {res.errors[0]['error']}", file=sys.stderr)
-        return 1
-    return 0
+        plt.close(res.plot(out / res.figure_name, log_x=True))
+    print(f"\nresults written to {out}/ (summary.csv, table.txt, runs.parquet, curves.parquet, "
+          f"{res.figure_name}.png, {res.figure_name}.svg)")
+    return _report_failures(res.errors, "agent", "run", args.allow_failures)
 
 
 def _add_sweep_parser(sub: Any) -> None:
@@ -1355,6 +1486,7 @@ def _add_sweep_parser(sub: Any) -> None:
     w.add_argument("--cache-dir", help="folder of cached cell files (default: the user cache)")
     w.add_argument("--no-cache", action="store_true", help="recompute cells even if cached")
     w.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_run_flags(w)
 
 
 def _cmd_sweep(args: argparse.Namespace, extra: list[str]) -> int:
@@ -1402,11 +1534,12 @@ def _cmd_sweep(args: argparse.Namespace, extra: list[str]) -> int:
     if not args.out:
         args.out = str(Path("papergym-out") / env_id / time.strftime("sweep-%Y%m%d-%H%M%S"))
     out = _check_backend_and_out(args, env_id)
+    progress_kw = _progress_args(args)
     t0 = time.perf_counter()
     try:
         res = sweep(horizons, shifts, agents, seeds, env_kwargs=env_kwargs, hyperparameters=hps,
                     backend=args.backend, n_jobs=args.n_jobs, scheduler=args.scheduler, cache_dir=args.cache_dir,
-                    cache=not args.no_cache, progress=False if args.quiet else None)
+                    cache=not args.no_cache, **progress_kw)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     wall = time.perf_counter() - t0
@@ -1422,15 +1555,106 @@ def _cmd_sweep(args: argparse.Namespace, extra: list[str]) -> int:
           f"T^({d + 1}/{d + 2}).")
     res.save(out)
     print(f"\nresults written to {out}/ (sweep.csv, runs.csv, slopes.csv, table.txt, sweep.png)")
-    if res.errors:
-        print(f"\n{len(res.errors)} run(s) failed; first error: {res.errors[0]['error']}", file=sys.stderr)
-        return 1
-    return 0
+    return _report_failures(res.errors, "agent", "run", args.allow_failures)
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to the current ``sys.stderr`` (which tests and callers may swap)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+class _Formatter(logging.Formatter):
+    """Progress lines and INFO as they are; ``papergym: warning: ...`` / ``papergym: error: ...``; DEBUG with
+    the logger's name."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        msg = record.getMessage()
+        if record.exc_info:
+            msg += "\n" + self.formatException(record.exc_info)
+        if getattr(record, "papergym_progress", False) or record.levelno == logging.INFO:
+            return msg
+        if record.levelno < logging.INFO:
+            return f"[{record.name}] {msg}"
+        return f"papergym: {record.levelname.lower()}: {msg}"
+
+
+def _log_level(args: argparse.Namespace) -> int:
+    """``-q``: errors only; default WARNING; ``-v`` INFO; ``-vv`` DEBUG."""
+    if args.log_quiet:
+        if args.verbose:
+            raise CLIError("-q and -v exclude each other")
+        return logging.ERROR
+    return {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
+
+
+def _process_seconds() -> float | None:
+    """Seconds since this process started (Linux ``/proc``), start-up included; ``None`` elsewhere."""
+    try:
+        with open("/proc/self/stat") as fh:
+            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _cmd_check(args: argparse.Namespace, extra: list[str]) -> int:
+    """``papergym check FILE.py:ATTR --to ID``: :func:`papergym.leaderboard.check.run_checks`, in-process."""
+    from papergym.leaderboard.check import run_checks
+
+    if extra:
+        raise CLIError(f"unexpected arguments: {' '.join(extra)}")
+    seeds = _parse_seeds(args.seeds) if args.seeds is not None else None
+    hp = _submit_hp(args.hp)
+    progress = None if args.json else (lambda msg: print(f"  {msg}", file=sys.stderr))
+    try:
+        report = run_checks(args.entry, args.benchmark, seeds=seeds, quick=args.quick, hyperparameters=hp,
+                            progress=progress)
+    except (ValueError, FileNotFoundError) as exc:
+        msg = str(exc)
+        raise CLIError(msg if msg.startswith("--") else f"entry: {msg}") from None
+    print(json.dumps(report.as_dict(), indent=1) if args.json else report.format())
+    return 0 if report.passed else 1
 
 
 def main(argv: list[str] | None = None) -> int:
+    t_main = time.perf_counter()
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    try:
+        level = _log_level(args)
+    except CLIError as exc:
+        return _fail(str(exc))
+    # the command's handler on the package logger (never the root logger); serve and worker configure their own
+    pkg_logger = logging.getLogger("papergym")
+    old_level = pkg_logger.level
+    handler = None
+    pkg_logger.setLevel(level)
+    if args.command not in ("serve", "worker"):
+        handler = _StderrHandler()
+        handler.setFormatter(_Formatter())
+        pkg_logger.addHandler(handler)
+    try:
+        rc = _dispatch(args, extra)
+        if args.command in ("compare", "bench", "sweep") and rc in (0, 1):
+            from papergym.leaderboard.runner.progress import format_duration
+
+            whole = _process_seconds() if argv is None else None
+            whole = time.perf_counter() - t_main if whole is None else whole
+            print(f"\npapergym {args.command}: {format_duration(whole)} wall in all ({whole:.1f} s: start-up, runs, "
+                  "figures)")
+        return rc
+    finally:
+        if handler is not None:
+            pkg_logger.removeHandler(handler)
+        pkg_logger.setLevel(old_level)
+
+
+def _dispatch(args: argparse.Namespace, extra: list[str]) -> int:
     try:
         if args.command == "list":
             if extra:
@@ -1440,6 +1664,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_bench(args, extra)
         if args.command == "submit":
             return _cmd_submit(args, extra)
+        if args.command == "check":
+            return _cmd_check(args, extra)
         if args.command == "leaderboard":
             return _cmd_leaderboard(args, extra)
         if args.command == "serve":

@@ -62,8 +62,10 @@ from papergym.leaderboard.board.text import (
 __all__ = ["DEFAULT_TOP_K", "PAGE_CSP", "SVG_NAMESPACES", "render_benchmark_page", "render_index", "static_page_url",
            "write_site"]
 
-#: Number of ranked submissions whose curves / profiles are drawn on a benchmark page.
-DEFAULT_TOP_K = 5
+#: Number of ranked submissions whose curves / profiles are drawn on a benchmark page: every ranked entry up to
+#: this readable maximum; a board with more draws its best ``DEFAULT_TOP_K`` and says so in the figure's title
+#: ("top 20 of 57 ranked"). ``write_site(top_k=...)`` / ``render_benchmark_page(top_k=...)`` change it.
+DEFAULT_TOP_K = 20
 #: Namespace URIs that appear in the inline SVG (identifiers, never fetched).
 SVG_NAMESPACES: tuple[str, ...] = ("http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink")
 
@@ -221,11 +223,23 @@ def _svg(fig: Figure, prefix: str, label: str) -> str:
     return s
 
 
-def _new_axes():
-    fig = Figure(figsize=(7.6, 4.2))
+def _new_axes(n_entries: int = 0):
+    # room for the legend right of the axes: one line per entry (fontsize 8) plus its title
+    fig = Figure(figsize=(9.6, max(4.2, 1.4 + 0.19 * n_entries)))
     ax = fig.subplots()
     ax.grid(alpha=0.3)
     return fig, ax
+
+
+def _legend_outside(ax, **kw) -> None:
+    """The legend right of the axes (top-aligned), so it never covers a curve."""
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False,
+              title_fontsize=8, **kw)
+
+
+def _top_title(ax, shown: int, ranked: int) -> None:
+    """"top k of n ranked" when the figure leaves ranked entries out; every ranked entry otherwise."""
+    ax.set_title(f"top {shown} of {ranked} ranked" if shown < ranked else f"all {ranked} ranked", fontsize=9)
 
 
 def _ref_style(i: int) -> dict:
@@ -237,20 +251,22 @@ def _curves_figure(bb: BenchmarkBoard, ranked: pd.DataFrame, top_k: int) -> tupl
     curves = bb.curves
     if curves is None or len(curves) == 0:
         return None
-    fig, ax = _new_axes()
-    cmap = matplotlib.colormaps["tab10"]
+    refs = curves[curves["role"].isin(REFERENCE_ROLES)]
+    n_refs = refs.groupby(["submission_id", "name", "role"], dropna=False).ngroups if len(refs) else 0
+    fig, ax = _new_axes(min(top_k, len(ranked)) + n_refs)
+    cmap = matplotlib.colormaps["tab10" if min(top_k, len(ranked)) <= 10 else "tab20"]
     n = 0
     for _, row in ranked.head(top_k).iterrows():
         c = curves[curves["submission_id"] == row["submission_id"]].sort_values("t")
         if c.empty:
             continue
-        col = cmap(n % 10)
+        col = cmap(n % cmap.N)
         (line,) = ax.plot(c["t"], c["mean"], color=col, lw=1.7, zorder=3,
                           label=_mpl_text(f"{rank_label(row)}. {row['name']}"))
         line.set_gid(f"curve-{n}")
-        ax.fill_between(c["t"], c["ci_low"], c["ci_high"], color=col, alpha=0.18, lw=0, zorder=2)
+        ax.fill_between(c["t"], c["ci_low"], c["ci_high"], color=col, alpha=0.18 if top_k <= 5 else 0.08, lw=0,
+                        zorder=2)
         n += 1
-    refs = curves[curves["role"].isin(REFERENCE_ROLES)]
     m = 0
     for (_, name, role), c in refs.groupby(["submission_id", "name", "role"], dropna=False, sort=False):
         c = c.sort_values("t")
@@ -262,8 +278,9 @@ def _curves_figure(bb: BenchmarkBoard, ranked: pd.DataFrame, top_k: int) -> tupl
     if n + m == 0:
         return None
     ax.set_xlabel("round t")
-    ax.set_ylabel(_mpl_text(bb.curve_ylabel))
-    ax.legend(fontsize=8, loc="upper left", frameon=False, title="mean, 95% bootstrap CI", title_fontsize=8)
+    ax.set_ylabel(_mpl_text(f"{bb.curve_ylabel} (mean over test runs)"))
+    _top_title(ax, n, int(ranked["submission_id"].isin(set(curves["submission_id"])).sum()) if len(ranked) else n)
+    _legend_outside(ax, title="mean, 95% bootstrap CI")
     fig.tight_layout()
     return fig, n, m
 
@@ -279,13 +296,14 @@ def _profiles_figure(bb: BenchmarkBoard, ranked: pd.DataFrame, top_k: int) -> tu
     present = list(dict.fromkeys(prof.loc[~is_ref, "name"]))
     top = [nm for nm in ranked["name"] if nm in present][:top_k] if len(ranked) else present[:top_k]
     labels = {r["name"]: rank_label(r) for _, r in ranked.iterrows()}
-    fig, ax = _new_axes()
-    cmap = matplotlib.colormaps["tab10"]
+    n_refs = prof[is_ref].groupby(["name", "role"]).ngroups if is_ref.any() else 0
+    fig, ax = _new_axes(len(top) + n_refs)
+    cmap = matplotlib.colormaps["tab10" if len(top) <= 10 else "tab20"]
     n = 0
     for name in top:
         p = prof[(prof["name"] == name) & ~is_ref].sort_values("tau")
         lab = f"{labels[name]}. {name}" if name in labels else str(name)
-        (line,) = ax.step(p["tau"], p["fraction"], where="post", color=cmap(n % 10), lw=1.7, zorder=3,
+        (line,) = ax.step(p["tau"], p["fraction"], where="post", color=cmap(n % cmap.N), lw=1.7, zorder=3,
                           label=_mpl_text(lab))
         line.set_gid(f"curve-{n}")
         n += 1
@@ -301,8 +319,10 @@ def _profiles_figure(bb: BenchmarkBoard, ranked: pd.DataFrame, top_k: int) -> tu
     ax.set_xscale("log")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(_mpl_text(bb.profile_xlabel))
-    ax.set_ylabel("fraction of instances")
-    ax.legend(fontsize=8, loc="lower right", frameon=False)
+    ax.set_ylabel("fraction of instances solved within tau of the best")
+    n_ranked = len([nm for nm in ranked["name"] if nm in present]) if len(ranked) else len(present)
+    _top_title(ax, n, max(n, n_ranked))
+    _legend_outside(ax)
     fig.tight_layout()
     return fig, n, m
 
@@ -436,7 +456,9 @@ def render_benchmark_page(bb: BenchmarkBoard, *, generated: str, top_k: int = DE
     generated
         Time shown as the page's generation time (ISO-8601 UTC).
     top_k
-        Number of ranked submissions drawn in the figures (oracle / reference lines are always drawn).
+        Number of ranked submissions drawn in the figures, best first (default :data:`DEFAULT_TOP_K`, 20: every
+        ranked entry of a board up to that size; the figure title says "top k of n ranked" when entries are left
+        out). Oracle / reference lines are always drawn.
     index_url
         Where the page's navigation link leads (the static site's ``index.html``; the HTTP service's
         overview page).

@@ -121,7 +121,7 @@ def metric_and_direction(cfg: Any) -> tuple[str, str, str]:
     import papergym.envs as penvs
 
     module = importlib.import_module(gym.spec(penvs.check_env_id(cfg.benchmark_id)).entry_point.split(":")[0])
-    return "regret", "min", f"final {getattr(module, 'REGRET_NAME', 'regret')} (lower is better)"
+    return "regret", "min", f"final {getattr(module, 'REGRET_NAME', 'regret')}"
 
 
 #: the splits a board shows: ``test`` (hidden seeds, the service's ranked split) and ``local`` (a

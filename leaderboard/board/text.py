@@ -239,10 +239,10 @@ def _pad(s: str, n: int, right: bool) -> str:
     return fill + s if right else s + fill
 
 
-_HEADERS = ("rank", "95% rank", "name", "author", "role", "score", "95% CI", "runs", "code", "date")
-_RIGHT = {"rank", "95% rank", "score"}
+_HEADERS = ("rank", "95% rank", "name", "author", "role", "score", "95% CI", "runs", "code", "date", "id")
+_RIGHT = {"rank", "95% rank", "score", "id"}
 _FLOOR = {"name": 10, "author": 8, "runs": 8}  # shrinkable columns (cut with an ellipsis) and their minimum
-_DROPPABLE = ("date", "role", "code")  # left out, in this order, when shrinking is not enough
+_DROPPABLE = ("id", "date", "role", "code")  # left out, in this order, when shrinking is not enough
 _SEP = "  "
 
 
@@ -251,11 +251,12 @@ def _row_cells(row) -> list[str]:
         rank_label(row), rank_interval_label(row), clean_text(row["name"]), clean_text(row["author"]),
         clean_text(row["role"]), fmt_number(row["score"]), ci_label(row["ci_low"], row["ci_high"]),
         status_counts_label(row), short_hash(row["code_sha256"]), short_date(row["date"]),
+        str(_int(row["submission_id"])),
     ]
 
 
 _LEGEND = ("rank: point rank (=: tied); 95% rank: bootstrap rank interval; 95% CI: stratified bootstrap; "
-           "code: sha256 prefix")
+           "code: sha256 prefix; id: submission id (papergym leaderboard delete ID takes it)")
 
 
 def _fit_columns(rows: list[list[str]], width: int | None, sep: str = _SEP) -> list[tuple[int, int]]:
@@ -295,7 +296,7 @@ def format_board_table(bb: BenchmarkBoard, *, width: int | None = None) -> str:
         The benchmark's board.
     width
         Maximum line width (e.g. ``shutil.get_terminal_size().columns``): name, author and run-status
-        cells are cut with ``…``, then the date, role and code columns left out, and notes wrapped, to fit
+        cells are cut with ``…``, then the id, date, role and code columns left out, and notes wrapped, to fit
         (best effort below ~75 columns). ``None``: natural width, nothing cut.
 
     Returns

@@ -35,6 +35,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import logging
 import math
 import os
 import sys
@@ -49,6 +50,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["bench", "BenchResult", "SolveCell", "run_solve", "resolve_task_kwargs"]
+
+logger = logging.getLogger(__name__)
 
 BENCH_FORMAT = 1  # bump when the content of a solve-cell file changes
 
@@ -189,8 +192,13 @@ def _peak_rss_mb() -> float:
 
 
 def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[str, Any], solver: str,
-              hyperparameters: Mapping[str, Any], seed: int, budget: Mapping[str, Any]) -> dict[str, Any]:
-    """Run one solve cell. Pure; never raises for a failing solver (the status says what happened)."""
+              hyperparameters: Mapping[str, Any], seed: int, budget: Mapping[str, Any],
+              registration: Any = None) -> dict[str, Any]:
+    """Run one solve cell. Pure; never raises for a failing solver (the status says what happened).
+
+    ``registration``: the solver's :class:`~papergym.agents.base.SolverInfo` when it was registered outside
+    papergym's packages (a script, or ``papergym bench --solvers FILE.py:ATTR``); a worker process that does not
+    know the name registers it from there (the executors pickle it with cloudpickle)."""
     from threadpoolctl import threadpool_limits
 
     from papergym.agents.base import make_solver
@@ -209,6 +217,8 @@ def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[st
         metrics: dict[str, float] = {}
         meta: dict[str, Any] = {}
         try:
+            if registration is not None:
+                _ensure_solver_registered(registration, task_id)
             slv = make_solver(solver, task_id, seed=seed, **hyperparameters)
             report.start()
             solution = slv.solve(problem, bud, report)
@@ -236,6 +246,25 @@ def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[st
             metrics = clean_metrics(task.finalize(dict(metrics), seconds, status, bud))
         return {"status": status, "error": err, "traceback": tb, "seconds": seconds, "metrics": metrics,
                 "meta": _canon_meta(meta), "curve": report.points}
+
+
+def _ensure_solver_registered(info: Any, task_id: str) -> None:
+    """Register ``info`` (a :class:`~papergym.agents.base.SolverInfo`) in this process unless its name is known."""
+    from papergym.agents.base import UnknownSolverError, get_solver_info, register_solver
+
+    try:
+        get_solver_info(info.name, task_id)
+        return
+    except UnknownSolverError:
+        pass
+    register_solver(info.name, info.factory, info.tasks, info.role, description=info.description,
+                    defaults=dict(info.defaults), requires=info.requires)
+
+
+def _shipped_solver(info: Any) -> Any:
+    """``info`` if workers cannot rebuild it by importing papergym's solver packages, else ``None``."""
+    module = getattr(info.factory, "__module__", "") or ""
+    return None if module.startswith("papergym.") else info
 
 
 def _canon_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -275,8 +304,23 @@ class BenchResult:
     errors: list[dict[str, Any]] = field(default_factory=list)
     table_metrics: tuple[str, ...] = ()  # the task's choice of printed metrics (default: all)
 
+    def display_status(self) -> pd.Series:
+        """The status shown in tables, one per run: the stored ``status`` (whether the solve ended: ``ok``,
+        ``timeout``, ``error``, ``oom``), except that a run which ended ``ok`` but failed the task's accuracy
+        gate (a ``passed_gate`` metric below 1, e.g. ``NystromODE-v0``) reads ``gate-failed``. The stored
+        ``runs.status`` keeps its meaning (the leaderboard's scoring reads it next to ``passed_gate``)."""
+        if self.runs.empty:
+            return pd.Series(dtype=object)
+        status = self.runs["status"].astype(object).copy()
+        if "passed_gate" in self.runs.columns:
+            gate = pd.to_numeric(self.runs["passed_gate"], errors="coerce")
+            status[(status == "ok") & ~(gate >= 1.0)] = "gate-failed"
+        return status
+
     def format_table(self, per_instance: bool = True) -> str:
-        """Per-instance rows (instance, solver, status and the task's metrics) then the summary."""
+        """Per-instance rows (instance, solver, status and the task's metrics) then the summary. The status
+        column is :meth:`display_status` (``gate-failed`` for an ``ok`` run that failed the accuracy gate);
+        where the task has an accuracy gate the summary counts the runs that passed it (``gate ok``)."""
         from papergym.leaderboard.runner.compare import _fmt_num
 
         lines: list[str] = []
@@ -284,19 +328,26 @@ class BenchResult:
         if per_instance and not self.runs.empty:
             head = ["instance", "solver", "status", "seconds"] + shown
             rows = []
-            for _, r in self.runs.iterrows():
-                rows.append([r["instance"], r["label"], r["status"], _fmt_sig(r["seconds"])]
+            shown_status = self.display_status()
+            for i, r in self.runs.iterrows():
+                rows.append([r["instance"], r["label"], shown_status[i], _fmt_sig(r["seconds"])]
                             + [_fmt_sig(r.get(m, np.nan)) for m in shown])
             lines += _table(head, rows)
             lines.append("")
         if not self.summary.empty:
+            gated = "passed_gate" in self.runs.columns
             head = ["solver", "role", f"geo-mean {self.primary}", "95% CI", "ok", "failed"] + \
-                [f"median {m}" for m in shown if m != self.primary]
+                (["gate ok"] if gated else []) + [f"median {m}" for m in shown if m != self.primary]
             rows = []
             for _, r in self.summary.iterrows():
+                gate = []
+                if gated:
+                    g = self.runs[self.runs["label"] == r["label"]]
+                    passed = int(((g["status"] == "ok") & (pd.to_numeric(g["passed_gate"], errors="coerce") >= 1.0)).sum())
+                    gate = [f"{passed}/{len(g)}"]
                 rows.append([r["label"], r["role"], _fmt_sig(r["geo_mean"]),
                              f"[{_fmt_sig(r['ci_low'])}, {_fmt_sig(r['ci_high'])}]",
-                             str(int(r["n_ok"])), str(int(r["n_failed"]))]
+                             str(int(r["n_ok"])), str(int(r["n_failed"]))] + gate
                             + [_fmt_sig(r.get(f"median_{m}", np.nan)) for m in shown if m != self.primary])
             lines += _table(head, rows)
         _ = _fmt_num
@@ -321,12 +372,17 @@ class BenchResult:
                 ax.plot(xs, vals.to_numpy(dtype=float), ls="none", marker="os^Dv<>P*X"[k % 10], label=label, alpha=0.85)
             ax.set_xticks(range(len(inst)))
             ax.set_xticklabels(inst, rotation=70, fontsize=7)
-            if np.nanmin(np.asarray(ok[self.primary] if self.primary in ok else [np.nan], dtype=float), initial=np.inf) > 0:
+            shown = np.asarray(ok[self.primary] if self.primary in ok else [], dtype=float)
+            shown = shown[np.isfinite(shown)]
+            if shown.size and shown.min() > 0:  # log scale only with something positive to draw (not all failed)
                 ax.set_yscale("log")
-        ax.set_ylabel(self.primary + f" ({self.metrics.get(self.primary, 'min')})")
+        from papergym.leaderboard.runner.plots import legend_outside, metric_label
+
+        ax.set_ylabel(metric_label(self.primary, "median over seeds", self.metrics.get(self.primary, "min")))
+        ax.set_xlabel("instance")
         ax.set_title(self.task_id, fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, frameon=False)
+        legend_outside(ax, title="solver")
         fig.tight_layout()
         if path is not None:
             _save_fig(fig, path)
@@ -491,6 +547,7 @@ def bench(
     n_jobs: int | None = None,
     scheduler: Any = None,
     progress: bool | None = None,
+    progress_every: float = 30.0,
 ) -> BenchResult:
     """Run every solver (configuration) on every instance of ``task_id`` for every solver seed.
 
@@ -509,8 +566,9 @@ def bench(
     budget:
         A :class:`~papergym.envs.tasks.base.Budget`, a mapping of its fields, or ``None`` (the
         task's ``default_budget``).
-    backend, n_jobs, scheduler, out, cache, progress:
-        As :func:`~papergym.leaderboard.compare`.
+    backend, n_jobs, scheduler, out, cache, progress, progress_every:
+        As :func:`~papergym.leaderboard.compare` (a bar on a terminal, a logged line every ``progress_every``
+        seconds elsewhere).
     task_kwargs:
         Task constructor kwargs (e.g. ``{"sizes": [1000, 10000]}``).
     hyperparameters, sweep:
@@ -607,38 +665,42 @@ def bench(
 
     errors: list[dict[str, Any]] = []
     if missing:
-        from tqdm.auto import tqdm
+        from papergym.leaderboard.runner.progress import RunProgress
 
         n_workers = 1 if backend == "serial" else (n_jobs or default_n_jobs())
         order = list(missing)
+        shipped = {s: _shipped_solver(info) for s, info in infos.items()}
         # one solve per job (solves are long and uneven), except for many tiny ones
         per_job = max(1, len(order) // (8 * max(1, n_workers)))
         jobs = []
         for i in range(0, len(order), per_job):
             chunk = order[i : i + per_job]
             jobs.append(([(j, (base, kwargs, cells[k].instance, cells[k].solver, dict(cells[k].hyperparameters),
-                               k[2], bud.as_dict())) for j, k in zip(range(i, i + len(chunk)), chunk)],))
-        if progress is None:
-            progress = sys.stderr.isatty()
-        bar = tqdm(total=len(order), desc=f"{base} solves", unit="solve", disable=not progress)
-        for res_list in run_jobs(_run_solve_job, jobs, backend=backend, n_jobs=n_jobs, scheduler=scheduler):
-            for res in res_list:
-                k = order[res.pop("index")]
-                cell = cells[k]
-                rec = {"cell": cell.as_dict(), "key": cell.key, **res}
-                path = out_dir / base / cell.solver / f"{cell.key}.json"
-                if res["status"] == "ok":
-                    _atomic_write_bytes(path, json.dumps(_nan_safe(rec)).encode())
-                    err_path = path.with_suffix(".error.json")
-                    if err_path.exists():
-                        err_path.unlink()
-                elif res["status"] != "n/a":
-                    _atomic_write_bytes(path.with_suffix(".error.json"), json.dumps(_nan_safe(rec), indent=1).encode())
-                    errors.append({"solver": k[0], "instance": k[1], "seed": k[2], "status": res["status"],
-                                   "error": res["error"], "traceback": res["traceback"]})
-                results[k] = rec
-                bar.update(1)
-        bar.close()
+                               k[2], bud.as_dict()) + ((shipped[cells[k].solver],) if shipped[cells[k].solver] else ()))
+                          for j, k in zip(range(i, i + len(chunk)), chunk)],))
+        logger.info("bench %s: %d of %d solves to compute (%d cached), %d job(s) on %s", base, len(order),
+                    len(cells), len(cells) - len(order), len(jobs), backend)
+        bar = RunProgress(len(order), f"bench {base}", unit="solves", enabled=progress, every=progress_every)
+        try:
+            for res_list in run_jobs(_run_solve_job, jobs, backend=backend, n_jobs=n_jobs, scheduler=scheduler):
+                for res in res_list:
+                    k = order[res.pop("index")]
+                    cell = cells[k]
+                    rec = {"cell": cell.as_dict(), "key": cell.key, **res}
+                    path = out_dir / base / cell.solver / f"{cell.key}.json"
+                    if res["status"] == "ok":
+                        _atomic_write_bytes(path, json.dumps(_nan_safe(rec)).encode())
+                        err_path = path.with_suffix(".error.json")
+                        if err_path.exists():
+                            err_path.unlink()
+                    elif res["status"] != "n/a":
+                        _atomic_write_bytes(path.with_suffix(".error.json"), json.dumps(_nan_safe(rec), indent=1).encode())
+                        errors.append({"solver": k[0], "instance": k[1], "seed": k[2], "status": res["status"],
+                                       "error": res["error"], "traceback": res["traceback"]})
+                    results[k] = rec
+                    bar.update(1, failed=int(res["status"] not in ("ok", "n/a")))
+        finally:
+            bar.close()
     return _collect(task, kwargs, configs, refs, seed_list, cells, results, errors, infos)
 
 

@@ -43,9 +43,9 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import logging
 import math
 import os
-import sys
 import tempfile
 import time
 import traceback
@@ -60,9 +60,12 @@ import pandas as pd
 
 from papergym.agents.base import get_agent_info, list_agents, make_agent, make_batched_agent
 from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_jobs
+from papergym.leaderboard.runner.progress import DEFAULT_EVERY, RunProgress
 from papergym.leaderboard.runner.stats import bootstrap_ci
 
 __all__ = ["compare", "CompareResult", "Cell", "cell_key", "default_cache_dir", "run_cells", "checkpoints"]
+
+logger = logging.getLogger(__name__)
 
 RESULT_FORMAT = 2  # bump when the content of a cell file changes
 N_LOG_POINTS = 100
@@ -382,6 +385,9 @@ def _run_batched(env_id, env_kwargs, agent, hp, seeds):
     track_st = _tracks_static_regret(venv.oracles[0])
     sthist = np.empty((len(ck), n)) if track_st else None
     stcum = np.zeros(n)
+    # envs whose figure is a per-step makespan (PLOT_KIND = "makespan"): each run's makespan at the checkpoints
+    sub_envs = getattr(venv, "envs", None)
+    mshist = np.empty((len(ck), n)) if _plot_kind(getattr(venv_cls, "SINGLE", venv_cls)) == "makespan" and sub_envs is not None else None
     static_inc = venv.oracle.static_regret_increment if track_st else None
     cum = np.zeros(n)
     best = np.full(n, np.inf)
@@ -404,6 +410,8 @@ def _run_batched(env_id, env_kwargs, agent, hp, seeds):
                 shist[j] = best
             if track_st:
                 sthist[j] = stcum
+            if mshist is not None:
+                mshist[j] = [float(e.makespan) for e in sub_envs]
             j += 1
             next_ck = ck[j] if j < len(ck) else -1
     seconds = time.perf_counter() - t0
@@ -418,6 +426,7 @@ def _run_batched(env_id, env_kwargs, agent, hp, seeds):
             "cum_regret": hist[:, i].copy(),
             "simple_regret": shist[:, i].copy() if track else None,
             "static_regret": sthist[:, i].copy() if track_st else None,
+            "makespan": mshist[:, i].copy() if mshist is not None else None,
             "diagnostics": _per_run_diag(diag, i),
             "seconds": seconds / n,
             "steps": T,
@@ -441,11 +450,17 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
     T = int(problem.horizon)
     track_st = _tracks_static_regret(base.oracle)
     static = np.zeros(T) if track_st else None
+    # envs whose figure is a per-step makespan (PLOT_KIND = "makespan"): the env's makespan after every step
+    makespans = np.full(T, np.nan) if _plot_kind(type(base)) == "makespan" else None
+    played = 0
     for _ in range(T):
         a = pol.act(obs)
         obs, rew, term, trunc, _ = env.step(a)
         if track_st:  # the round just played is base.t (the env is oblivious: means do not depend on it)
             static[base.t - 1] = base.oracle.static_regret_increment(a, base.t)
+        if makespans is not None:
+            makespans[played] = float(base.makespan)
+        played += 1
         pol.update(a, rew, obs)
         if term or trunc:
             break
@@ -461,6 +476,8 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
     curve = np.cumsum(regrets)
     simple = np.minimum.accumulate(regrets)[ck - 1] if _tracks_simple_regret(base.oracle) else None
     iterate_gap = regrets[ck - 1] if _tracks_last_regret(base.oracle) else None
+    if makespans is not None and played < T:  # an episode that ended early keeps its final makespan
+        makespans[played:] = makespans[played - 1] if played else float(base.makespan)
     diag = pol.diagnostics() if hasattr(pol, "diagnostics") else {}
     env_metrics = _canon(base.oracle.episode_metrics()) if hasattr(base.oracle, "episode_metrics") else {}
     env.close()
@@ -473,6 +490,7 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
         "simple_regret": simple,
         "static_regret": np.cumsum(static)[ck - 1] if track_st else None,
         "iterate_gap": iterate_gap,
+        "makespan": makespans[ck - 1] if makespans is not None else None,
         "diagnostics": _per_run_diag(diag, None),
         "env_metrics": env_metrics,
         "seconds": seconds,
@@ -495,7 +513,30 @@ def _tracks_static_regret(oracle: Any) -> bool:
     return bool(getattr(oracle, "tracks_static_regret", False))
 
 
-EXTRA_CURVES = ("simple_regret", "static_regret", "iterate_gap")  # optional curves next to cum_regret
+EXTRA_CURVES = ("simple_regret", "static_regret", "iterate_gap", "makespan")  # optional curves next to cum_regret
+
+def _regret_name(env_cls: Any) -> str:
+    """The env module's ``REGRET_NAME`` (what its cumulative "regret" is, e.g. a cumulative equilibrium gap), or ``""``."""
+    import importlib
+
+    return str(getattr(importlib.import_module(env_cls.__module__), "REGRET_NAME", "") or "")
+
+
+#: the figure kinds an env module may declare as ``PLOT_KIND`` (default ``"regret"``)
+PLOT_KINDS = ("regret", "makespan")
+
+
+def _plot_kind(env_cls: Any) -> str:
+    """The env module's declared ``PLOT_KIND``: ``"regret"`` (default: cumulative regret curves) or
+    ``"makespan"`` (scheduling envs: the env's ``makespan`` after every step is stored as the ``makespan``
+    curve and drawn instead of the cumulative regret, which is 0 until the last step)."""
+    import importlib
+
+    mod = importlib.import_module(getattr(env_cls, "__module__", "") or "builtins")
+    kind = str(getattr(mod, "PLOT_KIND", "regret"))
+    if kind not in PLOT_KINDS:
+        raise ValueError(f"{getattr(mod, '__name__', env_cls)}.PLOT_KIND must be one of {PLOT_KINDS}, got {kind!r}")
+    return kind
 
 
 INSTANCE = "_instance"  # pseudo-agent name of the per-seed instance cells
@@ -585,6 +626,23 @@ class CompareResult:
     errors: list[dict[str, Any]] = field(default_factory=list)
     log_x_panel: bool = False  # the env asks for a log-x next to the linear-x regret panel
     per_instance: bool = False  # the env scores makespans per instance (FJSP): table per instance and agent
+    plot_kind: str = "regret"  # the env module's PLOT_KIND: "regret" curves or per-step "makespan" curves
+    regret_name: str = ""  # the env module's REGRET_NAME: what the cumulative "regret" of this env is
+
+    @property
+    def regret_column(self) -> str:
+        """Header of the table's main column: the env's ``REGRET_NAME`` without its formula or remark
+        (``"cumulative equilibrium gap  sum_k gap(profile_k)"`` -> ``"cumulative equilibrium gap"``,
+        ``"cumulative pseudo-regret (from means)"`` -> ``"cumulative pseudo-regret"``); ``"cumulative regret"``
+        where the env declares none. The number is the mean over seeds of that sum at the horizon."""
+        name = (self.regret_name or "cumulative regret").split("  ")[0].split(" (")[0].strip()
+        return name or "cumulative regret"
+
+    @property
+    def figure_name(self) -> str:
+        """Stem of the figure :meth:`save` writes: ``makespan`` for envs whose ``PLOT_KIND`` is ``"makespan"``,
+        else ``regret`` (``<stem>.png`` and ``<stem>.svg``)."""
+        return "makespan" if self.plot_kind == "makespan" else "regret"
 
     @property
     def has_simple_regret(self) -> bool:
@@ -594,52 +652,102 @@ class CompareResult:
     def plot(self, path: str | os.PathLike | None = None, *, ax=None, log_x: bool = False):
         """Cumulative-regret curves (mean and 95 % bootstrap band over seeds); where the env tracks simple
         regret, a second panel with the simple regret of the best point so far on a log scale
-        (``symlog``: linear below ``1e-8``, so a run that found the optimum, regret 0, stays visible).
+        (``symlog``: linear below ``1e-8``, so a run that found the optimum, regret 0, stays visible). Envs
+        whose module declares ``PLOT_KIND = "makespan"`` (FJSP) get the per-step makespan instead
+        (:meth:`plot_makespan`). Legends sit outside the axes.
 
-        With ``path`` (no suffix or any), writes ``<path>.png`` and ``<path>.svg``. Returns the figure.
+        Writes nothing unless ``path`` is given: then ``<path>.png`` and ``<path>.svg`` (any suffix of
+        ``path`` replaced). Returns the matplotlib figure (close it with ``plt.close(fig)``).
         """
         import matplotlib.pyplot as plt
 
         from papergym.leaderboard.runner.plots import plot_regret_curves
 
+        if self.plot_kind == "makespan" and "makespan" in self.curves.columns and self.curves.makespan.notna().any():
+            fig = self.plot_makespan(ax=ax, log_x=log_x)
+            if path is not None:
+                _save_figure(fig, path)
+            return fig
         shown = ("instance", "horizon", "d", "m", "gap", "noise", "kernel", "lengthscale", "B", "action_mode", "role")
         title = f"{self.env_id}  " + ", ".join(f"{k}={v}" for k, v in self.env_kwargs.items()
                                               if k in shown and v is not None)
-        cmap = plt.get_cmap("tab10")
         ranked = [a for a, r in zip(self.summary.agent, self.summary.role) if r != "oracle"] if len(self.summary) else []
-        colours = {a: cmap(i % 10) for i, a in enumerate(ranked)}  # one colour per agent, in table order
+        cmap = plt.get_cmap("tab10" if len(ranked) <= 10 else "tab20")
+        colours = {a: cmap(i % cmap.N) for i, a in enumerate(ranked)}  # one colour per agent, in table order
         primary = "static_regret" if "static_regret" in self.curves.columns else "cum_regret"
-        ylab = ("static pseudo-regret (vs best fixed action)" if primary == "static_regret"
-                else "cumulative regret")
+        stat = "(mean over seeds)"
+        name = self.regret_column
+        ylab = (f"static pseudo-regret vs best fixed action {stat}" if primary == "static_regret"
+                else f"{name} {stat}")
         if "iterate_gap" in self.curves.columns and self.curves.iterate_gap.notna().any() and ax is None:
             # games / mean-field minimisation: the gap of the current iterate on a log scale is the paper's curve
-            fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
-            plot_regret_curves(self.curves, title=title, ax=ax1, log_x=log_x, ylabel=ylab, colours=colours)
+            fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 4.8))
+            plot_regret_curves(self.curves, title=title, ax=ax1, log_x=log_x, ylabel=ylab, colours=colours,
+                               xlabel="step k (best-response evaluations)", legend=False)
             plot_regret_curves(self.curves, title="gap of the current iterate", ax=ax2, log_x=log_x,
                                value="iterate_gap", log_y=True, linthresh=1e-16,
-                               ylabel="gap (NI error / exploitability / F^s(mu) - F^s*)", colours=colours,
-                               legend_loc="upper right")
+                               ylabel="gap of iterate k (NI error / exploitability) (mean over seeds)",
+                               colours=colours, xlabel="step k (best-response evaluations)")
         elif self.log_x_panel and not self.has_simple_regret and ax is None:
-            fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
-            plot_regret_curves(self.curves, title=title, ax=ax1, ylabel=ylab, value=primary, colours=colours)
+            fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 4.8))
+            plot_regret_curves(self.curves, title=title, ax=ax1, ylabel=ylab, value=primary, colours=colours,
+                               legend=False)
             plot_regret_curves(self.curves, title="log-scaled rounds", ax=ax2, log_x=True, ylabel=ylab,
                                value=primary, colours=colours)
         elif self.has_simple_regret and ax is None:
-            fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
-            plot_regret_curves(self.curves, title=title, ax=ax1, log_x=log_x, ylabel="cumulative regret",
-                               colours=colours)
+            fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 4.8))
+            plot_regret_curves(self.curves, title=title, ax=ax1, log_x=log_x, ylabel=f"{name} {stat}",
+                               colours=colours, legend=False)
             plot_regret_curves(self.curves, title="simple regret of the best point so far", ax=ax2, log_x=log_x,
-                               value="simple_regret", log_y=True, ylabel="simple regret  f* - max_s f(x_s)",
-                               colours=colours, legend_loc="upper right")
+                               value="simple_regret", log_y=True, ylabel=f"simple regret f* - max_s f(x_s) {stat}",
+                               colours=colours)
         else:
             fig = plot_regret_curves(self.curves, title=title, ax=ax, log_x=log_x, colours=colours,
-                                     **({"value": primary, "ylabel": ylab} if primary != "cum_regret" else {}))
+                                     value=primary, ylabel=ylab)
         if path is not None:
-            stem = Path(path)
-            stem = stem.with_suffix("") if stem.suffix in (".png", ".svg") else stem
-            stem.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(stem.with_suffix(".png"), dpi=150, bbox_inches="tight")
-            fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")
+            _save_figure(fig, path)
+        return fig
+
+    def makespan_curves(self) -> tuple[pd.DataFrame, str, str]:
+        """The per-step makespan curves as ``(curves, value column, y label)``: the gap to the reference in %,
+        ``100 (C_t - C_ref) / C_ref``, per run (``gap_pct``) when every run's instance has a reference, else the
+        makespan itself (instances of different sizes then mix, so the label says so)."""
+        c = self.curves[self.curves.makespan.notna()].copy() if "makespan" in self.curves.columns else self.curves
+        # an agent that is a reference line rather than a walk of the env (cpsat on FJSPImprove-v0) reports its
+        # own makespan in its diagnostics: a flat line at that value, not the env's untouched start
+        if len(c) and "diagnostics" in self.runs.columns:
+            for r in self.runs.itertuples():
+                d = r.diagnostics if isinstance(r.diagnostics, Mapping) else {}
+                if "makespan" in d:
+                    c.loc[(c.agent == r.agent) & (c.seed == r.seed), "makespan"] = float(d["makespan"])
+        ref = None
+        if "reference" in self.runs.columns and len(c):
+            per_seed = self.runs.dropna(subset=["reference"]).drop_duplicates("seed").set_index("seed")["reference"]
+            ref = c.seed.map(per_seed).astype(float)
+        if ref is not None and np.isfinite(ref.to_numpy()).all() and (ref > 0).all():
+            c["gap_pct"] = 100.0 * (c.makespan.to_numpy(dtype=float) - ref.to_numpy()) / ref.to_numpy()
+            return c, "gap_pct", "gap to reference [%] (mean over instances)"
+        return c, "makespan", "makespan C_t [time units] (mean over instances)"
+
+    def plot_makespan(self, *, ax=None, log_x: bool = False):
+        """Scheduling envs (``PLOT_KIND = "makespan"``): the makespan after every step (``FJSPImprove-v0``: the
+        incumbent's; ``FJSP-v0``: the partial schedule's), as the gap to the reference in % where every instance
+        has one (:meth:`makespan_curves`), mean over the seeds' instances with a 95 % bootstrap band per agent.
+        Returns the figure."""
+        import matplotlib.pyplot as plt
+
+        from papergym.leaderboard.runner.plots import plot_regret_curves
+
+        curves, value, ylab = self.makespan_curves()
+        ranked = [a for a, r in zip(self.summary.agent, self.summary.role) if r != "oracle"] if len(self.summary) else []
+        cmap = plt.get_cmap("tab10" if len(ranked) <= 10 else "tab20")
+        colours = {a: cmap(i % cmap.N) for i, a in enumerate(ranked)}
+        kw = ", ".join(f"{k}={v}" for k, v in self.env_kwargs.items()
+                       if k in ("instances", "family", "instance", "init", "horizon") and v is not None)
+        fig = plot_regret_curves(curves, title=f"{self.env_id}  {kw}", ax=ax, log_x=log_x, ylabel=ylab, value=value,
+                                 colours=colours, xlabel="step t")
+        if value == "gap_pct":
+            (ax or fig.axes[0]).axhline(0.0, color="0.2", lw=0.8, ls=":", zorder=0)
         return fig
 
     def format_table(self) -> str:
@@ -647,7 +755,7 @@ class CompareResult:
         s = self.summary
         if s.empty:
             return "(no results)"
-        if self.per_instance and "makespan" in self.runs.columns:
+        if self.per_instance and {"makespan", "instance"} <= set(self.runs.columns):
             return self.format_instance_table()
 
         def num(v, fmt=None):
@@ -660,7 +768,7 @@ class CompareResult:
 
         cols: list[tuple[str, Any]] = [
             ("agent", lambda r: r.agent + (" (oracle)" if r.role == "oracle" else "")),
-            ("final regret", lambda r: num(r.final_regret)),
+            (self.regret_column, lambda r: num(r.final_regret)),
             ("95% CI", lambda r: f"[{_fmt_num(r.ci_low)}, {_fmt_num(r.ci_high)}]" if np.isfinite(r.final_regret) else "-"),
         ]
         if present("static_regret"):
@@ -776,7 +884,8 @@ class CompareResult:
         return "\n".join(out)
 
     def save(self, folder: str | os.PathLike) -> Path:
-        """Write ``summary.csv``, ``runs.parquet``, ``curves.parquet`` and ``regret.png/.svg``."""
+        """Write ``summary.csv``, ``runs.parquet``, ``curves.parquet``, ``table.txt``, ``config.json`` and the
+        figure ``<figure_name>.png/.svg`` (``regret``, or ``makespan`` for scheduling envs)."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         self.summary.to_csv(folder / "summary.csv", index=False)
@@ -796,9 +905,19 @@ class CompareResult:
         if not self.curves.empty:
             import matplotlib.pyplot as plt
 
-            fig = self.plot(folder / "regret")
+            fig = self.plot(folder / self.figure_name)
             plt.close(fig)
         return folder
+
+
+def _save_figure(fig, path: str | os.PathLike) -> None:
+    """``<path>.png`` (150 dpi) and ``<path>.svg`` (a ``.png`` / ``.svg`` suffix of ``path`` replaced), with
+    ``bbox_inches="tight"`` so legends outside the axes are kept."""
+    stem = Path(path)
+    stem = stem.with_suffix("") if stem.suffix in (".png", ".svg") else stem
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(stem.with_suffix(".png"), dpi=150, bbox_inches="tight")
+    fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight")
 
 
 def _fmt_num(v: float) -> str:
@@ -894,8 +1013,9 @@ def compare(
     scheduler: Any = None,
     mode: str = "auto",
     batch_size: int | None = None,
-    progress: bool | None = None,
+    progress: Any = None,
     instance_metrics: bool = True,
+    progress_every: float = DEFAULT_EVERY,
 ) -> CompareResult:
     """Run every agent on ``env_id`` for every seed and collect dynamic-regret results.
 
@@ -925,7 +1045,12 @@ def compare(
         Seeds per job (default: enough jobs to keep every worker busy, at most 100 seeds a job).
         Results do not depend on it.
     progress:
-        Show a progress bar (default: when stderr is a terminal).
+        ``None`` (default): a progress bar when stderr is a terminal, else a line logged every
+        ``progress_every`` seconds (:class:`~papergym.leaderboard.runner.progress.RunProgress`); ``True``: a
+        bar anyway; ``False``: nothing. A :class:`~papergym.leaderboard.runner.progress.RunProgress` of the
+        caller (e.g. :func:`~papergym.leaderboard.runner.sweep.sweep`'s) is told of the runs instead.
+    progress_every:
+        Seconds between two progress lines off a terminal (``0``: none).
     instance_metrics:
         Where the env's oracle defines ``instance_metrics()`` and ``score_run(...)`` (for
         ``NonStatLipschitz-v0``: significant shifts ``L~``, normalised regret, detections, false alarms
@@ -1009,47 +1134,54 @@ def compare(
     ]
     inst_chunk = max(1, math.ceil(len(inst_missing) / max(1, n_workers)))
     jobs += [("instance", base_id, kwargs, chunk) for chunk in _chunk(inst_missing, inst_chunk)]
-    if progress is None:
-        progress = sys.stderr.isatty()
     errors: list[dict[str, Any]] = []
+    if isinstance(progress, RunProgress):  # the caller's (a sweep's): cached runs need no work
+        bar, own_bar = progress, False
+        bar.skip(len(agent_list) * len(seed_list) - n_missing)
+    elif jobs:
+        bar, own_bar = RunProgress(n_missing, f"compare {base_id}", unit="runs", enabled=progress,
+                                   every=progress_every), True
+        logger.info("compare %s: %d of %d runs to compute (%d cached), %d job(s) on %s", base_id, n_missing,
+                    len(agent_list) * len(seed_list), len(agent_list) * len(seed_list) - n_missing, len(jobs),
+                    backend)
     if jobs:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=n_missing, desc=f"{base_id} runs", unit="run", disable=not progress)
-        for res_list in run_jobs(_run_job, jobs, backend=backend, n_jobs=n_jobs, scheduler=scheduler):
-            for res in res_list:
-                a = res["agent"]
-                if a == INSTANCE:
-                    cell = inst_cells[res["seed"]]
+        try:
+            for res_list in run_jobs(_run_job, jobs, backend=backend, n_jobs=n_jobs, scheduler=scheduler):
+                for res in res_list:
+                    a = res["agent"]
+                    if a == INSTANCE:
+                        cell = inst_cells[res["seed"]]
+                        if res["status"] == "ok":
+                            instances[res["seed"]] = res["info"]
+                            record = {"cell": cell.as_dict(), "key": cell.key, "info": res["info"]}
+                            _atomic_write_bytes(_instance_path(out_dir, cell), json.dumps(record).encode())
+                        else:
+                            errors.append({"agent": a, "seed": res["seed"], "status": res["status"],
+                                           "error": res["error"], "traceback": res["traceback"]})
+                        continue
+                    cell = cells[(a, res["seed"])]
+                    _write_cell(out_dir, cell, res)
                     if res["status"] == "ok":
-                        instances[res["seed"]] = res["info"]
-                        record = {"cell": cell.as_dict(), "key": cell.key, "info": res["info"]}
-                        _atomic_write_bytes(_instance_path(out_dir, cell), json.dumps(record).encode())
+                        df = pd.DataFrame({"t": res["t"], "cum_regret": res["cum_regret"]})
+                        for name in EXTRA_CURVES:
+                            if res.get(name) is not None:
+                                df[name] = res[name]
+                        meta = {
+                            "key": cell.key,
+                            "mode": res["mode"],
+                            "seconds": res["seconds"],
+                            "steps": res["steps"],
+                            "diagnostics": res["diagnostics"],
+                            "env_metrics": res.get("env_metrics") or {},
+                        }
+                        results[(a, res["seed"])] = (meta, df)
                     else:
-                        errors.append({"agent": a, "seed": res["seed"], "status": res["status"],
-                                       "error": res["error"], "traceback": res["traceback"]})
-                    continue
-                cell = cells[(a, res["seed"])]
-                _write_cell(out_dir, cell, res)
-                if res["status"] == "ok":
-                    df = pd.DataFrame({"t": res["t"], "cum_regret": res["cum_regret"]})
-                    for name in EXTRA_CURVES:
-                        if res.get(name) is not None:
-                            df[name] = res[name]
-                    meta = {
-                        "key": cell.key,
-                        "mode": res["mode"],
-                        "seconds": res["seconds"],
-                        "steps": res["steps"],
-                        "diagnostics": res["diagnostics"],
-                        "env_metrics": res.get("env_metrics") or {},
-                    }
-                    results[(a, res["seed"])] = (meta, df)
-                else:
-                    errors.append({"agent": a, "seed": res["seed"], "status": res["status"], "error": res["error"],
-                                   "traceback": res["traceback"]})
-                bar.update(1)
-        bar.close()
+                        errors.append({"agent": a, "seed": res["seed"], "status": res["status"], "error": res["error"],
+                                       "traceback": res["traceback"]})
+                    bar.update(1, failed=int(res["status"] != "ok"))
+        finally:
+            if own_bar:
+                bar.close()
     score = None
     if scorer is not None and instances:
         def score(seed: int, final: float, diag: dict) -> dict[str, float]:
@@ -1062,6 +1194,8 @@ def compare(
     log_x_panel = bool(getattr(ocls, "PLOT_LOG_X_PANEL", False))
     res = _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors, score, log_x_panel)
     res.per_instance = bool(getattr(ocls, "PER_INSTANCE_TABLE", False))
+    res.plot_kind = _plot_kind(_env_class(base_id))
+    res.regret_name = _regret_name(_env_class(base_id))
     if errors:
         import warnings
 

@@ -25,6 +25,7 @@ means recomputed and the fit redone (:func:`bootstrap_slopes`; 2,000 replicates,
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,6 +37,8 @@ import numpy as np
 import pandas as pd
 
 from papergym.leaderboard.runner.stats import bootstrap_ci
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["SWEEP_ENV", "SweepResult", "bootstrap_slopes", "check_grid", "fit_power_law", "parse_horizons",
            "parse_shifts", "sweep", "theory_slopes"]
@@ -261,13 +264,15 @@ class SweepResult:
                     y0 = math.exp(a + b0 * math.log(t1) + g0 * math.log(l0))
                     ax2.plot([l0, l1], [y0, y0 * (l1 / l0) ** bL], "--", color=col, lw=1.5,
                              label=f"{agent}: theory slope {bL:.2f} (T={int(t1):,})")
-        for ax, xl in ((ax1, "horizon T"), (ax2, "L + 1 (phases of piecewise-tents)")):
+        from papergym.leaderboard.runner.plots import legend_outside
+
+        for ax, xl in ((ax1, "horizon T [rounds]"), (ax2, "L + 1 [phases of piecewise-tents]")):
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlabel(xl)
-            ax.set_ylabel("mean final dynamic regret R_T")
+            ax.set_ylabel("final dynamic regret R_T (mean over seeds, 95% CI)")
             ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7)
+            legend_outside(ax, where="below", fontsize=7)
         if Ts:
             ax1.set_xticks(Ts, [f"2^{int(math.log2(t))}" if t & (t - 1) == 0 else f"{t:,}" for t in Ts])
             ax1.xaxis.set_minor_locator(NullLocator())
@@ -342,15 +347,18 @@ def sweep(
     cache: bool = True,
     progress: bool | None = None,
     n_boot: int = N_BOOT,
+    progress_every: float = 30.0,
 ) -> SweepResult:
     """Run ``agents`` on ``NonStatLipschitz-v0`` ``piecewise-tents`` with ``phases = L + 1`` for every horizon
     ``T`` in ``horizons`` and ``L`` in ``shifts``, over ``seeds``; fit the log-log slopes (module docstring).
 
     ``env_kwargs``: further env arguments (``d``, ``noise``, ``sigma``, ``random_lengths``, ``min_length``,
     ``random_tents``); ``instance``, ``phases`` and ``horizon`` are set by the sweep. Other arguments as in
-    :func:`~papergym.leaderboard.runner.compare.compare`.
+    :func:`~papergym.leaderboard.runner.compare.compare`; the progress (a bar on a terminal, a logged line every
+    ``progress_every`` seconds elsewhere) counts the runs of the whole grid.
     """
     from papergym.leaderboard.runner.compare import compare
+    from papergym.leaderboard.runner.progress import RunProgress
 
     Ts = sorted({int(t) for t in horizons})
     Ls = sorted({int(x) for x in shifts})
@@ -361,12 +369,23 @@ def sweep(
     check_grid(Ts, Ls, extra)
     d = int(extra.get("d", 1))
     rows, errors = [], []
+    n_agents = len(dict.fromkeys(agents))
+    bar = RunProgress(len(Ts) * len(Ls) * n_agents * len(seed_list), f"sweep {SWEEP_ENV}", unit="runs",
+                      enabled=progress, every=progress_every)
+    try:
+        results = {}
+        for T in Ts:
+            for L in Ls:
+                logger.info("sweep %s: T=%d, L=%d", SWEEP_ENV, T, L)
+                results[T, L] = compare(SWEEP_ENV, agents=list(agents), seeds=seed_list, horizon=T,
+                                        env_kwargs={**extra, "instance": "piecewise-tents", "phases": L + 1},
+                                        backend=backend, out=cache_dir, cache=cache, hyperparameters=hyperparameters,
+                                        n_jobs=n_jobs, scheduler=scheduler, progress=bar)
+    finally:
+        bar.close()
     for T in Ts:
         for L in Ls:
-            res = compare(SWEEP_ENV, agents=list(agents), seeds=seed_list, horizon=T,
-                          env_kwargs={**extra, "instance": "piecewise-tents", "phases": L + 1}, backend=backend,
-                          out=cache_dir, cache=cache, hyperparameters=hyperparameters, n_jobs=n_jobs,
-                          scheduler=scheduler, progress=progress)
+            res = results[T, L]
             errors += [{**e, "horizon": T, "shifts": L} for e in res.errors]
             r = res.runs
             for row in r.itertuples():

@@ -538,6 +538,35 @@ def test_cli_submit_and_leaderboard(evaluator, tmp_path, capsys):
     assert "my-ucb" in (site / "NonStatLipschitz-v0.html").read_text()
 
 
+def test_cli_rank_hint_before_refresh_and_delete(evaluator, capsys):
+    _sandbox_ok()
+    from papergym.leaderboard.cli import main
+
+    entry = f"{SUBS / 'ucb_grid.py'}:make_agent"
+    assert main(["submit", entry, "--to", "NonStatLipschitz-v0", "--name", "early", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "rank 1 of 1" in out and "no reference entries yet" in out and "leaderboard refresh" in out
+    sid = evaluator.submissions("NonStatLipschitz-v0").submission_id.iloc[-1]
+    assert main(["leaderboard", "NonStatLipschitz-v0"]) == 0
+    table = capsys.readouterr().out
+    header = next(ln for ln in table.splitlines() if ln.startswith("rank"))
+    assert header.split()[-1] == "id"
+    rows = [ln for ln in table.splitlines() if "  early  " in ln]
+    assert len(rows) == 1 and rows[0].split()[-1] == str(sid), table
+    # all-or-nothing: one unknown id and nothing is deleted
+    assert main(["leaderboard", "delete", str(sid), str(sid + 100)]) == 2
+    assert f"no submission with id {sid + 100}" in capsys.readouterr().err
+    assert evaluator.submission(int(sid)) is not None
+    assert main(["leaderboard", "delete", "twelve"]) == 2
+    assert "integers" in capsys.readouterr().err
+    assert main(["leaderboard", "delete"]) == 2
+    capsys.readouterr()
+    assert main(["leaderboard", "delete", str(sid)]) == 0
+    assert f"deleted submission {sid}: early by anonymous on NonStatLipschitz-v0" in capsys.readouterr().out
+    assert evaluator.submission(int(sid)) is None
+    assert evaluator.runs([int(sid)]).empty
+
+
 @pytest.mark.parametrize("argv, match", [
     (["submit", "nofile.py:make_agent", "--to", "NonStatLipschitz-v0"], "entry"),
     (["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NoSuchEnv-v0"], "--to: unknown"),

@@ -201,9 +201,9 @@ def test_benchmark_page_table_escaping_and_figures():
     assert '<tr class="reference status-ok" data-submission="7">' in page
     assert f'<code title="{_sha(1)}">{_sha(1)[:12]}</code>' in page
     assert "18 ok, 2 timeout" in page
-    # one figure: top-5 ranked curves (zeta, rank 6, left out) and the oracle as a reference line
+    # one figure: every ranked curve (6, under the default top 20) and the oracle as a reference line
     assert page.count("<svg") == 1
-    assert len(set(re.findall(r'id="f1-curve-(\d+)"', page))) == 5
+    assert len(set(re.findall(r'id="f1-curve-(\d+)"', page))) == 6
     assert len(set(re.findall(r'id="f1-ref-(\d+)"', page))) == 1
     assert "<?xml" not in page and "DOCTYPE svg" not in page
     # every internal SVG reference resolves inside the page
@@ -376,7 +376,7 @@ def test_site_in_headless_chromium(tmp_path, needs):
             assert len(geo) == 1
             g = geo[0]
             assert g["w"] > 300 and g["h"] > 150
-            assert len(g["curves"]) == 5 and len(g["refs"]) == 1
+            assert len(g["curves"]) == 6 and len(g["refs"]) == 1  # every ranked entry (default top 20)
             assert all(w > 100 and h > 10 and length > 100 for w, h, length in g["curves"])
             assert all(w > 100 and h > 0 and length > 100 for w, h, length in g["refs"])  # the oracle: flat-ish
             assert "stroke-dasharray" in g["dash"][0]
@@ -410,7 +410,7 @@ def test_env_boards_label_their_metric_with_the_envs_own_regret():
     from papergym.leaderboard.board.ranking import metric_and_direction
 
     labels = {b: metric_and_direction(board_config(b))[2] for b in board_ids() if board_config(b).kind != "task"}
-    assert labels["NonStatLipschitz-v0"] == "final cumulative dynamic regret (lower is better)"
-    assert labels["FJSPImprove-v0"] == "final C_max(incumbent) - LB (lower is better)"
+    assert labels["NonStatLipschitz-v0"] == "final cumulative dynamic regret"
+    assert labels["FJSPImprove-v0"] == "final C_max(incumbent) - LB"
     assert "equilibrium gap" in labels["EntropicMatrixGame-v0"]
     assert len(set(labels.values())) >= 5  # no one label for every board

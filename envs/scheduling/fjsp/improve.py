@@ -107,6 +107,9 @@ NEIGHBOURHOODS = ("nopt2-lite",)
 COMPARE_DEFAULTS: dict[str, Any] = {"seeds": 20, "horizon": 100, "env_kwargs": {"instances": "sd2-10x5"},
                                     "env_kwargs_always": {"init": "sampled-dispatch"}}
 REGRET_NAME = "C_max(incumbent) - LB"
+#: ``papergym compare`` draws the incumbent's makespan (``env.makespan``) after every step, as the gap to the reference
+#: in % (the makespan where an instance has no reference), not the cumulative regret (0 until the last step)
+PLOT_KIND = "makespan"
 
 
 def dispatch_solution(inst: Instance, rule: str, rng: np.random.Generator, *, machine_rule: str = "eet") -> Solution:
