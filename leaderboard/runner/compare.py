@@ -724,10 +724,13 @@ class CompareResult:
         if "reference" in self.runs.columns and len(c):
             per_seed = self.runs.dropna(subset=["reference"]).drop_duplicates("seed").set_index("seed")["reference"]
             ref = c.seed.map(per_seed).astype(float)
+        import importlib
+
+        what = getattr(importlib.import_module(_env_class(self.env_id).__module__), "MAKESPAN_OF", "the schedule")
         if ref is not None and np.isfinite(ref.to_numpy()).all() and (ref > 0).all():
             c["gap_pct"] = 100.0 * (c.makespan.to_numpy(dtype=float) - ref.to_numpy()) / ref.to_numpy()
-            return c, "gap_pct", "gap to reference [%] (mean over instances)"
-        return c, "makespan", "makespan C_t [time units] (mean over instances)"
+            return c, "gap_pct", f"C_max of {what}: gap to reference [%]\n(mean over instances)"
+        return c, "makespan", f"C_max of {what} [time units]\n(mean over instances)"
 
     def plot_makespan(self, *, ax=None, log_x: bool = False):
         """Scheduling envs (``PLOT_KIND = "makespan"``): the makespan after every step (``FJSPImprove-v0``: the

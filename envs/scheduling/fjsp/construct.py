@@ -88,6 +88,8 @@ REGRET_NAME = "C_max - LB"
 #: ``papergym compare`` draws the makespan of the partial schedule (``env.makespan``) after every step, as the gap to the reference
 #: in % (the makespan where an instance has no reference), not the cumulative regret (0 until the last step)
 PLOT_KIND = "makespan"
+#: what the makespan curve measures after each step (the figure's y label)
+MAKESPAN_OF = "the partial schedule"
 
 
 def construct_observation_space(N: int, M: int, J: int) -> spaces.Dict:

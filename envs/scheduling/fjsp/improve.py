@@ -110,6 +110,8 @@ REGRET_NAME = "C_max(incumbent) - LB"
 #: ``papergym compare`` draws the incumbent's makespan (``env.makespan``) after every step, as the gap to the reference
 #: in % (the makespan where an instance has no reference), not the cumulative regret (0 until the last step)
 PLOT_KIND = "makespan"
+#: what the makespan curve measures after each step (the figure's y label)
+MAKESPAN_OF = "the incumbent"
 
 
 def dispatch_solution(inst: Instance, rule: str, rng: np.random.Generator, *, machine_rule: str = "eet") -> Solution:
