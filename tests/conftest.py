@@ -5,6 +5,9 @@ in CI (``CI=true``, which ``.ci/run`` exports), so a missing install step cannot
 at import time call it at module level (``from papergym_tests import require``; pytest imports every conftest.py
 as the one module ``conftest``, so tests/leaderboard/conftest.py would shadow this file under that name); tests
 that need it in one function use the ``needs`` fixture, the same helper.
+
+``find_private(problem, [private arrays or objects])`` lists the paths by which a solver could reach private
+state from its problem through attributes, closures and ``__self__`` (``from papergym_tests import find_private``).
 """
 
 from __future__ import annotations
@@ -33,7 +36,99 @@ def require(module: str, extra: str | None = None):
         pytest.skip(f"{module} not installed ({hint})", allow_module_level=True)
 
 
-# a stable name for test modules to import the helper from (see the module docstring)
+def find_private(root, private, *, max_nodes: int = 200_000) -> list[str]:
+    """Paths from ``root`` (a solver's problem) to any of ``private`` (arrays, compared by value, or other
+    objects, by identity), walking what a solver can read without ``gc``, frames or module globals:
+    ``vars()``, ``__slots__``, every non-dunder attribute (``dir``, properties included), dict / list / tuple /
+    set items, functions' closures, defaults and ``__wrapped__``, bound methods' ``__self__`` and ``__func__``,
+    ``functools.partial``'s parts. Modules and classes are not entered (that is module state, like ``gc``:
+    only the board's process separation stops it). An empty list means nothing private is reachable."""
+    import functools
+    import types
+
+    import numpy as np
+
+    arrays = [np.asarray(a) for a in private if isinstance(a, np.ndarray)]
+    ids = {id(o) for o in private if not isinstance(o, np.ndarray)}
+
+    def is_private(o) -> bool:
+        if id(o) in ids:
+            return True
+        if isinstance(o, np.ndarray) and o.size > 1:
+            for a in arrays:
+                if o is a or (o.shape == a.shape and o.dtype.kind in "fciub" and np.array_equal(o, a)):
+                    return True
+                if a.size > 1 and o.size == a.size and o.dtype.kind in "fc" and np.allclose(o.ravel(), a.ravel()):
+                    return True
+        return False
+
+    found: list[str] = []
+    seen: set[int] = set()
+    stack = [(root, "problem")]
+    while stack and len(seen) < max_nodes:
+        obj, path = stack.pop()
+        if id(obj) in seen or isinstance(obj, (types.ModuleType, type, str, bytes, int, float, complex, bool,
+                                                  type(None), types.BuiltinFunctionType)):
+            continue
+        seen.add(id(obj))
+        if is_private(obj):
+            found.append(path)
+            continue
+        if isinstance(obj, np.ndarray):
+            if obj.dtype == object:
+                stack.extend((v, f"{path}[{i}]") for i, v in enumerate(obj.ravel()[:1000]))
+            elif obj.base is not None:
+                stack.append((obj.base, f"{path}.base"))
+            continue
+        kids: list = []
+        if isinstance(obj, dict):
+            kids += [(v, f"{path}[{k!r}]") for k, v in list(obj.items())] + [(k, f"{path}.key") for k in obj]
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            kids += [(v, f"{path}[{i}]") for i, v in enumerate(list(obj)[:10_000])]
+        if isinstance(obj, types.MethodType):
+            kids += [(obj.__self__, f"{path}.__self__"), (obj.__func__, f"{path}.__func__")]
+        if isinstance(obj, types.FunctionType):
+            kids += [(c.cell_contents, f"{path}.__closure__[{i}]") for i, c in enumerate(obj.__closure__ or ())
+                     if _cell_filled(c)]
+            kids += [(obj.__defaults__, f"{path}.__defaults__"), (obj.__kwdefaults__, f"{path}.__kwdefaults__")]
+        if isinstance(obj, functools.partial):
+            kids += [(obj.func, f"{path}.func"), (obj.args, f"{path}.args"), (obj.keywords, f"{path}.keywords")]
+        for name in ("__wrapped__", "__self__", "__func__"):
+            try:
+                kids.append((object.__getattribute__(obj, name), f"{path}.{name}"))
+            except Exception:  # noqa: BLE001 - absent, or refused
+                pass
+        try:
+            kids += [(v, f"{path}.{k}") for k, v in vars(obj).items()]
+        except TypeError:
+            pass
+        for cls in type(obj).__mro__:
+            for slot in getattr(cls, "__slots__", ()) if isinstance(getattr(cls, "__slots__", ()), (tuple, list)) else ():
+                try:
+                    kids.append((object.__getattribute__(obj, slot), f"{path}.{slot}"))
+                except Exception:  # noqa: BLE001
+                    pass
+        if not isinstance(obj, (dict, list, tuple, set, frozenset, types.FunctionType, types.MethodType)):
+            for name in dir(obj):
+                if name.startswith("__"):
+                    continue
+                try:
+                    kids.append((getattr(obj, name), f"{path}.{name}"))
+                except Exception:  # noqa: BLE001 - a property may refuse
+                    pass
+        stack.extend(kids)
+    return found
+
+
+def _cell_filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+    except ValueError:
+        return False
+    return True
+
+
+# a stable name for test modules to import the helpers from (see the module docstring)
 sys.modules["papergym_tests"] = sys.modules[__name__]
 
 
