@@ -1313,9 +1313,14 @@ def _cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
           "\nseconds: wall time of solve(), scoring excluded.")
     res.save(out)
     print(f"\nresults written to {out}/ (summary.csv, table.txt, runs.parquet, curves.parquet, figures)")
-    # a timeout is a result (scored by the task): reported, never a failure; a crash is one
+    # a timeout or a diverged run is a result (scored by the task): reported, never a failure; a crash is one
     failed = [e for e in res.errors if e["status"] in ("error", "oom")]
-    timeouts = [e for e in res.errors if e["status"] not in ("error", "oom")]
+    diverged = [e for e in res.errors if e["status"] == "diverged"]
+    timeouts = [e for e in res.errors if e["status"] not in ("error", "oom", "diverged")]
+    if diverged:
+        e = diverged[0]
+        print(f"\n{len(diverged)} solve(s) diverged (scored by the task); first: {e['solver']} on {e['instance']}",
+              file=sys.stderr)
     if timeouts:
         e = timeouts[0]
         print(f"\n{len(timeouts)} solve(s) ran out of budget ({e['status']}; scored by the task); first: {e['solver']} "

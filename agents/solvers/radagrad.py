@@ -1,6 +1,6 @@
 """``radagrad`` and ``radamw``: Riemannian optimisation on the manifold of rank-``r`` matrices with
 AdaGrad-/AdamW-derived metrics (*Finding Low-Rank Matrix Weights in DNNs via Riemannian Optimization: RAdaGrad
-and RAdamW*, NeurIPS 2025; spec ``optimizers.md`` §3.4; reference code ``cwb-clearwing/RAdaGrad`` [code]).
+and RAdamW*, NeurIPS 2025, OpenReview ``tiGFiCrmKm``; reference code ``cwb-clearwing/RAdaGrad``).
 
 The iterate is ``W = U diag(s) Vᵀ`` (orthonormal ``U``, ``V``, rank ``r``). Each step:
 
@@ -16,22 +16,29 @@ The iterate is ``W = U diag(s) Vᵀ`` (orthonormal ``U``, ``V``, rank ``r``). Ea
 4. the retraction ``W − ηξ`` → rank ``r`` by the small-SVD trick (:func:`retract`): with ``M_c = UᵀDV``,
    ``(I − UUᵀ)DV = Q_u R_u`` and ``(I − VVᵀ)DᵀU = Q_v R_v`` (thin QR),
    ``W − ηξ = [U Q_u] K [V Q_v]ᵀ``, ``K = [[diag(s) − ηM_c, −ηR_vᵀ], [−ηR_u, 0]]`` (``2r × 2r``); SVD of ``K``, keep
-   the top ``r``. Cost ``O(mnr + (m + n)r² + r³)`` per step.
+   the top ``r``. Cost ``O(mnr + (m + n)r² + r³)`` per step. Numerics: ``Q_u``, ``Q_v`` are made orthogonal to
+   ``U``, ``V`` by a second projection (QR of a tiny or rank-deficient ``(I − UUᵀ)DV`` returns directions that
+   are not), the new bases are re-orthonormalised by a QR and a ``r × r`` SVD, and an SVD that LAPACK's
+   ``gesdd`` cannot converge is redone with ``gesvd`` (:func:`robust_svd`). Without these the bases drifted off
+   the Stiefel manifold when ``r`` exceeds the iterate's rank, the iterates exploded and the SVD failed.
 
-Step ``η``: ``lr`` (RAdaGrad / RAdamW: the spec grid {1e−3, 3e−3, 1e−2, 3e−2}; ``rgd``: ``lr / L_smooth`` with
-``lr`` from {0.03, 0.1, 0.3, 1}). :class:`RiemannianLowRank` also serves as a ``torch.optim`` optimizer of a
+Step ``η`` (:meth:`RiemannianLowRank.step_size`): ``rgd``, ``lr / L_smooth`` (``lr`` default 1, from
+{0.03, 0.1, 0.3, 1}); ``radagrad``, ``√ε / L_smooth`` unless ``lr`` is given (a rule from the public smoothness
+constant: near the answer the AdaGrad direction is ``G/√ε`` and this makes the step ``rgd``'s ``1/L_smooth``);
+``radamw``, ``lr`` (default 1e−2, from the grid {1e−3, 3e−3, 1e−2, 3e−2}). :class:`RiemannianLowRank` also serves as a ``torch.optim`` optimizer of a
 low-rank layer (:mod:`papergym.agents.solvers.riemannian_torch`).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
 
 from papergym.agents.base import register_solver
 
-__all__ = ["tangent_project", "retract", "Preconditioner", "RiemannianLowRank", "TASK"]
+__all__ = ["tangent_project", "retract", "robust_svd", "Preconditioner", "RiemannianLowRank", "TASK"]
 
 TASK = "LowRankRecovery-v0"
 
@@ -49,11 +56,46 @@ def retract(U: np.ndarray, s: np.ndarray, V: np.ndarray, D: np.ndarray, eta: flo
     Mc = U.T @ D @ V
     Up = D @ V - U @ Mc
     Vp = D.T @ U - V @ Mc.T
-    Qu, Ru = np.linalg.qr(Up)
-    Qv, Rv = np.linalg.qr(Vp)
+    Qu, Ru = _orth_complement_qr(U, Up)
+    Qv, Rv = _orth_complement_qr(V, Vp)
     K = np.block([[np.diag(s) - eta * Mc, -eta * Rv.T], [-eta * Ru, np.zeros((r, r))]])
-    Uk, sk, Vkt = np.linalg.svd(K)
-    return np.hstack([U, Qu]) @ Uk[:, :r], sk[:r].copy(), np.hstack([V, Qv]) @ Vkt[:r].T
+    if not np.all(np.isfinite(K)):  # a diverged iterate: nothing to decompose, the caller stops on it
+        nan = np.full_like
+        return nan(U, np.nan), nan(s, np.nan), nan(V, np.nan)
+    Uk, sk, Vkt = robust_svd(K)
+    A = np.hstack([U, Qu]) @ Uk[:, :r]
+    B = np.hstack([V, Qv]) @ Vkt[:r].T
+    # re-orthonormalise the new bases (the rounding of many steps, or directions of zero singular value picked
+    # when the optimiser's rank exceeds the iterate's, would otherwise let U, V drift off the Stiefel manifold)
+    Qa, Ra = np.linalg.qr(A)
+    Qb, Rb = np.linalg.qr(B)
+    Uc, sc, Vct = robust_svd((Ra * sk[:r]) @ Rb.T)
+    return Qa @ Uc, sc, Qb @ Vct.T
+
+
+def robust_svd(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``numpy.linalg.svd`` (LAPACK ``gesdd``), falling back to ``gesvd`` (scipy) where the divide-and-conquer
+    driver reports ``SVD did not converge`` (badly scaled or nearly rank-deficient matrices)."""
+    try:
+        return np.linalg.svd(M)
+    except np.linalg.LinAlgError:
+        import scipy.linalg
+
+        return scipy.linalg.svd(M, lapack_driver="gesvd")
+
+
+def _orth_complement_qr(U: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Thin QR ``P = Q R`` of ``P = (I − UUᵀ)·`` with ``Q ⟂ U``: the projection is applied once more ("twice is
+    enough") and the QR's basis projected again and completed, so that ``[U Q]`` is orthonormal even where
+    ``P`` is tiny or rank-deficient (QR then returns arbitrary directions for the null columns)."""
+    P = P - U @ (U.T @ P)
+    Q, R = np.linalg.qr(P)
+    Q = Q - U @ (U.T @ Q)
+    Q, R2 = np.linalg.qr(Q)
+    # R2 is the identity up to rounding where Q was already orthogonal to U; null columns of P (R's zero rows)
+    # become unit directions orthogonal to U, with R's rows there ~0, so Q R still equals P
+    sign = np.where(np.diag(R2) < 0, -1.0, 1.0)
+    return Q * sign, (sign[:, None] * R2) @ R
 
 
 class Preconditioner:
@@ -111,8 +153,17 @@ class RiemannianLowRank:
         Preconditioner(metric, (2, 2), **precond)  # validate the options early
 
     def step_size(self, problem: Any) -> float:
+        """``η``: ``rgd``, ``lr / L_smooth`` (``lr`` default 1); ``radagrad``, ``lr`` when given, else
+        ``√ε / L_smooth``; ``radamw``, ``lr`` (default 1e−2). The ``radagrad`` rule: where the gradient is small
+        (``diag(GGᵀ) ≪ ε``, every iterate near the answer) the direction is ``G/√ε``, plain gradient descent with
+        step ``η/√ε``, stable only for ``η/√ε < 2/L_smooth``; the rule makes that step ``1/L_smooth`` (``rgd``'s),
+        and far from the answer the direction's entries are at most 1 in absolute value, so each entry moves by
+        at most ``η``. It uses the public ``L_smooth`` only."""
         if self.metric == "identity":  # rgd: lr / L_smooth, lr from {0.03, 0.1, 0.3, 1}
             return (self.lr if self.lr is not None else 1.0) / float(problem.L_smooth)
+        if self.metric == "adagrad" and self.lr is None:
+            eps = Preconditioner("adagrad", (1, 1), **self.precond).eps
+            return math.sqrt(eps) / float(problem.L_smooth)
         return self.lr if self.lr is not None else 1e-2
 
     @np.errstate(over="ignore", invalid="ignore")
@@ -144,8 +195,9 @@ def _radamw(*, seed=None, **hp):
 
 
 register_solver("radagrad", _radagrad, tasks=[TASK], role="paper",
-                description="Riemannian GD on rank-r matrices, AdaGrad-type diagonal two-sided metric, QR + small-SVD retraction",
-                defaults={"lr": 1e-2, "eps": 0.01, "accumulate": False})
+                description="Riemannian GD on rank-r matrices, AdaGrad-type diagonal two-sided metric, QR + small-SVD "
+                            "retraction; step sqrt(eps)/L_smooth unless lr is given",
+                defaults={"lr": None, "eps": 0.01, "accumulate": False})
 register_solver("radamw", _radamw, tasks=[TASK], role="paper",
                 description="Riemannian GD on rank-r matrices with an AdamW direction (beta = 0.9, 0.98)",
                 defaults={"lr": 1e-2, "betas": [0.9, 0.98], "eps": 1e-6, "weight_decay": 0.0})

@@ -1,4 +1,4 @@
-"""Baselines of ``LowRankRecovery-v0`` (spec ``optimizers.md`` §3.5):
+"""Baselines of ``LowRankRecovery-v0``:
 
 * ``rgd``: Riemannian gradient descent on the rank-``r`` manifold (identity metric; Vandereycken 2013; Wei,
   Cai, Chan & Leung 2016), the loop of :class:`~papergym.agents.solvers.radagrad.RiemannianLowRank`, step

@@ -1,5 +1,5 @@
 """``LowRankRecovery-v0``: ill-conditioned low-rank matrix recovery, the proxy of *Finding Low-Rank Matrix
-Weights in DNNs via Riemannian Optimization: RAdaGrad and RAdamW* (NeurIPS 2025; spec ``optimizers.md`` §3).
+Weights in DNNs via Riemannian Optimization: RAdaGrad and RAdamW* (NeurIPS 2025, OpenReview ``tiGFiCrmKm``).
 
 Ground truth ``X* = U* diag(σ) V*ᵀ`` (``U*``, ``V*`` Haar, true rank ``r*``, ``σ`` geometric from 1 to ``1/κ``).
 
@@ -10,21 +10,26 @@ Ground truth ``X* = U* diag(σ) V*ᵀ`` (``U*``, ``V*`` Haar, true rank ``r*``, 
 
 Public problem (:class:`LowRankProblem`): ``m``, ``n``, ``r`` (the optimiser's rank), ``family``, ``kappa``,
 ``kappa_H``, ``L_smooth`` (the loss gradient's Lipschitz constant, computed by the evaluator), the common
-initial point ``X_0 = (U0, s0, V0)`` — the rank-``r`` truncated SVD of ``−∇loss(0)`` — and
-``oracle.loss_grad(factors) -> (loss, G)``: ``factors`` is ``(U, s, V)`` (``X = U diag(s) Vᵀ``) or ``(A, B)``
-(``X = ABᵀ``), ``G`` the dense Euclidean gradient; one work unit per call, at most ``max_calls``. The oracle,
-which knows ``X*``, records the first call whose queried ``X`` is within ``tol`` relative error (the iterate
-count to tolerance cannot be misreported). ``A_k``, ``L``, ``R`` and ``X*`` stay in the evaluator.
+initial point ``X_0 = (U0, s0, V0)`` (:func:`initial_point`: ``sensing``, the rank-``r`` truncated SVD of
+``−∇loss(0) = Σ_k y_k A_k``; ``regression``, a random rank-``r`` point, since there ``−∇loss(0) = L²X*R²`` is
+``X*`` itself at ``κ_H = 1``) and ``oracle.loss_grad(factors) -> (loss, G)``: ``factors`` is ``(U, s, V)``
+(``X = U diag(s) Vᵀ``) or ``(A, B)`` (``X = ABᵀ``), ``G`` the dense Euclidean gradient; one work unit per call,
+at most ``max_calls``. The oracle, which knows ``X*``, records the first call whose queried ``X`` is within
+``tol`` relative error (the iterate count to tolerance cannot be misreported). ``A_k``, ``L``, ``R`` and ``X*``
+stay in the evaluator; the solver gets the oracle sealed (:func:`papergym.envs.tasks.sealed.seal`), with no
+path back to them.
 
-Solution: factors (``{"U", "s", "V"}`` or ``{"A", "B"}``, optionally ``"state_floats"``: the optimiser state size).
+Solution: factors (``{"U", "s", "V"}`` or ``{"A", "B"}``, optionally ``"state_floats"``: the optimiser state size,
+a finite integer >= 0, declared by the solver and not verifiable; it is reported, never ranked).
 
 | metric | dir | definition |
 |---|---|---|
-| ``par2_iters`` (primary) | min | oracle calls until ``‖X − X*‖_F/‖X*‖_F ≤ 1e−6``; ``2 × max_calls`` if never |
-| ``final_rel_err`` | min | relative error of the solution |
-| ``calls`` | min | oracle calls made |
+| ``par2_iters`` (primary) | min | oracle calls until ``‖X − X*‖_F/‖X*‖_F ≤ 1e−6``; ``2 × max_calls`` if never or diverged |
+| ``final_rel_err`` | min | relative error of the solution (capped at 1e300) |
+| ``calls`` | min | oracle calls made (counted by the oracle) |
 | ``state_floats`` | min | declared optimiser state size (NaN if not declared) |
-| ``solved`` | max | 1 if the tolerance was reached |
+| ``solved`` | max | 1 if the tolerance was reached and the run did not diverge |
+| ``diverged`` | min | 1 if the solution is non-finite or its relative error exceeds 10 (ten times the zero matrix's): the run is stored with status ``diverged`` |
 
 Instances: every family × ``kappa`` × ``rank`` (and ``kappa_H`` for regression) × seed; ``m = n = 40``,
 ``r* = 3``, ``rank ∈ {3, 5}``, ``κ ∈ {1, 10, 100, 1000}``, ``κ_H ∈ {1, 100}``, dev seeds 0–4, ``max_calls``
@@ -52,6 +57,7 @@ from papergym.envs.tasks.base import (
     save_figure,
     split_instances,
 )
+from papergym.envs.tasks.sealed import seal
 
 __all__ = ["LowRankTask", "LowRankProblem", "LowRankInstance", "LowRankOracle", "LowRankEvaluator",
            "matrix_of", "FAMILIES"]
@@ -60,6 +66,9 @@ TASK_ID = "LowRankRecovery-v0"
 FAMILIES = ("sensing", "regression")
 N_TEST_SEEDS = 5
 TOL = 1e-6
+#: a returned solution with relative error above this (ten times that of the zero matrix), or non-finite, is a
+#: diverged run: metric ``diverged = 1``, ``par2_iters`` at the PAR-2 cap, ``solved = 0``
+DIVERGED_REL_ERR = 10.0
 
 
 def _haar(k: int, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -186,13 +195,44 @@ class LowRankEvaluator:
     def evaluate(self, solution: Any) -> dict[str, float]:
         state = float("nan")
         if isinstance(solution, Mapping) and "state_floats" in solution:
-            state = float(solution["state_floats"])
+            state = _state_floats(solution["state_floats"])
         X = matrix_of(solution, self.inst.m, self.inst.n, self.r)
-        rel = self.inst.rel_err(X) if np.all(np.isfinite(X)) else float("inf")
+        with np.errstate(over="ignore", invalid="ignore"):
+            rel = self.inst.rel_err(X) if np.all(np.isfinite(X)) else float("inf")
+        if not np.isfinite(rel):
+            rel = float("inf")
         o = self.oracle
-        return {"par2_iters": float(o.hit if o.hit is not None else 2 * o.max_calls),
+        diverged = not rel <= DIVERGED_REL_ERR
+        solved = o.hit is not None and not diverged
+        return {"par2_iters": float(o.hit if solved else 2 * o.max_calls),
                 "final_rel_err": min(rel, 1e300), "calls": float(o.calls), "state_floats": state,
-                "solved": float(o.hit is not None)}
+                "solved": float(solved), "diverged": float(diverged)}
+
+
+def _state_floats(value: Any) -> float:
+    """The declared optimiser state size: a finite integer >= 0 (``ValueError`` naming the value otherwise)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"state_floats must be a number (the optimiser's state size), got {value!r}") from None
+    if isinstance(value, bool) or not (np.isfinite(v) and v >= 0 and v == int(v)):
+        raise ValueError(f"state_floats must be a finite integer >= 0 (the optimiser's state size), got {value!r}")
+    return v
+
+
+def initial_point(inst: LowRankInstance, r: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The public start ``X_0 = (U0, s0, V0)`` (module docstring): ``sensing``, the spectral initialisation (the
+    rank-``r`` truncated SVD of ``−∇loss(0) = Σ_k y_k A_k``, a noisy estimate of ``X*``); ``regression``, a random
+    rank-``r`` point (``U0``, ``V0`` Haar from a stream of the seed independent of ``X*``, ``s0`` all equal to
+    ``‖∇loss(0)‖_F / (L_smooth √r)``): the spectral estimate ``L² X* R²`` would be ``X*`` itself at ``κ_H = 1``."""
+    _, G0 = inst.loss_grad(np.zeros((inst.m, inst.n)))
+    if inst.family == "sensing":
+        U, s, Vt = np.linalg.svd(-G0, full_matrices=False)
+        return U[:, :r].copy(), s[:r].copy(), Vt[:r].T.copy()
+    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(1,)))
+    U0, V0 = _haar(r, inst.m, rng), _haar(r, inst.n, rng)
+    s0 = np.full(r, float(np.linalg.norm(G0)) / (inst.L_smooth * math.sqrt(r)))
+    return U0, s0, V0
 
 
 class LowRankTask:
@@ -201,8 +241,9 @@ class LowRankTask:
 
     id = TASK_ID
     primary = "par2_iters"
-    metrics = {"par2_iters": "min", "final_rel_err": "min", "calls": "min", "state_floats": "min", "solved": "max"}
-    table_metrics = ("final_rel_err", "solved", "calls", "state_floats")
+    metrics = {"par2_iters": "min", "final_rel_err": "min", "calls": "min", "state_floats": "min", "solved": "max",
+               "diverged": "min"}
+    table_metrics = ("final_rel_err", "solved", "diverged", "calls", "state_floats")
 
     def __init__(self, family: Any = FAMILIES, kappa: Any = (1, 10, 100, 1000), kappa_H: Any = (1, 100),
                  rank: Any = (3, 5), m: int = 40, n: int = 40, true_rank: int = 3, seeds: Any = (0, 1, 2, 3, 4),
@@ -240,33 +281,36 @@ class LowRankTask:
         kh = check_floats(p.get("kappa_H", 1.0), "kappa_H", at_least=1.0)[0]
         calls = check_ints(p.get("max_calls", self.max_calls), "max_calls", 1)[0]
         inst = LowRankInstance(fam, m, n, rt, kap, kh, ref.seed)
-        _, G0 = inst.loss_grad(np.zeros((m, n)))
-        U, s, Vt = np.linalg.svd(-G0, full_matrices=False)
+        U0, s0, V0 = initial_point(inst, r, ref.seed)
         oracle = LowRankOracle(inst, r, calls)
         problem = LowRankProblem(m=m, n=n, r=r, family=fam, kappa=kap, kappa_H=kh, L_smooth=inst.L_smooth,
-                                 U0=U[:, :r].copy(), s0=s[:r].copy(), V0=Vt[:r].T.copy(), max_calls=calls,
-                                 oracle=LowRankOracleView(loss_grad=oracle.loss_grad))
+                                 U0=U0, s0=s0, V0=V0, max_calls=calls,
+                                 oracle=LowRankOracleView(loss_grad=seal(oracle.loss_grad, "oracle.loss_grad")))
         return problem, LowRankEvaluator(inst, oracle, r)
 
     def report(self, runs: Any) -> str:
         """Median ``par2_iters`` against κ per family and solver (the paper's claim: flat in κ for the
-        Riemannian methods, growing for the factorised ones) and the worst κ."""
-        ok = runs[runs.status == "ok"].copy() if len(runs) else runs
+        Riemannian methods, growing for the factorised ones), the worst run and the number of diverged runs
+        (scored at the PAR-2 cap, status ``diverged``)."""
+        ok = _scored(runs)
         if ok.empty:
             return ""
         kaps = sorted(ok.param_kappa.unique())
-        lines = ["median oracle calls to relative error 1e-6 (PAR-2: 2 x max_calls if never) per kappa",
-                 f"{'family':<12}{'solver':<16}" + "".join(f"{'k=' + format(k, 'g'):>9}" for k in kaps) + f"{'worst':>9}"]
+        lines = ["median oracle calls to relative error 1e-6 (PAR-2: 2 x max_calls if never or diverged) per kappa",
+                 f"{'family':<12}{'solver':<16}" + "".join(f"{'k=' + format(k, 'g'):>9}" for k in kaps)
+                 + f"{'worst':>9}{'diverged':>10}"]
         for (fam, lab), g in ok.groupby(["param_family", "label"], sort=False):
             med = g.groupby("param_kappa").par2_iters.median()
+            nd = int((g.status == "diverged").sum())
             lines.append(f"{fam:<12}{lab:<16}" + "".join(f"{med.get(k, np.nan):>9.0f}" for k in kaps)
-                         + f"{g.par2_iters.max():>9.0f}")
+                         + f"{g.par2_iters.max():>9.0f}{f'{nd}/{len(g)}':>10}")
         return "\n".join(lines)
 
 
     def figures(self, runs: Any, folder: Any) -> list[Any]:
         """``calls_vs_kappa``: median oracle calls to tolerance against κ (log-log), one panel per family, one line
-        per solver; the dashed line is the PAR-2 cap (PNG + SVG)."""
+        per solver over its ``ok`` and ``diverged`` runs (a solver with diverged runs says how many in its label,
+        so that a line on the cap is not mistaken for the cap); the dashed line is the PAR-2 cap (PNG + SVG)."""
         import matplotlib
 
         matplotlib.use("Agg", force=False)
@@ -274,7 +318,7 @@ class LowRankTask:
 
         import matplotlib.pyplot as plt
 
-        ok = runs[runs.status == "ok"] if len(runs) else runs
+        ok = _scored(runs)
         if ok.empty:
             return []
         fams = list(dict.fromkeys(ok.param_family))
@@ -283,10 +327,13 @@ class LowRankTask:
             g = ok[ok.param_family == fam]
             for label, h in g.groupby("label", sort=False):
                 med = h.groupby("param_kappa").par2_iters.median()
-                ax.loglog(med.index.to_numpy(dtype=float), med.to_numpy(dtype=float), marker="o", label=label)
+                nd = int((h.status == "diverged").sum())
+                lab = f"{label} ({nd}/{len(h)} diverged)" if nd else label
+                ax.loglog(med.index.to_numpy(dtype=float), med.to_numpy(dtype=float), marker="x" if nd else "o",
+                          ls=":" if nd else "-", label=lab, zorder=3)
             cap = 2 * float(g.param_max_calls.max()) if "param_max_calls" in g else np.nan
             if np.isfinite(cap):
-                ax.axhline(cap, color="grey", ls="--", lw=0.8)
+                ax.axhline(cap, color="grey", ls="--", lw=0.8, label="PAR-2 cap", zorder=1)
             ax.set(title=f"{fam}: oracle calls to rel. error 1e-6 (PAR-2)", xlabel="condition number kappa",
                    ylabel="oracle calls")
             ax.grid(alpha=0.3, which="both")
@@ -294,6 +341,13 @@ class LowRankTask:
         fig.tight_layout()
         save_figure(fig, Path(folder) / "calls_vs_kappa", dpi=140)
         return [fig]
+
+
+def _scored(runs: Any) -> Any:
+    """The runs the task scores: ``ok`` and ``diverged`` ones (the latter at the PAR-2 cap)."""
+    if not len(runs):
+        return runs
+    return runs[runs.status.isin(("ok", "diverged"))].copy()
 
 
 register_task(TASK_ID, LowRankTask)

@@ -34,7 +34,9 @@ task's failure rule (PAR-2 for ``NystromODE-v0``).
 
 Statuses
 --------
-Run statuses: ``ok``, ``error``, ``timeout``, ``oom``, ``invalid_action``. A submission is ``ok`` when
+Run statuses: ``ok``, ``error``, ``timeout``, ``oom``, ``invalid_action``, ``diverged`` (the task's metrics
+carry ``diverged = 1``: a non-finite or exploding objective; like ``timeout``, the solver's failure on that
+instance, its metrics stored with the task's failure value). A submission is ``ok`` when
 every run is, the common status when every run failed the same way, ``partial`` otherwise. Only ``ok``
 submissions are ranked. Nothing of a submission is stored until every run has finished: its runs are
 written in one transaction, so a crash leaves no half submission, and no other submission's rows are
@@ -56,7 +58,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pandas as pd
-from papergym.leaderboard.runner.bench import AnytimeCurve, clean_metrics
+from papergym.leaderboard.runner.bench import AnytimeCurve, clean_metrics, is_diverged
+from papergym.leaderboard.board.ranking import RUN_STATUSES  # one list for the store, the board and here
 from papergym.leaderboard.board.configs import (
     EnvBoardConfig,
     TaskBoardConfig,
@@ -83,7 +86,6 @@ __all__ = [
     "submit",
 ]
 
-RUN_STATUSES = ("ok", "error", "timeout", "oom", "invalid_action")
 REFERENCE_AUTHOR = "papergym"
 _PACKAGES = ("numpy", "scipy", "gymnasium", "numba", "pandas", "torch", "papergym")
 
@@ -425,7 +427,11 @@ class RegistrySolverSession:
     wants_problem_object = True
 
     def __init__(self, name: str, task_id: str):
+        from papergym.agents.base import get_solver_info
+
         self.name, self.task_id = name, task_id
+        # a reference-role solver (a privileged line, never ranked) gets the evaluator's reference_problem() if any
+        self.reference_view = get_solver_info(name, task_id).role == "reference"
         self._cpu0 = time.process_time()
         self._t0 = time.perf_counter()
 
@@ -507,6 +513,8 @@ def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], A
             problem, evaluator = task.make(ref)
             if getattr(session, "wants_problem_object", False):
                 payload, calls = problem, {}
+                if getattr(session, "reference_view", False) and hasattr(evaluator, "reference_problem"):
+                    payload = evaluator.reference_problem()  # privileged view (e.g. the true subspace): references only
             else:
                 payload, calls = public_problem(problem)
             report = AnytimeCurve(evaluator)
@@ -529,6 +537,8 @@ def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], A
                 session = None
             if hasattr(task, "finalize"):
                 metrics = clean_metrics(task.finalize(dict(metrics), seconds, status, budget))
+            if status == "ok" and is_diverged(metrics):
+                status, err = "diverged", "the task's evaluator reported a diverged run (metric diverged = 1)"
             wall = time.perf_counter() - t_start
             out.append({"status": status, "error": err, "metrics": metrics,
                         "curve": pd.DataFrame(report.points) if report.points else None, "wall_seconds": wall,

@@ -55,7 +55,7 @@ class Job:
 @dataclass
 class JobOutcome:
     """What the evaluation of a job produced: the submission's ``status`` (``ok`` | ``partial`` |
-    ``error`` | ``timeout`` | ``oom`` | ``invalid_action``), its run rows (the format of
+    ``error`` | ``timeout`` | ``oom`` | ``invalid_action`` | ``diverged``), its run rows (the format of
     :meth:`papergym.leaderboard.board.store.Store.add_runs`), a ``message`` and the ``stderr_tail`` --
     both empty for a test-split job, whose feedback is aggregate only -- the seconds, and the isolation
     used (``full`` for ranked evaluation)."""

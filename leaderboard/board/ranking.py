@@ -22,9 +22,10 @@ score                     float: the primary metric's aggregate (mean over strat
                           mean over seeds)
 ci_low, ci_high           float: 95 % stratified-bootstrap CI of ``score``
 n_runs                    int, and one column per run status: ``n_ok``, ``n_error``, ``n_timeout``,
-                          ``n_oom``, ``n_invalid_action``
+                          ``n_oom``, ``n_invalid_action``, ``n_diverged``
 status                    str: the submission's status (``ok``, ``error``, ``timeout``, ``oom``,
-                          ``invalid_action``, ``partial`` (some runs failed), ``running``, ``stale``)
+                          ``invalid_action``, ``diverged``, ``partial`` (some runs failed), ``running``,
+                          ``stale``)
 message                   str: a short reason shown for failed submissions ('' otherwise)
 code_sha256               str: full SHA-256 of the submitted source
 date                      str: ISO-8601 UTC time the submission finished
@@ -61,7 +62,10 @@ __all__ = [
     "metric_and_direction",
 ]
 
-RUN_STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "oom", "invalid_action")
+#: ``diverged``: the task's evaluator reported the metric ``diverged = 1`` (a non-finite or exploding objective,
+#: or a run that left its accuracy gate); like ``timeout`` it is the solver's failure on that instance, scored by
+#: the task (e.g. the PAR-2 cap), never ``ok``: the run is stored, the submission is not ranked
+RUN_STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "oom", "invalid_action", "diverged")
 
 TABLE_COLUMNS: tuple[str, ...] = (
     "submission_id", "name", "author", "role", "ranked", "rank", "rank_lo", "rank_hi", "tie", "score",

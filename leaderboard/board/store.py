@@ -43,14 +43,14 @@ Tables
     ``entry`` (``"my_agent.py:make_agent"``, ``"registry:mdbe"``), ``code_sha256``,
     ``hyperparameters_json``, ``package_versions_json``, ``sandbox`` (``full``, ``bwrap``, ``rlimits``,
     ``in-process``...), ``status`` (``queued`` | ``running`` | ``ok`` | ``partial`` | ``error`` |
-    ``timeout`` | ``oom`` | ``invalid_action``), ``message``, ``stderr_tail``, ``created_at``,
+    ``timeout`` | ``oom`` | ``invalid_action`` | ``diverged``), ``message``, ``stderr_tail``, ``created_at``,
     ``finished_at``, ``wall_seconds``, ``cpu_seconds``; the job columns ``code`` (the submitted file's
     bytes; NULL for registry references and local evaluations), ``code_name``, ``attr``, ``attempts``
     (claims so far), ``lease_owner``, ``lease_expires_at``, ``heartbeat_at``, ``started_at``.
 ``runs``
     ``id``, ``submission_id`` (FK ``submissions.id``), ``split`` (``dev`` | ``test``), ``stratum`` (instance
     family / instance name), ``seed_index`` (int >= 0), ``status`` (``ok`` | ``error`` | ``timeout`` |
-    ``oom`` | ``invalid_action``), ``metrics_json``, ``wall_seconds``, ``cpu_seconds``, ``curve_sha256``
+    ``oom`` | ``invalid_action`` | ``diverged``), ``metrics_json``, ``wall_seconds``, ``cpu_seconds``, ``curve_sha256``
     (FK ``curves.sha256``), ``curve_path`` (legacy: a parquet file under ``curves_dir``), ``error``;
     UNIQUE(``submission_id``, ``split``, ``stratum``, ``seed_index``).
 ``curves``
@@ -165,7 +165,7 @@ BENCHMARK_KINDS: tuple[str, ...] = ("env", "task")
 SUBMISSION_KINDS: tuple[str, ...] = ("agent", "solver")
 ROLES: tuple[str, ...] = ("submission", "paper", "baseline", "oracle", "reference")
 SUBMISSION_STATUSES: tuple[str, ...] = ("queued", "running", "ok", "partial", "error", "timeout", "oom",
-                                        "invalid_action")
+                                        "invalid_action", "diverged")
 #: the statuses a submission ends with (every one but ``queued`` and ``running``)
 FINAL_STATUSES: tuple[str, ...] = tuple(s for s in SUBMISSION_STATUSES if s not in ("queued", "running"))
 #: the split of a *submission* (:mod:`papergym.leaderboard.board.jobs`)

@@ -4,7 +4,7 @@ A *solve cell* is (task id and code hash, task kwargs, instance, solver name and
 hyperparameters, solver seed, budget). Its key is a SHA-256 of the canonical JSON of those fields.
 Cells are pure; each finished cell is written at once, atomically, as one JSON file
 ``<out>/<task>/<solver>/<key>.json`` (metrics, anytime curve, meta); a failed cell (``error``,
-``timeout``, ``oom``) writes ``<key>.error.json`` and is never cached, so a rerun tries it again.
+``timeout``, ``oom``, ``diverged``) writes ``<key>.error.json`` and is never cached, so a rerun tries it again.
 An interrupted benchmark, rerun, computes only the missing cells. Executors as :func:`compare`:
 ``serial``, ``joblib`` (default), ``dask``; BLAS threads pinned to 1 in every solve.
 
@@ -14,7 +14,11 @@ callback; every reported solution is scored by the evaluator with the scoring ti
 solver's clock (anytime curves: metrics vs wall seconds, iterations, work). The returned solution is
 scored last. Wall time is authoritative: a solve longer than ``budget.max_seconds`` is a ``timeout``
 (it is not killed: hard limits come with the sandboxed evaluation of submissions). A solver that raises
-:class:`~papergym.envs.tasks.base.BudgetExceeded` is a ``timeout`` at once;
+:class:`~papergym.envs.tasks.base.BudgetExceeded` is a ``timeout`` at once; a run whose metrics (after
+``finalize``) carry ``diverged = 1`` (:data:`DIVERGED_METRIC`: the task's evaluator saw a non-finite or exploding
+objective) is ``diverged``. Both are the solver's honest failure on that instance: their metrics are kept and
+scored by the task (its failure value, e.g. the PAR-2 cap), they count as failed runs in the tables, and
+``papergym bench`` reports them without failing (exit status 0; only ``error`` / ``oom`` exit 1);
 :class:`~papergym.envs.tasks.base.NotApplicable` (a solver without a rule for that kind of instance) leaves
 no row at all. Where the task defines
 ``finalize(metrics, seconds, status, budget)`` it completes the metrics (e.g. PAR-2 seconds). An
@@ -191,6 +195,20 @@ def _peak_rss_mb() -> float:
     return r / (1024.0 * 1024.0) if sys.platform == "darwin" else r / 1024.0
 
 
+#: the metric a task's evaluator (or ``finalize``) sets to 1.0 for a run that diverged (non-finite or exploding
+#: objective, or one that left the task's accuracy gate); 0.0 otherwise
+DIVERGED_METRIC = "diverged"
+
+
+def is_diverged(metrics: Mapping[str, Any]) -> bool:
+    """Whether ``metrics`` report a diverged run (:data:`DIVERGED_METRIC` >= 0.5; a NaN or missing value is not)."""
+    v = metrics.get(DIVERGED_METRIC) if isinstance(metrics, Mapping) else None
+    try:
+        return v is not None and float(v) >= 0.5
+    except (TypeError, ValueError):
+        return False
+
+
 def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[str, Any], solver: str,
               hyperparameters: Mapping[str, Any], seed: int, budget: Mapping[str, Any],
               registration: Any = None) -> dict[str, Any]:
@@ -220,8 +238,14 @@ def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[st
             if registration is not None:
                 _ensure_solver_registered(registration, task_id)
             slv = make_solver(solver, task_id, seed=seed, **hyperparameters)
+            given = problem
+            if hasattr(evaluator, "reference_problem"):  # privileged view (e.g. the true subspace): reference lines only
+                from papergym.agents.base import get_solver_info
+
+                if get_solver_info(solver, task_id).role == "reference":
+                    given = evaluator.reference_problem()
             report.start()
-            solution = slv.solve(problem, bud, report)
+            solution = slv.solve(given, bud, report)
             seconds = report.elapsed()
             mem = report.peak_rss() if memory else {}
             if isinstance(solution, Mapping) and isinstance(solution.get("meta"), Mapping):
@@ -244,6 +268,8 @@ def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[st
             status, err, tb = "error", f"{type(exc).__name__}: {exc}", traceback.format_exc()
         if hasattr(task, "finalize"):
             metrics = clean_metrics(task.finalize(dict(metrics), seconds, status, bud))
+        if status == "ok" and is_diverged(metrics):
+            status, err = "diverged", "the task's evaluator reported a diverged run (metric diverged = 1)"
         return {"status": status, "error": err, "traceback": tb, "seconds": seconds, "metrics": metrics,
                 "meta": _canon_meta(meta), "curve": report.points}
 
