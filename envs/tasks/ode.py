@@ -65,8 +65,11 @@ default is ``seeds=(0,)`` (the canonical problems), ``seeds=range(5)`` gives the
 Metrics (spec section 6), over the query grid and all components: ``par2_seconds`` (primary, min:
 the solve's wall time if ``status == "ok"`` and the gate passed, else ``2 * Budget.max_seconds``; added
 by :meth:`ODETask.finalize`, the runner's call), ``rel_rmse`` = RMSE / RMS(y), ``rel_mae`` = MAE /
-mean|y|, ``rel_linf`` = max|e| / max|y|, ``rmse``, ``mae``, ``linf``, ``fit_seconds`` (from the
-solution's ``meta``, NaN without it) and ``passed_gate`` (max: 1 if ``rel_rmse <= gate``). Gate
+mean|y|, ``rel_linf`` = max|e| / max|y|, ``rmse``, ``mae``, ``linf``, ``passed_gate`` (max: 1 if
+``rel_rmse <= gate``), ``diverged`` (``1 - passed_gate``: a run that leaves its gate, non-finite
+predictions included, is stored as diverged, never ``ok``) and ``solve_seconds`` (the caller's wall
+clock around ``solve()``, added by :meth:`ODETask.finalize`; the solver's own ``meta["fit_seconds"]``
+is never published: it is the solver's claim, not a measurement). Gate
 [design]: 1e-4, 1e-3 for L5 and N7 (``accuracy_gate``). Decision: a solution with non-finite
 predictions is a failed answer, not an error (every error metric ``inf``, ``passed_gate`` 0); a
 malformed one (not numeric, wrong shape, bad ``meta``) raises ``ValueError``. ``peak_mem_mb`` is the
@@ -791,8 +794,9 @@ class ODEEvaluator:
 
     ``evaluate(solution)`` (an array ``(n_query, p)`` / ``(n_query,)`` or ``{"y": ..., "meta": ...}``)
     -> ``rel_rmse``, ``rel_mae``, ``rel_linf``, ``rmse``, ``mae``, ``linf`` over the query grid and all
-    components, ``passed_gate`` (1.0 if ``rel_rmse <= gate``) and ``fit_seconds`` (``meta``'s, NaN
-    without it). ``par2_seconds`` needs the solve's wall time: :meth:`ODETask.finalize` adds it.
+    components, ``passed_gate`` (1.0 if ``rel_rmse <= gate``) and ``diverged`` (``1 - passed_gate``).
+    ``meta`` is checked to be a dict and otherwise ignored. ``par2_seconds`` and ``solve_seconds`` need
+    the solve's wall time: :meth:`ODETask.finalize` adds them.
     A malformed solution (not numeric, wrong shape) raises ``ValueError``; non-finite predictions are
     a valid but failed answer: every error metric is ``inf`` and ``passed_gate`` is 0.
     """
@@ -812,27 +816,20 @@ class ODEEvaluator:
         return int(self.y_exact.shape[1])
 
     @staticmethod
-    def _fit_seconds(solution: Any) -> float:
-        if not isinstance(solution, Mapping):
-            return float("nan")
-        meta = solution.get("meta") or {}
-        if not isinstance(meta, Mapping):
-            raise ValueError(f"solution['meta'] must be a dict, got {type(meta).__name__}")
-        v = meta.get("fit_seconds")
-        if v is None:
-            return float("nan")
-        try:
-            return float(v)
-        except (TypeError, ValueError):
-            raise ValueError(f"solution['meta']['fit_seconds'] must be a number, got {v!r}") from None
+    def _check_meta(solution: Any) -> None:
+        # ``meta`` is the solver's own account (fit time, sigma, gamma, ...): checked for shape, never scored
+        if isinstance(solution, Mapping):
+            meta = solution.get("meta") or {}
+            if not isinstance(meta, Mapping):
+                raise ValueError(f"solution['meta'] must be a dict, got {type(meta).__name__}")
 
     def evaluate(self, solution: Any) -> dict[str, float]:
         y = solution_array(solution, len(self.t_query), self.dim)
-        fit = self._fit_seconds(solution)
+        self._check_meta(solution)
         if not np.all(np.isfinite(y)):
             inf = float("inf")
             return {"rel_rmse": inf, "rel_mae": inf, "rel_linf": inf, "rmse": inf, "mae": inf, "linf": inf,
-                    "fit_seconds": fit, "passed_gate": 0.0}
+                    "passed_gate": 0.0, "diverged": 1.0}
         err = np.abs(y - self.y_exact)
         rmse = float(np.sqrt(np.mean(err**2)))
         mae = float(np.mean(err))
@@ -842,9 +839,9 @@ class ODEEvaluator:
             return e / s if s > 0 else (0.0 if e == 0 else float("inf"))
 
         rel_rmse = rel(rmse, self._rms)
+        passed = float(rel_rmse <= self.gate)
         return {"rel_rmse": rel_rmse, "rel_mae": rel(mae, self._mean_abs), "rel_linf": rel(linf, self._max_abs),
-                "rmse": rmse, "mae": mae, "linf": linf, "fit_seconds": fit,
-                "passed_gate": float(rel_rmse <= self.gate)}
+                "rmse": rmse, "mae": mae, "linf": linf, "passed_gate": passed, "diverged": 1.0 - passed}
 
 
 # ----------------------------------------------------------------------------------------------- task
@@ -871,7 +868,8 @@ class ODETask:
                  accuracy_gate: float | Mapping[str, float] | None = None):
         self.metrics: dict[str, str] = {
             "par2_seconds": "min", "rel_rmse": "min", "rel_mae": "min", "rel_linf": "min",
-            "rmse": "min", "mae": "min", "linf": "min", "fit_seconds": "min", "passed_gate": "max"}
+            "rmse": "min", "mae": "min", "linf": "min", "solve_seconds": "min", "passed_gate": "max",
+            "diverged": "min"}
         if problems is None:
             problems = PROBLEMS
         elif isinstance(problems, str):
@@ -963,13 +961,18 @@ class ODETask:
         out = dict(metrics or {})
         b = budget if budget is not None and budget.max_seconds is not None else self.default_budget
         penalty = 2.0 * float(b.max_seconds)  # type: ignore[arg-type]
-        ok = (status == "ok" and seconds is not None and math.isfinite(float(seconds))
-              and float(out.get("passed_gate", 0.0) or 0.0) >= 1.0)
+        timed = seconds is not None and math.isfinite(float(seconds))
+        ok = status == "ok" and timed and float(out.get("passed_gate", 0.0) or 0.0) >= 1.0
         out["par2_seconds"] = float(seconds) if ok else penalty
+        # the time statistic comes from the caller's clock around solve(), never from the solution's meta
+        if status == "ok" and timed:
+            out["solve_seconds"] = float(seconds)
+        if "passed_gate" in out:
+            out["diverged"] = 1.0 - float(out["passed_gate"] or 0.0)
         return out
 
-    #: metrics printed by ``papergym bench`` (all are stored): the paper's three errors, fit time, gate
-    table_metrics = ("rmse", "mae", "linf", "rel_rmse", "fit_seconds", "passed_gate")
+    #: metrics printed by ``papergym bench`` (all are stored): the paper's three errors, solve time, gate
+    table_metrics = ("rmse", "mae", "linf", "rel_rmse", "solve_seconds", "passed_gate")
 
     def report(self, runs: Any) -> str:
         """Paper-style statistics of benchmark runs (:func:`papergym.envs.tasks.ode_report.paper_statistics`:

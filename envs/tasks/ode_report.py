@@ -8,10 +8,17 @@ saves them). ``runs`` is :attr:`papergym.leaderboard.runner.bench.BenchResult.ru
 Statistics, per configuration of ``nystrom-lssvm`` against ``dual-lssvm`` and ``pinn`` on the instances
 both solved:
 
-* speed-up = ``fit_seconds`` of the baseline / ``fit_seconds`` of ``nystrom-lssvm`` (the paper's
-  measure; wall ``seconds`` where a solver reports no fit time), summarised by its geometric mean;
-* relative accuracy gap to the dual = ``|rel_rmse - rel_rmse_dual| / rel_rmse_dual`` (the paper's
-  "< 0.13 %" statistic), summarised by its median and the count of instances under 0.13 %;
+* speed-up = ``solve_seconds`` of the baseline / ``solve_seconds`` of ``nystrom-lssvm``: the wall time
+  of ``solve()`` measured by the runner (``seconds`` where ``solve_seconds`` is absent), selection
+  included for both LS-SVMs; the solver's own ``meta["fit_seconds"]`` is never used (it is a claim, not
+  a measurement). ``benchmarks/bench_ode.py`` times the final fit alone by a second solve with the
+  selected ``(sigma, gamma)`` fixed;
+* accuracy against the dual (:func:`accuracy_comparison`): the absolute difference of the relative
+  RMSEs, that difference in units of the task's gate, and the relative difference
+  ``|rel_rmse - rel_rmse_dual| / rel_rmse_dual`` (the paper's "< 0.13 %") **only where both errors are
+  at the gate's scale** (``>= GAP_FLOOR * gate``): below it both solutions are exact to the task's
+  resolution and their ratio measures round-off and basis floors (``1e-8`` against ``1e-9`` is a
+  "900 %" difference of two passing answers);
 * RMSE improvement over PINN = ``1 - rmse / rmse_pinn`` (the paper's "up to 72 %"), median and max;
 * accuracy-gate passes per configuration.
 """
@@ -27,21 +34,45 @@ import pandas as pd
 
 from papergym.envs.tasks.base import save_figure
 
-__all__ = ["paper_statistics", "figures", "loglog_slope"]
+__all__ = ["paper_statistics", "figures", "loglog_slope", "accuracy_comparison", "GAP_FLOOR"]
 
 PAPER_GAP = 0.0013  # the paper's "< 0.13 %" accuracy difference to the classical LS-SVM
+#: relative differences are reported only when both relative RMSEs are >= GAP_FLOOR x the task's gate
+GAP_FLOOR = 0.1
+
+
+def accuracy_comparison(rel_a: float, rel_b: float, gate: float) -> dict[str, float]:
+    """Accuracy of a solution (``rel_a``) against a reference solver's (``rel_b``) on one instance whose
+    gate is ``gate``: ``abs_diff`` = ``|rel_a - rel_b|``, ``diff_over_gate`` = ``abs_diff / gate`` and
+    ``rel_diff`` = ``abs_diff / rel_b`` -- NaN unless both errors are ``>= GAP_FLOOR * gate`` (below that
+    scale the ratio of two passing errors is not a difference the task measures)."""
+    a, b, g = float(rel_a), float(rel_b), float(gate)
+    d = abs(a - b)
+    resolved = math.isfinite(d) and a >= GAP_FLOOR * g and b >= GAP_FLOOR * g and b > 0
+    return {"abs_diff": d, "diff_over_gate": d / g if g > 0 else math.nan,
+            "rel_diff": d / b if resolved else math.nan}
+
+
+def _gate_of(df: pd.DataFrame) -> pd.Series:
+    from papergym.envs.tasks.ode import DEFAULT_GATE, DEFAULT_GATES
+
+    if "param_problem" not in df:
+        return pd.Series(DEFAULT_GATE, index=df.index, dtype=float)
+    return df["param_problem"].map(lambda p: DEFAULT_GATES.get(p, DEFAULT_GATE)).astype(float)
 
 
 def _fit_time(df: pd.DataFrame) -> pd.Series:
-    ft = df["fit_seconds"] if "fit_seconds" in df else pd.Series(np.nan, index=df.index)
+    """The measured wall time of each solve (``solve_seconds``, else the runner's ``seconds``)."""
+    ft = df["solve_seconds"] if "solve_seconds" in df else pd.Series(np.nan, index=df.index)
     return ft.where(np.isfinite(ft.astype(float)) & (ft.astype(float) > 0), df["seconds"]).astype(float)
 
 
 def _per_instance(runs: pd.DataFrame, label: str) -> pd.DataFrame:
     r = runs[(runs.label == label) & (runs.status == "ok")].copy()
     r["fit_time"] = _fit_time(r)
+    r["gate"] = _gate_of(r)
     return r.groupby("instance").agg(fit_time=("fit_time", "median"), rel_rmse=("rel_rmse", "median"),
-                                     rmse=("rmse", "median"))
+                                     rmse=("rmse", "median"), gate=("gate", "first"))
 
 
 def loglog_slope(n: np.ndarray, t: np.ndarray) -> float:
@@ -80,14 +111,19 @@ def paper_statistics(runs: pd.DataFrame) -> str:
             sp = (j.fit_time_b / j.fit_time).to_numpy(float)
             sp = sp[np.isfinite(sp) & (sp > 0)]
             geo = math.exp(np.mean(np.log(sp))) if len(sp) else math.nan
-            txt = (f"  {lab} vs {name} ({len(j)} instances): fit-time speed-up geometric mean {geo:.3g}x "
+            txt = (f"  {lab} vs {name} ({len(j)} instances): solve-time speed-up geometric mean {geo:.3g}x "
                    f"(min {np.min(sp):.3g}x, max {np.max(sp):.3g}x)" if len(sp) else f"  {lab} vs {name}: -")
             if name == "dual-lssvm":
-                gap = (np.abs(j.rel_rmse - j.rel_rmse_b) / j.rel_rmse_b).to_numpy(float)
+                cmp = [accuracy_comparison(x, y, g) for x, y, g in zip(j.rel_rmse, j.rel_rmse_b, j.gate)]
+                dg = np.array([c["diff_over_gate"] for c in cmp])
+                gap = np.array([c["rel_diff"] for c in cmp])
                 gap = gap[np.isfinite(gap)]
-                if len(gap):
-                    txt += (f"; relative RMSE difference median {100 * np.median(gap):.3g} %, "
-                            f"{int(np.sum(gap < PAPER_GAP))}/{len(gap)} under the paper's 0.13 %")
+                dg = dg[np.isfinite(dg)]
+                if len(dg):
+                    txt += (f"; |rel_rmse - rel_rmse_dual| median {np.median(dg):.2g} x gate (max "
+                            f"{np.max(dg):.2g}); relative RMSE difference (both errors >= {GAP_FLOOR:g} x gate) "
+                            + (f"median {100 * np.median(gap):.3g} %, {int(np.sum(gap < PAPER_GAP))}/{len(gap)} "
+                               f"under the paper's 0.13 %" if len(gap) else "not resolved on any instance"))
             else:
                 imp = (1.0 - j.rmse / j.rmse_b).to_numpy(float)
                 imp = imp[np.isfinite(imp)]
@@ -102,13 +138,17 @@ def paper_statistics(runs: pd.DataFrame) -> str:
         for lab in nys_labels:
             a = _per_instance(runs, lab).merge(b, how="inner", left_index=True, right_index=True, suffixes=("", "_b"))
             for inst, r in a.iterrows():
-                rows.append((inst, lab, r.fit_time, r.fit_time_b, r.fit_time_b / r.fit_time,
-                             abs(r.rel_rmse - r.rel_rmse_b) / r.rel_rmse_b if r.rel_rmse_b > 0 else math.nan))
+                c = accuracy_comparison(r.rel_rmse, r.rel_rmse_b, r.gate)
+                rows.append((inst, lab, r.fit_time, r.fit_time_b, r.fit_time_b / r.fit_time, r.rel_rmse,
+                             r.rel_rmse_b, c["diff_over_gate"], c["rel_diff"]))
         if rows:
-            lines.append("  per instance (fit seconds; speed-up over dual-lssvm; relative RMSE difference):")
+            lines.append("  per instance (solve seconds; speed-up over dual-lssvm; rel_rmse of both; "
+                         "|difference| / gate; relative difference where resolved):")
             w = max(len(r[0]) for r in rows)
-            for inst, lab, ft, fb, spd, gap in rows:
-                lines.append(f"    {inst:<{w}}  {lab}  {ft:.4g} s vs {fb:.4g} s  {spd:8.3g}x  {100 * gap:.3g} %")
+            for inst, lab, ft, fb, spd, ra, rb, dg, gap in rows:
+                rel = f"{100 * gap:.3g} %" if math.isfinite(gap) else "- (below the gate's scale)"
+                lines.append(f"    {inst:<{w}}  {lab}  {ft:.4g} s vs {fb:.4g} s  {spd:8.3g}x  "
+                             f"{ra:.2e} vs {rb:.2e}  {dg:.2g} x gate  {rel}")
     # time-vs-n slopes
     if "param_n" in runs and runs.param_n.nunique() >= 2:
         parts = []
@@ -118,12 +158,12 @@ def paper_statistics(runs: pd.DataFrame) -> str:
                 continue
             med = r.assign(fit_time=_fit_time(r)).groupby("param_n")["fit_time"].median()
             parts.append(f"{lab} {loglog_slope(med.index.to_numpy(), med.to_numpy()):.2f}")
-        lines.append("  log-log slope of fit time vs n (median over problems): " + ", ".join(parts))
+        lines.append("  log-log slope of solve time vs n (median over problems): " + ", ".join(parts))
     return "\n".join(lines)
 
 
 def figures(runs: pd.DataFrame, folder: str | Path) -> list[Any]:
-    """``time_vs_n.png/.svg`` (median fit time per n and configuration, log-log, fitted slopes in the
+    """``time_vs_n.png/.svg`` (median measured solve time per n and configuration, log-log, fitted slopes in the
     legend) and, where ``nystrom-lssvm`` was swept over ``m``, ``error_vs_m.png/.svg`` (median relative
     RMSE per m and n). Returns the figures."""
     import matplotlib
@@ -146,7 +186,7 @@ def figures(runs: pd.DataFrame, folder: str | Path) -> list[Any]:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("collocation points n")
-        ax.set_ylabel("fit seconds (median over problems)")
+        ax.set_ylabel("solve seconds (median over problems)")
         ax.set_title("NystromODE-v0: time vs n", fontsize=10)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=8, frameon=False)

@@ -298,7 +298,7 @@ def test_lm_fallback_on_a_hard_start_still_converges():
 def test_linearised_init_and_soft_ic():
     pr, exact = logistic()
     a = solve(pr, init="linearised", sigma=1.778, gamma=1e12)
-    b = solve(pr, sigma=1.778, gamma=1e12)
+    b = solve(pr, init="constant", sigma=1.778, gamma=1e12)
     np.testing.assert_allclose(a["y"], b["y"], atol=1e-8)  # same minimiser, other start
     assert a["meta"]["iterations"] < b["meta"]["iterations"]  # a better start: fewer iterations
     assert rel_rmse(a["y"], exact(pr.t_query)) < 1e-6
