@@ -1,4 +1,4 @@
-"""Baselines of ``DistributedRegression-v0`` (spec ``optimizers.md`` §1.6); every machine talks to the others
+"""Baselines of ``DistributedRegression-v0`` (the comparisons of Patel, Zindari, Stich, Wang, NeurIPS 2025); every machine talks to the others
 only through ``problem.oracle.communicate`` (one call per round).
 
 * ``minibatch-sgd``: each round every machine evaluates ``K`` gradients at ``x̄_r``; one step
@@ -11,9 +11,12 @@ only through ``problem.oracle.communicate`` (one call per round).
   ``x̄ ← x̄ + η_g mean(x_m − x̄)``, ``c ← c + mean(c_m⁺ − c_m)`` (``η_g = 1``); iterates and control variates
   travel in one ``communicate``.
 
-Step sizes are ``lr / H``; defaults from a dev-split sweep over the spec's grid ``{2^{−j}}`` (seed 0, spread 0.1,
+Step sizes are ``lr / H`` from the grid ``{2^{−j}}``; defaults from a sweep on dev seeds (spread 0.1,
 ``K ∈ {1, 10, 50}``, ``τ ∈ {0, 0.08}``): the largest value that is stable for every ``K`` and within 0.1 decades of
 the best (mini-batch 2^{−2}, AC-SA 2^{−4}, SCAFFOLD 2^{−5}); single-sample local steps need ``lr ≲ 1/tr(Σ)·H``.
+Comparisons tune each method per ``K`` instead (``tune_lr`` in ``benchmarks/bench_optimizers.py``, dev seeds
+0–1): at ``R = 10`` mini-batch takes 2^0 = the largest stable step ``1/H`` for ``K ≥ 10`` (2^{−2} at ``K = 1``),
+AC-SA 2^{−1} / 2^0 at ``K = 10`` / 50, SCAFFOLD 2^{−4} / 2^{−5}.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Baselines of ``PowerLawRandomFeatures-v0`` (spec ``optimizers.md`` §2.5), on DANA's momentum template
+"""Baselines of ``PowerLawRandomFeatures-v0``, on DANA's momentum template
 (:func:`papergym.agents.solvers.dana.momentum_template`):
 
-* ``sgd``: ``γ3 ≡ 0``, ``γ2 = c2/T_r`` (``c2 = 0.5``; the spec's tuning grid is {0.125, 0.25, 0.5, 1});
+* ``sgd``: ``γ3 ≡ 0``, ``γ2 = c2/T_r`` (``c2 = 0.5``; the task's tuning grid is {0.125, 0.25, 0.5, 1});
 * ``sgd-momentum``: heavy ball, ``γ1 = 1``, ``γ2 = 0``, ``γ3 = η = c2(1 − β_m)/T_r``, ``Δ = 1 − β_m`` (``β_m = 0.9``):
   the same effective step ``c2/T_r`` as ``sgd``, constants independent of ``d``.
 """

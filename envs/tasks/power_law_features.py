@@ -1,6 +1,6 @@
 """``PowerLawRandomFeatures-v0``: one-pass SGD-type training on power-law random features (PLRF), the
 setting of *Dimension-adapted Momentum Outscales SGD* (Paquette, Ferbach, Paquette, Gidel, Everett,
-NeurIPS 2025, arXiv 2505.16098; spec ``optimizers.md`` §2).
+NeurIPS 2025, arXiv 2505.16098).
 
 Model [code]: hidden dimension ``v`` (``= 4d``), model size ``d``; the instance seed draws
 ``W ∈ ℝ^{v×d}``, ``W_ij ~ N(0, 1/d)``; ``W̌ = diag(j^{−α}) W``, ``b̌_j = j^{−α−β}`` (``j = 1..v``). A sample is
@@ -15,7 +15,8 @@ code's ``T_r = Σ_{j ≤ v} j^{−2α}`` (the expected feature trace).
 Public problem (:class:`PLRFProblem`): ``alpha``, ``beta``, ``d``, ``v``, ``batch``, ``steps``, ``trace``,
 ``theta0``, ``checkpoints`` (log-spaced steps at which solvers report) and ``oracle.grad(θ)`` — the mean of
 ``batch`` per-sample gradients ``φ(φᵀθ − y)`` at fresh samples, executed by the trusted evaluator (over the
-sandbox channel for submissions). ``(φ, y)`` is drawn directly from its Gaussian law (``d + 1`` normals through
+sandbox channel for submissions; in-process it is a sealed callable, :func:`papergym.envs.tasks.sealed.seal`,
+with no path back to ``W``). ``(φ, y)`` is drawn directly from its Gaussian law (``d + 1`` normals through
 the triangular factor of ``[W̌ | b̌]``, the same distribution as through ``z``; :class:`GradientOracle`), so a
 step costs ``O(d²)``, not ``O(vd)``. The oracle draws sample ``j`` of the instance's stream in call order
 (common random numbers: two solvers issuing the same calls see the same samples), counts samples (the
@@ -27,11 +28,19 @@ Evaluator (:class:`PLRFEvaluator`) scores a solution ``θ`` (array ``(d,)`` or `
 | metric | dir | definition |
 |---|---|---|
 | ``excess_ratio`` (primary) | min | ``(P(θ) − P_∞)/(P(θ_0) − P_∞)`` (1.0 for a diverged run) |
-| ``log10_excess`` | min | ``log10`` of the ratio (the spec's primary; ``bench``'s geometric mean of the ratio is ``10^mean``) |
-| ``slope`` | min | least-squares slope of ``log(P(θ_t) − P_∞)`` vs ``log t`` over the reported ``t ∈ [10², 10⁴]`` |
+| ``log10_excess`` | min | ``log10`` of the ratio (``bench``'s geometric mean of the ratio is ``10^mean``) |
+| ``slope`` | min | least-squares slope of ``log(P(θ_t) − P_∞)`` vs ``log t`` over the reported ``t`` in the window below |
 | ``excess`` | min | ``P(θ) − P_∞`` |
-| ``diverged`` | min | 1 if ``P(θ) > 10·P(θ_0)`` or ``θ`` is not finite (``stable`` = 1 − ``diverged``) |
+| ``diverged`` | min | 1 if ``P(θ) > 10·P(θ_0)`` or ``θ`` is not finite at this or any earlier report (sticky; ``stable`` = 1 − ``diverged``) |
 | ``step`` | max | samples drawn so far / ``batch`` (counted by the oracle, not declared by the solver) |
+
+Slope window (:func:`slope_window`, a fixed rule that uses only public parameters): ``t ∈ [t_lo, t_sat]``
+with ``t_sat = min(T, T_r·d^{2α})`` and ``t_lo = min(10², t_sat/10)``. ``t_sat`` is the order of the step at which
+SGD with step ``≍ 1/T_r`` has fitted the smallest learnable population direction (eigenvalue ``≈ d^{−2α}``), i.e.
+where the loss curve leaves its power-law phase for the ``d``-limited floor (the SGD phase analysis of Paquette,
+Paquette, Xiao, Pennington, *4+3 phases of compute-optimal neural scaling laws*, NeurIPS 2024); ``10²`` skips the
+first steps before the momentum buffer (``Δ(t) ≍ δ/t``) has any memory. A power law fitted past ``t_sat`` would
+measure the floor, not the scaling exponent.
 
 Instances: every ``(α, β)`` pair × ``d`` × seed; ``dev`` seeds are public (default 0–4), ``test`` seeds are
 5 per configuration by HMAC of the evaluator's secret. Default grid [code]: ``(α, β) ∈ {(0.3, 0.7), (0.7,
@@ -57,20 +66,27 @@ from papergym.envs.tasks.base import (
     register_task,
     split_instances,
 )
+from papergym.envs.tasks.sealed import seal
 
 __all__ = ["PLRFTask", "PLRFProblem", "PLRFModel", "GradientOracle", "PLRFEvaluator", "population_trace",
-           "checkpoints", "DEFAULT_PAIRS"]
+           "checkpoints", "slope_window", "DEFAULT_PAIRS"]
 
 TASK_ID = "PowerLawRandomFeatures-v0"
 DEFAULT_PAIRS = ((0.3, 0.7), (0.7, 0.7), (1.0, 0.3), (1.2, 0.7))
 N_TEST_SEEDS = 5
-SLOPE_WINDOW = (1e2, 1e4)
 CHUNK = 4096  # samples drawn from the stream at a time (the order of samples does not depend on it)
 
 
 def population_trace(alpha: float, v: int) -> float:
     """``T_r = Σ_{j ≤ v} j^{−2α}`` [code: ``population_trace``]."""
     return float(np.sum(np.arange(1, v + 1, dtype=float) ** (-2.0 * alpha)))
+
+
+def slope_window(alpha: float, d: int, v: int, steps: int) -> tuple[float, float]:
+    """The exponent-fitting window ``(t_lo, t_sat)`` (module docstring): ``t_sat = min(T, T_r·d^{2α})``,
+    ``t_lo = min(10², t_sat/10)``."""
+    t_sat = min(float(steps), population_trace(alpha, v) * float(d) ** (2.0 * alpha))
+    return min(1e2, t_sat / 10.0), t_sat
 
 
 def checkpoints(steps: int, per_decade: int = 20) -> np.ndarray:
@@ -195,6 +211,9 @@ class PLRFEvaluator:
     def __init__(self, model: PLRFModel, oracle: GradientOracle):
         self.model, self.oracle = model, oracle
         self.history: list[tuple[float, float]] = []
+        self.window = slope_window(model.alpha, model.d, model.v,
+                                   oracle.max_samples // oracle.batch if oracle.max_samples else 10 ** 9)
+        self.diverged = False  # sticky: a run that once exploded stays diverged
 
     def evaluate(self, solution: Any) -> dict[str, float]:
         m = self.model
@@ -202,7 +221,8 @@ class PLRFEvaluator:
         base = m.P0 - m.P_inf
         step = self.oracle.steps_taken
         P = m.risk(th) if np.all(np.isfinite(th)) else float("inf")
-        diverged = not math.isfinite(P) or P > 10.0 * m.P0
+        self.diverged = self.diverged or not math.isfinite(P) or P > 10.0 * m.P0
+        diverged = self.diverged
         if diverged:
             excess, ratio = float("inf"), 1.0
         else:
@@ -215,7 +235,8 @@ class PLRFEvaluator:
                 "slope": self.slope()}
 
     def slope(self) -> float:
-        pts = np.array([p for p in self.history if SLOPE_WINDOW[0] <= p[0] <= SLOPE_WINDOW[1] and p[1] > 0])
+        lo, hi = self.window
+        pts = np.array([p for p in self.history if lo <= p[0] <= hi and p[1] > 0])
         if len(pts) < 3 or len(np.unique(pts[:, 0])) < 3:
             return float("nan")
         return float(np.polyfit(np.log(pts[:, 0]), np.log(pts[:, 1]), 1)[0])
@@ -224,7 +245,7 @@ class PLRFEvaluator:
 class PLRFTask:
     """``PowerLawRandomFeatures-v0`` (module docstring).
 
-    ``alpha``, ``beta``: values (lists allowed; every combination is run) — default the spec's four pairs;
+    ``alpha``, ``beta``: values (lists allowed; every combination is run) — default the four pairs below;
     ``d``: model sizes (default 100, 200); ``v_ratio``: ``v = v_ratio·d`` (4); ``steps``: ``T`` (10⁵);
     ``batch``: ``B`` (1); ``seeds``: dev seeds (0–4); ``max_seconds``: the default budget's wall limit (60).
     """
@@ -277,11 +298,11 @@ class PLRFTask:
         oracle = GradientOracle(model, batch, ref.seed, steps * batch)
         problem = PLRFProblem(alpha=a, beta=b, d=d, v=v, batch=batch, steps=steps, trace=population_trace(a, v),
                               theta0=np.zeros(d), checkpoints=checkpoints(steps),
-                              oracle=PLRFOracleView(grad=oracle.grad))
+                              oracle=PLRFOracleView(grad=seal(oracle.grad, "PLRF oracle.grad")))
         return problem, PLRFEvaluator(model, oracle)
 
     def report(self, runs: Any) -> str:
-        """Median fitted slope and final ``log10`` excess per ``(α, β, d)`` and solver, and the slope ratio to
+        """Median fitted slope (over :func:`slope_window`) and final ``log10`` excess per ``(α, β, d)`` and solver, and the slope ratio to
         ``sgd`` (the paper's headline: DANA's exponent steeper than SGD's, SGD-M equal to SGD)."""
         from papergym.envs.tasks.plrf_report import slope_table
 
