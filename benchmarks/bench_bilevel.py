@@ -1,4 +1,4 @@
-"""Bilevel tasks (issue 11, spec bilevel.md): two tables measured side by side in one run.
+"""Bilevel tasks: two tables measured side by side in one run.
 
 ``DecentralizedBilevel-v0`` — step-size robustness (the paper's claim): every solver re-run with its base step
 ``gamma`` on the spec's grid {1e-3, 1e-2, 1e-1, 1, 10} (``step_size_grid=True``), on the ``syn`` ridge-tuning
@@ -16,6 +16,7 @@ stationarity (PAR-2 over 1e5 units), the fraction of runs that got there, and th
     python benchmarks/bench_bilevel.py                        # both tables, dev seeds 0-2 / 0-4 (~25 min, 2 cores)
     python benchmarks/bench_bilevel.py --only decentralized --graphs ring,torus,er --seeds 2
     python benchmarks/bench_bilevel.py --only simple --instances circle,min-norm-regression
+    python benchmarks/bench_bilevel.py --only initial-steps --seeds 1 --first-seed 2000   # AdaSDBO, gamma vs m0
 """
 
 from __future__ import annotations
@@ -78,6 +79,31 @@ def decentralized(graphs, seeds, digits, jobs) -> None:
     print(f"({time.perf_counter() - t0:.0f} s wall)")
 
 
+def initial_steps(graphs, seeds, first_seed, jobs) -> None:
+    """AdaSDBO alone on ``syn``: the final log10 |grad Phi|^2/c_f^2 (median / worst over instances) when the initial
+    step is varied through the base step ``gamma`` (m0 = 1; every step scaled, for all rounds) and through the
+    initial accumulator ``m0`` (gamma = 1; initial step 1/m0, the template's "initial step size" that the
+    accumulators then adapt)."""
+    kw = {"family": "syn", "graph": graphs, "seeds": list(range(first_seed, first_seed + seeds))}
+    grid = [1e-3, 1e-2, 1e-1, 1.0, 10.0]
+    t0 = time.perf_counter()
+    print(f"\n{DEC} [syn], adasdbo: initial step eta_0 swept two ways, seeds {first_seed}..{first_seed + seeds - 1}, "
+          f"graphs {','.join(graphs)} (median / worst final log10 |grad Phi|^2/c_f^2 over instances)")
+    print(f"{'knob':<24}" + "".join(f"{'eta0=' + format(g, 'g'):>14}" for g in grid) + f"{'spread':>9}")
+    for knob, values in (("gamma (m0 = 1)", grid), ("m0 = 1/eta0 (gamma = 1)", [1.0 / g for g in grid])):
+        name = "gamma" if knob.startswith("gamma") else "m0"
+        res = bench(DEC, solvers=["adasdbo"], task_kwargs=kw, n_jobs=jobs, cache=False, progress=False,
+                    sweep={"adasdbo": {name: values}})
+        runs = res.runs[res.runs.status.isin(["ok", "diverged"])]
+        cells, meds = "", []
+        for v in values:
+            h = runs[runs.label.str.endswith(f"{name}={v}]")].log10_hypergrad
+            meds.append(float(h.median()))
+            cells += f"{h.median():>7.2f}/{h.max():>6.2f}"
+        print(f"{knob:<24}{cells}{max(meds) - min(meds):>9.2f}")
+    print(f"({time.perf_counter() - t0:.0f} s wall)")
+
+
 def simple(instances, seeds, jobs) -> None:
     kw = {"seeds": list(range(seeds))}
     if instances:
@@ -87,7 +113,7 @@ def simple(instances, seeds, jobs) -> None:
     from papergym.envs.tasks.simple_bilevel_report import first_stationary_iteration
 
     iters = first_stationary_iteration(res.curves)
-    runs = res.runs[res.runs.status == "ok"].copy()
+    runs = res.runs[res.runs.status.isin(["ok", "diverged"])].copy()  # diverged: scored with the PAR-2 cap
     runs["iters"] = [iters.get(key, np.inf) for key in zip(runs.label, runs.instance, runs.seed)]
     print(f"\n{SIMPLE}: work units and solver iterations to (1e-3, 1e-3)-stationarity (PAR-2 work: 2e5 if never), "
           f"medians over seeds 0..{seeds - 1} and sizes")
@@ -107,7 +133,9 @@ def simple(instances, seeds, jobs) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", choices=("decentralized", "simple"), default=None, help="one task's table")
+    ap.add_argument("--only", choices=("decentralized", "simple", "initial-steps"), default=None,
+                    help="one table (initial-steps: AdaSDBO's initial step swept via gamma and via m0; not in the default)")
+    ap.add_argument("--first-seed", type=int, default=0, help="first seed of the initial-steps table (default 0)")
     ap.add_argument("--graphs", default="ring,er", help="DecentralizedBilevel graphs (default ring,er)")
     ap.add_argument("--seeds", type=int, default=None, help="dev seeds per configuration (default 3 / 5)")
     ap.add_argument("--digits", action="store_true", help="add the digits family to the robustness table")
@@ -116,6 +144,8 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     if a.only in (None, "decentralized"):
         decentralized([g for g in a.graphs.split(",") if g], a.seeds or 3, a.digits, a.jobs)
+    if a.only == "initial-steps":
+        initial_steps([g for g in a.graphs.split(",") if g], a.seeds or 2, a.first_seed, a.jobs)
     if a.only in (None, "simple"):
         simple([x for x in a.instances.split(",") if x] if a.instances else None, a.seeds or 5, a.jobs)
 

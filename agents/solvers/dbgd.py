@@ -11,9 +11,21 @@ gradient evaluations for any ``p ≥ 0``. Iteration ``k``:
    step is a plain gradient step on ``f`` (:func:`dbgd_direction`);
 4. ``x_{k+1} = x_k − η_k d_k``. Default (``line_search=True``): the largest ``η_k = η_0 2^{−j}`` (``j < 30``) with the
    Armijo decrease ``ψ_k(x_k − η_k d_k) ≤ ψ_k(x_k) − c_armijo·η_k‖d_k‖²`` of ``ψ_k = f + λ_k g`` (``d_k = ∇ψ_k(x_k)``,
-   so this is Armijo for the step the multiplier defines), ``η_0 = min(2η_{k−1}, 10η)`` after a first-trial
-   acceptance, else ``η_{k−1}``; ``η = eta`` or ``1/max(L_f, L_g)``; each trial calls ``values`` (½ unit), the
-   accepted trial's values are reused at the next iterate. ``line_search=False``: the fixed step ``η`` of spec §2.5.
+   so this is Armijo for the step the multiplier defines), ``η_0 = min(2η_{k−1}, max_growth·η)`` after a
+   first-trial acceptance, else ``η_{k−1}``; ``η = eta`` or ``1/max(L_f, L_g)`` (the paper's fixed step); each trial
+   calls ``values`` (½ unit), the accepted trial's values are reused at the next iterate. ``line_search=False``: the
+   fixed step ``η``. Default ``max_growth = 1``: the line search only ever *shortens* the paper's step ``η``, never
+   lengthens it. Why [measured]: with ``max_growth = 10`` (the earlier default) a step with ``λ_k = 0`` is a plain
+   gradient step on ``f``, Armijo on ``ψ_k = f`` alone ignores ``g``, and on a linear ``f`` (``circle``) it accepts
+   every trial, so the step grows to ``10η``; near ``x* = −c`` (inside the circle, where ``⟨∇f, ∇g⟩ > φ``) that step
+   throws the iterate out of the circle and the next, strongly repelling ``g``-step (accepted by Armijo on
+   ``f + λ_k g`` with ``λ_k`` frozen) overshoots through the origin to the far side. On ``circle/d=2`` seed 1005 this
+   repeats forever — a limit cycle of period ≈ 38 iterations passing ``‖x‖ ≈ 0.27`` on the ``+c`` side — so the run
+   never becomes stationary (it is not a stationary point of the bilevel problem: ``x = 0`` is a critical point of
+   ``g``, but the iterates never converge there). With ``max_growth = 1`` (dev seeds 0–299 of ``circle``, ``d ∈ {2, 10}``,
+   ``SimpleBilevelTask(instance="circle", seeds=range(300))``): 0/600 failures (0/600 before as well: the cycle is rare) and the median work to
+   stationarity drops from 1,746 / 1,590 to 150 / 280 units; dev seeds 0–4 of ``balanced-factorisation`` ``r = 5``
+   6,766 (unchanged), ``min-norm-regression`` 18,074 (was 15.5k); ``r = 8`` and ``min-norm-network`` fail with both.
    Why the line search is the default [design, deviation from the spec's default]: ``d_k`` is the gradient of
    ``f + λ_k g``, whose curvature is up to ``L_f + λ_k L_g``, and ``λ_k ≈ ‖∇f‖/‖∇g‖`` grows without bound near
    ``argmin g``; with the fixed ``η = 1/max(L_f, L_g)`` the iterates of ``balanced-factorisation`` and
@@ -21,7 +33,7 @@ gradient evaluations for any ``p ≥ 0``. Iteration ``k``:
    ``circle`` (where only the normal direction is stiff) the fixed step works and is ~10× cheaper;
 5. report every ``report_every`` = 100 iterations and at the end.
 
-Barrier constants (measured, dev seeds 0–1 of G1 (d = 2, 10), G2 (r = 5, 8) and G4, median work units to
+Barrier constants (measured with the earlier ``max_growth = 10``, dev seeds 0–1 of G1 (d = 2, 10), G2 (r = 5, 8) and G4, median work units to
 stationarity, PAR-2 = 200,000; ``bench("SimpleBilevel-v0", solvers=["dbgd"], sweep={"dbgd": {"q": [1, 1.5, 2, 3],
 "beta": [0.1, 1, 10]}})``): the default ``q = 2, β = 1`` has the best geometric mean (8,984 units: G1 1.5–1.8k,
 G2 r = 5 6.7k, G4 15.5k) but misses G2 at ``r = 8`` (over-parameterised factors: the surplus columns decay only
@@ -148,8 +160,8 @@ def step_size(problem: Any, eta: float | None) -> float:
 
 class DBGD:
     def __init__(self, *, seed: Any = None, beta: float = 1.0, q: float = 2.0, eta: float | None = None,
-                 p: float | None = None, line_search: bool = True, c_armijo: float = 1e-4, report_every: int = 100,
-                 stop_at_stationary: bool = True):
+                 p: float | None = None, line_search: bool = True, c_armijo: float = 1e-4, max_growth: float = 1.0,
+                 report_every: int = 100, stop_at_stationary: bool = True):
         self.beta = check_positive(beta, "beta")
         self.q = check_positive(q, "q")
         self.eta = check_positive(eta, "eta", allow_none=True)
@@ -160,6 +172,9 @@ class DBGD:
         self.c_armijo = check_positive(c_armijo, "c_armijo")
         if self.c_armijo >= 1:
             raise ValueError(f"c_armijo must be in (0, 1), got {c_armijo!r}")
+        self.max_growth = check_positive(max_growth, "max_growth")
+        if self.max_growth < 1:
+            raise ValueError(f"max_growth must be >= 1 (the largest trial step in units of eta), got {max_growth!r}")
         self.report_every = check_report_every(report_every)
         self.stop_at_stationary = bool(stop_at_stationary)
 
@@ -168,7 +183,7 @@ class DBGD:
         o = problem.oracle
         loop = IterationLoop(problem, budget, report, self.report_every, self.stop_at_stationary)
         eta = step_size(problem, self.eta)
-        eta_max = 10.0 * eta
+        eta_max = self.max_growth * eta
         x = np.array(problem.x0, dtype=float)
         vals: tuple[float, float] | None = None  # (f, g) at x, known after an accepted line-search trial
         grow = True
@@ -232,4 +247,4 @@ def _dbgd(*, seed=None, **hp):
 register_solver("dbgd", _dbgd, tasks=[TASK], role="paper",
                 description="dynamic barrier GD (Cao et al. 2025 variant): barrier beta*||grad g||^q, Armijo step",
                 defaults={"beta": 1.0, "q": 2.0, "eta": None, "p": None, "line_search": True, "c_armijo": 1e-4,
-                          "report_every": 100, "stop_at_stationary": True})
+                          "max_growth": 1.0, "report_every": 100, "stop_at_stationary": True})

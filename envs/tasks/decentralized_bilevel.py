@@ -62,7 +62,9 @@ calls share a batch; the regularisers and ``jvp_xy_l`` (no data term) stay exact
 
 Solution: the agents' ``x`` stack ``(n, d_x)`` (or ``{"x": stack}``); the score uses ``x̄ = (1/n) Σ_i x_i``,
 clipped to ``[−30, 30]`` per coordinate (``e^{±30}``: the ridge is then 0 or ∞ to double precision, the
-hypergradient there is ≈ 0 either way); a non-finite stack scores ``1e300`` on every ``min`` metric.
+hypergradient there is ≈ 0 either way); a diverged run — a non-finite stack, or one whose consensus error
+overflows — scores ``1e300`` on every ``min`` quality metric (``log10_hypergrad`` 300) and ``diverged = 1``
+(``bench`` and the board then store the run as ``diverged``, never ``ok``).
 
 | metric | dir | definition |
 |---|---|---|
@@ -72,6 +74,7 @@ hypergradient there is ≈ 0 either way); a non-finite stack scores ``1e300`` on
 | ``val_loss`` | min | ``f(x̄, y*(x̄))/c_f`` |
 | ``test_acc`` | max | ``digits``: accuracy of ``y*(x̄)`` on the private test rows (NaN for ``syn``) |
 | ``rounds``, ``oracle_calls``, ``floats_sent`` | min | the oracle's counters when the solution is scored |
+| ``diverged`` | min | 1 if the run diverged (above), else 0 |
 | ``spectral_gap`` | — | instance descriptor |
 
 Instances: every family × graph × agents × heterogeneity × scale × seed; default ``family ∈ {syn, digits}``,
@@ -113,6 +116,7 @@ from papergym.envs.tasks.base import (
     register_task,
     split_instances,
 )
+from papergym.envs.tasks.sealed import seal
 
 __all__ = ["DecentralizedBilevelTask", "DecentralizedBilevelProblem", "BilevelOracleView", "BilevelOracle",
            "BilevelEvaluator", "SynInstance", "DigitsInstance", "make_graph", "metropolis_hastings",
@@ -534,7 +538,8 @@ class BilevelOracle:
 
 @dataclass(frozen=True)
 class BilevelOracleView:
-    """``problem.oracle``: bound methods of the trusted :class:`BilevelOracle` (module docstring)."""
+    """``problem.oracle``: the trusted :class:`BilevelOracle`'s methods, each behind
+    :func:`~papergym.envs.tasks.sealed.seal` (no path back to the oracle's data, ``c_l``, ``c_f`` or the evaluator)."""
 
     grad_x_f: Callable[[np.ndarray, np.ndarray], np.ndarray]
     grad_y_f: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -593,13 +598,12 @@ class BilevelEvaluator:
         o = self.oracle
         out = {"rounds": float(o.rounds), "oracle_calls": float(o.work), "floats_sent": float(o.floats),
                "spectral_gap": self.gap}
-        if not np.all(np.isfinite(X)):
-            return {"hypergrad_sq": BIG, "log10_hypergrad": 300.0, "consensus_x": BIG, "val_loss": BIG,
-                    "test_acc": 0.0 if self.inst.family == "digits" else float("nan"), **out}
         with np.errstate(over="ignore", invalid="ignore"):  # huge but finite stacks are scored, not warned about
             xbar = X.mean(axis=0)
-            cons = float(np.mean(np.sum((X - xbar) ** 2, axis=1)))
-        cons = cons if math.isfinite(cons) else BIG
+            cons = float(np.mean(np.sum((X - xbar) ** 2, axis=1))) if np.all(np.isfinite(X)) else math.inf
+        if not (math.isfinite(cons) and np.all(np.isfinite(xbar))):  # diverged: NaN/inf or overflowing stack
+            return {"hypergrad_sq": BIG, "log10_hypergrad": 300.0, "consensus_x": BIG, "val_loss": BIG,
+                    "test_acc": 0.0 if self.inst.family == "digits" else float("nan"), "diverged": 1.0, **out}
         xc = np.clip(np.nan_to_num(xbar, nan=0.0, posinf=X_CLIP, neginf=-X_CLIP), -X_CLIP, X_CLIP)
         if self._last is not None and np.array_equal(self._last[0], xc):
             ref = self._last[1]
@@ -608,7 +612,8 @@ class BilevelEvaluator:
             self._last = (xc, ref)
         hg = float(np.sum(ref["hypergrad"] ** 2))
         return {"hypergrad_sq": min(hg, BIG), "log10_hypergrad": math.log10(hg) if hg > 0 else -300.0,
-                "consensus_x": min(cons, BIG), "val_loss": ref["val_loss"], "test_acc": ref["test_acc"], **out}
+                "consensus_x": min(cons, BIG), "val_loss": ref["val_loss"], "test_acc": ref["test_acc"],
+                "diverged": 0.0, **out}
 
 
 # ------------------------------------------------------------------------------------------------- task
@@ -640,7 +645,7 @@ class DecentralizedBilevelTask:
     primary = "hypergrad_sq"
     metrics = {"hypergrad_sq": "min", "log10_hypergrad": "min", "consensus_x": "min", "val_loss": "min",
                "test_acc": "max", "rounds": "min", "oracle_calls": "min", "floats_sent": "min",
-               "spectral_gap": "max"}
+               "spectral_gap": "max", "diverged": "min"}
     table_metrics = ("log10_hypergrad", "consensus_x", "val_loss", "test_acc", "floats_sent")
 
     def __init__(self, family: Any = ("syn", "digits"), graph: Any = ("ring", "er", "complete"), agents: Any = 10,
@@ -708,8 +713,8 @@ class DecentralizedBilevelTask:
         W = metropolis_hastings(A)
         gap = spectral_gap(W)
         oracle = BilevelOracle(inst, W, cl, cf, T, batch, ref.seed)
-        view = BilevelOracleView(grad_x_f=oracle.grad_x_f, grad_y_f=oracle.grad_y_f, grad_y_l=oracle.grad_y_l,
-                                 hvp_yy_l=oracle.hvp_yy_l, jvp_xy_l=oracle.jvp_xy_l, mix=oracle.mix)
+        view = BilevelOracleView(**{name: seal(getattr(oracle, name), f"oracle.{name}") for name in (
+            "grad_x_f", "grad_y_f", "grad_y_l", "hvp_yy_l", "jvp_xy_l", "mix")})
         problem = DecentralizedBilevelProblem(family=fam, n=n, d_x=inst.d_x, d_y=inst.d_y, graph=g,
                                               adjacency=A.astype(int), W=W.copy(), spectral_gap=gap,
                                               x0=np.zeros(inst.d_x), rounds=T, batch=batch, oracle=view)

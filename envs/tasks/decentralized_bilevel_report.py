@@ -41,9 +41,10 @@ def config_of(label: str) -> str:
 
 
 def annotate(runs: pd.DataFrame) -> pd.DataFrame:
-    """The finished runs with a ``gamma`` column (the swept base step, NaN at the solver's default) and a
-    ``config`` column (:func:`config_of`)."""
-    ok = runs[runs.status == "ok"].copy()
+    """The finished runs — ``ok`` and ``diverged`` (scored with ``log10_hypergrad = 300``, so a grid cell shows
+    the divergence) — with a ``gamma`` column (the swept base step, NaN at the solver's default) and a ``config``
+    column (:func:`config_of`)."""
+    ok = runs[runs.status.isin(["ok", "diverged"])].copy()
     ok["gamma"] = [float(_hp(h).get("gamma", np.nan)) for h in ok["hyperparameters"]] \
         if "hyperparameters" in ok else np.nan
     ok["config"] = [config_of(str(lab)) for lab in ok["label"]]
@@ -75,7 +76,7 @@ def report_text(runs: pd.DataFrame) -> str:
         return ""
     grid = _is_grid(ok)
     out: list[str] = []
-    failed = runs[runs.status != "ok"]
+    failed = runs[~runs.status.isin(["ok", "diverged"])]
     for fam, sub in ok.groupby("param_family", sort=False):
         solvers = list(dict.fromkeys(sub.config))
         if grid:
@@ -123,7 +124,7 @@ def report_text(runs: pd.DataFrame) -> str:
             out += _table(["solver"] + graphs, rows)
         out.append("")
     if len(failed):
-        out.append(f"{len(failed)} run(s) did not finish (status != ok) and are left out above: "
+        out.append(f"{len(failed)} run(s) did not finish (status neither ok nor diverged) and are left out above: "
                    + ", ".join(f"{k}: {v}" for k, v in failed.status.value_counts().items()))
     return "\n".join(out).rstrip()
 

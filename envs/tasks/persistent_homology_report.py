@@ -3,10 +3,10 @@
 * :func:`report_table` — per family, N and solver (fidelity / scale): median seconds, the speed-up over
   ``alpha`` (median over instances of ``alpha``'s seconds / the solver's, same instance and seed), median
   peak memory (``peak_rss_mb``: the process' resident high-water mark during the solve; ``solve_rss_mb``: what
-  the solve added), median number of simplices, median bottleneck distance to the Alpha diagram in every
+  the solve added), median number of paired simplices (a lower bound on the complex size, from the diagrams), median bottleneck distance to the Alpha diagram in every
   dimension and 1-Wasserstein in H1/H2, the fraction of valid runs and of runs that recover the voids / Betti
   signal. Classify: per solver, accuracy (mean over the random splits, median over instances) with its
-  Student-t 95 % half-width, seconds for the whole cloud set, simplices per cloud.
+  Student-t 95 % half-width, seconds for the whole cloud set, paired simplices per cloud.
 * :func:`time_figure` — ``time_vs_n``: seconds against N, log-log, one line per solver (median over the
   instances at each N; hollow markers where fewer than half the runs were valid).
 * :func:`diagram_figure` — ``diagrams``: the H1 and H2 persistence diagrams of the smallest swiss-cheese
@@ -67,7 +67,7 @@ def report_table(runs: pd.DataFrame) -> str:
     geo = runs[runs.param_family != "classify"]
     if len(geo):
         dims = [k for k in range(3) if f"bottleneck_h{k}" in geo and geo[f"bottleneck_h{k}"].notna().any()] or [0]
-        head = (f"{'family/shape/N':<27}{'solver':<15}{'seconds':>9}{'x alpha':>9}{'peak MB':>9}{'+MB':>8}{'simplices':>11}"
+        head = (f"{'family/shape/N':<27}{'solver':<15}{'seconds':>9}{'x alpha':>9}{'peak MB':>9}{'+MB':>8}{'paired simpl':>13}"
                 + "".join(f"{'bn_H' + str(k):>9}" for k in dims) + f"{'W1_H1':>9}{'W1_H2':>9}{'valid':>7}{'voids':>7}")
         lines += ["per (family, shape, N) and solver: medians over finished runs (* = some over the time budget); x alpha "
                   "= median speed-up over alpha on the same cloud; peak MB = process RSS high-water mark in the "
@@ -81,7 +81,7 @@ def report_table(runs: pd.DataFrame) -> str:
                 ok = _done(h)
                 cells = [_f(_med(ok.seconds)) + ("*" if (ok.status == "timeout").any() else ""),
                          _f(sp.get(lab, np.nan), ".0f" if sp.get(lab, 0) >= 10 else ".2g"), _f(_med(ok.get("peak_rss_mb")), ".0f"),
-                         _f(max(_med(ok.get("solve_rss_mb")), 0.0), ".0f"), _f(_med(ok.get("n_simplices")), ".3g")]
+                         _f(max(_med(ok.get("solve_rss_mb")), 0.0), ".0f"), _f(_med(ok.get("n_paired_simplices")), ".3g")]
                 cells += [_f(_med(ok.get(f"bottleneck_h{k}")), ".2g") for k in dims]
                 cells += [_f(_med(ok.get("w1_h1")), ".3g"), _f(_med(ok.get("w1_h2")), ".3g")]
                 n_all = max(len(h), 1)
@@ -92,7 +92,7 @@ def report_table(runs: pd.DataFrame) -> str:
                 lines.append(f"{name:<27}{str(lab):<15}" + "".join(f"{c:>{w}}" for c, w in zip(cells, widths)))
     cls = runs[runs.param_family == "classify"]
     if len(cls):
-        head = f"{'solver':<22}{'accuracy':>10}{'95% CI':>10}{'seconds':>10}{'simplices/cloud':>17}{'runs ok':>9}"
+        head = f"{'solver':<22}{'accuracy':>10}{'95% CI':>10}{'seconds':>10}{'paired simpl/cloud':>19}{'runs ok':>9}"
         lines += ["", "swiss-cheese classification (class = number of voids): accuracy = mean over the random "
                   "splits (median over instances), 95% CI = Student-t half-width over the splits; seconds for the "
                   "whole cloud set", head, "-" * len(head)]
@@ -100,7 +100,7 @@ def report_table(runs: pd.DataFrame) -> str:
             ok = h[h.status == "ok"]
             lines.append(f"{str(lab):<22}{_f(_med(ok.get('accuracy')), '.3f'):>10}"
                          f"{('±' + _f(_med(ok.get('accuracy_ci95')), '.3f')) if len(ok) else '-':>10}"
-                         f"{_f(_med(ok.seconds)):>10}{_f(_med(ok.get('n_simplices')), '.3g'):>17}"
+                         f"{_f(_med(ok.seconds)):>10}{_f(_med(ok.get('n_paired_simplices')), '.3g'):>19}"
                          + f"{len(ok)}/{len(h)}".rjust(9))
     return "\n".join(lines)
 

@@ -52,9 +52,10 @@ is not globally smooth; G4 ``L_f = 1``, ``L_g = ‖A‖₂²`` (exact, global).
 **Public problem** (:class:`SimpleBilevelProblem`, ``PRIVATE_FIELDS = ()``): ``family``, ``dim``, ``x0``, ``L_f``,
 ``L_g``, ``g_star`` (the known lower-level optimal value: 0.0 on G1, G2, G4; ``None`` on G3), ``eps_f``, ``eps_g``,
 ``max_work``, ``shapes`` (the parameter blocks of ``x`` in order: G2 ``((m, r), (m, r))``, G3
-``((h, 5), (h,), (h,), (1,))``, else ``((dim,),)``) and ``oracle`` (:class:`SimpleBilevelOracleView`) — bound methods
-of a trusted counter that runs in the evaluator. The functions are public by design (spec §2.4: the task is
-about the algorithm); the oracle counts work (spec's unit: one evaluation of ``(∇f, ∇g)`` at one point):
+``((h, 5), (h,), (h,), (1,))``, else ``((dim,),)``) and ``oracle`` (:class:`SimpleBilevelOracleView`) — the methods
+of a trusted counter that runs in the evaluator, each sealed (:func:`~papergym.envs.tasks.sealed.seal`: no path
+from the problem to ``x*``, ``f*`` or the evaluator). The functions are public by design (the task is about the
+algorithm); the oracle counts work (unit: one evaluation of ``(∇f, ∇g)`` at one point):
 
 | call | returns | work |
 |---|---|---|
@@ -84,7 +85,11 @@ raises :class:`BudgetExceeded` when it would take the total past ``max_work`` (t
 | ``dist_to_solution`` | min | ``‖x − x*‖`` (G1, G4; NaN otherwise: G2's solution set is a manifold) |
 | ``work`` | min | oracle work spent when the iterate was evaluated |
 
-Non-finite iterates are scored (``inf`` residuals and gaps), never an error. Budget: ``max_work`` = 1e5 units,
+| ``diverged`` | min | 1 if the evaluated iterate diverged: non-finite ``x``, ``f``, ``∇f`` or ``∇g``, or |
+| | | ``g(x) > 10⁶ (1 + |g(x_0)|)`` (exploded); its ``par2_calls`` is then the failure value ``2 × max_work`` |
+
+Non-finite iterates are scored (``inf`` residuals and gaps, ``diverged = 1``; ``bench`` and the board store such a
+run as ``diverged``, never ``ok``), never an error. Budget: ``max_work`` = 1e5 units,
 ``max_seconds`` = 60. Instance names: ``circle/d=2/s0``, ``balanced-factorisation/r=5/s0``,
 ``min-norm-network/h=50/s0``, ``min-norm-regression/m=40,n=100/s0`` (``--instances circle`` selects a family).
 """
@@ -109,6 +114,7 @@ from papergym.envs.tasks.base import (
     register_task,
     split_instances,
 )
+from papergym.envs.tasks.sealed import seal
 
 __all__ = ["SimpleBilevelTask", "SimpleBilevelProblem", "SimpleBilevelOracle", "SimpleBilevelOracleView",
            "SimpleBilevelEvaluator", "make_instance", "stationarity", "FAMILIES", "WORK_COSTS"]
@@ -118,6 +124,7 @@ FAMILIES = ("circle", "balanced-factorisation", "min-norm-network", "min-norm-re
 N_TEST_SEEDS = 5
 TRUE_RANK = 5  # G2: rank of M, singular values linspace(1, 5, 5) (spec §2.3)
 WORK_COSTS = {"grads": 1.0, "grad_f": 0.5, "grad_g": 0.5, "values": 0.5, "f": 0.25, "g": 0.25}
+EXPLODE = 1e6  # a run whose g exceeds EXPLODE·(1 + |g(x_0)|) has exploded (diverged)
 
 
 # ---------------------------------------------------------------------------------------- stationarity
@@ -422,7 +429,9 @@ class SimpleBilevelOracle:
 
 @dataclass(frozen=True)
 class SimpleBilevelOracleView:
-    """``problem.oracle``: every call runs in the evaluator (costs in the module docstring)."""
+    """``problem.oracle``: every call runs in the evaluator (costs in the module docstring); each is the trusted
+    oracle's method behind :func:`~papergym.envs.tasks.sealed.seal`, so the known answers (``x*``, ``f*``) are not
+    reachable from the problem."""
 
     grads: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
     grad_f: Callable[[np.ndarray], np.ndarray]
@@ -460,6 +469,7 @@ class SimpleBilevelEvaluator:
         self.inst, self.oracle, self.eps_f, self.eps_g = inst, oracle, float(eps_f), float(eps_g)
         self.first_work: float | None = None
         self.first_iter: int | None = None
+        self.g_explode = EXPLODE * (1.0 + abs(inst.g(inst.x0)))  # g above this: the run exploded
 
     def evaluate(self, solution: Any) -> dict[str, float]:
         inst, d = self.inst, self.inst.dim
@@ -481,6 +491,7 @@ class SimpleBilevelEvaluator:
                 r_f, r_g, _ = stationarity(inst.grad_f(x), inst.grad_g(x))
             f = f if math.isfinite(f) else inf
             g = g if math.isfinite(g) else inf
+        diverged = not (math.isfinite(r_f) and math.isfinite(r_g) and math.isfinite(f) and g <= self.g_explode)
         stationary = r_f <= self.eps_f and r_g <= self.eps_g
         if stationary and self.first_work is None:
             self.first_work, self.first_iter = self.oracle.work, self.oracle.grad_points
@@ -490,12 +501,13 @@ class SimpleBilevelEvaluator:
         else:
             dist = nan
         big = 1e300
-        return {"par2_calls": float(self.first_work if self.first_work is not None else 2 * self.oracle.max_work),
+        solved = self.first_work is not None and not diverged
+        return {"par2_calls": float(self.first_work if solved else 2 * self.oracle.max_work),
                 "iters_to_stationary": float(self.first_iter) if self.first_iter is not None else nan,
                 "stationary": float(stationary), "r_f": min(r_f, big), "r_g": min(r_g, big),
                 "f": min(f, big), "f_gap": min(f_gap, big) if not math.isnan(f_gap) else nan,
                 "g_gap": min(g - inst.g_star, big), "dist_to_solution": min(dist, big) if not math.isnan(dist) else nan,
-                "work": float(self.oracle.work)}
+                "work": float(self.oracle.work), "diverged": float(diverged)}
 
 
 # ------------------------------------------------------------------------------------------------ task
@@ -507,7 +519,8 @@ class SimpleBilevelTask:
     id = TASK_ID
     primary = "par2_calls"
     metrics = {"par2_calls": "min", "iters_to_stationary": "min", "stationary": "max", "r_f": "min", "r_g": "min",
-               "f": "min", "f_gap": "min", "g_gap": "min", "dist_to_solution": "min", "work": "min"}
+               "f": "min", "f_gap": "min", "g_gap": "min", "dist_to_solution": "min", "work": "min",
+               "diverged": "min"}
     table_metrics = ("iters_to_stationary", "stationary", "r_f", "r_g", "f_gap", "g_gap")
 
     def __init__(self, instance: Any = FAMILIES, circle_dims: Any = (2, 10), ranks: Any = (5, 8),
@@ -567,8 +580,8 @@ class SimpleBilevelTask:
         eps_g = check_floats(p.get("eps_g", self.eps_g), "eps_g", above=0.0)[0]
         max_work = check_floats(p.get("max_work", self.max_work), "max_work", at_least=1.0)[0]
         oracle = SimpleBilevelOracle(inst, max_work)
-        view = SimpleBilevelOracleView(grads=oracle.grads, grad_f=oracle.grad_f, grad_g=oracle.grad_g,
-                                       values=oracle.values, f=oracle.f, g=oracle.g, work_used=oracle.work_used)
+        view = SimpleBilevelOracleView(**{name: seal(getattr(oracle, name), f"oracle.{name}") for name in (
+            "grads", "grad_f", "grad_g", "values", "f", "g", "work_used")})
         problem = SimpleBilevelProblem(family=inst.family, dim=inst.dim, x0=inst.x0.copy(), L_f=float(inst.L_f),
                                        L_g=float(inst.L_g), g_star=inst.g_star if inst.g_star_known else None,
                                        eps_f=eps_f, eps_g=eps_g, max_work=max_work, shapes=inst.shapes, oracle=view)

@@ -25,7 +25,8 @@ __all__ = ["report_table", "residual_figure", "first_stationary_iteration"]
 
 
 def _ok(runs: pd.DataFrame) -> pd.DataFrame:
-    return runs[runs.status == "ok"] if len(runs) else runs
+    """The scored runs: ``ok`` and ``diverged`` (a diverged run carries the PAR-2 failure value)."""
+    return runs[runs.status.isin(["ok", "diverged"])] if len(runs) else runs
 
 
 def first_stationary_iteration(curves: pd.DataFrame | None) -> dict[tuple[str, str, Any], float]:

@@ -64,7 +64,7 @@ def test_every_solver_runs_on_every_family(solver):
     for task, ref in cases:
         pb, ev = task.make(ref)
         out = ev.evaluate(make_solver(solver, TASK, seed=0, **hp).solve(pb, task.default_budget, _noop))
-        assert set(out) >= {"valid", "n_simplices", "n_landmarks"} and out["n_simplices"] > 0, (ref.name, out)
+        assert set(out) >= {"valid", "n_paired_simplices", "n_landmarks"} and out["n_paired_simplices"] > 0, (ref.name, out)
 
 
 def test_instances_and_problem():
@@ -112,7 +112,7 @@ def test_alpha_scores_zero():
     sol = make_solver("alpha", TASK, seed=0).solve(pb, Budget(), _noop)
     m = ev.evaluate(sol)
     assert m["bottleneck_h0"] == m["bottleneck_h1"] == m["bottleneck_h2"] == m["bottleneck_max"] == 0.0
-    assert m["n_landmarks"] == 2000 and m["n_simplices"] > 2000
+    assert m["n_landmarks"] == 2000 and m["n_paired_simplices"] > 2000
 
 
 def test_flood_with_all_points_is_within_its_sampling_bound():
