@@ -1,6 +1,6 @@
 """``bcd`` and ``bcd-skip``: block coordinate descent on the lifted objective of Akiyama, *Block Coordinate
-Descent for Neural Networks Provably Finds Global Minima* (NeurIPS 2025, arXiv 2510.22667; spec
-``optimizers.md`` §4.5, order of the blocks [secondary], inner details [design]).
+Descent for Neural Networks Provably Finds Global Minima* (NeurIPS 2025, arXiv 2510.22667; the block order is
+the paper's, the step-size and backtracking details are this implementation's design).
 
 Auxiliary variables ``V_j ∈ ℝ^{r×n}`` (``V_0 = X``) decouple the layers:
 
@@ -19,8 +19,9 @@ loss ``n·ℓ``). One sweep, backward over the blocks:
    does not increase (at most ``max_halvings`` times; otherwise the block is left unchanged).
 
 So ``F`` never increases. ``bcd-skip`` on an instance without skip connections (a strictly monotone activation)
-is plain ``bcd``; ``bcd`` refuses the ReLU instances. ``inner_steps`` repeats each block update; ``γ = 1`` by default (spec grid
-{0.1, 1, 10}). After every sweep the weights are reported with ``aux_objective = F``.
+is plain ``bcd``; ``bcd`` refuses the ReLU instances. ``inner_steps`` repeats each block update; ``γ = 1`` by default (grid
+{0.1, 1, 10}). After every sweep the weights are reported with the auxiliary blocks ``V`` and ``γ`` (the evaluator
+recomputes ``F`` from them) and ``aux_objective = F`` (the solver's own value, for callers; the evaluator ignores it).
 """
 
 from __future__ import annotations
@@ -30,28 +31,15 @@ from typing import Any, Callable
 import numpy as np
 
 from papergym.agents.base import register_solver
-from papergym.envs.tasks.deep_regression import activation
+from papergym.envs.tasks.deep_regression import activation, lifted_objective
 
-__all__ = ["BCD", "lifted_objective", "TASK"]
+__all__ = ["BCD", "lifted_objective", "TASK"]  # lifted_objective re-exported from the task
 
 TASK = "DeepRegression-v0"
 
 
 def _lam_max(V: np.ndarray) -> float:
     return float(np.linalg.norm(V, 2) ** 2)
-
-
-def lifted_objective(W: list[np.ndarray], V: list[np.ndarray], Y: np.ndarray, act: str, skip: bool,
-                     gamma: float) -> float:
-    """``F(W, V)`` (module docstring)."""
-    s, _, _ = activation(act)
-    L = len(W)
-    r = W[-1] @ V[L - 1] - Y
-    F = float(np.sum(r * r))
-    for j in range(1, L):
-        pre = s(W[j - 1] @ V[j - 1]) + (V[j - 1] if skip and j >= 2 else 0.0)
-        F += gamma * float(np.sum((pre - V[j]) ** 2))
-    return F
 
 
 class BCD:
@@ -139,9 +127,9 @@ class BCD:
                         lip = 2.0 * gamma * (((1.0 + sp * nw) ** 2 if use else sp ** 2 * nw ** 2) + 1.0)
                         V[j - 1] = self._armijo(f_v, v0, g, 1.0 / lip, project=skip)
             F = lifted_objective(W, V, Y, act, skip, gamma)
-            report({"weights": [w.copy() for w in W], "aux_objective": F}, iteration=sweep + 1,
-                   work=(sweep + 1) * 3 * L)
-        return {"weights": W, "aux_objective": F}
+            report({"weights": [w.copy() for w in W], "V": [v.copy() for v in V[1:]], "gamma": gamma,
+                    "aux_objective": F}, iteration=sweep + 1, work=(sweep + 1) * 3 * L)
+        return {"weights": W, "V": V[1:], "gamma": gamma, "aux_objective": F}
 
 
 def _bcd(*, seed=None, **hp):

@@ -1,8 +1,8 @@
-"""Baselines of ``DeepRegression-v0`` (spec ``optimizers.md`` §4.6): full-batch ``gd`` and ``adam`` on the network
+"""Baselines of ``DeepRegression-v0``: full-batch ``gd`` and ``adam`` on the network
 loss ``(1/n) Σ_i ‖f(x_i) − y_i‖²``, gradients by backpropagation in numpy (one epoch = one full-batch step,
 reported after every epoch).
 
-Defaults from a dev-split sweep over the spec's grids (teacher family, leaky-ReLU, L = 3 and 5, seed 0, 500
+Defaults from a dev-split sweep over the grids (teacher family, leaky-ReLU, L = 3 and 5, seed 0, 500
 epochs, final log10 training loss): ``gd`` lr 0.3 of {1e−2, 3e−2, ..., 1} (−3.21 / −1.16; lr 1 diverges at L = 5),
 ``adam`` lr 3e−3 of {1e−4, ..., 1e−2} (−18.6 / −5.2) with β = (0.9, 0.999), ε = 1e−8.
 """

@@ -1,4 +1,4 @@
-"""Baselines and the reference line of ``SubspaceDisentangle-v0`` (spec ``learning-dynamics.md`` §3.5).
+"""Baselines and the reference line of ``SubspaceDisentangle-v0``.
 
 Linear baselines (scikit-learn; no torch), all with the same *linear transfer*: ``x̂ = ÛÛᵀx_src + r_target``, where
 ``r_target`` replaces the component outside ``Û``: under labels the mean of ``(I − ÛÛᵀ)x`` over the training samples of
@@ -38,8 +38,10 @@ Reference (role ``reference``, drawn, never ranked):
   projection along ``span V`` with ``angle``, where ``UUᵀx`` would carry ``sin θ`` of the source's style). On digits:
   exact recolouring (invert the gamma, divide by the source tint, identified by chromaticity, multiply by the target
   tint — under views the tint of ``x_ref``), ``Û`` = the orthonormal complement of the three per-channel constant
-  directions. It reads the private ``problem.oracle`` field (``PRIVATE_FIELDS``): only trusted, in-process solvers get
-  it; a sandboxed submission's problem never carries it.
+  directions. It reads ``problem.oracle``, which only the problem of
+  :meth:`~papergym.envs.tasks.subspace_disentangle.SubspaceEvaluator.reference_problem` carries: ``papergym bench``
+  gives that view to reference-role solvers; the public problem (every other solver, every submission) has
+  ``oracle = None``.
 """
 
 from __future__ import annotations
@@ -223,8 +225,9 @@ class OracleSubspace:
                                           np.random.default_rng(rng.integers(2 ** 62)), projector=proj)
             sol = _solution(truth.U.copy(), out)
         else:
-            raise ValueError("oracle-subspace needs the generator's truth in the private field problem.oracle "
-                             "(trusted in-process runs only; a submission's problem does not carry it)")
+            raise ValueError("oracle-subspace needs the generator's truth in problem.oracle, which only "
+                             "SubspaceEvaluator.reference_problem() sets (papergym bench passes it to reference-role "
+                             "solvers; the public problem carries no truth)")
         report(sol, iteration=1, work=1)
         return sol
 

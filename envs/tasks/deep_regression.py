@@ -1,6 +1,6 @@
 """``DeepRegression-v0``: training deep fully connected networks to (near) zero loss, the setting of *Block
 Coordinate Descent for Neural Networks Provably Finds Global Minima* (Akiyama, NeurIPS 2025, arXiv
-2510.22667; spec ``optimizers.md`` §4).
+2510.22667).
 
 Network (no biases): ``h_0 = x``, ``h_j = σ(W_j h_{j−1})`` (with ``skip``: ``h_j = σ(W_j h_{j−1}) + h_{j−1}`` for
 ``j ≥ 2``), ``f(x) = W_L h_{L−1}``; ``W_1 ∈ ℝ^{r×d_in}``, ``W_j ∈ ℝ^{r×r}``, ``W_L ∈ ℝ^{d_out×r}``. Training loss
@@ -21,18 +21,29 @@ instances set ``skip = True``, the network ``bcd-skip`` trains).
 
 Public problem (:class:`DeepProblem`): ``X`` (``d_in × n``), ``Y`` (``d_out × n``), ``depth``, ``width``,
 ``activation``, ``skip`` and the common initial weights ``W0`` (Gaussian, variance ``1/fan_in``). Solution: the
-weights ``[W_1, ..., W_L]`` or ``{"weights": [...], "aux_objective": F}``. The evaluator recomputes the loss from
-the weights alone:
+weights ``[W_1, ..., W_L]`` or ``{"weights": [...], "V": [V_1, ..., V_{L−1}], "gamma": γ}`` (block coordinate
+descent's auxiliary blocks, ``width × n`` each, and the weight of its lifted objective; any other entry is ignored).
+The evaluator recomputes every metric from the weights (and ``V``, ``γ``) alone; nothing a solver states about its own
+progress is read:
 
 | metric | dir | definition |
 |---|---|---|
 | ``train_loss`` (primary) | min | ``(1/n) Σ ‖f(x_i) − y_i‖²`` (``bench``'s geometric mean ``= 10^mean log10``) |
-| ``log10_train_loss`` | min | its ``log10`` (the spec's primary) |
+| ``log10_train_loss`` | min | its ``log10`` |
 | ``rel_train_loss`` | min | ``train_loss`` / the initial weights' loss |
 | ``test_mse`` | min | the same on the held-out data |
-| ``reports_to_1e-6`` | min | reported iterates (sweeps / epochs) until ``rel_train_loss ≤ 1e−6`` (``max + 1`` if never) |
+| ``reports_to_1e-6`` | min | from the evaluator's own record of the iterates it scored (one per ``report`` call; the \
+returned solution, when equal to the last report, is not a new one): the 1-based index of the first with \
+``rel_train_loss ≤ 1e−6`` among the first ``max_reports`` (``max_reports + 1`` if none) |
 | ``solved`` | max | 1 if the final ``rel_train_loss ≤ 1e−6`` |
-| ``aux_objective`` | min | ``F(W, V)`` as declared by BCD solvers (NaN otherwise) |
+| ``aux_objective`` | min | the lifted objective ``F(W, V)`` (:func:`lifted_objective`) recomputed from the \
+solution's ``V`` and ``γ`` (NaN when it carries none) |
+| ``diverged`` | min | 1 if the loss is non-finite or above ``100 ×`` the initial weights' loss, or a weight entry \
+exceeds ``1e6 × max(1, max |W0|)`` (exploded weights whose dead ReLUs hide it in the loss); such a run gets the \
+failure value ``train_loss`` = the initial loss (``rel_train_loss = 1``), ``test_mse`` NaN, and is not ``ok`` |
+
+``reports_to_1e-6`` counts reports, so it compares solvers that report once per sweep / epoch (every solver shipped
+here); the wall-clock comparison is the anytime curve's ``seconds``, which the runner measures.
 """
 
 from __future__ import annotations
@@ -56,13 +67,17 @@ from papergym.envs.tasks.base import (
     split_instances,
 )
 
-__all__ = ["DeepTask", "DeepProblem", "DeepEvaluator", "ACTIVATIONS", "activation", "forward", "network_loss"]
+__all__ = ["DeepTask", "DeepProblem", "DeepEvaluator", "ACTIVATIONS", "activation", "forward", "network_loss",
+           "lifted_objective"]
 
 TASK_ID = "DeepRegression-v0"
 N_TEST_SEEDS = 5
 FAMILIES = ("teacher", "random", "digits")
 ACTIVATIONS = ("leaky-relu", "tanh", "softplus", "identity", "relu")
 LEAK = 0.1
+SOLVED_REL = 1e-6     # rel_train_loss that counts as solved
+DIVERGED_REL = 1e2    # a final loss above 100 x the initial weights' loss (or non-finite) is a diverged run
+DIVERGED_WEIGHT = 1e6  # so is a weight entry above 1e6 x max(1, the largest initial entry)
 
 
 def activation(name: str) -> tuple[Any, Any, float]:
@@ -137,14 +152,42 @@ class DeepProblem:
     PRIVATE_FIELDS = ()
 
 
-def solution_weights(solution: Any, shapes: list[tuple[int, int]]) -> tuple[list[np.ndarray], float]:
-    """``(weights, aux_objective)`` of a solution; ``ValueError`` naming what is wrong otherwise."""
-    aux = float("nan")
+def lifted_objective(W: list[np.ndarray], V: list[np.ndarray], Y: np.ndarray, act: str, skip: bool,
+                     gamma: float) -> float:
+    """``F(W, V) = ‖W_L V_{L−1} − Y‖_F² + γ Σ_{j=1}^{L−1} ‖σ(W_j V_{j−1}) − V_j‖_F²`` (``V_0 = X``; with ``skip`` the
+    layer map is ``σ(W_j V_{j−1}) + V_{j−1}`` for ``j ≥ 2``): the lifted objective block coordinate descent
+    minimises."""
+    s, _, _ = activation(act)
+    L = len(W)
+    r = W[-1] @ V[L - 1] - Y
+    F = float(np.sum(r * r))
+    for j in range(1, L):
+        pre = s(W[j - 1] @ V[j - 1]) + (V[j - 1] if skip and j >= 2 else 0.0)
+        F += gamma * float(np.sum((pre - V[j]) ** 2))
+    return F
+
+
+def solution_weights(solution: Any, shapes: list[tuple[int, int]], n: int | None = None
+                     ) -> tuple[list[np.ndarray], Any, float]:
+    """``(weights, V, gamma)`` of a solution (``V``: the hidden auxiliary blocks ``[V_1, ..., V_{L−1}]`` and
+    ``gamma`` the lifted objective's weight, ``None`` / NaN when the solution does not carry them; ``V_j`` must be
+    ``width × n``); ``ValueError`` naming what is wrong otherwise."""
+    V, gamma = None, float("nan")
     if isinstance(solution, Mapping):
         if "weights" not in solution:
             raise ValueError(f"solution mapping needs a 'weights' entry, got keys {sorted(solution)}")
-        if "aux_objective" in solution:
-            aux = float(solution["aux_objective"])
+        if solution.get("V") is not None:
+            try:
+                V = [np.asarray(v, dtype=float) for v in solution["V"]]
+                gamma = float(solution.get("gamma", float("nan")))
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"solution['V'] must be a list of {len(shapes) - 1} real matrices and "
+                                 f"solution['gamma'] a number: {exc}") from None
+            if len(V) != len(shapes) - 1:
+                raise ValueError(f"solution['V'] must hold {len(shapes) - 1} hidden blocks V_1..V_(L-1), got {len(V)}")
+            if not (gamma > 0 and math.isfinite(gamma)):
+                raise ValueError(f"solution['gamma'] must be a finite number > 0 when 'V' is given, got "
+                                 f"{solution.get('gamma')!r}")
         solution = solution["weights"]
     try:
         ws = [np.asarray(w, dtype=float) for w in solution]
@@ -155,34 +198,66 @@ def solution_weights(solution: Any, shapes: list[tuple[int, int]]) -> tuple[list
     for j, (w, sh) in enumerate(zip(ws, shapes)):
         if w.shape != sh:
             raise ValueError(f"weight {j + 1} must have shape {sh}, got {w.shape}")
-    return ws, aux
+    if V is not None:
+        for j, v in enumerate(V):
+            want = (shapes[j][0], v.shape[-1] if n is None else n)
+            if v.shape != want:
+                raise ValueError(f"solution['V'][{j}] (V_{j + 1}) must have shape {want}, got {v.shape}")
+    return ws, V, gamma
 
 
 class DeepEvaluator:
-    """Private scorer (module docstring): held-out data, the loss of the initial weights, the report count."""
+    """Private scorer (module docstring): held-out data, the loss of the initial weights and its own record of
+    every scored report (the reports-to-tolerance count is computed from that record, nothing the solver says)."""
 
     def __init__(self, problem: DeepProblem, X_test: np.ndarray, Y_test: np.ndarray):
         self.p, self.X_test, self.Y_test = problem, X_test, Y_test
         self.shapes = [w.shape for w in problem.W0]
         self.L0 = network_loss(problem.W0, problem.X, problem.Y, problem.activation, problem.skip)
-        self.reports = 0
-        self.hit: int | None = None
+        self.history: list[float] = []  # rel_train_loss of every distinct scored solution, in order
+        self._w0_max = max([1.0] + [float(np.abs(w).max()) for w in problem.W0 if np.size(w)])
+        self._last: list[np.ndarray] | None = None
+
+    def _record(self, ws: list[np.ndarray], rel: float) -> None:
+        """Append ``rel`` unless ``ws`` are the weights scored last (the returned solution is usually the last
+        report, scored again: not a new iterate)."""
+        if self._last is not None and all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(ws, self._last)):
+            return
+        self.history.append(rel)
+        self._last = [w.copy() for w in ws]
+
+    def reports_to_tolerance(self, tol: float = SOLVED_REL) -> float:
+        """1-based index of the first recorded iterate with ``rel_train_loss ≤ tol`` among the first
+        ``max_reports`` (``max_reports + 1`` if none)."""
+        cap = self.p.max_reports
+        for i, rel in enumerate(self.history[:cap]):
+            if rel <= tol:
+                return float(i + 1)
+        return float(cap + 1)
 
     def evaluate(self, solution: Any) -> dict[str, float]:
         p = self.p
-        ws, aux = solution_weights(solution, self.shapes)
-        self.reports += 1
-        with np.errstate(over="ignore", invalid="ignore"):
-            tr = network_loss(ws, p.X, p.Y, p.activation, p.skip) if all(np.all(np.isfinite(w)) for w in ws) \
+        ws, V, gamma = solution_weights(solution, self.shapes, p.X.shape[1])
+        finite = all(np.all(np.isfinite(w)) for w in ws)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            tr = network_loss(ws, p.X, p.Y, p.activation, p.skip) if finite else float("inf")
+            te = network_loss(ws, self.X_test, self.Y_test, p.activation, p.skip) if math.isfinite(tr) \
                 else float("inf")
-            te = network_loss(ws, self.X_test, self.Y_test, p.activation, p.skip) if math.isfinite(tr) else float("inf")
-        tr = tr if math.isfinite(tr) else 1e300
+            aux = lifted_objective(ws, [p.X] + V, p.Y, p.activation, p.skip, gamma) \
+                if V is not None and finite else float("nan")
         rel = tr / self.L0
-        if rel <= 1e-6 and self.hit is None:
-            self.hit = self.reports
+        # weights blown up by DIVERGED_WEIGHT over the start also diverged, even where dead ReLUs leave the
+        # training loss at the zero-output loss (full-batch GD at a large step on digits)
+        w_max = max((float(np.abs(w).max()) for w in ws if w.size), default=0.0) if finite else math.inf
+        exploded = not w_max <= DIVERGED_WEIGHT * self._w0_max
+        diverged = exploded or not (math.isfinite(tr) and rel <= DIVERGED_REL)
+        if diverged:  # the failure value: no progress over the initial weights
+            tr, te, rel = self.L0, float("nan"), 1.0
+        self._record(ws, rel)
         return {"train_loss": tr, "log10_train_loss": math.log10(tr) if tr > 0 else -300.0, "rel_train_loss": rel,
-                "test_mse": min(te, 1e300), "reports_to_1e-6": float(self.hit if self.hit else p.max_reports + 1),
-                "solved": float(rel <= 1e-6), "aux_objective": aux}
+                "test_mse": te, "reports_to_1e-6": self.reports_to_tolerance(),
+                "solved": float(rel <= SOLVED_REL), "aux_objective": aux if math.isfinite(aux) else float("nan"),
+                "diverged": float(diverged)}
 
 
 class DeepTask:
@@ -193,7 +268,7 @@ class DeepTask:
     id = TASK_ID
     primary = "train_loss"
     metrics = {"train_loss": "min", "log10_train_loss": "min", "rel_train_loss": "min", "test_mse": "min",
-               "reports_to_1e-6": "min", "solved": "max", "aux_objective": "min"}
+               "reports_to_1e-6": "min", "solved": "max", "aux_objective": "min", "diverged": "min"}
     table_metrics = ("log10_train_loss", "rel_train_loss", "test_mse", "reports_to_1e-6")
 
     def __init__(self, family: Any = ("teacher", "random", "digits"), activation: Any = "leaky-relu",

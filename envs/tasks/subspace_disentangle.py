@@ -1,14 +1,14 @@
 """``SubspaceDisentangle-v0``: recovering content and style subspaces and transferring style under weak supervision,
 the setting of *Can Diffusion Models Disentangle? A Theoretical Perspective* (Wang, Mirza, Gong, Gong, Zhang, Tracey,
-Placek, Vilela & Glass, NeurIPS 2025, arXiv:2504.00220; spec ``learning-dynamics.md`` §3).
+Placek, Vilela & Glass, NeurIPS 2025, arXiv:2504.00220).
 
-**LS-GMM** (latent-subspace Gaussian mixture, ``family="ls-gmm"``, the default; spec §3.2, [design]):
+**LS-GMM** (latent-subspace Gaussian mixture, ``family="ls-gmm"``, the default; [design]):
 
 * ``D = 16``; ``[U V]`` = the first 4 columns of a Haar orthogonal matrix (QR of a Gaussian matrix with the signs of
   ``diag R`` fixed), ``U, V ∈ ℝ^{16×2}``, ``UᵀV = 0``;
 * content ``z`` ~ mixture of ``K = 4`` isotropic Gaussians (std 0.3) with means equally spaced on a circle of radius 2,
   style ``g`` ~ mixture of ``M = 3`` Gaussians (std 0.3), means equally spaced on a circle of radius 4; each circle
-  gets a random phase [design], the mixture weights are uniform [design: the spec is silent];
+  gets a random phase [design], the mixture weights are uniform [design];
 * ``x = Uz + V_θ g + 0.1 ε``, ``ε ~ N(0, I_16)``;
 * ``angle`` θ (degrees, default 0): ``V_θ = cos θ · V + sin θ · U`` (column ``j`` of ``V`` rotated towards column ``j``
   of ``U``), so ``V_θ`` keeps orthonormal columns, ``UᵀV_θ = sin θ · I`` and both principal angles between the content
@@ -18,10 +18,10 @@ Weak supervision (``supervision=``): ``labels`` — the style component index ``
 ``views`` — every training sample ``x`` comes with a second view ``x′`` with the same style vector ``g`` (same
 component and value), a fresh content ``z`` and fresh noise.
 
-**Digits colourisation proxy** (``family="digits"``, not in the default family; spec §3.2): scikit-learn's bundled
+**Digits colourisation proxy** (``family="digits"``, not in the default family): scikit-learn's bundled
 ``load_digits`` 8×8 greyscale images scaled to ``[0, 1]``, multiplied by one of 4 fixed RGB tints (:data:`TINTS`:
 red, green, blue, yellow [design]) and raised to the power ``γ = 0.8``: ``x = (img ⊗ tint)^γ ∈ ℝ^{192}``
-(channel-major, ``3 × 64``); content = the digit image, style = the tint. [design, where the spec is silent] The
+(channel-major, ``3 × 64``); content = the digit image, style = the tint. [design] The
 instance seed splits the 1,797 images into 1,297 training images and 500 held-out query images (so a solver cannot
 look a query's answer up among its training data); the training set holds every training image under every tint
 (``n = 5,188``; ``labels``: the tint index; ``views``: ``x′`` = another random training image under the same tint).
@@ -30,22 +30,23 @@ Subspace dimensions: style 3 (= the number of tints − 1, what a linear discrim
 
 **Public problem** (:class:`SubspaceProblem`): ``family``, ``supervision``, ``X_train`` (``n × D``), ``labels``
 (``n`` ints; ``labels`` only, else ``None``), ``X_view`` (``n × D``; ``views`` only), ``content_dim`` (2),
-``style_dim`` (2), ``n_styles`` (3; 4 tints on digits — the spec's pseudo-labelling step uses this count, so it is
+``style_dim`` (2), ``n_styles`` (3; 4 tints on digits — the view baselines' pseudo-labelling uses this count, so it is
 public), ``query_source`` (``Q × D``, ``Q = 1,000``), ``query_style`` (target style index, ``labels``) or ``query_ref``
 (a reference sample drawn from the target style component with fresh content and noise, ``views``), ``max_steps``
 (3,000, declared). Query sources are fresh samples (not training points); the target style always differs from the
-source's [design: so the identity map scores no style accuracy]. ``oracle`` is a **private** field
-(``PRIVATE_FIELDS = ("oracle",)``: :func:`papergym.leaderboard.board.evaluate.public_problem` strips it, so sandboxed
-submissions never see it): the generator's truth (:class:`LSGMMTruth` / :class:`DigitsTruth`), read only by the
-``oracle-subspace`` reference solver (role ``reference``, never ranked) — the existing ``PRIVATE_FIELDS`` pattern for
-privileged information of trusted in-process solvers.
+source's [design: so the identity map scores no style accuracy]. The generator's truth (:class:`LSGMMTruth` /
+:class:`DigitsTruth`: ``U``, ``V``, the component means, the tints) is **not** in the public problem: the evaluator
+keeps it (``SubspaceEvaluator.truth``), and the problem's ``oracle`` field is always ``None``. Only the
+``oracle-subspace`` reference solver (role ``reference``, never ranked) gets it: ``papergym bench`` hands a
+reference-role solver ``evaluator.reference_problem()`` (the problem with ``oracle`` set) instead of the public
+problem; everything a paper, baseline or submitted solver receives holds no path to the truth.
 
 **Solution**: a mapping ``{"U_hat": D × content_dim, "transfer": Q × D}``; ``U_hat`` must have orthonormal columns
 (``max |ÛᵀÛ − I| ≤ 1e−4``; the evaluator re-orthonormalises by QR before scoring, so float32 round-off is harmless);
 both finite. Anything else (not a mapping, a missing key, a wrong shape, NaN/inf, non-orthonormal columns) is a
 ``ValueError`` naming the field. An optional ``"meta"`` entry is ignored.
 
-**Metrics** (spec §3.6):
+**Metrics**:
 
 | metric | dir | definition |
 |---|---|---|
@@ -57,7 +58,7 @@ both finite. Anything else (not a mapping, a missing key, a wrong shape, NaN/inf
 | ``digit_acc`` | max | digits: a logistic regression trained once, deterministically, on all 1,797 greyscale images (each scaled to max 1), applied to the luminance of ``x̂`` (channel mean of ``x̂^{1/γ}``, scaled to max 1) |
 | ``tint_acc`` | max | digits: the tint whose chromaticity (channel sums of ``x̂^{1/γ}``, normalised to sum 1) is nearest |
 
-Metrics that do not apply to a family are NaN. Budget (spec §3.6): ``max_seconds`` = 60 (600 with ``paper_scale``),
+Metrics that do not apply to a family are NaN. Budget: ``max_seconds`` = 60 (600 with ``paper_scale``),
 ``max_iterations`` = 3,000 optimiser steps (declared by the solver).
 
 **Sizes**: default ``n = 4,000``, ``labels`` and ``views``, ``angle = 0``; ``paper_scale=True``: ``n ∈ {256, 1k, 4k,
@@ -69,12 +70,13 @@ The exact score of the noised LS-GMM (what the ``oracle-subspace`` reference sam
 
 Deviations and open points: the digits training/query split, subspace dimensions and tints are [design] (above); the
 source≠target rule for queries is [design]; the paper's MNIST/CIFAR-10/speech experiments are replaced by LS-GMM and
-bundled digits (spec §3.8). ``figures`` draws per-configuration bars of the score and the subspace error and, with
+bundled digits. ``figures`` draws per-configuration bars of the score and the subspace error and, with
 ``paper_scale``, the score against ``n`` (a scatter of ``Ûᵀx`` would need the solutions, which runs do not keep).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -102,12 +104,12 @@ FAMILIES = ("ls-gmm", "digits")
 SUPERVISIONS = ("labels", "views")
 N_TEST_SEEDS = 5
 N_QUERIES = 1000
-# LS-GMM constants (spec §3.2)
+# LS-GMM constants
 DIM = 16
 K_CONTENT, M_STYLE = 4, 3
 CONTENT_RADIUS, STYLE_RADIUS = 2.0, 4.0
 COMPONENT_STD, NOISE_STD = 0.3, 0.1
-# digits proxy (spec §3.2; tints [design])
+# digits proxy (tints [design])
 TINTS = np.array([[0.90, 0.15, 0.10],   # red
                   [0.10, 0.85, 0.20],   # green
                   [0.15, 0.30, 0.95],   # blue
@@ -140,7 +142,7 @@ class LSGMMTruth:
 
     def coordinates(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Content and style coordinates of the rows of ``X``: ``(XU, XV)`` at angle 0, else the least-squares
-        coefficients ``[U V]⁺x`` (spec §3.6)."""
+        coefficients ``[U V]⁺x``."""
         if self.angle == 0.0:
             return X @ self.U, X @ self.V
         coef = X @ np.linalg.pinv(self.mixing).T
@@ -298,7 +300,8 @@ def digit_classifier():
 # ------------------------------------------------------------------------------------------------ problem
 @dataclass(frozen=True)
 class SubspaceProblem:
-    """The public problem (module docstring); ``oracle`` is private (stripped for submissions)."""
+    """The public problem (module docstring); ``oracle`` is ``None`` except in the problem that
+    :meth:`SubspaceEvaluator.reference_problem` builds for reference solvers."""
 
     family: str
     supervision: str
@@ -365,6 +368,11 @@ class SubspaceEvaluator:
         self.source_content, self.target_style = np.asarray(source_content), np.asarray(target_style)
         self.true_transfer = true_transfer
 
+    def reference_problem(self) -> SubspaceProblem:
+        """The problem with the generator's truth in ``oracle``: for reference-role solvers only (the
+        ``oracle-subspace`` line), never for ranked or submitted ones."""
+        return dataclasses.replace(self.p, oracle=self.truth)
+
     def evaluate(self, solution: Any) -> dict[str, float]:
         p, nan = self.p, float("nan")
         U_hat, T = check_solution(solution, p.dim, p.content_dim, len(p.query_source))
@@ -388,7 +396,7 @@ class SubspaceTask:
     """``SubspaceDisentangle-v0`` (module docstring). Kwargs: ``family`` (``ls-gmm``; ``digits``), ``supervision``
     (``labels``, ``views``), ``n`` (4,000; LS-GMM training samples), ``angle`` (0; degrees in ``[0, 90)``), ``seeds``
     (dev, 0–4), ``max_steps`` (3,000; the declared iteration budget), ``max_seconds`` (60; 600 with ``paper_scale``),
-    ``paper_scale`` (``False``; ``True`` sets ``n``, ``angle`` and ``family`` to the spec's paper-scale grid unless
+    ``paper_scale`` (``False``; ``True`` sets ``n``, ``angle`` and ``family`` to the paper-scale grid unless
     given)."""
 
     id = TASK_ID
@@ -471,7 +479,7 @@ def _make_lsgmm(seed: int, sup: str, n: int, angle: float, steps: int) -> tuple[
     problem = SubspaceProblem(family="ls-gmm", supervision=sup, X_train=X, labels=m if sup == "labels" else None,
                               X_view=X_view, content_dim=2, style_dim=2, n_styles=M_STYLE, query_source=Xq,
                               query_style=m_tgt if sup == "labels" else None,
-                              query_ref=Xref if sup == "views" else None, max_steps=steps, oracle=truth)
+                              query_ref=Xref if sup == "views" else None, max_steps=steps)
     return problem, SubspaceEvaluator(problem, truth, k_src, m_tgt)
 
 
@@ -498,7 +506,7 @@ def _make_digits(seed: int, sup: str, steps: int) -> tuple[SubspaceProblem, Subs
     problem = SubspaceProblem(family="digits", supervision=sup, X_train=X, labels=tint if sup == "labels" else None,
                               X_view=X_view, content_dim=D - (T - 1), style_dim=T - 1, n_styles=T, query_source=Xq,
                               query_style=t_tgt if sup == "labels" else None,
-                              query_ref=Xref if sup == "views" else None, max_steps=steps, oracle=truth)
+                              query_ref=Xref if sup == "views" else None, max_steps=steps)
     _, y = _digits()
     return problem, SubspaceEvaluator(problem, truth, y[qi], t_tgt, tint_images(imgs[qi], t_tgt))
 

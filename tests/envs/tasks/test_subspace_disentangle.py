@@ -44,7 +44,7 @@ def _true_transfer(problem, truth):
 @pytest.mark.parametrize("angle", [0.0, 30.0])
 def test_oracle_projection_scores_one(sup, angle):
     pb, ev = _make(supervision=sup, angle=angle)
-    truth = pb.oracle
+    truth = ev.truth
     m = ev.evaluate({"U_hat": truth.U, "transfer": _true_transfer(pb, truth)})
     assert m["subspace_error"] == pytest.approx(0.0, abs=1e-12)
     assert m["content_acc"] >= 0.99 and m["style_acc"] >= 0.99
@@ -85,7 +85,7 @@ def test_subspace_error_invariances_and_principal_angle_closed_form():
 
 def test_evaluator_rotation_invariance_and_complement():
     pb, ev = _make()
-    truth = pb.oracle
+    truth = ev.truth
     T = _true_transfer(pb, truth)
     R, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((2, 2)))
     assert ev.evaluate({"U_hat": truth.U @ R, "transfer": T})["subspace_error"] == pytest.approx(0.0, abs=1e-12)
@@ -111,16 +111,16 @@ def test_gmm_score_is_the_gradient_of_the_log_density(style):
 
 
 def test_seeded_instances():
-    a, _ = _make(supervision="views")
+    a, ea = _make(supervision="views")
     b, _ = _make(supervision="views")
     for f in ("X_train", "X_view", "query_source", "query_ref"):
         np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
     c, _ = _make(supervision="views", seeds=[1])
     assert not np.allclose(a.X_train, c.X_train)
     # views share the style vector: x - x' lies in span U + noise
-    P = np.eye(16) - a.oracle.V @ a.oracle.V.T
+    P = np.eye(16) - ea.truth.V @ ea.truth.V.T
     d = a.X_train - a.X_view
-    assert np.linalg.norm(d @ a.oracle.V) / np.linalg.norm(d) < 0.1
+    assert np.linalg.norm(d @ ea.truth.V) / np.linalg.norm(d) < 0.1
     assert np.linalg.norm(d @ P) / np.linalg.norm(d) > 0.99
 
 
@@ -133,20 +133,21 @@ def test_problem_layout_and_private_oracle():
     assert (pb.content_dim, pb.style_dim, pb.n_styles) == (2, 2, 3)
     data, calls = public_problem(pb)
     assert "oracle" not in data and not calls and "X_train" in data
+    assert pb.oracle is None and ev.reference_problem().oracle is ev.truth
     pv, _ = _make(supervision="views", n=500)
     assert pv.labels is None and pv.query_style is None and pv.X_view.shape == (500, 16)
     assert pv.query_ref.shape == (1000, 16)
 
 
-def _bad(pb, **kw):
-    sol = {"U_hat": pb.oracle.U.copy(), "transfer": pb.query_source.copy()}
+def _bad(pb, ev, **kw):
+    sol = {"U_hat": ev.truth.U.copy(), "transfer": pb.query_source.copy()}
     sol.update(kw)
     return {k: v for k, v in sol.items() if v is not None}
 
 
 def test_hostile_solutions_are_rejected_naming_the_field():
     pb, ev = _make()
-    U = pb.oracle.U
+    U = ev.truth.U
     with pytest.raises(ValueError, match="mapping"):
         ev.evaluate(U)
     with pytest.raises(ValueError, match="U_hat"):
@@ -154,21 +155,21 @@ def test_hostile_solutions_are_rejected_naming_the_field():
     with pytest.raises(ValueError, match="transfer"):
         ev.evaluate({"U_hat": U})
     with pytest.raises(ValueError, match="U_hat.*shape"):
-        ev.evaluate(_bad(pb, U_hat=U.T))
+        ev.evaluate(_bad(pb, ev, U_hat=U.T))
     with pytest.raises(ValueError, match="U_hat.*orthonormal"):
-        ev.evaluate(_bad(pb, U_hat=2 * U))
+        ev.evaluate(_bad(pb, ev, U_hat=2 * U))
     with pytest.raises(ValueError, match="U_hat.*finite"):
-        ev.evaluate(_bad(pb, U_hat=np.full_like(U, np.nan)))
+        ev.evaluate(_bad(pb, ev, U_hat=np.full_like(U, np.nan)))
     with pytest.raises(ValueError, match="U_hat"):
-        ev.evaluate(_bad(pb, U_hat="abc"))
+        ev.evaluate(_bad(pb, ev, U_hat="abc"))
     with pytest.raises(ValueError, match="transfer.*shape"):
-        ev.evaluate(_bad(pb, transfer=pb.query_source[:10]))
+        ev.evaluate(_bad(pb, ev, transfer=pb.query_source[:10]))
     T = pb.query_source.copy()
     T[3, 4] = np.inf
     with pytest.raises(ValueError, match="transfer.*finite"):
-        ev.evaluate(_bad(pb, transfer=T))
+        ev.evaluate(_bad(pb, ev, transfer=T))
     # float32 round-off in U_hat is accepted (re-orthonormalised)
-    assert ev.evaluate(_bad(pb, U_hat=U.astype(np.float32)))["subspace_error"] < 1e-6
+    assert ev.evaluate(_bad(pb, ev, U_hat=U.astype(np.float32)))["subspace_error"] < 1e-6
 
 
 def test_digits_proxy():
