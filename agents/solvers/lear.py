@@ -1,6 +1,6 @@
 """``lear``: Learning Expandable and Adaptable Representations (LEAR; Yu, Liu, Ye, Bors, Hu et al., NeurIPS 2025,
-OpenReview ``uXKgVqYTJ2``), the paper method of ``ContinualDomains-v0`` at gym scale (spec ``learning-systems.md`` §1.5;
-structure from the official code ``yrluestc/NeurIPS2025-LEAR``, files ``models/LEAR.py``, ``backbone/LEAR.py``,
+OpenReview ``uXKgVqYTJ2``), the paper method of ``ContinualDomains-v0`` at gym scale (structure
+from the official code ``yrluestc/NeurIPS2025-LEAR``, files ``models/LEAR.py``, ``backbone/LEAR.py``,
 ``backbone/utils/hsic.py``; sizes [design]; torch extra).
 
 Model. The shipped stand-in backbone ``relu(W2 relu(W1 x + b1) + b2)`` (``problem.backbone``) plays the ViT: its first
@@ -16,7 +16,7 @@ hidden layer: ``g = relu(G h)``, ``l = relu(L h)``, ``s = relu(S h)`` (128-d eac
 2. New domain ``t > 1`` (``begin_task``): the mean Mahalanobis distance ``sqrt(δᵀ Σ_j⁻¹ δ)``, ``δ = fc_j(s) − μ_j``, of
    the domain's training rows to every stored expert Gaussian ``N(μ_j, Σ_j)``; ``fc_t`` starts as a copy of the closest
    expert's ``fc_j`` (``init_expert="closest"``; ``"fresh"``: PyTorch's default initialisation); ``c_t`` is fresh. The
-   official code averages over 50 training batches; here every training row (spec §1.5 (3)).
+   official code averages over 50 training batches; here every training row.
 3. Loss per batch (``observe``): domain 1: ``CE + s·HSIC(g, l)``; later domains
    ``CE + w_kl·KL_feat(l, l_prev) + w_mse·MSE(g, g_prev) + s·w_hsic·HSIC(g, l)`` with ``s = hsic_sign`` (−1: the
    code's ``loss_hsic = −hsic(...)``, maximising dependence; +1: the abstract's "distinct information") and
@@ -28,10 +28,20 @@ hidden layer: ``g = relu(G h)``, ``l = relu(L h)``, ``s = relu(S h)`` (128-d eac
    * The abstract's mutual-information prediction alignment is the code's ``MSELoss`` on global features (``loss_mi``;
      the code's comment gives efficiency as the reason) — :func:`torch.nn.functional.mse_loss`, element mean.
    * ``HSIC`` (:func:`hsic`, the code's ``hsic.py``): ``K_ab = exp(−‖a − b‖²/σ)``, ``H = I − 11ᵀ/m``,
-     ``HSIC = tr(L H K H)/(m − 1)²``; ``σ = hsic_sigma`` = 1 (the code) or ``"median"`` (the median pairwise squared
-     distance of the batch, per feature set, detached). At σ = 1 and unnormalised 128-d features the kernel is almost
-     the identity and the term nearly constant: the norm of its gradient (w.r.t. the trained parameters, at the first
-     batch of every epoch) is logged as ``meta["hsic_grad_norm"]`` (mean per domain).
+     ``HSIC = tr(L H K H)/(m − 1)²``; ``σ = hsic_sigma``, by default ``"median"``: the median pairwise squared
+     distance of the batch, per feature set, detached (the median heuristic of kernel dependence tests, Gretton et
+     al., "Measuring statistical dependence with Hilbert–Schmidt norms", ALT 2005, and NeurIPS 2007). The official
+     code calls ``hsic(global, local)`` with the function's default ``σ = 1`` (``hsic_sigma=1.0`` reproduces it).
+     With σ = 1 the kernel matrix is the identity whenever the rows are more than a few units apart: on the gym's
+     128-d features the median pairwise squared distance of a batch is about 270, so ``HSIC = tr(H H)/(m − 1)² =
+     1/(m − 1)`` for dependent and independent features alike and the term has no gradient (measured norm 2e−6 to
+     4e−4 against about 1e−2 with the median width; ``tests/envs/tasks/test_continual_fidelity.py``). The same
+     holds at the paper's scale: rows of the 768-d layer-normalised ViT output have squared norm about 768 before
+     the affine map, so two images whose features have cosine ``c`` lie at squared distance about ``1536 (1 − c)``,
+     far above 1 unless the features are nearly collinear. σ = 1 therefore switches off the paper's HSIC-based
+     collaboration of the two backbones; the median width is the documented rule that keeps it a dependence
+     measure. The norm of the term's gradient (w.r.t. the trained parameters, at the first batch of every epoch) is
+     logged as ``meta["hsic_grad_norm"]`` (mean per domain).
    * Trained: ``G``, ``L``, ``fc_t``, ``c_t``; SGD (no momentum, Mammoth's default), ``lr`` 0.03, mini-batches of 32
      (reshuffled per epoch, seeded; a batch of one row skips the HSIC term), ``epochs`` per domain from the problem (5).
 4. End of domain (``end_task``): ``N(μ_t, Σ_t)`` fitted to ``fc_t(s)`` over the training rows with Ledoit–Wolf shrinkage
@@ -63,19 +73,21 @@ Hyperparameters (enter the cell key)
 =================  ===============  ==========================================================================
 name               default          provenance
 =================  ===============  ==========================================================================
-``epochs``         ``None``         spec §1.5 (5): ``None`` = ``problem.epochs`` (5; 10 at paper scale)
-``lr``             ``0.03``         spec §1.5 (5), the code's SGD learning rate
-``batch_size``     ``32``           spec §1.5 (5)
-``fc_dim``         ``64``           spec §1.5 (1) [design; the code's 500 for 768-d features]
+``epochs``         ``None``         ``None`` = ``problem.epochs`` (5; 10 at paper scale)
+``lr``             ``0.03``         the code's SGD learning rate
+``batch_size``     ``32``           the code's batch size
+``fc_dim``         ``64``           [design; the code's 500 for 768-d features]
 ``use_kl``         ``True``         ablation: the KL_feat term
 ``use_mse``        ``True``         ablation: the MSE (MI-alignment) term
 ``use_hsic``       ``True``         ablation: the HSIC term
-``hsic_sign``      ``-1``           −1 the code, +1 the abstract (spec §1.9 (1))
-``hsic_sigma``     ``1.0``          the code's σ; ``"median"`` (spec §1.5 (4))
+``hsic_sign``      ``-1``           −1 the code, +1 the abstract
+``hsic_sigma``     ``"median"``     the median heuristic (item 3); ``1.0``: the code's literal σ, a constant term
 ``w_kl``           ``1.0``          the code's weights (all 1)
 ``w_mse``          ``1.0``
 ``w_hsic``         ``1.0``
 ``selection``      ``"batch"``      ``batch`` (protocol (i), the code) or ``sample``
+``selection_score`` ``"mahalanobis"`` the code's routing distance; ``loglik`` adds the log-determinant
+                                     (:func:`expert_score`; a diagnostic: see ``ContinualDomains-v0`` in README)
 ``covariance``     ``"ledoit-wolf"``  [design] ``ledoit-wolf`` or ``empirical`` (the code's raw covariance)
 ``init_expert``    ``"closest"``    the code's initialisation from the closest expert, or ``fresh`` [design ablation]
 ``time_fraction``  ``0.8``          [design] time guard (above)
@@ -95,12 +107,13 @@ import numpy as np
 from papergym.agents.base import register_solver
 
 __all__ = ["LEAR", "StreamLearner", "run_stream", "hsic", "median_sigma", "kl_feat", "ledoit_wolf_gaussian",
-           "ledoit_wolf_covariance", "mahalanobis", "TASK"]
+           "ledoit_wolf_covariance", "mahalanobis", "expert_score", "TASK"]
 
 TASK = "ContinualDomains-v0"
 SELECTIONS = ("batch", "sample")
 COVARIANCES = ("ledoit-wolf", "empirical")
 INITS = ("closest", "fresh")
+SCORES = ("mahalanobis", "loglik")
 
 
 # ------------------------------------------------------------------------------------------ loss terms
@@ -184,6 +197,21 @@ def mahalanobis(Z: np.ndarray, mu: np.ndarray, precision: np.ndarray) -> np.ndar
     """``sqrt((z − μ)ᵀ P (z − μ))`` per row of ``Z`` (clipped at 0 before the root)."""
     D = np.asarray(Z, dtype=float) - mu
     return np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", D, precision, D), 0.0))
+
+
+def expert_score(Z: np.ndarray, mu: np.ndarray, precision: np.ndarray, rule: str = "mahalanobis") -> np.ndarray:
+    """The routing score of the rows of ``Z`` for one expert Gaussian ``N(μ, P⁻¹)``, lower = closer:
+    ``"mahalanobis"`` — the distance ``sqrt(δᵀ P δ)`` (the official code's rule); ``"loglik"`` — the negative
+    Gaussian log-likelihood up to a constant shared by all experts, ``(δᵀ P δ − log det P)/2`` (the quadratic
+    discriminant rule: it adds the log-determinant that the distance leaves out, so a broad Gaussian no longer
+    attracts the rows of a narrower domain that lies inside it)."""
+    d = mahalanobis(Z, mu, precision)
+    if rule == "mahalanobis":
+        return d
+    if rule == "loglik":
+        _, logdet = np.linalg.slogdet(precision)
+        return 0.5 * (d * d - logdet)
+    raise ValueError(f"selection_score must be one of {', '.join(SCORES)}, got {rule!r}")
 
 
 # ------------------------------------------------------------------------------------------ the driver
@@ -333,9 +361,9 @@ class LEAR(StreamLearner):
 
     def __init__(self, *, seed: Any = None, epochs: Any = None, lr: float = 0.03, batch_size: int = 32,
                  fc_dim: int = 64, use_kl: bool = True, use_mse: bool = True, use_hsic: bool = True,
-                 hsic_sign: int = -1, hsic_sigma: Any = 1.0, w_kl: float = 1.0, w_mse: float = 1.0,
-                 w_hsic: float = 1.0, selection: str = "batch", covariance: str = "ledoit-wolf",
-                 init_expert: str = "closest", time_fraction: float = 0.8):
+                 hsic_sign: int = -1, hsic_sigma: Any = "median", w_kl: float = 1.0, w_mse: float = 1.0,
+                 w_hsic: float = 1.0, selection: str = "batch", selection_score: str = "mahalanobis",
+                 covariance: str = "ledoit-wolf", init_expert: str = "closest", time_fraction: float = 0.8):
         super().__init__(seed=seed, epochs=epochs, lr=lr, batch_size=batch_size, time_fraction=time_fraction)
         if isinstance(fc_dim, bool) or not isinstance(fc_dim, (int, np.integer)) or fc_dim < 1:
             raise ValueError(f"fc_dim must be an integer >= 1, got {fc_dim!r}")
@@ -351,7 +379,7 @@ class LEAR(StreamLearner):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise ValueError(f"{name} must be a non-negative finite number, got {v!r}")
         for name, v, valid in (("selection", selection, SELECTIONS), ("covariance", covariance, COVARIANCES),
-                               ("init_expert", init_expert, INITS)):
+                               ("init_expert", init_expert, INITS), ("selection_score", selection_score, SCORES)):
             if v not in valid:
                 raise ValueError(f"{name} must be one of {', '.join(valid)}, got {v!r}")
         self.fc_dim = int(fc_dim)
@@ -360,6 +388,7 @@ class LEAR(StreamLearner):
         self.hsic_sigma = hsic_sigma if hsic_sigma == "median" else float(hsic_sigma)
         self.w_kl, self.w_mse, self.w_hsic = float(w_kl), float(w_mse), float(w_hsic)
         self.selection, self.covariance, self.init_expert = selection, covariance, init_expert
+        self.selection_score = selection_score
 
     def start(self, problem: Any, budget: Any) -> None:
         super().start(problem, budget)
@@ -375,10 +404,12 @@ class LEAR(StreamLearner):
         return self.torch.relu(self.S(h))
 
     def expert_distances(self, h: Any) -> np.ndarray:
-        """``E × n``: the Mahalanobis distance of ``fc_j(s)`` to expert ``j``'s Gaussian, per row."""
+        """``E × n``: the routing score (:func:`expert_score`, ``selection_score``; by default the Mahalanobis
+        distance) of ``fc_j(s)`` for expert ``j``'s Gaussian, per row."""
         with self.torch.no_grad():
             s = self._selection_features(h)
-            return np.stack([mahalanobis(e["fc"](s).numpy(), e["mu"], e["precision"]) for e in self.experts])
+            return np.stack([expert_score(e["fc"](s).numpy(), e["mu"], e["precision"], self.selection_score)
+                             for e in self.experts])
 
     def learn(self, domain: Any) -> None:
         torch, F = self.torch, self.torch.nn.functional
@@ -489,8 +520,9 @@ def _lear(*, seed: Any = None, **hp: Any) -> LEAR:
 
 
 DEFAULTS = {"epochs": None, "lr": 0.03, "batch_size": 32, "fc_dim": 64, "use_kl": True, "use_mse": True,
-            "use_hsic": True, "hsic_sign": -1, "hsic_sigma": 1.0, "w_kl": 1.0, "w_mse": 1.0, "w_hsic": 1.0,
-            "selection": "batch", "covariance": "ledoit-wolf", "init_expert": "closest", "time_fraction": 0.8}
+            "use_hsic": True, "hsic_sign": -1, "hsic_sigma": "median", "w_kl": 1.0, "w_mse": 1.0,
+            "w_hsic": 1.0, "selection": "batch", "selection_score": "mahalanobis", "covariance": "ledoit-wolf",
+            "init_expert": "closest", "time_fraction": 0.8}
 
 register_solver("lear", _lear, tasks=[TASK], role="paper",
                 description="global + local backbone layers with one expert per domain (fc + classifier), KL_feat / "

@@ -1,4 +1,4 @@
-"""Baselines and the reference line of ``ContinualDomains-v0`` (spec ``learning-systems.md`` §1.6; torch extra, imported
+"""Baselines and the reference line of ``ContinualDomains-v0`` (torch extra, imported
 lazily: importing this module does not import torch).
 
 Every learner shares LEAR's machinery (:class:`papergym.agents.solvers.lear.StreamLearner`: the stand-in backbone
@@ -16,20 +16,20 @@ freshly initialised logits). ``params_added``: the head's rows (weights + bias) 
 * ``ewc`` — elastic weight consolidation (Kirkpatrick et al., PNAS 2017): after each domain the diagonal empirical
   Fisher ``F = mean_i (∇ log p(y_i | x_i))²`` over its training set (per-sample gradients, true labels) of the
   trainable parameters (second layer and head); the loss adds ``(λ/2) Σ_t Σ_k F_{t,k} (θ_k − θ*_{t,k})²`` over the
-  previous domains ``t`` (one penalty per domain, as the paper), ``λ = ewc_lambda`` = 1000 (spec §1.6). [design]
+  previous domains ``t`` (one penalty per domain, as the paper), ``λ = ewc_lambda`` = 1000. [design]
   ``ewc_update="proximal"`` (default): the penalty is applied by its exact proximal step after each SGD step on the
   cross-entropy, ``θ ← (θ + ηλ Σ_t F_t θ*_t)/(1 + ηλ Σ_t F_t)`` (forward–backward splitting: the same objective,
-  unconditionally stable). The plain gradient of the penalty (``"explicit"``) diverges at the spec's constants: the
+  unconditionally stable). The plain gradient of the penalty (``"explicit"``) diverges at these constants: the
   measured Fisher maxima are 0.5–1.9, so ``η λ F_max`` = 14–57 ≫ 2 and the weights reach NaN within two domains
   (a test shows it).
 * ``lwf`` — learning without forgetting (Li & Hoiem, ECCV 2016 / TPAMI 2018): before domain ``t > 1`` the model is
   copied; the loss adds ``w · KL(softmax(z_old/T) ‖ softmax(z/T))`` (batch mean) over the logits of the label spaces
-  seen before, on the current domain's inputs, ``T = temperature`` = 2, ``w = lwf_weight`` = 1 (spec §1.6). [design]
+  seen before, on the current domain's inputs, ``T = temperature`` = 2, ``w = lwf_weight`` = 1. [design]
   The KL form (the paper's soft cross-entropy minus the constant teacher entropy) without Hinton's ``T²`` factor.
 * ``er`` — experience replay (Chaudhry et al., "On tiny episodic memories in continual learning", 2019): a reservoir
   buffer of ``buffer_size`` = 200 training samples (reservoir sampling over every sample seen, updated after each
   step); every step trains on the current batch concatenated with a replay batch of ``replay_batch`` = 32 drawn
-  uniformly from the buffer (spec §1.6). Replayed samples count as work.
+  uniformly from the buffer. Replayed samples count as work.
 * ``joint`` (role ``reference``, never ranked) — the upper line of the shared-head family: before every test pass
   the model is trained for ``epochs`` epochs on the union of every domain seen so far (cumulative training, as
   Avalanche's ``Cumulative`` strategy; it keeps all training data). [design] ``reinit=True`` re-initialises the model
@@ -40,7 +40,7 @@ freshly initialised logits). ``params_added``: the head's rows (weights + bias) 
 
 Experts without adaptation:
 
-* ``experts-only`` — LEAR without backbone adaptation and alignment losses (spec §1.6): the backbone stays as
+* ``experts-only`` — LEAR without backbone adaptation and alignment losses: the backbone stays as
   pretrained; per domain a linear head ``128 → n_classes_t`` on the backbone features is trained (same optimiser and
   epochs) and a Ledoit–Wolf Gaussian is fitted to the backbone features of the domain's training rows; at test time
   the Mahalanobis distance to every domain's Gaussian routes the batch (``selection="batch"``, its mean distance) or
@@ -48,8 +48,9 @@ Experts without adaptation:
 
 Hyperparameters (besides ``epochs``, ``lr``, ``batch_size``, ``time_fraction`` of every learner): ``ewc_lambda``
 (1000), ``ewc_update`` (``proximal``), ``temperature`` (2), ``lwf_weight`` (1), ``buffer_size`` (200),
-``replay_batch`` (32), ``reinit`` (``False``, ``joint``), ``selection`` (``batch``) and ``covariance``
-(``ledoit-wolf``) for ``experts-only``.
+``replay_batch`` (32), ``reinit`` (``False``, ``joint``), ``selection`` (``batch``), ``covariance``
+(``ledoit-wolf``) and ``selection_score`` (``mahalanobis``, the official LEAR code's routing distance; ``loglik``
+adds the Gaussian log-determinant, see :func:`papergym.agents.solvers.lear.expert_score`) for ``experts-only``.
 """
 
 from __future__ import annotations
@@ -64,11 +65,12 @@ import numpy as np
 from papergym.agents.base import register_solver
 from papergym.agents.solvers.lear import (
     COVARIANCES,
+    SCORES,
     SELECTIONS,
     StreamLearner,
     _route,
+    expert_score,
     ledoit_wolf_gaussian,
-    mahalanobis,
 )
 
 __all__ = ["SharedHeadLearner", "FineTune", "EWC", "LwF", "ExperienceReplay", "Joint", "ExpertsOnly"]
@@ -319,10 +321,14 @@ class Joint(SharedHeadLearner):
 class ExpertsOnly(StreamLearner):
     """``experts-only`` (module docstring)."""
 
-    def __init__(self, *, selection: str = "batch", covariance: str = "ledoit-wolf", **kw: Any):
+    def __init__(self, *, selection: str = "batch", covariance: str = "ledoit-wolf",
+                 selection_score: str = "mahalanobis", **kw: Any):
         super().__init__(**kw)
         if selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
+        if selection_score not in SCORES:
+            raise ValueError(f"selection_score must be one of {', '.join(SCORES)}, got {selection_score!r}")
+        self.selection_score = selection_score
         if covariance not in COVARIANCES:
             raise ValueError(f"covariance must be one of {', '.join(COVARIANCES)}, got {covariance!r}")
         self.selection, self.covariance = selection, covariance
@@ -361,7 +367,8 @@ class ExpertsOnly(StreamLearner):
         sizes = [len(b) for b in batches]
         f = self.features(np.concatenate([np.asarray(b, dtype=np.float32).reshape(-1, self.W1.shape[1])
                                           for b in batches]))
-        dist = np.stack([mahalanobis(f.numpy(), e["mu"], e["precision"]) for e in self.experts])
+        dist = np.stack([expert_score(f.numpy(), e["mu"], e["precision"], self.selection_score)
+                         for e in self.experts])
         with self.torch.no_grad():
             preds = np.stack([e["offset"] + e["head"](f).argmax(1).numpy() for e in self.experts])
         rows, entries = _route(dist, sizes, self.selection == "sample")
@@ -406,7 +413,8 @@ register_solver("er", _make_er, tasks=[TASK], role="baseline",
                 defaults={**_COMMON, "buffer_size": 200, "replay_batch": 32},
                 description="experience replay from a 200-sample reservoir, replay batch 32", requires=("torch",))
 register_solver("experts-only", _make_experts_only, tasks=[TASK], role="baseline",
-                defaults={**_COMMON, "selection": "batch", "covariance": "ledoit-wolf"},
+                defaults={**_COMMON, "selection": "batch", "covariance": "ledoit-wolf",
+                          "selection_score": "mahalanobis"},
                 description="frozen backbone, one linear head per domain, Mahalanobis routing (LEAR without "
                             "adaptation and alignment)", requires=("torch",))
 register_solver("joint", _make_joint, tasks=[TASK], role="reference", defaults={**_COMMON, "reinit": False},

@@ -2,7 +2,7 @@
 
 * :func:`report_table` — per configuration (instance name without the seed) and solver: the mean over the ok runs of
   the final accuracy under protocol (i) and (ii), average incremental accuracy, forgetting, backward and forward
-  transfer, selection accuracy, declared parameter growth and the median seconds; failed runs are counted.
+  transfer, selection accuracy, the experts used (counted by the evaluator) and the median seconds; failed runs are counted.
 * :func:`figures` — ``accuracy_matrix_<config>``: per configuration one heat map per solver of the mean accuracy
   matrix ``a_{l,j}`` (row: stages learned, column: stage evaluated; the upper triangle is zero-shot accuracy on domains
   not learned yet), from the ``a_{l}_{j}`` metrics.
@@ -22,7 +22,7 @@ __all__ = ["report_table", "figures", "mean_matrix"]
 
 COLUMNS = (("final_acc", "A_T (i)"), ("final_acc_sample", "A_T (ii)"), ("avg_inc_acc", "avg inc"),
            ("forgetting", "forget"), ("bwt", "BWT"), ("fwt", "FWT"), ("selection_acc", "select"),
-           ("param_growth", "params/dom"))
+           ("experts_used", "experts"))
 
 
 def _config(name: str) -> str:
@@ -56,7 +56,7 @@ def report_table(runs: pd.DataFrame) -> str:
         for lab, h in g.groupby("label", sort=False):
             ok = h[h.status == "ok"]
             sec = ok.seconds.astype(float)
-            cells = "".join(f"{_fmt(_mean(ok[c]) if c in ok else math.nan, c == 'param_growth'):>11}"
+            cells = "".join(f"{_fmt(_mean(ok[c]) if c in ok else math.nan, c == 'experts_used'):>11}"
                             for c, _ in COLUMNS)
             lines.append(f"{cfg:<22}{lab:<16}{len(ok):>4}{len(h) - len(ok):>5}{cells}"
                          f"{(f'{sec.median():.1f}' if len(sec) else '-'):>9}")

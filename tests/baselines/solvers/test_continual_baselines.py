@@ -58,7 +58,7 @@ def test_every_solver_runs_on_both_families(name, hetero):
         assert sol["params_added"] == [129 * c for c in n_c] and 0.0 <= m["selection_acc"] <= 1.0
     else:
         assert sol["params_added"] == [128 * 64 + 64 + 193 * c for c in n_c]
-    assert m["param_growth"] == pytest.approx(np.mean(sol["params_added"]))
+    assert "param_growth" not in m                                  # declared, not scored by the evaluator
 
 
 def test_solvers_are_deterministic_under_the_seed():
