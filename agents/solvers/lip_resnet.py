@@ -92,6 +92,23 @@ on ``f3`` at d = 2, against 0.08 on ``f3`` with ``output_norm="l2"``). In the co
 compensates (and breaks the certificate). The default is therefore the theorem's ``‖v‖₂ ≤ 1`` [paper], a deviation
 from the spec's [code] default; ``output_norm="l1"`` reproduces the code's head.
 
+Measured fit of ``Ĝ`` under the ℓ2 certificate [finding]. ``Ĝ`` is 1-Lipschitz in the paper's sense because of a
+*mixed* norm, ``N(z) = max(|z₁|, |z₂|, |z₃|, ‖z_{4:}‖₂)``: the sort gadget is non-expansive in ℓ∞ on the top
+coordinates, a top row with ``|a₁| + |a₂| + |a₃| + ‖a_{4:}‖₂ ≤ 1`` maps ``N`` to a scalar non-expansively, the lower
+block is orthogonal, and a lifting with unit rows is ℓ2 → ``N`` non-expansive. The evaluator certifies by the product
+of ℓ2 layer norms, so the gym rescales ``Q`` and every ``M_l`` to spectral norm ≤ 1. For ``M_l = [R; 0 | O]``
+(``O`` orthogonal) ``M_lᵀM_l = RᵀR + diag(0, 0, 0, I)``: as soon as the top rows read the lower coordinates, the
+rescaling shrinks the orthogonal lower block too, in every block, and the gain decays geometrically with depth;
+and ``|x₁|`` through the gadget needs the lifting rows ``x₁`` and ``−x₁``, spectral norm √2. Measured on
+``f1 = |x₁|`` (d = 1, seed 0, depth 8, 200 epochs, budget not binding): relative RMSE 0.72, empirical Lipschitz
+constant 0.28; after 40 epochs the lower blocks' singular values are 0.61–0.85 (1 in the paper's network), their
+product ≈ 0.12, and the lifting has put all of ``x`` in the lower channel. With ``official_constraints=True`` (the
+code's per-row bounds, no spectral rescaling) the same network fits ``|x₁|`` to relative RMSE 1e−4 (d = 1; 3e−4 at
+d = 2) -- the architecture's capacity is there -- but its ℓ2 product bound is 1.8 (7.3 at d = 2) and at d = 2 its
+empirical Lipschitz constant is 1.29 (the code leaves the lower lifting unnormalised), so it is not certified. Under
+this evaluator ``Ĝ`` is therefore a much weaker network than the paper's; a structure-aware (mixed-norm) certificate
+is the fix and is not implemented. ``G`` (the default) is unaffected.
+
 The training loop (:func:`train_model`), the exact-norm projection (:func:`svd_rescale_`), the power iteration
 and the base class :class:`LipschitzSolver` are shared with the baselines (``papergym.baselines.solvers.lipschitz``).
 """

@@ -1,10 +1,13 @@
 """``ufo-rl``: single-pass, uncertainty-focused RL data selection, the paper's method of ``RLDataSelection-v0``
-(Zhao et al., *UFO-RL*, NeurIPS 2025, arXiv:2505.12457; ``compute_ufo_scores.py`` of ``zy125413/UFO_RL``; spec
-``learning-systems.md`` §3.2, §3.5).
+(Zhao et al., *UFO-RL*, NeurIPS 2025, arXiv:2505.12457; ``compute_ufo_scores.py`` of ``zy125413/UFO_RL``).
 
 1. One batched teacher-forced pass over the pool (``problem.policy.logprobs``, one call for the whole pool; no
-   sampling, no generation): ``Conf(x) = (1/T) Σ_t log π(y_t | x, y_<t)`` over the ``T`` gold-answer tokens, the
-   EOS token ``$`` included (``include_eos=False``: the digits only; spec §3.9.3).
+   sampling, no generation): ``Conf(x) = (1/T) Σ_t log π(y_t | x, y_<t)`` over the ``T`` gold-answer tokens only,
+   as the official ``compute_ufo_scores.py`` does: it prefills the assistant turn with ``"<answer> " + gold`` and
+   applies the chat template with ``continue_final_message`` (trl's ``maybe_apply_chat_template`` when the last
+   turn is the assistant's), so no end-of-turn token follows the answer and ``T`` counts the answer's tokens alone.
+   Here: the digits, not the EOS token ``$`` (``include_eos=True`` adds it, the gym's earlier default;
+   the paired comparison is in :mod:`papergym.envs.tasks.data_selection`).
 2. ``s = exp(Conf)`` (the geometric-mean token probability), ``μ = mean(s)`` over the pool,
    ``score = 1 − (s − μ)²``; the ``k`` highest scores (ties broken by the smaller pool index: a stable sort of
    ``−score``) -- the problems whose confidence is closest to the pool mean, neither mastered nor hopeless (the zone
@@ -19,7 +22,7 @@ Hyperparameters (enter the cell key)
 =================  =========  ======================================================================================
 name               default    provenance
 =================  =========  ======================================================================================
-``include_eos``    ``True``   spec §3.5 item 1 / §3.9.3: whether ``$`` counts among the gold tokens
+``include_eos``    ``False``  [code] whether ``$`` counts among the gold tokens (the official code: no)
 =================  =========  ======================================================================================
 """
 
@@ -46,7 +49,7 @@ def _policy_call(problem: Any, name: str) -> Callable[..., Any]:
     return pol[name] if isinstance(pol, dict) else getattr(pol, name)
 
 
-def confidence(logprobs: np.ndarray, answer_lengths: np.ndarray, include_eos: bool = True) -> np.ndarray:
+def confidence(logprobs: np.ndarray, answer_lengths: np.ndarray, include_eos: bool = False) -> np.ndarray:
     """``Conf`` per row of ``policy.logprobs``' output (row ``i``: ``answer_lengths[i]`` digit log-probs then the
     EOS log-prob, NaN after): the mean over the digits (and EOS with ``include_eos``)."""
     lp = np.asarray(logprobs, dtype=float)
@@ -57,7 +60,7 @@ def confidence(logprobs: np.ndarray, answer_lengths: np.ndarray, include_eos: bo
 
 
 def ufo_scores(conf: np.ndarray) -> np.ndarray:
-    """``1 − (s − μ)²`` with ``s = exp(Conf)``, ``μ = mean(s)`` (spec §3.2 items 4-5)."""
+    """``1 − (s − μ)²`` with ``s = exp(Conf)``, ``μ = mean(s)`` (the official ``compute_ufo_scores.py``)."""
     s = np.exp(np.asarray(conf, dtype=float))
     return 1.0 - (s - s.mean()) ** 2
 
@@ -67,7 +70,7 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return np.argsort(-np.asarray(scores, dtype=float), kind="stable")[:int(k)]
 
 
-def pool_confidence(problem: Any, include_eos: bool = True) -> np.ndarray:
+def pool_confidence(problem: Any, include_eos: bool = False) -> np.ndarray:
     """``Conf`` of every pool problem from one batched ``policy.logprobs`` call."""
     prompts, answers = list(_get(problem, "prompts")), list(_get(problem, "answers"))
     lp = np.asarray(_policy_call(problem, "logprobs")(prompts, answers), dtype=float)
@@ -77,7 +80,7 @@ def pool_confidence(problem: Any, include_eos: bool = True) -> np.ndarray:
 class UFORL:
     """``ufo-rl`` (module docstring)."""
 
-    def __init__(self, seed: Any = None, include_eos: bool = True):
+    def __init__(self, seed: Any = None, include_eos: bool = False):
         if not isinstance(include_eos, (bool, np.bool_)):
             raise ValueError(f"include_eos must be True or False, got {include_eos!r}")
         self.seed, self.include_eos = seed, bool(include_eos)
@@ -99,4 +102,4 @@ def _ufo_rl(*, seed: Any = None, **hp: Any) -> UFORL:
 register_solver("ufo-rl", _ufo_rl, tasks=[TASK], role="paper",
                 description="one teacher-forced pass: Conf = mean gold-token log-prob, s = exp(Conf), keep the k "
                             "problems with the largest 1 - (s - mean s)^2",
-                defaults={"include_eos": True}, requires=("torch",))
+                defaults={"include_eos": False}, requires=("torch",))

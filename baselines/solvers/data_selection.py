@@ -115,7 +115,7 @@ class RandomSelect:
 class ConfSelect:
     """``easiest-conf`` (``hardest=False``) / ``hardest-conf``: the top / bottom ``k`` by ``Conf``."""
 
-    def __init__(self, seed: Any = None, hardest: bool = False, include_eos: bool = True):
+    def __init__(self, seed: Any = None, hardest: bool = False, include_eos: bool = False):
         self.seed = seed
         self.hardest = _check_bool("hardest", hardest)
         self.include_eos = _check_bool("include_eos", include_eos)
@@ -167,10 +167,10 @@ register_solver("multi-sample-acc", _multi_sample_acc, tasks=[TASK],
 register_solver("random-select", _random_select, tasks=[TASK],
                 description="k uniform problems", requires=("torch",))
 register_solver("easiest-conf", _easiest_conf, tasks=[TASK],
-                description="the k problems of highest single-pass confidence", defaults={"include_eos": True},
+                description="the k problems of highest single-pass confidence", defaults={"include_eos": False},
                 requires=("torch",))
 register_solver("hardest-conf", _hardest_conf, tasks=[TASK],
-                description="the k problems of lowest single-pass confidence", defaults={"include_eos": True},
+                description="the k problems of lowest single-pass confidence", defaults={"include_eos": False},
                 requires=("torch",))
 register_solver("full-data", _full_data, tasks=[TASK], role="reference",
                 description="the whole pool (10x the RL compute); reference line, not ranked", requires=("torch",))

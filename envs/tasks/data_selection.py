@@ -17,7 +17,8 @@ card. Tokenizer: one token per character of
 selection budget, ``max(1, ⌊0.1 N⌋)``), ``vocab``, ``pad_token``, ``eos_token``, ``max_new_tokens`` (``max_digits + 2``:
 the longest answer plus ``$``), ``weights`` (the policy's arrays by name) and ``model_config``, ``max_work``, and
 ``policy`` (:class:`PolicyView`), whose callables run in the evaluator (served over the sandbox channel to
-submissions) and count **token-forwards**: one per token position of each scored or sampled sequence, prompt
+submissions; in-process they are :func:`~papergym.envs.tasks.sealed.seal` ed, so no reference to the evaluator's
+server, counter or test set is reachable from the problem) and count **token-forwards**: one per token position of each scored or sampled sequence, prompt
 positions included (as with a KV cache):
 
 * ``policy.logprobs(prompts, answers)`` → ``(n, T_max)`` float64 array: row ``i`` holds ``log π(y_t | prompt_i,
@@ -34,8 +35,8 @@ problem, ten times what one teacher-forced pass costs (spec §3.7). A call whose
 every sample running to ``max_new_tokens``) does not fit in what is left raises
 :class:`~papergym.envs.tasks.base.BudgetExceeded` and spends nothing. Forwards a solver computes itself from the
 public ``weights`` are not counted (``select_seconds`` still shows them). ``oracle`` is a **private** field
-(``PRIVATE_FIELDS``; stripped for sandboxed submissions): the pass that lets the trusted ``full-data`` reference
-submit the whole pool.
+(``PRIVATE_FIELDS``; stripped for sandboxed submissions): ``oracle.allow_full_pool()``, a sealed switch of the
+evaluator's pass, lets the trusted ``full-data`` reference submit the whole pool.
 
 **Solution**: ``k`` distinct pool indices (a 1-D integer array or list; or a mapping ``{"indices": ..., "meta":
 {...}}``); the whole pool (N indices) only after ``problem.oracle.allow_full_pool()`` (the reference line). Wrong
@@ -95,8 +96,8 @@ Budget: ``max_seconds`` = 30 (300 at paper scale) for the selection; ``max_work`
 operands up to 6 digits, test 5,000, 5 epochs, 300 s. Instance names ``arith/N=4000/D=4/s0``.
 
 Deviations and open points (spec §3.9): GRPO, not PPO; the proxy replaces Qwen2.5/GSM8K by a 0.1 M-parameter
-arithmetic Transformer (the ZPD premise transfers, not the numbers); EOS counts among the gold tokens by default
-(``include_eos`` of ``ufo-rl``); the 3-digit share of the pre-training (above); the problem-size law, the tokenizer,
+arithmetic Transformer (the ZPD premise transfers, not the numbers); EOS is not among the gold tokens by default, as
+in the official code (``include_eos`` of ``ufo-rl``); the 3-digit share of the pre-training (above); the problem-size law, the tokenizer,
 the worst-case rule of the work check and the forward count of the training pass are [design].
 
 Measured (2 shared CPU cores, torch 2.13, default size, ``papergym bench RLDataSelection-v0 --no-cache``, all six
@@ -109,8 +110,25 @@ paper's claim that the ZPD subset matches full data does not hold, and ``ufo-rl`
 3.95e4 token-forwards, ``multi-sample-acc`` 4.3 s and 3.07e5 (9.4× the seconds, 7.8× the forwards; the paper reports
 up to 185× at LLM scale, where a sample costs hundreds of decoding steps); the evaluator's RL run takes 1–3.5 s on a
 10 % selection and 31 s on the full pool. The ZPD premise itself transfers: on a 1,000-problem pool the Spearman
-correlation of ``exp(Conf)`` with the 8-sample accuracy is 0.94 (slow test). ``selection_seconds(runs)`` gives the
-per-method selection cost and the two headline ratios. ``benchmarks/train_arith_policy.py`` rewrites the weights and
+correlation of ``exp(Conf)`` with the 8-sample accuracy is 0.94 (slow test). (These ``ufo-rl`` / ``*-conf`` numbers
+used the earlier default ``include_eos=True``; see below.)
+
+**Selection rule checked against the official code** (``compute_ufo_scores.py`` of ``zy125413/UFO_RL``): ``Conf`` is
+the mean log-prob of the gold answer's own tokens -- the assistant turn is prefilled with ``"<answer> " + gold`` and
+continued, so no end-of-turn token follows -- then ``s = exp(Conf)``, ``μ`` = the pool mean of ``s``, score
+``1 − (s − μ)²``, the top ``max(1, ⌊0.1 N⌋)``: the band of ``s`` nearest the pool mean. The gym's rule is that one;
+the one deviation was the EOS token, which ``ufo-rl`` (and ``easiest-conf`` / ``hardest-conf``, which share the pass)
+counted by default. The default is now the code's (``include_eos=False``). Paired over seeds 100–109 (not the dev
+or test seeds; same instance, same RL randomness per seed; ``test_acc``): ``ufo-rl`` 0.601 with the code's ``Conf``,
+0.590 with EOS, ``random-select`` 0.611 (initial 0.573). Code's ``Conf`` − EOS: +0.011 (s.d. 0.013, paired t
+p = 0.03, better on 9 of 10 seeds); ``ufo-rl`` − ``random-select``: −0.011 (s.d. 0.007, p = 0.001, Wilcoxon
+p = 0.004, below on 10 of 10). So the gap to a random 10 % is not noise: at this scale the ZPD band (mean problem size
+2.60 vs 2.51) gains less from the fixed GRPO recipe than a random subset -- an honest negative result, not an
+implementation deviation. The scoring cost ratio is structural: ``multi-sample-acc`` spends K = 8 samples of
+``prompt + completion`` per problem against one ``prompt + answer + EOS`` pass, so the token-forward ratio is about
+8× (7.8–8.9× measured) whatever the selector; the paper's 39× (README, 175 s vs 6,827 s) to 185× come from
+long sampled reasoning (up to 1,024 completion tokens against a few answer tokens), which 1–5-digit answers do not
+have. ``selection_seconds(runs)`` gives the per-method selection cost and the two headline ratios. ``benchmarks/train_arith_policy.py`` rewrites the weights and
 their card.
 """
 
@@ -151,6 +169,7 @@ from papergym.envs.tasks.data_selection_model import (
     sample_completions,
     sequence_logprobs,
 )
+from papergym.envs.tasks.sealed import seal
 
 __all__ = ["DataSelectionTask", "DataSelectionProblem", "DataSelectionEvaluator", "PolicyServer", "PolicyView",
            "check_selection", "selection_seconds", "RL_DEFAULTS", "TASK_ID"]
@@ -296,13 +315,22 @@ class PolicyView:
 
 
 class FullPoolPass:
-    """Private capability of the trusted ``full-data`` reference: lets the evaluator accept the whole pool."""
+    """Private capability of the trusted ``full-data`` reference: lets the evaluator accept the whole pool. The
+    evaluator holds it; the problem only carries :class:`FullPoolOracle`, its sealed switch."""
 
     def __init__(self) -> None:
         self.allowed = False
 
     def allow_full_pool(self) -> None:
         self.allowed = True
+
+
+@dataclass(frozen=True)
+class FullPoolOracle:
+    """``problem.oracle``: ``allow_full_pool()`` is a sealed call into the evaluator's :class:`FullPoolPass` (no
+    reference to it is reachable from the problem)."""
+
+    allow_full_pool: Callable[[], None]
 
 
 @dataclass(frozen=True)
@@ -364,8 +392,10 @@ class DataSelectionEvaluator:
     test set (module docstring)."""
 
     def __init__(self, problem: DataSelectionProblem, server: PolicyServer, test_prompts: list[str],
-                 test_answers: list[str], rl: Mapping[str, Any], seed: int, max_digits: int):
+                 test_answers: list[str], rl: Mapping[str, Any], seed: int, max_digits: int,
+                 full_pass: FullPoolPass | None = None):
         self.p, self.server = problem, server
+        self.full_pass = FullPoolPass() if full_pass is None else full_pass
         self.test_prompts, self.test_answers = test_prompts, test_answers
         self.test_size = np.array([digit_count(q) for q in test_prompts])
         self.pool_size_d = np.array([digit_count(q) for q in problem.prompts])
@@ -407,9 +437,7 @@ class DataSelectionEvaluator:
         return net, stats, time.perf_counter() - t0
 
     def evaluate(self, solution: Any) -> dict[str, float]:
-        oracle = self.p.oracle
-        idx = check_selection(solution, self.p.pool_size, self.p.k,
-                              allow_full=bool(getattr(oracle, "allowed", False)))
+        idx = check_selection(solution, self.p.pool_size, self.p.k, allow_full=self.full_pass.allowed)
         select_forwards = float(self.server.forwards)
         key = idx.tobytes()
         if key not in self._cache:
@@ -522,13 +550,16 @@ def make_instance(seed: int, N: int, T: int, D: int, frac: float, work_factor: f
     mean_len = float(np.mean([len(p) + len(a) + 1 for p, a in zip(pool_p, pool_a)]))
     max_work = float(math.floor(work_factor * N * mean_len))
     server = PolicyServer(weights, max_work, max_new, seed)
+    full_pass = FullPoolPass()
     k = max(1, int(math.floor(frac * N)))
     problem = DataSelectionProblem(
         prompts=tuple(pool_p), answers=tuple(pool_a), k=k, vocab=VOCAB, pad_token=VOCAB[PAD], eos_token=VOCAB[EOS],
         max_new_tokens=max_new, weights={kk: v.copy() for kk, v in weights.items()}, model_config=dict(MODEL_CONFIG),
-        max_work=max_work, policy=PolicyView(server.logprobs, server.sample, server.work_used),
-        oracle=FullPoolPass())
-    return problem, DataSelectionEvaluator(problem, server, test_p, test_a, rl, seed, D)
+        max_work=max_work, policy=PolicyView(seal(server.logprobs, "policy.logprobs"),
+                                             seal(server.sample, "policy.sample"),
+                                             seal(server.work_used, "policy.work_used")),
+        oracle=FullPoolOracle(seal(full_pass.allow_full_pool, "oracle.allow_full_pool")))
+    return problem, DataSelectionEvaluator(problem, server, test_p, test_a, rl, seed, D, full_pass)
 
 
 def selection_seconds(runs: Any) -> Any:

@@ -15,8 +15,9 @@ Settings (``setting=``; [design] unless tagged)
   entries ``N(0, init²/fan_in)``, ``init = 1e−8``, ``lr = 1e−3``, 10⁶ iterations [code: the notebook's setting at
   ``d = 10, init = 1e−15`` with ``paper_scale``].
 * ``modular-addition``: quadratic two-layer network composing a template on ℤ_20
-  (:mod:`papergym.envs.tasks.staircase_modular`); heavy-ball GD ``lr = 0.01``, momentum 0.9 [code], 2·10⁵
-  iterations.
+  (:mod:`papergym.envs.tasks.staircase_modular`, the notebook's template scale); heavy-ball GD with momentum 0.9
+  and the notebook's lr 0.01 on ``nn.MSELoss``, i.e. ``lr = 0.02/p`` (1e−3) on this task's loss [code], 2·10⁵
+  iterations (frequencies 1, 3 and 5 are all learned within them).
 
 Public problem (:class:`StaircaseProblem`) and solution
 -------------------------------------------------------
@@ -585,7 +586,7 @@ class StaircaseTask:
                  alpha: Any = (1e-2, 1e-4, 1e-8), lr: float = 1e-3, horizon: int = 1_000_000,
                  linear_d: Any = (4, 8), linear_init: Any = 1e-8, linear_samples: int = 1000,
                  linear_power: float = 1.0, linear_lr: float = 1e-3, linear_horizon: int = 1_000_000,
-                 mod_p: int = 20, mod_width: int = 18, mod_init: Any = 1e-2, mod_lr: float = 0.01,
+                 mod_p: int = 20, mod_width: int = 18, mod_init: Any = 1e-2, mod_lr: float | None = None,
                  mod_momentum: float = 0.9, mod_horizon: int = 200_000,
                  paper_scale: bool = False, ground_truth: str = "gd", seeds: Any = (0, 1, 2, 3, 4),
                  max_seconds: float | None = None, max_work: float | None = None):
@@ -610,6 +611,10 @@ class StaircaseTask:
         self.mod_p = check_ints(mod_p, "mod_p", 11)[0]  # frequency 5 needs p//2 >= 5
         self.mod_width = check_ints(mod_width, "mod_width", 1)[0]
         self.mod_init = check_floats(mod_init, "mod_init", above=0.0, below=1.0)
+        if mod_lr is None:  # the notebook's lr 0.01 on nn.MSELoss (staircase_modular.modular_lr)
+            from papergym.envs.tasks.staircase_modular import modular_lr
+
+            mod_lr = modular_lr(self.mod_p)
         self.mod_lr = check_floats(mod_lr, "mod_lr", above=0.0)[0]
         self.mod_momentum = check_floats(mod_momentum, "mod_momentum", at_least=0.0, below=1.0)[0]
         self.mod_horizon = check_ints(mod_horizon, "mod_horizon", 10)[0]
@@ -640,7 +645,8 @@ class StaircaseTask:
                         "horizon": self.linear_horizon}
                 out += [(f"linear/d={d},init={al:g}", {**base, "alpha": al}) for al in self.linear_init]
         if "modular-addition" in self.settings:
-            base = {"setting": "modular-addition", "p": self.mod_p, "width": self.mod_width, "alphas": list(self.mod_init),
+            base = {"setting": "modular-addition", "template": "notebook", "p": self.mod_p, "width": self.mod_width,
+                    "alphas": list(self.mod_init),
                     "lr": self.mod_lr, "momentum": self.mod_momentum, "horizon": self.mod_horizon}
             out += [(f"modular-addition/p={self.mod_p},init={al:g}", {**base, "alpha": al}) for al in self.mod_init]
         return out

@@ -1,19 +1,27 @@
 """``FeatureStaircase-v0``, setting ``modular-addition``: a two-layer network with quadratic activation learning
-the group composition of a template on ℤ_p (spec ``learning-dynamics.md`` §1.2, optional track; AGF paper §5,
+the group composition of a template on ℤ_p (optional track; AGF paper §5,
 notebook ``modular arithmetic`` [code]).
 
 Instance [design unless tagged]:
 
-* a template ``τ ∈ ℝ^p`` (``p = 20``) with Fourier amplitudes ``10, 5, 2.5`` at frequencies ``1, 3, 5`` [code] and
-  phases drawn from the seed, ``τ_c = Σ_k A_k cos(2πkc/p + φ_k)``, normalised to unit norm (the amplitudes fix the
-  spectrum's shape; at the raw scale full-batch momentum GD at the notebook's step diverges);
+* a template ``τ ∈ ℝ^p`` (``p = 20``) with the spectrum ``10, 5, 2.5`` at frequencies ``1, 3, 5`` [code] and
+  phases drawn from the seed, at the notebook's scale: ``τ = ifft(spectrum).real``, i.e. ``τ_c = Σ_k (2A_k/p)
+  cos(2πkc/p + φ_k)`` (cosine amplitudes 1, 0.5, 0.25 at ``p = 20``; ``‖τ‖² = 13.125``) [code];
 * inputs ``x_{ab} = [ρ_a τ, ρ_b τ] ∈ ℝ^{2p}`` (``ρ_a``: cyclic shift by ``a``), targets ``y_{ab} = ρ_{a+b} τ``, all
   ``p² = 400`` pairs (the full batch) [code: full batch 400];
 * the network ``f(x) = W_out (W_in x)²`` (``W_in``: width × 2p, ``W_out``: p × width), width 18, entries
   ``N(0, init²/fan_in)`` with ``init = 1e−2`` [code]; loss ``½ mean_{ab} ‖y − f(x)‖²``;
-* training (the ground truth): full-batch heavy-ball GD, ``lr = 0.01``, momentum ``0.9`` [code], ``2·10⁵``
-  iterations (the horizon; frequencies 1 and 3 are learned within it, frequency 5, with 1/8 of frequency 3's
-  utility, far later). In the slow phases heavy-ball moves like gradient flow at time ``t = lr·k/(1 − β)``.
+* training (the ground truth): full-batch heavy-ball GD, momentum ``0.9`` [code], ``2·10⁵`` iterations (the
+  horizon), step ``lr = 0.02/p`` (``1e−3`` at ``p = 20``): the notebook's SGD lr 0.01 on ``nn.MSELoss`` (the mean
+  over the ``p²`` pairs *and* the ``p`` outputs, no ½) is the same trajectory as lr ``0.01·2/p`` on this loss
+  (½ mean over pairs of the sum over outputs) [code]. All three frequencies are learned within the horizon (seed 0:
+  frequency 1 by ≈ 1·10⁴ iterations, 3 by ≈ 2.5·10⁴, 5 at ≈ 6.5·10⁴ and ≈ 1.1·10⁵, loss 1e−4 of ``ℓ_0`` at 2·10⁵;
+  the notebook's run: loss ≈ 0 by 1.7·10⁵ epochs). In the slow phases heavy-ball moves like gradient flow at time
+  ``t = lr·k/(1 − β)``.
+
+  An earlier version normalised ``τ`` to unit norm and kept lr 0.01 on this loss: both changes slow the dynamics
+  (the quadratic network's utility is cubic in the data scale), and frequency 5 then fell outside the horizon, so
+  the staircase showed only frequencies 1 and 3.
 
 Features are frequencies ``k ∈ {1, …, p/2}``: the power ``‖F_k f‖`` of the network's output at ``k`` (mean over the
 batch), per iteration; the drop's feature is the frequency whose power grows most (§1.3). A frequency is learned in
@@ -29,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["modular_instance", "modular_init", "gd_modular", "fourier_power", "AMPLITUDES"]
+__all__ = ["modular_instance", "modular_init", "modular_lr", "gd_modular", "fourier_power", "AMPLITUDES"]
 
 AMPLITUDES = {1: 10.0, 3: 5.0, 5: 2.5}  # [code] template Fourier amplitudes by frequency
 
@@ -43,12 +51,18 @@ def modular_instance(p: int, seed: int, amplitudes: dict[int, float] | None = No
         raise ValueError(f"p must be >= 3 and the frequencies in 1..p//2 with positive amplitudes; got p={p}, {amps}")
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(13, 4)))
     c = np.arange(p)
-    tau = sum(a * np.cos(2 * np.pi * int(k) * c / p + rng.uniform(0, 2 * np.pi)) for k, a in sorted(amps.items()))
-    tau = tau / np.linalg.norm(tau)
+    # ifft of the spectrum (A_k at ±k, phase φ_k): (2 A_k / p) cos(2πkc/p + φ_k); the Nyquist bin (2k = p) is one bin
+    tau = sum((a if 2 * int(k) == p else 2.0 * a) / p * np.cos(2 * np.pi * int(k) * c / p + rng.uniform(0, 2 * np.pi))
+              for k, a in sorted(amps.items()))
     shifts = np.stack([np.roll(tau, a) for a in range(p)])
     a_idx, b_idx = np.repeat(c, p), np.tile(c, p)
     X = np.concatenate([shifts[a_idx], shifts[b_idx]], axis=1)
     return X, shifts[(a_idx + b_idx) % p], tau
+
+
+def modular_lr(p: int, notebook_lr: float = 0.01) -> float:
+    """This loss's GD step equal to the notebook's ``notebook_lr`` on ``nn.MSELoss``: ``2·notebook_lr/p``."""
+    return 2.0 * float(notebook_lr) / int(p)
 
 
 def modular_init(p: int, width: int, init: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

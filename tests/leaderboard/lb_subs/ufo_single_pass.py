@@ -14,7 +14,7 @@ class UFOSinglePass:
         if self.full_pool:
             return np.arange(len(prompts))
         lp = np.asarray(problem.policy.logprobs(prompts, answers), dtype=float)
-        L = np.array([len(a) + 1 for a in answers])
+        L = np.array([len(a) for a in answers])  # the gold digits only (row: digits, then EOS)
         m = np.arange(lp.shape[1])[None, :] < L[:, None]
         s = np.exp(np.where(m, np.nan_to_num(lp), 0.0).sum(1) / L)
         score = 1.0 - (s - s.mean()) ** 2
