@@ -91,7 +91,7 @@ import gymnasium as gym
 import numpy as np
 
 from papergym.envs.games.common import check_number, euler_factor, gap_metrics, gibbs, kl, player_blocks, read_action
-from papergym.envs.games.render import RENDER_FPS, RENDER_MODES, ansi_frame, check_render_mode, rgb_frame
+from papergym.envs.games.render import RENDER_FPS, RENDER_MODES, ansi_frame, can_render, check_render_mode, rgb_frame
 from papergym.envs.spec import ProblemSpec, instance_seed
 
 __all__ = ["EntropicMeanFieldEnv", "MeanFieldOracle", "INSTANCES", "EDGE_FRACTION", "EDGE_MASS", "edge_mass"]
@@ -446,12 +446,8 @@ class EntropicMeanFieldEnv(gym.Env):
     def render(self) -> str | np.ndarray | None:
         """The current measure ``μ_k`` and the gap curve so far: text (``"ansi"``) or an ``H×W×3`` ``uint8`` image
         (``"rgb_array"``); ``None`` with a warning when ``render_mode`` is ``None`` (module docstring, "Render")."""
-        if self.render_mode is None:
-            gym.logger.warn(f"{ENV_ID}: render() called with render_mode=None; pass render_mode="
-                            f"{' or '.join(map(repr, RENDER_MODES))} to the constructor (gym.make)")
+        if not can_render(ENV_ID, self.render_mode, self.oracle is not None, "measure"):
             return None
-        if self.oracle is None:
-            raise RuntimeError(f"{ENV_ID}: call reset() before render() (there is no measure yet)")
         title = f"{ENV_ID} ({self.instance})"
         gap_name = "gap F^σ(μ_k) − F^σ(μ*)"
         if self.render_mode == "ansi":

@@ -31,6 +31,20 @@ def check_render_mode(render_mode: str | None) -> str | None:
     return render_mode
 
 
+def can_render(env_id: str, render_mode: str | None, ready: bool, what: str) -> bool:
+    """``False`` (with Gymnasium's warning) when ``render_mode`` is ``None``; ``RuntimeError`` before ``reset``
+    (``ready`` false: there is no ``what`` yet); ``True`` otherwise."""
+    if render_mode is None:
+        import gymnasium as gym
+
+        gym.logger.warn(f"{env_id}: render() called with render_mode=None; pass render_mode="
+                        f"{' or '.join(map(repr, RENDER_MODES))} to the constructor (gym.make)")
+        return False
+    if not ready:
+        raise RuntimeError(f"{env_id}: call reset() before render() (there is no {what} yet)")
+    return True
+
+
 def _fmt(v: np.ndarray) -> str:
     return "[" + " ".join(f"{x:.3f}" for x in np.asarray(v, dtype=float).ravel()) + "]"
 

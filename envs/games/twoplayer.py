@@ -31,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 from papergym.envs.games.common import euler_factor, feedback_box, gap_metrics, player_blocks, read_action
-from papergym.envs.games.render import RENDER_FPS, RENDER_MODES, ansi_frame, check_render_mode, rgb_frame
+from papergym.envs.games.render import RENDER_FPS, RENDER_MODES, ansi_frame, can_render, check_render_mode, rgb_frame
 from papergym.envs.spec import ProblemSpec, instance_seed
 
 __all__ = ["TwoPlayerEnv", "GameOracle", "ROLES", "clip_gap"]
@@ -387,12 +387,8 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
     def render(self) -> str | np.ndarray | None:
         """The current profile ``(μ_k, ν_k)`` and the gap curve so far: text (``"ansi"``) or an ``H×W×3`` ``uint8``
         image (``"rgb_array"``); ``None`` with a warning when ``render_mode`` is ``None``."""
-        if self.render_mode is None:
-            gym.logger.warn(f"{self.ENV_ID}: render() called with render_mode=None; pass render_mode="
-                            f"{' or '.join(map(repr, RENDER_MODES))} to the constructor (gym.make)")
+        if not can_render(self.ENV_ID, self.render_mode, self.game is not None, "profile"):
             return None
-        if self.game is None:
-            raise RuntimeError(f"{self.ENV_ID}: call reset() before render() (there is no profile yet)")
         profile = [("μ (min)", self._mu), ("ν (max)", self._nu)]
         title = f"{self.ENV_ID} ({getattr(self, 'instance', '')}, role={self.role})"
         if self.render_mode == "ansi":
