@@ -89,6 +89,7 @@ with 30 % (1.00 / 0.50 / 0.07 / 0): +0.022 (s.d. 0.005); lr 3e−3 with 30 % (1.
 | ``mean_size`` | max | mean size ``D`` of the selected problems (descriptive; not ranked) |
 | ``n_selected`` | max | size of the selection (``k``; N for ``full-data``) |
 | ``train_reward`` | max | mean reward of the RL recipe's samples (descriptive) |
+| ``diverged`` | min | 1 when the RL recipe left the policy with non-finite weights or log-probabilities (a diverged or exploded update); ``test_acc`` is then 0 |
 
 Budget: ``max_seconds`` = 30 (300 at paper scale) for the selection; ``max_work`` enforced by the policy (above).
 
@@ -140,7 +141,7 @@ import numbers
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -387,6 +388,20 @@ def check_selection(solution: Any, n_pool: int, k: int, allow_full: bool = False
     return np.sort(a.astype(np.int64))
 
 
+def _policy_finite(net: Any, prompts: Sequence[str], answers: Sequence[str]) -> bool:
+    """Every parameter and buffer of the torch policy ``net`` is finite, and so are its teacher-forced
+    log-probabilities of the first 16 of ``prompts`` / ``answers`` (an exploded update leaves finite but huge
+    weights whose logits overflow)."""
+    import torch
+
+    with torch.no_grad():
+        if not all(bool(torch.isfinite(t).all()) for t in (*net.parameters(), *net.buffers())
+                   if t.is_floating_point()):
+            return False
+        lps = sequence_logprobs(net, list(prompts[:16]), [a + VOCAB[EOS] for a in answers[:16]])
+        return all(bool(torch.isfinite(lp).all()) for lp in lps)
+
+
 class DataSelectionEvaluator:
     """Private scorer: trains the initial policy with the fixed GRPO recipe on the selection and scores it on the
     test set (module docstring)."""
@@ -430,10 +445,15 @@ class DataSelectionEvaluator:
         order = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(7,)))
         rl = self.rl
         t0 = time.perf_counter()
-        stats = grpo_train(net, [self.p.prompts[i] for i in idx], [self.p.answers[i] for i in idx],
-                           epochs=rl["epochs"], batch_prompts=rl["batch_prompts"], group_size=rl["group_size"],
-                           lr=rl["lr"], temperature=rl["temperature"], max_new=self.p.max_new_tokens,
-                           adv_eps=rl["adv_eps"], generator=gen, order_rng=order)
+        try:
+            stats = grpo_train(net, [self.p.prompts[i] for i in idx], [self.p.answers[i] for i in idx],
+                               epochs=rl["epochs"], batch_prompts=rl["batch_prompts"], group_size=rl["group_size"],
+                               lr=rl["lr"], temperature=rl["temperature"], max_new=self.p.max_new_tokens,
+                               adv_eps=rl["adv_eps"], generator=gen, order_rng=order)
+        except RuntimeError:  # sampling from a policy whose logits went non-finite (a diverged update)
+            if _policy_finite(net, self.test_prompts, self.test_answers):
+                raise
+            stats = {"forwards": math.nan, "steps": math.nan, "mean_reward": math.nan}
         return net, stats, time.perf_counter() - t0
 
     def evaluate(self, solution: Any) -> dict[str, float]:
@@ -443,11 +463,15 @@ class DataSelectionEvaluator:
         if key not in self._cache:
             before = self.acc_before()
             net, stats, secs = self.train(idx)
-            acc, by = _torch_threads(self._acc)(net)
+            diverged = not _torch_threads(_policy_finite)(net, self.test_prompts, self.test_answers)
+            if diverged:  # the failure value: accuracy 0 (a non-finite policy answers nothing)
+                acc, by = 0.0, {f"acc_d{d}": 0.0 if d <= self.max_digits else math.nan for d in range(1, MAX_SIZE + 1)}
+            else:
+                acc, by = _torch_threads(self._acc)(net)
             self._cache[key] = {"test_acc": acc, "acc_before": before, "acc_gain": acc - before,
                                 "train_seconds": secs, "train_forwards": stats["forwards"],
                                 "mean_size": float(self.pool_size_d[idx].mean()), "n_selected": float(len(idx)),
-                                "train_reward": stats["mean_reward"], **by}
+                                "train_reward": stats["mean_reward"], "diverged": float(diverged), **by}
         out = dict(self._cache[key])
         out["select_forwards"] = select_forwards
         out["acc_per_forward"] = out["acc_gain"] / (select_forwards + out["train_forwards"])
@@ -467,7 +491,7 @@ class DataSelectionTask:
     metrics = {"test_acc": "max", "acc_gain": "max", "acc_before": "max", "select_seconds": "min",
                "train_seconds": "min", "select_forwards": "min", "train_forwards": "min", "acc_per_forward": "max",
                **{f"acc_d{d}": "max" for d in range(1, MAX_SIZE + 1)}, "mean_size": "max", "n_selected": "max",
-               "train_reward": "max"}
+               "train_reward": "max", "diverged": "min"}
     table_metrics = ("acc_gain", "select_seconds", "train_seconds", "select_forwards", "mean_size")
 
     def __init__(self, pool_size: Any = None, test_size: Any = None, max_digits: Any = None,
