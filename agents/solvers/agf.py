@@ -1,6 +1,6 @@
 """``agf`` numerical core for ``FeatureStaircase-v0`` — Alternating Gradient Flows (Kunin, Marchetti, Chen,
 Karkada, Simon, DeWeese, Ganguli, Miolane, *Alternating Gradient Flows: A Theory of Feature Learning in
-Two-layer Neural Networks*, NeurIPS 2025, arXiv:2506.06489; spec ``learning-dynamics.md`` §1.4; authors' code
+Two-layer Neural Networks*, NeurIPS 2025, arXiv:2506.06489; authors' code
 ``danielkunin/alternating-gradient-flows``, notebook ``diagonal-linear-network``).
 
 Diagonal linear network (this module's track)
@@ -144,7 +144,7 @@ def agf_diagonal(X, y, alpha: float, lr: float = 1.0, max_steps: int | None = No
 # --------------------------------------------------------------------------------- linear networks
 def linear_rescale(init: float) -> float:
     """``log(1/(√2·init))``: rescaled AGF time ``τ`` → gradient-flow time of a linear net initialised at scale
-    ``init`` (spec §1.4, notebook ``fully-connected-linear-network``; a dormant rank-one neuron's log-norm grows at
+    ``init`` (authors' notebook ``fully-connected-linear-network``; a dormant rank-one neuron's log-norm grows at
     the rate of its utility and must climb from ``log(√2·init)`` to 0)."""
     init = float(init)
     if not 0.0 < init < 1.0 / np.sqrt(2.0):
@@ -172,7 +172,7 @@ def linear_path(Sxx, Syx, syy: float, directions) -> tuple[np.ndarray, list[floa
 def agf_linear(Sxx, Syx, syy: float, init: float, lr: float = 1.0, memory: bool = True,
                tol: float = 1e-12) -> list[Step]:
     """The AGF staircase of a two-layer linear network ``W₂W₁`` (width ≥ rank) trained on ``½ mean ‖y − W₂W₁x‖²``
-    from scale ``init`` (spec §1.4, notebook ``fully-connected-linear-network``):
+    from scale ``init`` (authors' notebook ``fully-connected-linear-network``):
 
     * **Utility.** With ``k`` modes active (output subspace ``U_k``), the residual cross-covariance is
       ``R_k = Σ_yx − W_kΣ_xx = (I − P_{U_k})Σ_yx``; a dormant rank-one neuron aligned with its ``m``-th singular pair
@@ -240,12 +240,39 @@ def _quad_loss_grad(z: np.ndarray, X: np.ndarray, Y: np.ndarray, m: int) -> tupl
     return 0.5 * float(np.einsum("ij,ij->", r, r)) / N, np.concatenate([g_i.ravel(), g_o.ravel()])
 
 
+def _cost_flow(z: np.ndarray, X: np.ndarray, Y: np.ndarray, m: int, max_evals: int, stop: float,
+               cos_min: float = 0.9) -> tuple[np.ndarray, int]:
+    """Gradient flow of the active neurons' loss from ``z``, by Euler steps with step control: a step ``−h∇L`` is
+    accepted when the loss does not increase and the new gradient stays within ``arccos(cos_min)`` of the old one
+    (``h`` then grows by 1.25; otherwise it halves and the step is retried). Follows the flow through the transient
+    after an activation into the basin it reaches; stops when ``‖∇L‖`` has fallen to ``stop`` times its largest
+    value on the path, or after ``max_evals`` gradient evaluations. Returns ``(z, evaluations)``."""
+    f, g = _quad_loss_grad(z, X, Y, m)
+    ev, gmax = 1, float(np.linalg.norm(g))
+    h = 0.05 / max(gmax, 1e-300)  # first step: 5 % of a unit parameter change
+    while ev < max_evals:
+        gn = float(np.linalg.norm(g))
+        gmax = max(gmax, gn)
+        if gn <= stop * gmax or gn < 1e-12:
+            break
+        z1 = z - h * g
+        f1, g1 = _quad_loss_grad(z1, X, Y, m)
+        ev += 1
+        if f1 <= f and float(g @ g1) >= cos_min * gn * float(np.linalg.norm(g1)):
+            z, f, g = z1, f1, g1
+            h *= 1.25
+        else:
+            h *= 0.5
+    return z, ev
+
+
 def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: float | None = None,
                 eta: float = 0.05, threshold: float = 1.0, memory: bool = True, frozen_utility: bool = False,
-                cost_iters: int = 300, deadline: float | None = None, max_steps: int | None = None
+                cost_iters: int = 300, flow_evals: int = 1000, flow_stop: float = 0.03,
+                deadline: float | None = None, max_steps: int | None = None, max_work: float | None = None
                 ) -> tuple[list[Step], int]:
     """AGF for a two-layer network with quadratic activation, ``f(x) = Σ_i o_i (w_iᵀx)²`` (neuron ``θ_i = (w_i,
-    o_i)``), as in the authors' modular-arithmetic notebook (spec §1.4):
+    o_i)``), as in the authors' modular-arithmetic notebook:
 
     * **Utility maximisation** (dormant neurons, residual ``r`` frozen): ``U_i(θ) = mean_x ⟨r(x), o (wᵀx)²⟩``;
       every dormant neuron follows ``θ̇_i = ∇U_i(θ_i)`` (the exact small-norm dynamics: ``U`` is 3-homogeneous,
@@ -257,14 +284,19 @@ def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: fl
       their initial ones after every activation, the ``greedy-memoryless`` rule). ``frozen_utility=True`` keeps
       ``r = y`` for the utilities (``independent-modes``: every neuron's activation time fixed by the initial
       correlations).
-    * **Cost minimisation**: the active neurons (dormant ones contribute ``O(‖θ‖³)``, ignored) minimise the loss
-      (L-BFGS, at most ``cost_iters`` iterations; the notebook uses ≤ 10⁴ steps of GD at lr 0.01 to a 1e−4 loss
-      threshold); the new residual and level follow.
+    * **Cost minimisation**: the active neurons (dormant ones contribute ``O(‖θ‖³)``, ignored) descend the loss
+      by gradient flow from where the activation left them (the notebook: 10⁴ steps of heavy-ball GD at lr 0.01),
+      so they settle in the basin the flow reaches: :func:`_cost_flow` (at most ``flow_evals`` gradient
+      evaluations, until the gradient falls to ``flow_stop`` of its peak), then L-BFGS (at most ``cost_iters``
+      iterations) polishes inside that basin; the new residual and level follow. L-BFGS alone, from the
+      activation point, takes a first step of unit length in parameter space and can land in another basin: on
+      seed 2006 the first frequency-1 neuron ended as a frequency-3 fit with a 2 % drop where gradient descent
+      drops 40 %.
 
     Flow time converts to iterations of heavy-ball GD as ``t (1 − momentum)/lr``. A step's feature is the
     frequency ``k ≥ 1`` with the largest amplitude in the activating neuron's output weights ``o_i``. Stops when
     every neuron is active, the loss is below ``1e−6·ℓ_0``, the next activation lies beyond ``2·horizon``, or
-    ``deadline`` (``time.perf_counter()``) passes. Returns ``(steps, work)`` with ``work`` the number of full-batch
+    ``deadline`` (``time.perf_counter()``) passes or ``max_work`` evaluations are spent. Returns ``(steps, work)`` with ``work`` the number of full-batch
     gradient evaluations (utility steps + cost-minimisation evaluations)."""
     import time
 
@@ -298,7 +330,8 @@ def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: fl
             if rho.max() >= threshold:
                 break
             speed = float((np.sqrt((gw ** 2).sum(1) + (go ** 2).sum(0)) / np.maximum(rho, 1e-300)).max())
-            if speed <= 1e-300 or t > t_max or (deadline is not None and time.perf_counter() > deadline):
+            if speed <= 1e-300 or t > t_max or (deadline is not None and time.perf_counter() > deadline) \
+                    or (max_work is not None and work >= max_work):
                 return steps, work
             dt = eta / speed
             Wi[D] += dt * gw
@@ -308,9 +341,10 @@ def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: fl
         dormant[i] = False
         A = np.flatnonzero(~dormant)
         z0 = np.concatenate([Wi[A].ravel(), Wo[:, A].ravel()])
+        z0, ev = _cost_flow(z0, X, Y, len(A), int(flow_evals), float(flow_stop)) if flow_evals > 0 else (z0, 0)
         res = minimize(_quad_loss_grad, z0, args=(X, Y, len(A)), jac=True, method="L-BFGS-B",
                        options={"maxiter": int(cost_iters), "gtol": 1e-9, "ftol": 1e-12})
-        work += int(res.nfev)
+        work += ev + int(res.nfev)
         Wi[A] = res.x[: len(A) * q].reshape(len(A), q)
         Wo[:, A] = res.x[len(A) * q:].reshape(Y.shape[1], len(A))
         level = float(res.fun)
@@ -323,7 +357,7 @@ def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: fl
         spec = np.abs(np.fft.rfft(Wo[:, i]))
         steps.append(Step(t * to_iter, level, int(np.argmax(spec[1:]) + 1)))
         if level < 1e-6 * l0 or (deadline is not None and time.perf_counter() > deadline) \
-                or (max_steps is not None and len(steps) >= max_steps):
+                or (max_steps is not None and len(steps) >= max_steps) or (max_work is not None and work >= max_work):
             break
     return steps, work
 
@@ -341,16 +375,23 @@ def linear_problem_stats(problem) -> tuple[np.ndarray, np.ndarray, float]:
 
 
 def modular_solution(problem, budget, report, **kw) -> list[tuple[float, float, int]]:
-    """:func:`agf_modular` on a ``modular-addition`` problem, stopping at 90 % of the budget's seconds, with the
-    work (full-batch gradient evaluations) declared to ``report``."""
+    """:func:`agf_modular` on a ``modular-addition`` problem, stopping at 90 % of the budget's seconds or 95 % of
+    its work, with the work (full-batch gradient evaluations) declared to ``report``. The predicted steps are read
+    with the task's drop rules (:func:`papergym.envs.tasks.staircase.merge_steps`: a sub-drop under 10 % or a
+    plateau shorter than 4 % of its start merges, as in the measured staircase)."""
     import time
 
-    dl = None
+    from papergym.envs.tasks.staircase import merge_steps
+
+    dl, mw = None, None
     if budget is not None and getattr(budget, "max_seconds", None):
         dl = time.perf_counter() + 0.9 * float(budget.max_seconds)
+    if budget is not None and getattr(budget, "max_work", None):
+        mw = 0.95 * float(budget.max_work)
     steps, work = agf_modular(problem.X, problem.y, problem.init["W_in"], problem.init["W_out"], problem.lr,
-                              problem.momentum, problem.horizon, deadline=dl, **kw)
-    sol = _as_solution(steps) or [(float(problem.horizon) * 2.0, float(problem.l0), -1)]
+                              problem.momentum, problem.horizon, deadline=dl, max_work=mw, **kw)
+    merged = merge_steps(_as_solution(steps), problem.l0, problem.horizon)
+    sol = merged or [(float(problem.horizon) * 2.0, float(problem.l0), -1)]
     if report is not None:
         report(sol, iteration=len(steps), work=work)
     return sol

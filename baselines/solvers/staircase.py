@@ -153,7 +153,7 @@ class StaircaseBaseline:
                 raise NotApplicable("pesme-flammarion is an algorithm for diagonal linear networks; it has no rule "
                                     "for quadratic networks")
             if self.rule == "one-jump":  # the first activation, straight to the interpolating fit (level 0)
-                sol = modular_solution(problem, budget, None, max_steps=1, cost_iters=1)
+                sol = modular_solution(problem, budget, None, max_steps=1, cost_iters=1, flow_evals=0)
                 return [(sol[0][0], 0.0, sol[0][2])]
             kw = {"memory": False} if self.rule == "greedy-memoryless" else {"frozen_utility": True}
             return modular_solution(problem, budget, report, **kw)

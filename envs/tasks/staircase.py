@@ -42,6 +42,7 @@ instances' staircases are never written). It runs in the evaluator's ``prepare()
 | ``n_predicted``, ``n_measured`` | — | predicted drops within the horizon; measured drops |
 | ``gd_seconds`` | — | seconds of the simulated GD per ``α`` |
 | ``time_s``, ``cost_ratio`` | min | the prediction's seconds; their ratio to ``gd_seconds`` (:meth:`StaircaseTask.finalize`) |
+| ``diverged`` | min | 1 when the prediction holds a non-finite time or level, or a level above 10⁶ × the initial loss (a diverged or exploding flow integration); it is then scored as the null prediction ``[(horizon, ℓ₀)]`` |
 
 Budget: 2 s and 1,000 declared full-batch gradient evaluations per prediction (30 s and 20,000 when modular addition
 is among the settings, where AGF integrates the utility flow of 18 neurons, ≈ 3–6 s); solvers must not iterate or
@@ -67,7 +68,16 @@ Empirical staircase (§1.3 step 3, [design]) of a loss curve ``L(t)``, ``t = 0 �
   window grows with ``t`` because jump times grow geometrically); a plateau is a maximal run of flat
   iterations, extended to the ``t′`` of its last member; overlapping plateaus merge;
 * ``ℓ_k`` = median of ``L`` on plateau ``k`` (plateau 0 is the initial one); the drop into plateau ``k ≥ 1``
-  happens at ``t_k`` = the first iteration after plateau ``k − 1`` with ``L < √(ℓ_{k−1} ℓ_k)``.
+  happens at ``t_k`` = the first iteration after plateau ``k − 1`` with ``L < √(ℓ_{k−1} ℓ_k)``;
+* what counts as a drop (ground-truth version 3): a plateau after the initial one must last at least
+  ``MIN_PLATEAU = 2·(WINDOW − 1) = 0.04`` of its start iteration (one flat iteration extended by the look-ahead
+  spans exactly ``0.02·t``: a slow decay that keeps crossing the flatness tolerance is a slope, not a plateau),
+  and must lie at least ``MIN_DROP = 0.1`` in ``log L`` (≈ 10 %) below the last plateau kept; a plateau failing
+  either rule is merged into the slope (dropped) and the next drop is measured from the last plateau kept; the
+  plateau that the horizon cuts short (it reaches the last iteration) is exempt from the length rule.
+  :func:`merge_steps` applies the same rules to a predicted step function (a solver may use it). Version 1 counted
+  every plateau: on modular addition the slow decay after the last frequency-5 drop was chopped into ≈ 17 drops
+  of 3–6 % each, spaced 2 % of ``t`` apart, which dominated every solver's count and level terms.
 
 Score (§1.6) of predicted steps ``[(t̂, ℓ̂, feature)]`` against empirical ``[(t, ℓ, feature)]``: predictions
 after the horizon are dropped (none left: the single step ``(horizon, ℓ_0)``); each empirical step ``k`` is
@@ -108,11 +118,14 @@ from papergym.envs.tasks.base import (
 __all__ = ["extract_staircase", "score_staircase", "diagonal_instance", "gd_diagonal", "gd_diagonal_losses",
            "flow_diagonal", "linear_instance", "linear_stats", "linear_modes", "linear_init", "gd_linear",
            "parse_steps", "compute_ground_truth", "ground_truth", "StaircaseProblem", "StaircaseEvaluator",
-           "StaircaseTask", "TASK_ID", "SETTINGS", "FLAT_TOL", "WINDOW", "FLOOR"]
+           "StaircaseTask", "TASK_ID", "SETTINGS", "FLAT_TOL", "WINDOW", "FLOOR", "MIN_PLATEAU", "MIN_DROP",
+           "merge_steps"]
 
 FLAT_TOL = 5e-3  # [design] |Δ log L| below which an iteration is flat
 WINDOW = 1.02  # [design] relative look-ahead t' = max(t + 1, ceil(1.02 t))
 FLOOR = 1e-6  # [design] ε_ℓ = FLOOR · L(0)
+MIN_PLATEAU = 2.0 * (WINDOW - 1.0)  # [design] a plateau lasts >= 0.04 t: twice the flatness look-ahead
+MIN_DROP = 0.1  # [design] a drop lowers log L by >= 0.1 (about 10 %) from the last plateau kept
 
 
 def diagonal_instance(d: int, n: int, a: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -250,6 +263,15 @@ def extract_staircase(losses: Any, features: Any = None) -> list[tuple[int, floa
         else:
             plateaus.append([int(a), hi])
     Lf = np.maximum(L, eps)
+    kept: list[list[int]] = []
+    for a, b in plateaus:  # what counts as a drop (module docstring): long enough and deep enough
+        if not kept:
+            kept.append([a, b])
+            continue
+        lev = float(np.median(Lf[a:b + 1]))
+        if (b - a >= MIN_PLATEAU * a or b >= T) and lev <= float(np.median(Lf[kept[-1][0]:kept[-1][1] + 1])) * math.exp(-MIN_DROP):
+            kept.append([a, b])
+    plateaus = kept
     levels = [float(np.median(Lf[a:b + 1])) for a, b in plateaus]
     feats = None if features is None else np.abs(np.asarray(features, dtype=np.float64))
     out: list[tuple[int, float, Any]] = []
@@ -267,6 +289,34 @@ def extract_staircase(losses: Any, features: Any = None) -> list[tuple[int, floa
             grow = np.median(feats[a:b + 1], axis=0) - np.median(feats[a_prev:b_prev + 1], axis=0)
             feat = int(np.argmax(grow))
         out.append((tk, levels[k], feat))
+    return out
+
+
+def merge_steps(steps: Sequence[Sequence[Any]], l0: float, horizon: float | None = None
+                ) -> list[tuple[float, float, Any]]:
+    """A predicted staircase ``[(t, level, feature)]`` (non-decreasing ``t``) from the initial loss ``l0``, read
+    with the extraction's rules (module docstring) as if its step function were the loss curve: a step whose
+    plateau (until the next step, or ``horizon`` for the last) is shorter than ``MIN_PLATEAU · t`` (unless the
+    horizon cuts it short), or whose level
+    is not ``MIN_DROP`` in log below the last kept level (``l0`` at first), is merged away. A kept drop's time is
+    that of the first step since the last kept one whose level falls below the geometric mean of the last kept
+    level and the new one (as the extraction times measured drops), its feature that step's."""
+    l0 = float(l0)
+    if not (math.isfinite(l0) and l0 > 0):
+        raise ValueError(f"l0 must be a positive finite initial loss; got {l0!r}")
+    eps = FLOOR * l0
+    pts = [(float(s[0]), float(s[1]), s[2] if len(s) > 2 else None) for s in steps]
+    ends = [pts[i + 1][0] for i in range(len(pts) - 1)] + [math.inf if horizon is None else float(horizon)]
+    lv = [math.log(max(p[1], eps)) for p in pts]
+    out: list[tuple[float, float, Any]] = []
+    prev, start = math.log(l0), 0  # log level of the last kept plateau; first step since it
+    for i, (t, lev, _) in enumerate(pts):
+        if (ends[i] - t >= MIN_PLATEAU * t or (horizon is not None and ends[i] >= float(horizon))) \
+                and lv[i] <= prev - MIN_DROP:
+            thr = 0.5 * (prev + lv[i])
+            j = next(k for k in range(start, i + 1) if lv[k] < thr)
+            out.append((pts[j][0], lev, pts[j][2]))
+            prev, start = lv[i], i + 1
     return out
 
 
@@ -326,7 +376,7 @@ SETTINGS = ("diagonal-linear", "linear", "modular-addition")
 GROUND_TRUTHS = ("gd", "flow")
 N_TEST_SEEDS = 5
 CURVE_POINTS = 2_000  # log-spaced samples of the measured loss curve kept for the overlay figure
-_GT_VERSION = 1  # bump with any change of the extraction or the ground-truth runs (spec §1.8.1)
+_GT_VERSION = 3  # bump with any change of the extraction or the ground-truth runs (3: MIN_PLATEAU, MIN_DROP)
 
 
 @dataclass(frozen=True)
@@ -388,6 +438,18 @@ def parse_steps(solution: Any) -> list[tuple[float, float, Any]]:
             feat = None if int(feat) < 0 else int(feat)
         out.append((t, lev, feat))
     return out
+
+
+EXPLODE_FACTOR = 1e6  # a predicted level above this multiple of the initial loss is an exploded prediction
+
+
+def prediction_diverged(steps: Sequence[tuple[float, float, Any]], l0: float) -> bool:
+    """True when a parsed prediction holds a non-finite time or level (a diverged flow integration) or a level
+    above ``EXPLODE_FACTOR × l0`` (an exploding loss; gradient descent from small initialisation starts at ``l0``)."""
+    for t, lev, _ in steps:
+        if not (math.isfinite(t) and math.isfinite(lev)) or lev > EXPLODE_FACTOR * float(l0):
+            return True
+    return False
 
 
 # ------------------------------------------------------------------------------------- ground truth
@@ -561,9 +623,13 @@ class StaircaseEvaluator:
     def evaluate(self, solution: Any) -> dict[str, float]:
         steps = parse_steps(solution)
         tr = self.truth
-        sc = score_staircase(steps, self.empirical(), float(self.params["horizon"]), tr["l0"])
-        return {**sc, "n_predicted": float(sum(1 for s in steps if s[0] <= float(self.params["horizon"]))),
-                "n_measured": float(len(tr["steps"])), "gd_seconds": float(tr["seconds"])}
+        H = float(self.params["horizon"])
+        diverged = prediction_diverged(steps, tr["l0"])
+        # a diverged prediction scores as the null prediction (no drop before the horizon): the failure value
+        sc = score_staircase([(H, tr["l0"], None)] if diverged else steps, self.empirical(), H, tr["l0"])
+        return {**sc, "n_predicted": float(sum(1 for s in steps if s[0] <= H)),
+                "n_measured": float(len(tr["steps"])), "gd_seconds": float(tr["seconds"]),
+                "diverged": float(diverged)}
 
 
 class StaircaseTask:
@@ -579,7 +645,7 @@ class StaircaseTask:
     primary = "staircase_error"
     metrics = {"staircase_error": "min", "time_error": "min", "level_error": "min", "count_error": "min",
                "order_error": "min", "n_predicted": "min", "n_measured": "min", "gd_seconds": "min",
-               "time_s": "min", "cost_ratio": "min"}
+               "time_s": "min", "cost_ratio": "min", "diverged": "min"}
     table_metrics = ("time_error", "level_error", "count_error", "order_error", "cost_ratio")
 
     def __init__(self, setting: Any = "diagonal-linear", d: Any = (5, 10), a: Any = (0.5, 1.0, 2.0),

@@ -153,7 +153,7 @@ def test_hostile_solutions_are_named():
     task = make_task(TASK_ID, setting="diagonal-linear", d=5, a=1.0, alpha=1e-8, horizon=20_000, seeds=[0])
     _, ev = task.make(task.instances("dev")[0])
     for bad, word in (([], "at least one"), ({"stairs": []}, "'steps'"), (np.zeros((2, 4)), r"\(K, 2\)"),
-                      ([(1.0, float("nan"), 0)], "t must be"), ([(-1.0, 1.0)], "t must be"),
+                      ([(1.0, -1.0, 0)], "t must be"), ([(-1.0, 1.0)], "t must be"),
                       ([(5.0, 1.0), (3.0, 0.5)], "non-decreasing"), ([(5.0, 1.0, True)], "feature"),
                       ([(5.0, 1.0, 1.5)], "feature"), ([("x", 1.0)], "numbers"), ("steps", "list"),
                       ([(1.0,)], "expected")):
