@@ -33,15 +33,24 @@ Model (items (1)–(6), cited by number below):
     sample's content coordinates are exactly ``Ûᵀx_src``. DDIM step:
     ``x̂_0 = (x_t − σ_t ε̂)/α_t``, ``x_{t'} = α_{t'} x̂_0 + σ_{t'} ε̂``; the result is ``x̂_0`` at the last step.
 
-Initialisation [design]: ``init="pca"`` (default) starts ``A`` at :func:`balanced_pca_frame`:
-the span of the top ``k + m`` principal directions of ``X_train`` (label-free), each content column an equal mix of a
-leading and a following principal direction and each style column the opposite mix, so the start favours neither
-assignment and the diffusion loss (through the style code, which only the style branch sees) decides which part of
-the span is content. ``init="random"``: ``A`` with i.i.d. ``N(0, 1)`` entries. Measured on LS-GMM labels, n = 4,000,
-3,000 steps: the random start ends in a wrong basin in 4 of 4 runs (subspace error 0.71–1.0: both branches race to the
-high-variance style plane and the content branch keeps it), a Haar-random rotation of the PCA span in 1 of 5 runs
-(content and style swapped, a stable local optimum whose DSM loss is ≈ 10 % higher), the balanced start in 0 of 6
-(labels and views, instance seeds 0–2; subspace error 0.012–0.016).
+Initialisation: ``init="supervised"`` (default) starts ``A`` at :func:`supervised_frame`, the subspaces the weak
+supervision identifies. The paper's identifiability argument is that the style subspace is the one along which the
+supervision signal (the label, or what two views share) changes the data distribution; its moment form is
+:func:`style_moment`: under labels the between-class scatter of the class means (``E[x | c] − E x ∈ span V``), under
+views the symmetrised cross-covariance of ``x`` and ``x′`` (``Cov(x, x′) = V Cov(g) Vᵀ``: the views share only the
+style). ``V̂₀`` = its top ``m`` eigenvectors, ``Û₀`` = the top ``k`` principal directions of the data in the
+orthogonal complement of ``V̂₀``; the diffusion loss then refines the frame. Why: the DSM objective has a second,
+stable basin with content and style swapped (``Û`` on the style plane, where the content branch models the style
+marginal, the code-fed branch on the content plane, DSM loss ≈ 10 % higher), and the label-free starts reach it.
+``init="pca"`` ([design], the earlier default) is :func:`balanced_pca_frame`: each content column an equal mix of a
+leading and a following principal direction, each style column the opposite mix — exactly between the two planes
+(subspace error 1/√2), so which basin wins is decided by the first few hundred steps' noise; measured on LS-GMM
+labels at ``n = 16,000`` it ends swapped on fresh instance seed 2002 (error 0.84 at step 250, 1.0 from step 750 on;
+1 of 12 runs on seeds 2002–2007, labels and views), while without style dropout (``p_uncond = 0``, the
+``dual-encoder-noguide`` setting) the same seed converges — the 20 % null-token steps weaken the label's pull on
+``V̂``. The supervised start converges on all of them (subspace error 0.0024–0.0037). ``init="random"``: ``A`` with
+i.i.d. ``N(0, 1)`` entries; on LS-GMM labels, ``n = 4,000``, it ends in a wrong basin in 4 of 4 runs (subspace error
+0.71–1.0: both branches race to the high-variance style plane and the content branch keeps it).
 
 Architecture ``full`` (the ``cond-diffusion`` baseline): ``ε̂ = MLP([x_t, c, t])`` (2 hidden layers of
 ``width``; no bottleneck), no guidance; afterwards ``V̂`` = the top ``m`` principal directions of
@@ -60,31 +69,32 @@ float32 throughout.
 
 Hyperparameters (enter the cell key)
 ------------------------------------
-======================  ==========  ==============================================================================
-name                    default     provenance
-======================  ==========  ==============================================================================
-``steps``               ``3000``    item (4)
-``lr``                  ``2e-3``    item (4), Adam
-``batch_size``          ``256``     item (4)
-``width``               ``64``      item (2): hidden units of ``h_Z``, ``h_G``, the encoder (``full``: the MLP)
-``p_uncond``            ``0.2``     item (5): style dropout
-``guidance``            ``2.0``     item (5): ``w``
-``content_sees_style``  ``False``   item (5)
-``lambda_sg``           ``0.1``     item (5): weight of the style-leakage regulariser (with the option only)
-``t_start``             ``0.6``     item (6)
-``ddim_steps``          ``200``     item (6)
-``beta_min``            ``0.1``     item (3)
-``beta_max``            ``20.0``    item (3)
-``t_min``               ``1e-3``    item (3)
-``encoder_dim``         ``4``       item (2): output of the views encoder
-``architecture``        ``dual``    ``dual`` (this method) or ``full`` (``cond-diffusion``)
-``probe_t``             ``0.1``     baseline rule: ``t`` of the score-difference probe (``full`` only)
-``init``                ``pca``     [design] start of the frame: ``pca`` (balanced) or ``random`` (above)
-``report_every``        ``1000``    [design] steps between anytime reports (``0``: final only)
-``stop_fraction``       ``0.75``    [design] fraction of ``max_seconds`` after which training stops
-``frame_average``       ``0.5``     fraction of the steps, at the end, whose frames are averaged (below; ``0``: the
-                                    last iterate)
-======================  ==========  ==============================================================================
+======================  ==============  ==============================================================================
+name                    default         provenance
+======================  ==============  ==============================================================================
+``steps``               ``3000``        item (4)
+``lr``                  ``2e-3``        item (4), Adam
+``batch_size``          ``256``         item (4)
+``width``               ``64``          item (2): hidden units of ``h_Z``, ``h_G``, the encoder (``full``: the MLP)
+``p_uncond``            ``0.2``         item (5): style dropout
+``guidance``            ``2.0``         item (5): ``w``
+``content_sees_style``  ``False``       item (5)
+``lambda_sg``           ``0.1``         item (5): weight of the style-leakage regulariser (with the option only)
+``t_start``             ``0.6``         item (6)
+``ddim_steps``          ``200``         item (6)
+``beta_min``            ``0.1``         item (3)
+``beta_max``            ``20.0``        item (3)
+``t_min``               ``1e-3``        item (3)
+``encoder_dim``         ``4``           item (2): output of the views encoder
+``architecture``        ``dual``        ``dual`` (this method) or ``full`` (``cond-diffusion``)
+``probe_t``             ``0.1``         baseline rule: ``t`` of the score-difference probe (``full`` only)
+``init``                ``supervised``  start of the frame: ``supervised`` (the supervision-identified subspaces),
+                                        ``pca`` (balanced, label-free) or ``random`` (above)
+``report_every``        ``1000``        [design] steps between anytime reports (``0``: final only)
+``stop_fraction``       ``0.75``        [design] fraction of ``max_seconds`` after which training stops
+``frame_average``       ``0.5``         fraction of the steps, at the end, whose frames are averaged (below; ``0``: the
+                                        last iterate)
+======================  ==============  ==============================================================================
 
 Content subspace estimate (``dual``): Adam at the constant step 2e−3 leaves the frame fluctuating around the
 minimiser of the empirical loss, and that fluctuation, set by the step and the batch, not by ``n``, floors the
@@ -113,11 +123,12 @@ import numpy as np
 
 from papergym.agents.base import register_solver
 
-__all__ = ["DiffusionDisentangle", "VPSchedule", "ddim_transfer", "balanced_pca_frame", "principal_directions", "TASK"]
+__all__ = ["DiffusionDisentangle", "VPSchedule", "ddim_transfer", "balanced_pca_frame", "supervised_frame",
+           "style_moment", "principal_directions", "TASK"]
 
 TASK = "SubspaceDisentangle-v0"
 ARCHITECTURES = ("dual", "full")
-INITS = ("pca", "random")
+INITS = ("supervised", "pca", "random")
 
 
 # ---------------------------------------------------------------------------------------------- schedule
@@ -187,6 +198,49 @@ def balanced_pca_frame(X: np.ndarray, k: int, m: int) -> np.ndarray:
     return np.hstack([U0, V0])
 
 
+def style_moment(X: np.ndarray, labels: np.ndarray | None = None, X_view: np.ndarray | None = None) -> np.ndarray:
+    """The ``D × D`` second moment of what the weak supervision shares, whose range is the style subspace in the
+    LS-GMM population (module docstring, "Initialisation"): ``labels``, the between-class scatter
+    ``Σ_c n_c (μ_c − μ)(μ_c − μ)ᵀ`` of the style labels (``E[x | c] = U E z + V b_c``, so ``μ_c − μ ∈ span V``);
+    views, the symmetrised cross-covariance ``(C + Cᵀ)/2``, ``C = Cov(x, x′)`` (the two views share only the style:
+    ``C = V Cov(g) Vᵀ``). Exactly one of ``labels`` and ``X_view`` must be given."""
+    X = np.asarray(X, dtype=float)
+    if (labels is None) == (X_view is None):
+        raise ValueError("style_moment needs exactly one of labels (style labels) and X_view (paired views)")
+    mu = X.mean(axis=0)
+    if labels is not None:
+        lab = np.asarray(labels)
+        if lab.shape != (len(X),):
+            raise ValueError(f"labels must have shape ({len(X)},), got {lab.shape}")
+        S = np.zeros((X.shape[1], X.shape[1]))
+        for c in np.unique(lab):
+            d = X[lab == c].mean(axis=0) - mu
+            S += float(np.sum(lab == c)) * np.outer(d, d)
+        return S
+    Xv = np.asarray(X_view, dtype=float)
+    if Xv.shape != X.shape:
+        raise ValueError(f"X_view must have the shape of X_train {X.shape}, got {Xv.shape}")
+    C = (X - mu).T @ (Xv - Xv.mean(axis=0)) / len(X)
+    return 0.5 * (C + C.T)
+
+
+def supervised_frame(X: np.ndarray, k: int, m: int, labels: np.ndarray | None = None,
+                     X_view: np.ndarray | None = None) -> np.ndarray:
+    """The supervision-identified start of the frame (module docstring, "Initialisation"): ``V̂₀`` = the top ``m``
+    eigenvectors of :func:`style_moment`, ``Û₀`` = the top ``k`` principal directions of the data inside the
+    orthogonal complement of ``V̂₀``; returns ``[Û₀ V̂₀]`` (``D × (k + m)``, orthonormal)."""
+    X = np.asarray(X, dtype=float)
+    D = X.shape[1]
+    if k + m > D:
+        raise ValueError(f"content_dim + style_dim = {k + m} exceeds the data dimension {D}")
+    w, E = np.linalg.eigh(style_moment(X, labels, X_view))
+    V0 = E[:, np.argsort(w, kind="stable")[::-1][:m]]
+    Q, _ = np.linalg.qr(np.hstack([V0, np.eye(D)]))                         # Q[:, m:D] spans the complement of V̂₀
+    C = Q[:, m:D]
+    U0 = C @ principal_directions(X @ C, k)
+    return np.hstack([U0, V0])
+
+
 def _check(name: str, v: Any, kind: type, lo: float | None = None, hi: float | None = None,
            lo_open: bool = False) -> Any:
     ok = not isinstance(v, bool) and isinstance(v, (int, float) if kind is float else int)
@@ -208,7 +262,7 @@ class DiffusionDisentangle:
                  width: int = 64, p_uncond: float = 0.2, guidance: float = 2.0, content_sees_style: bool = False,
                  lambda_sg: float = 0.1, t_start: float = 0.6, ddim_steps: int = 200, beta_min: float = 0.1,
                  beta_max: float = 20.0, t_min: float = 1e-3, encoder_dim: int = 4, architecture: str = "dual",
-                 probe_t: float = 0.1, init: str = "pca", report_every: int = 1000, stop_fraction: float = 0.75,
+                 probe_t: float = 0.1, init: str = "supervised", report_every: int = 1000, stop_fraction: float = 0.75,
                  frame_average: float = 0.5):
         self.seed = seed
         self.frame_average = _check("frame_average", frame_average, float, 0.0, 1.0)
@@ -266,10 +320,15 @@ class DiffusionDisentangle:
             labels = torch.as_tensor(np.asarray(problem.labels, dtype=np.int64))
             n_codes = int(problem.n_styles)
         net = _Net(torch, D, k, m, n_codes, self.width, self.architecture, self.content_sees_style, views, gen)
-        if net.A is not None and self.init == "pca":
-            with torch.no_grad():                                           # (1) [design] balanced PCA start
-                net.A.copy_(torch.as_tensor(balanced_pca_frame(np.asarray(problem.X_train, dtype=float), k, m),
-                                            dtype=torch.float32))
+        if net.A is not None and self.init != "random":
+            Xtr = np.asarray(problem.X_train, dtype=float)
+            if self.init == "supervised":                                   # (1) start identified by the supervision
+                A0 = supervised_frame(Xtr, k, m, labels=None if views else problem.labels,
+                                      X_view=problem.X_view if views else None)
+            else:                                                           # (1) [design] balanced PCA start
+                A0 = balanced_pca_frame(Xtr, k, m)
+            with torch.no_grad():
+                net.A.copy_(torch.as_tensor(A0, dtype=torch.float32))
         opt = torch.optim.Adam(net.parameters(), lr=self.lr)
         sch = self.schedule
 
@@ -477,7 +536,7 @@ def _diffusion_disentangle(*, seed: Any = None, **hp: Any) -> DiffusionDisentang
 
 DEFAULTS = {"steps": 3000, "lr": 2e-3, "batch_size": 256, "width": 64, "p_uncond": 0.2, "guidance": 2.0,
             "content_sees_style": False, "lambda_sg": 0.1, "t_start": 0.6, "ddim_steps": 200, "beta_min": 0.1,
-            "beta_max": 20.0, "t_min": 1e-3, "encoder_dim": 4, "architecture": "dual", "probe_t": 0.1, "init": "pca",
+            "beta_max": 20.0, "t_min": 1e-3, "encoder_dim": 4, "architecture": "dual", "probe_t": 0.1, "init": "supervised",
             "report_every": 1000, "stop_fraction": 0.75, "frame_average": 0.5}
 
 register_solver("diffusion-disentangle", _diffusion_disentangle, tasks=[TASK], role="paper",

@@ -59,7 +59,7 @@ from papergym.envs.tasks.base import (
 )
 from papergym.envs.tasks.sealed import seal
 
-__all__ = ["LowRankTask", "LowRankProblem", "LowRankInstance", "LowRankOracle", "LowRankEvaluator",
+__all__ = ["LowRankTask", "LowRankProblem", "LowRankInstance", "top_singular_value", "LowRankOracle", "LowRankEvaluator",
            "matrix_of", "FAMILIES"]
 
 TASK_ID = "LowRankRecovery-v0"
@@ -106,6 +106,26 @@ def matrix_of(factors: Any, m: int, n: int, r: int) -> np.ndarray:
     raise ValueError(f"factors must be (U, s, V) or (A, B), got {len(parts)} arrays")
 
 
+def top_singular_value(A: np.ndarray, tol: float = 1e-10) -> float:
+    """The largest singular value ``‖A‖₂`` of a dense matrix, by Lanczos (ARPACK ``svds`` with ``k = 1``: matrix-vector
+    products with ``A`` and ``Aᵀ`` only) instead of a full SVD: ``O(iters · size(A))`` rather than
+    ``O(min(N, mn)² · max(N, mn))``. ``tol`` is ARPACK's relative residual tolerance, which bounds the value's
+    relative error (1e−10, so well inside 1e−8; measured on a 1200 × 1600 sensing matrix: 8e−16, about 150
+    iterations, since the top of a Gaussian matrix's spectrum is crowded). The start vector is fixed (all ones), so
+    the value is deterministic. Small matrices (a side ≤ 2, where ARPACK needs ``k < min(shape)``) use the full
+    SVD."""
+    A = np.asarray(A, dtype=float)
+    if A.ndim != 2 or A.size == 0:
+        raise ValueError(f"top_singular_value needs a non-empty 2-D matrix, got shape {A.shape}")
+    if min(A.shape) <= 2:
+        return float(np.linalg.norm(A, 2))
+    from scipy.sparse.linalg import svds
+
+    v0 = np.ones(min(A.shape))
+    s = svds(A, k=1, tol=tol, v0=v0, return_singular_vectors=False)
+    return float(s[0])
+
+
 class LowRankInstance:
     """The private instance (module docstring)."""
 
@@ -119,7 +139,7 @@ class LowRankInstance:
             N = 5 * r_true * (m + n)
             self.A = rng.standard_normal((N, m * n)) / math.sqrt(N)
             self.y = self.A @ self.X_star.ravel()
-            self.L_smooth = float(np.linalg.norm(self.A, 2) ** 2)
+            self.L_smooth = top_singular_value(self.A) ** 2
         else:
             lv = np.geomspace(1.0, kappa_H ** 0.25, m)
             rv = np.geomspace(1.0, kappa_H ** 0.25, n)
