@@ -65,6 +65,9 @@ QUICK_HORIZON = 1000
 QUICK_STRATA = 3
 #: instances per stratum of the default short run (the first ones of the public validation split)
 VALIDATION_SEEDS = 3
+#: run statuses of a valid submission: ``diverged`` is the solver's failure on one instance (scored with the
+#: task's failure value, as the board does), not a broken protocol, so ``check`` reports it without failing
+SCORED_STATUSES = ("ok", "diverged")
 NOTE = ("note: the board runs the file in its sandbox (no network, no papergym import, time / memory / CPU "
         "limits per call and per submission) on hidden test seeds and instances with the full horizon / "
         "budget; this check ran it in-process, unsandboxed, on public seeds only.")
@@ -471,7 +474,7 @@ def _solver_protocol(task_id: str, factory: Any, attr: str, seed: int, hp: Mappi
     ref = _first_instance(task, seed)
     run, solution = _solve_once(task, ref, factory, seed, hp)
     primary = task.primary
-    if run["status"] != "ok":
+    if run["status"] not in SCORED_STATUSES:
         return CheckResult("protocol", "fail", f"solving {ref.name} (seed {seed}) ended {run['status']}: "
                                                f"{_short(run['error'])}"), None
     value = run["metrics"].get(primary)
@@ -479,16 +482,18 @@ def _solver_protocol(task_id: str, factory: Any, attr: str, seed: int, hp: Mappi
         return CheckResult("protocol", "fail", f"{ref.name}: the task's metric {primary} of the solution is not "
                                                f"finite ({value})"), None
     secs = run.get("seconds")
+    note = (" (the run diverged: the board scores it with the failure value, like a timeout)"
+            if run["status"] == "diverged" else "")
     return CheckResult("protocol", "pass", f"solved {ref.name} of {task_id} (default task) with seed {seed}"
                                            + (f" in {secs:.3g} s" if _finite(secs) else "")
                                            + f": the solution passes the channel and the task's evaluator, "
-                                           f"{primary} = {float(value):.6g}"), (task, ref, solution)
+                                           f"{primary} = {float(value):.6g}{note}"), (task, ref, solution)
 
 
 def _solver_determinism(factory: Any, seed: int, hp: Mapping[str, Any], first: Any) -> CheckResult:
     task, ref, solution = first
     run, again = _solve_once(task, ref, factory, seed, hp)
-    if run["status"] != "ok":
+    if run["status"] not in SCORED_STATUSES:
         return CheckResult("determinism", "fail", f"the second solve of {ref.name} (seed {seed}) ended "
                                                   f"{run['status']}: {_short(run['error'])}")
     if not _same(solution, again):
@@ -548,11 +553,16 @@ def _solver_run(task_id: str, cfg: Any, factory: Any, seeds: Sequence[int] | Non
 
 
 def _run_result(report: CheckReport, summary: str) -> CheckResult:
-    bad = [r for r in report.runs if r["status"] != "ok"]
+    bad = [r for r in report.runs if r["status"] not in SCORED_STATUSES]
     if bad:
         r = bad[0]
         return CheckResult("run", "fail", f"{len(bad)} of {len(report.runs)} runs failed (first: {r['stratum']} seed "
                                           f"{r['seed']}: {r['status']}: {r['error']}); {summary}")
+    diverged = [r for r in report.runs if r["status"] == "diverged"]
+    if diverged:  # the solver's honest failure on an instance, not a broken submission: reported, not failed
+        r = diverged[0]
+        summary += (f"; {len(diverged)} of {len(report.runs)} runs diverged (first: {r['stratum']} seed {r['seed']}), "
+                    "scored with the failure value as the board would")
     return CheckResult("run", "pass", summary)
 
 

@@ -36,9 +36,9 @@ def require(module: str, extra: str | None = None):
         pytest.skip(f"{module} not installed ({hint})", allow_module_level=True)
 
 
-def find_private(root, private, *, max_nodes: int = 200_000) -> list[str]:
+def find_private(root, private, *, scalars=(), max_nodes: int = 200_000) -> list[str]:
     """Paths from ``root`` (a solver's problem) to any of ``private`` (arrays, compared by value, or other
-    objects, by identity), walking what a solver can read without ``gc``, frames or module globals:
+    objects, by identity) or to a float equal to one of ``scalars`` (private parameters), walking what a solver can read without ``gc``, frames or module globals:
     ``vars()``, ``__slots__``, every non-dunder attribute (``dir``, properties included), dict / list / tuple /
     set items, functions' closures, defaults and ``__wrapped__``, bound methods' ``__self__`` and ``__func__``,
     ``functools.partial``'s parts. Modules and classes are not entered (that is module state, like ``gc``:
@@ -65,8 +65,12 @@ def find_private(root, private, *, max_nodes: int = 200_000) -> list[str]:
     found: list[str] = []
     seen: set[int] = set()
     stack = [(root, "problem")]
+    secret = {float(x) for x in scalars}
     while stack and len(seen) < max_nodes:
         obj, path = stack.pop()
+        if secret and isinstance(obj, (float, np.floating)) and float(obj) in secret:
+            found.append(path)
+            continue
         if id(obj) in seen or isinstance(obj, (types.ModuleType, type, str, bytes, int, float, complex, bool,
                                                   type(None), types.BuiltinFunctionType)):
             continue

@@ -1,22 +1,25 @@
 """``NystromODE-v0``: initial-value problems solved by collocation, scored against exact solutions.
 
-Public problem (what a solver sees; spec ``papers/ode.md`` section 3)
---------------------------------------------------------------------
+Public problem (what a solver sees)
+----------------------------------
 :class:`ODEProblem`: ``name``, ``kind`` (``"linear"`` / ``"nonlinear"``), ``order`` (1 or 2), ``dim``
 ``p``, the interval ``[t0, tf]``, the collocation times ``t_train`` (``n``, in ``(t0, tf]``), the query
 times ``t_query`` (``1000`` on ``[t0, tf]``), the initial conditions ``ic`` (``(order, p)``: ``y(t0)``
 and, for order 2, ``y'(t0)``), the explicit right-hand side ``y^(order) = rhs(t, y, dy)`` with its
 Jacobians ``jac(t, y, dy) -> (df/dy, df/dy')`` and, for linear problems, ``linear_form``
-(:class:`LinearForm`: ``sum_k a_k(t) y^(k) = r(t)``), and the family ``params``. Callables are
-module-level functions bound to ``params`` with :func:`functools.partial`, so a problem pickles by
-reference.
+(:class:`LinearForm`: ``sum_k a_k(t) y^(k) = r(t)``). :func:`make_problem` also fills ``params`` (the
+family parameters) and binds them into module-level functions with :func:`functools.partial`, so its
+problem pickles by reference. The task serves a solver :func:`served_problem` of it instead: ``params``
+empty and every callable sealed (:func:`papergym.envs.tasks.sealed.seal`), because the parameters *are*
+the answer (``exact_solution(name, params, t)``) and a partial carries them in ``.keywords``. The board's
+sandbox sends the same view (no ``params``; callables served by messages).
 
 Solution: the predictions at ``t_query``, an array ``(1000, p)`` (or ``(1000,)`` when ``p = 1``), or a
 dict ``{"y": array, "meta": {...}}`` with optional ``meta`` (``fit_seconds``, ``sigma``, ``gamma``,
 ``m``, ``iterations``, ``work``).
 
-The suite (spec section 2.1, [design]; task helper's part, below the lead's header)
-------------------------------------------------------------------------------------
+The suite
+---------
 Sixteen parametric families, :data:`PROBLEMS` (closed forms checked symbolically / by residual tests):
 
 ====  ==========================================================  ==========  ==========================
@@ -156,11 +159,13 @@ def solution_array(solution: Any, n_query: int, dim: int) -> np.ndarray:
 # ``dy`` (k, p); rhs -> (k, p); jac -> ((k, p, p), (k, p, p) | None); coeffs -> (order + 1, k, p, p);
 # forcing -> (k, p); exact -> (k, p).
 
+import dataclasses
 import functools
 import math
 import numbers
 
 from papergym.envs.tasks.base import Budget, InstanceRef, hidden_seeds, instance_params, register_task
+from papergym.envs.tasks.sealed import seal
 
 __all__ += [
     "PROBLEMS",
@@ -173,6 +178,7 @@ __all__ += [
     "ODEEvaluator",
     "family",
     "problem_params",
+    "served_problem",
     "make_problem",
     "exact_solution",
     "collocation_times",
@@ -788,6 +794,17 @@ def make_problem(name: str, n: int, seed: int = 0, n_query: int = 1000,
         rhs=bind(fam.rhs, **params), jac=bind(fam.jac, **params), linear_form=lf, params=dict(params))
 
 
+def served_problem(problem: ODEProblem) -> ODEProblem:
+    """What a solver receives: ``problem`` with ``params`` emptied and ``rhs``, ``jac`` and the linear
+    form's callables sealed (module docstring), so nothing reachable from it gives the family parameters."""
+    lf = problem.linear_form
+    if lf is not None:
+        lf = LinearForm(coeffs=seal(lf.coeffs, f"{problem.name}.coeffs"),
+                        forcing=seal(lf.forcing, f"{problem.name}.forcing"))
+    return dataclasses.replace(problem, rhs=seal(problem.rhs, f"{problem.name}.rhs"),
+                               jac=seal(problem.jac, f"{problem.name}.jac"), linear_form=lf, params={})
+
+
 # -------------------------------------------------------------------------------------------- scoring
 class ODEEvaluator:
     """Private scorer of one instance: holds the exact solution at ``t_query`` and the gate.
@@ -951,7 +968,7 @@ class ODETask:
         seed = _check_seed(ref.seed, "ref.seed")
         problem = make_problem(name, n, seed=seed, n_query=self.n_query)
         y_exact = exact_solution(name, problem.params, problem.t_query)
-        return problem, ODEEvaluator(name, problem.t_query, y_exact, self.gates[name])
+        return served_problem(problem), ODEEvaluator(name, problem.t_query, y_exact, self.gates[name])
 
     def finalize(self, metrics: Mapping[str, float] | None, seconds: float | None, status: str,
                  budget: Budget | None = None) -> dict[str, float]:

@@ -169,3 +169,23 @@ def test_solver_whose_solution_cannot_leave_the_sandbox_fails_protocol(tmp_path)
     rep = run_checks(f"{tmp_path / 'objsol.py'}:S", "NystromODE-v0")
     prot = next(c for c in rep.checks if c.name == "protocol")
     assert prot.status == "fail" and "cannot be sent out of the sandbox" in prot.detail
+
+
+def test_solver_that_misses_the_gate_is_reported_diverged_not_failed(tmp_path, capsys):
+    """A wrong but well-formed answer is the solver's failure on that instance (the board scores it with the
+    failure value), not a broken submission: every check passes and the run check says how many diverged."""
+    (tmp_path / "zeros.py").write_text(
+        "import numpy as np\n\n"
+        "class Zeros:\n    def __init__(self, *, seed=None):\n        pass\n"
+        "    def solve(self, problem, budget, report):\n"
+        "        y = np.zeros((len(problem.t_query), int(problem.dim)))\n"
+        "        report(y, iteration=1)\n        return y\n")
+    rc = main(["check", f"{tmp_path / 'zeros.py'}:Zeros", "--to", "NystromODE-v0", "--json"])
+    rep = json.loads(capsys.readouterr().out)
+    assert rc == 0, rep
+    assert [c["status"] for c in rep["checks"]] == ["pass"] * len(CHECKS)
+    prot = next(c for c in rep["checks"] if c["name"] == "protocol")
+    assert "diverged" in prot["detail"] and "failure value" in prot["detail"]
+    assert {r["status"] for r in rep["runs"]} == {"diverged"}
+    n = len(rep["runs"])
+    assert f"{n} of {n} runs diverged" in rep["checks"][-1]["detail"]

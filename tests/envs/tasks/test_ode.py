@@ -255,7 +255,7 @@ def _ref(problem, n=100, seed=0):
 @pytest.mark.parametrize("name", ALL)
 def test_exact_solution_scores_zero_and_passes(task, name):
     pr, ev = task.make(_ref(name, 30, 2))
-    y = ode.exact_solution(name, pr.params, pr.t_query)
+    y = ode.exact_solution(name, ode.problem_params(name, 2), pr.t_query)
     m = ev.evaluate(y)
     assert set(m) == set(task.metrics) - {"par2_seconds", "solve_seconds"}
     for k in ("rel_rmse", "rel_mae", "rel_linf", "rmse", "mae", "linf"):
@@ -265,7 +265,7 @@ def test_exact_solution_scores_zero_and_passes(task, name):
 
 def test_constant_offset_known_errors(task):
     pr, ev = task.make(_ref("L3"))
-    y = ode.exact_solution("L3", pr.params, pr.t_query)
+    y = ode.exact_solution("L3", ode.problem_params("L3", 0), pr.t_query)
     c = 1e-3
     m = ev.evaluate({"y": y[:, 0] + c, "meta": {"fit_seconds": 0.25}})
     assert m["rmse"] == pytest.approx(c, rel=1e-9) and m["mae"] == pytest.approx(c, rel=1e-9)
@@ -283,7 +283,7 @@ def test_constant_offset_known_errors(task):
 
 def test_system_offset_on_one_component(task):
     pr, ev = task.make(_ref("L9"))
-    y = ode.exact_solution("L9", pr.params, pr.t_query).copy()
+    y = ode.exact_solution("L9", ode.problem_params("L9", 0), pr.t_query).copy()
     y[:, 1] += 0.02
     m = ev.evaluate(y)
     assert m["rmse"] == pytest.approx(0.02 / np.sqrt(2), rel=1e-9)
@@ -299,14 +299,14 @@ def test_gates_default_and_overrides():
     t3 = ode.ODETask(accuracy_gate=1e-2)
     assert all(t3.gate(p) == 1e-2 for p in ALL)
     pr, ev = t2.make(_ref("L1"))
-    y = ode.exact_solution("L1", pr.params, pr.t_query)
+    y = ode.exact_solution("L1", ode.problem_params("L1", 0), pr.t_query)
     assert ev.evaluate(y * 1.4)["passed_gate"] == 1.0  # rel_rmse 0.4 <= 0.5
     assert ev.evaluate(y * 1.6)["passed_gate"] == 0.0
 
 
 def test_non_finite_predictions_fail_without_error(task):
     pr, ev = task.make(_ref("N1"))
-    y = ode.exact_solution("N1", pr.params, pr.t_query).copy()
+    y = ode.exact_solution("N1", ode.problem_params("N1", 0), pr.t_query).copy()
     y[3] = np.nan
     m = ev.evaluate(y)
     assert m["rmse"] == m["rel_rmse"] == m["linf"] == np.inf and m["passed_gate"] == 0.0
@@ -316,7 +316,7 @@ def test_non_finite_predictions_fail_without_error(task):
 
 def test_malformed_solutions_raise(task):
     pr, ev = task.make(_ref("L9"))
-    y = ode.exact_solution("L9", pr.params, pr.t_query)
+    y = ode.exact_solution("L9", ode.problem_params("L9", 0), pr.t_query)
     with pytest.raises(ValueError, match="shape"):
         ev.evaluate(y[:, 0])  # p = 2 needs (1000, 2)
     with pytest.raises(ValueError, match="shape"):
@@ -334,7 +334,7 @@ def test_evaluator_holds_exact_values_on_query_grid(task):
     pr, ev = task.make(_ref("L8", 1000, 0))
     assert pr.t_query.shape == (1000,) and pr.t_train.shape == (1000,)
     np.testing.assert_array_equal(ev.t_query, pr.t_query)
-    np.testing.assert_allclose(ev.y_exact, ode.exact_solution("L8", pr.params, pr.t_query))
+    np.testing.assert_allclose(ev.y_exact, ode.exact_solution("L8", ode.problem_params("L8", 0), pr.t_query))
 
 
 # ------------------------------------------------------------------------------------------------ task
@@ -360,8 +360,8 @@ def test_dev_instances():
     assert [r.name for r in refs2] == [f"{p}/n=10/s{s}" for p in ("N6", "L2") for s in range(3)]
     assert all(r.as_dict() == InstanceRef.from_dict(r.as_dict()).as_dict() for r in refs2)
     pr, ev = t2.make(refs2[4])
-    assert pr.params == ode.problem_params("L2", 1) and pr.t_query.shape == (50,) and pr.n == 10
-    assert ev.y_exact.shape == (50, 1)
+    assert pr.params == {} and pr.t_query.shape == (50,) and pr.n == 10  # the parameters stay with the evaluator
+    np.testing.assert_array_equal(ev.y_exact, ode.exact_solution("L2", ode.problem_params("L2", 1), pr.t_query))
     with pytest.raises(ValueError, match="split"):
         t2.instances("train")
 
@@ -377,10 +377,11 @@ def test_test_split_needs_secret_and_differs_from_dev(monkeypatch):
     assert refs == t.instances("test")  # deterministic
     assert [r.seed for r in refs[:5]] == base.hidden_seeds(ode.TASK_ID, "L1/n=100", 5, secret="s3cret")
     assert {r.seed for r in refs}.isdisjoint(set(t.seeds))
-    pr, ev = t.make(refs[6])
-    dev_pr, _ = t.make(t.instances("dev")[1])
-    assert pr.params != dev_pr.params
-    assert all(RANGES["N7"][k][0] <= pr.params[k] <= RANGES["N7"][k][1] for k in RANGES["N7"])
+    _, ev = t.make(refs[6])
+    _, dev_ev = t.make(t.instances("dev")[1])
+    assert not np.allclose(ev.y_exact, dev_ev.y_exact)
+    params = ode.problem_params("N7", refs[6].seed)
+    assert all(RANGES["N7"][k][0] <= params[k] <= RANGES["N7"][k][1] for k in RANGES["N7"])
     monkeypatch.setenv(base.SECRET_ENV, "other")
     assert [r.seed for r in t.instances("test")] != [r.seed for r in refs]
 
@@ -426,7 +427,10 @@ def test_bad_refs(task):
 
 @pytest.mark.parametrize("name", ["L1", "L9", "N6", "N7"])
 def test_problem_pickles_by_reference(task, name):
-    pr, ev = task.make(_ref(name, 20, 3))
+    served, ev = task.make(_ref(name, 20, 3))
+    with pytest.raises(TypeError, match="runs in the evaluator"):  # the served view's callables are sealed
+        pickle.dumps(served)
+    pr = ode.make_problem(name, 20, seed=3)
     blob = pickle.dumps(pr)
     assert len(blob) < 20_000  # functions by reference, not by value
     q = pickle.loads(blob)

@@ -33,13 +33,28 @@ def _make(name: str, n: int, seed: int):
 @pytest.mark.parametrize("name", ["L1", "L9", "N1", "N6", "N7"])
 def test_public_problem_reaches_no_private_state(name):
     _, problem, ev = _make(name, 50, 2101)
-    private = [ev, ev.y_exact, ode.exact_solution(name, problem.params, problem.t_query)]
-    assert find_private(problem, private) == []
+    params = ode.problem_params(name, 2101)
+    private = [ev, ev.y_exact, ode.exact_solution(name, params, problem.t_query)]
+    # the family parameters are the answer (closed form); a partial would carry them in .keywords
+    scalars = [v for k, v in params.items() if k not in ("tf",)]
+    assert problem.params == {}
+    assert find_private(problem, private, scalars=scalars) == []
+    # the unserved problem (make_problem) does carry them: the walker finds them there
+    assert find_private(ode.make_problem(name, 50, seed=2101), [], scalars=scalars)
+
+
+def test_served_problem_calls_the_same_functions():
+    _, problem, _ = _make("L2", 50, 2105)
+    full = ode.make_problem("L2", 50, seed=2105)
+    t, y = problem.t_train, np.ones((50, 1))
+    np.testing.assert_array_equal(problem.rhs(t, y), full.rhs(t, y))
+    np.testing.assert_array_equal(problem.linear_form.coeffs(t), full.linear_form.coeffs(t))
+    np.testing.assert_array_equal(problem.linear_form.forcing(t), full.linear_form.forcing(t))
 
 
 def test_solver_claimed_fit_time_is_never_published():
     task, problem, ev = _make("L3", 100, 2102)
-    y = ode.exact_solution("L3", problem.params, problem.t_query)
+    y = ode.exact_solution("L3", ode.problem_params("L3", 2102), problem.t_query)
     m = ev.evaluate({"y": y, "meta": {"fit_seconds": 1e-12}})
     assert "fit_seconds" not in m and m["passed_gate"] == 1.0
     out = task.finalize(m, 0.75, "ok", Budget(max_seconds=10))
@@ -48,7 +63,7 @@ def test_solver_claimed_fit_time_is_never_published():
 
 def test_non_finite_or_off_gate_runs_are_diverged_and_scored_as_failures():
     task, problem, ev = _make("N3", 100, 2103)
-    y = ode.exact_solution("N3", problem.params, problem.t_query)
+    y = ode.exact_solution("N3", ode.problem_params("N3", 2103), problem.t_query)
     bad = y.copy()
     bad[5, 0] = np.nan
     for sol in (bad, y * 1.01):
@@ -84,7 +99,7 @@ def test_logistic_low_start_takes_the_right_branch():
     # the unstable equilibrium y = 0 for every (sigma, gamma) (relative RMSE 0.99); the linearised start
     # with continuation in gamma finds the solution
     _, problem, ev = _make("N1", 100, 1001)
-    assert problem.params["y0"] < 0.15
+    assert ode.problem_params("N1", 1001)["y0"] < 0.15
     assert _solve("N1", problem, ev)["rel_rmse"] < 1e-5
 
 
