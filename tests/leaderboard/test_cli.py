@@ -112,8 +112,8 @@ def test_an_output_folder_that_cannot_be_created_exits_2(tmp_path, capsys):
 def _readme_agent_block() -> str:
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    sec = text[text.index("### Writing an agent"):]
+    text = (Path(__file__).resolve().parents[2] / "docs" / "getting-started.md").read_text()
+    sec = text[text.index("## Writing an agent"):]
     start = sec.index("```python") + len("```python")
     return sec[start:sec.index("```", start)]
 
