@@ -3,6 +3,7 @@
     python benchmarks/bench_bandits.py            # ~2-3 minutes on 2 cores
     python benchmarks/bench_bandits.py --quick    # smaller sizes, a smoke run
     python benchmarks/bench_bandits.py --compare  # also time the default `papergym compare` (~1 min)
+    python benchmarks/bench_bandits.py --smoke    # tiny sizes, every row, a few seconds (the test suite's check)
 
 Rows:
 1. Batched runner (native vector env + batched agent, 100 seeds) against a plain per-seed Gymnasium
@@ -85,6 +86,8 @@ def _smpy_ucb_us(python: str | None):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny sizes (4 seeds, T <= 512): exercises every row in seconds")
     ap.add_argument("--compare", action="store_true", help="also time the default papergym compare")
     ap.add_argument("--smpy-python", default=os.environ.get("SMPY_PYTHON"),
                     help="python of a venv with SMPyBandits 0.9.7 (scipy<1.14) to time its UCB side by side, e.g. "
@@ -95,9 +98,10 @@ def main(argv=None):
 
     threadpool_limits(1)
 
-    n_batch = 100
-    T_runner = 2**11 if args.quick else 2**13
-    n_loop = 3 if args.quick else 5
+    n_batch = 4 if args.smoke else 100
+    T_runner = 2**8 if args.smoke else (2**11 if args.quick else 2**13)
+    n_loop = 1 if args.smoke else (3 if args.quick else 5)
+    n_ten = 2 if args.smoke else 10
     rows = []
     print(f"papergym bandit benchmark  (python {sys.version.split()[0]}, numpy {np.__version__})\n")
 
@@ -126,15 +130,15 @@ def main(argv=None):
     print(f"   papergym {ub:.3f} µs/agent-step  ->  {smpy / ub:.1f}x faster  (target >= 50x, <= 0.25 µs)")
 
     print("\n3. MDBE on two-peak-cyclic: seconds per run (whole run: env, regret, agent)")
-    print(f"   {'T':>8}{'gym loop':>10}{'batched n=1':>13}{'batched n=10':>14}{'s/1e4 (n=1)':>13}"
+    print(f"   {'T':>8}{'gym loop':>10}{'batched n=1':>13}{'batched n=' + str(n_ten):>14}{'s/1e4 (n=1)':>13}"
           f"{'restarts':>10}{'final regret':>14}")
-    horizons = (10_000, 30_000) if args.quick else (10_000, 100_000)
+    horizons = (512,) if args.smoke else ((10_000, 30_000) if args.quick else (10_000, 100_000))
     for T in horizons:
         w_loop, _ = _time_cells("mdbe", [0], T, "per-run")
         w_one, res = _time_cells("mdbe", [0], T, "batched")
-        w_ten, _ = _time_cells("mdbe", list(range(10)), T, "batched")
+        w_ten, _ = _time_cells("mdbe", list(range(n_ten)), T, "batched")
         r = res[0]
-        print(f"   {T:>8}{w_loop:>10.2f}{w_one:>13.2f}{w_ten / 10:>14.2f}{1e4 * w_one / T:>13.3f}"
+        print(f"   {T:>8}{w_loop:>10.2f}{w_one:>13.2f}{w_ten / n_ten:>14.2f}{1e4 * w_one / T:>13.3f}"
               f"{r['diagnostics'].get('restarts', '-'):>10}{r['cum_regret'][-1]:>14.1f}")
     if horizons[-1] == 100_000:
         print(f"   vs the official implementation at T = 1e5 (anchor {OFFICIAL_MDBE_S_T1E5:.0f} s per run): "
@@ -146,7 +150,7 @@ def main(argv=None):
     tracemalloc.stop()
     print(f"   peak traced memory of one T = {horizons[-1]} run (env, agent, regret record): {peak / 2**20:.1f} MiB")
 
-    if args.compare:
+    if args.compare and not args.smoke:
         import subprocess
 
         t0 = time.perf_counter()

@@ -1,7 +1,7 @@
 """Bilevel tasks: two tables measured side by side in one run.
 
 ``DecentralizedBilevel-v0`` — step-size robustness (the paper's claim): every solver re-run with its base step
-``gamma`` on the spec's grid {1e-3, 1e-2, 1e-1, 1, 10} (``step_size_grid=True``), on the ``syn`` ridge-tuning
+``gamma`` on the task's grid {1e-3, 1e-2, 1e-1, 1, 10} (``step_size_grid=True``), on the ``syn`` ridge-tuning
 family at the three scale pairs ``c_l:c_f`` of the task's default, graphs ``--graphs``, heterogeneity 0 and 1,
 ``--seeds`` dev seeds. Per solver: the median final log10 |grad Phi(x_bar)|^2 / c_f^2 over instances at each
 gamma, then the median and the worst over the grid, the number of diverged runs, and the worst minus adasdbo's
@@ -17,6 +17,9 @@ stationarity (PAR-2 over 1e5 units), the fraction of runs that got there, and th
     python benchmarks/bench_bilevel.py --only decentralized --graphs ring,torus,er --seeds 2
     python benchmarks/bench_bilevel.py --only simple --instances circle,min-norm-regression
     python benchmarks/bench_bilevel.py --only initial-steps --seeds 1 --first-seed 2000   # AdaSDBO, gamma vs m0
+    python benchmarks/bench_bilevel.py --smoke          # the three tables on tiny instances, 1 seed, 1 worker
+
+The tasks and the papers' claims: docs/papers/adasdbo.md (AdaSDBO) and docs/papers/dbgd.md (DBGD).
 """
 
 from __future__ import annotations
@@ -38,9 +41,15 @@ DIVERGED = 299.0
 STEP_RULES = ("normalized", "independent", "independent-scaled")  # AdaSDBO: the default and two ablations
 
 
-def decentralized(graphs, seeds, digits, jobs) -> None:
+#: --smoke: the smallest instances (every solver, configuration and column still runs end to end)
+SMOKE_DEC = {"agents": 4, "rounds": 20, "heterogeneity": [0.0], "scales": ["1:1"]}
+SMOKE_SIMPLE = {"circle_dims": [2], "ranks": [5], "factor_rows": 10, "hidden": 5, "net_points": 5,
+                "regression_rows": 5, "regression_dim": 10, "max_work": 2_000}
+
+
+def decentralized(graphs, seeds, digits, jobs, extra: dict | None = None) -> None:
     fams = ["syn", "digits"] if digits else ["syn"]
-    kw = {"family": fams, "graph": graphs, "seeds": list(range(seeds)), "step_size_grid": True}
+    kw = {"family": fams, "graph": graphs, "seeds": list(range(seeds)), "step_size_grid": True, **(extra or {})}
     t0 = time.perf_counter()
     res = bench(DEC, solvers=DEC_SOLVERS, task_kwargs=kw, n_jobs=jobs, cache=False, progress=False,
                 sweep={"adasdbo": {"step_rule": list(STEP_RULES)}})
@@ -79,12 +88,12 @@ def decentralized(graphs, seeds, digits, jobs) -> None:
     print(f"({time.perf_counter() - t0:.0f} s wall)")
 
 
-def initial_steps(graphs, seeds, first_seed, jobs) -> None:
+def initial_steps(graphs, seeds, first_seed, jobs, extra: dict | None = None) -> None:
     """AdaSDBO alone on ``syn``: the final log10 |grad Phi|^2/c_f^2 (median / worst over instances) when the initial
     step is varied through the base step ``gamma`` (m0 = 1; every step scaled, for all rounds) and through the
     initial accumulator ``m0`` (gamma = 1; initial step 1/m0, the template's "initial step size" that the
     accumulators then adapt)."""
-    kw = {"family": "syn", "graph": graphs, "seeds": list(range(first_seed, first_seed + seeds))}
+    kw = {"family": "syn", "graph": graphs, "seeds": list(range(first_seed, first_seed + seeds)), **(extra or {})}
     grid = [1e-3, 1e-2, 1e-1, 1.0, 10.0]
     t0 = time.perf_counter()
     print(f"\n{DEC} [syn], adasdbo: initial step eta_0 swept two ways, seeds {first_seed}..{first_seed + seeds - 1}, "
@@ -104,8 +113,8 @@ def initial_steps(graphs, seeds, first_seed, jobs) -> None:
     print(f"({time.perf_counter() - t0:.0f} s wall)")
 
 
-def simple(instances, seeds, jobs) -> None:
-    kw = {"seeds": list(range(seeds))}
+def simple(instances, seeds, jobs, extra: dict | None = None) -> None:
+    kw = {"seeds": list(range(seeds)), **(extra or {})}
     if instances:
         kw["instance"] = instances
     t0 = time.perf_counter()
@@ -127,8 +136,14 @@ def simple(instances, seeds, jobs) -> None:
             w = float(h.par2_calls.median())
             it = float(pd.Series(h.iters).median())
             print(f"{fam:<24}{s:<15}{w:>10.0f}{w / ref:>9.2f}" + (f"{it:>9.0f}" if np.isfinite(it) else f"{'never':>9}")
-                  + f"{h.stationary.mean():>9.2f}{h.f_gap.median():>11.2e}{h.g_gap.median():>11.2e}")
+                  + f"{h.stationary.mean():>9.2f}" + "".join(_gap(h[c]) for c in ("f_gap", "g_gap")))
     print(f"({time.perf_counter() - t0:.0f} s wall)")
+
+
+def _gap(col: pd.Series) -> str:
+    """The median of a gap column, or "-" where the family has no known optimum (min-norm-network's f*)."""
+    col = col.dropna()
+    return f"{col.median():>11.2e}" if len(col) else f"{'-':>11}"
 
 
 def main(argv=None) -> None:
@@ -141,7 +156,19 @@ def main(argv=None) -> None:
     ap.add_argument("--digits", action="store_true", help="add the digits family to the robustness table")
     ap.add_argument("--instances", default=None, help="SimpleBilevel families, comma-separated (default all)")
     ap.add_argument("--jobs", type=int, default=None, help="workers (default: all cores)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: all three tables (initial-steps included) on the smallest instances (SMOKE_DEC, "
+                         "SMOKE_SIMPLE), graph ring, 1 seed, 1 worker")
     a = ap.parse_args(argv)
+    if a.smoke:
+        graphs = ["ring"]
+        if a.only in (None, "decentralized"):
+            decentralized(graphs, 1, False, 1, SMOKE_DEC)
+        if a.only in (None, "initial-steps"):
+            initial_steps(graphs, 1, a.first_seed, 1, SMOKE_DEC)
+        if a.only in (None, "simple"):
+            simple([x for x in a.instances.split(",") if x] if a.instances else None, 1, 1, SMOKE_SIMPLE)
+        return
     if a.only in (None, "decentralized"):
         decentralized([g for g in a.graphs.split(",") if g], a.seeds or 3, a.digits, a.jobs)
     if a.only == "initial-steps":

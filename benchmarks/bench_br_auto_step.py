@@ -12,6 +12,7 @@ which publishes none). A run stops once its gap reaches 1e−13 (the rate is fit
 
     python benchmarks/bench_br_auto_step.py                 # all families, 5 seeds from 1000 (~1 min)
     python benchmarks/bench_br_auto_step.py --env EntropicMarkovGame-v0 --seeds 20 --h 0.5
+    python benchmarks/bench_br_auto_step.py --smoke         # first family of each env, 1 seed, K <= 50 (seconds)
 """
 
 from __future__ import annotations
@@ -67,7 +68,10 @@ def main(argv=None) -> None:
     ap.add_argument("--first-seed", type=int, default=1000)
     ap.add_argument("--tol", type=float, default=1e-6)
     ap.add_argument("--h", type=float, default=None, help="a fixed step instead of 'auto'")
+    ap.add_argument("--smoke", action="store_true", help="tiny run: the first family of each env, 1 seed, K <= 50")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.seeds = 1
     if args.seeds < 1 or not args.tol > 0:
         ap.error("--seeds must be >= 1 and --tol > 0")
     envs = [args.env] if args.env else list(FAMILIES)
@@ -82,7 +86,8 @@ def main(argv=None) -> None:
         head = (f"{'instance':<22}{'K':>6}{'h (median)':>12}{'kappa':>8}{'converged':>11}{'steps med':>10}{'steps max':>10}"
                 f"{'rate':>9}{'predicted':>10}{'bound':>8}  other status")
         print(head + "\n" + "-" * len(head))
-        for inst, K in FAMILIES[env_id].items():
+        for inst, K in list(FAMILIES[env_id].items())[:1] if args.smoke else FAMILIES[env_id].items():
+            K = min(K, 50) if args.smoke else K
             rs = [run(env_id, inst, s, K, args.tol, args.h) for s in seeds]
             steps = np.array([r["steps"] for r in rs])
             other = sorted({r["status"] for r in rs} - {"converged"})

@@ -1,8 +1,9 @@
-"""Performance and quality benchmark of the FJSP environments and baselines (issue 7, deliverable 6).
+"""Performance and quality benchmark of the FJSP environments and baselines (FJSP, MIStar; docs/papers/fjsp-mistar.md).
 
     python benchmarks/bench_fjsp.py             # a few minutes on 2 cores
     python benchmarks/bench_fjsp.py --quick     # shorter windows, 5 SD2 instances in the quality table
     python benchmarks/bench_fjsp.py --paper     # quality table at paper scale: T = 400, 100 SD2 10x5 instances
+    python benchmarks/bench_fjsp.py --smoke     # every section on one instance, a few steps, 1 worker (seconds)
 
 Sections, each measured side by side in one run:
 
@@ -106,9 +107,9 @@ def run_jsl(jsl_inst, observers, episodes: int, seed: int = 0) -> float:
     return n / (time.perf_counter() - t0)
 
 
-def section_construct(quick: bool) -> None:
+def section_construct(quick: bool, smoke: bool = False) -> None:
     print("1. Constructive env throughput (uniform random legal policy), steps per second")
-    eps = 3 if quick else 10
+    eps = 1 if smoke else (3 if quick else 10)
     rows = []
     try:
         from job_shop_lib.dispatching.feature_observers import FeatureObserverType
@@ -130,16 +131,17 @@ def section_construct(quick: bool) -> None:
                       ("SD2 10x5 (50 ops)", dict(instances="sd2-10x5"))):
         env = FJSPEnv(**kw)
         run_papergym_construct(env, 1)
-        rows.append([label, "papergym FJSP-v0", f"{run_papergym_construct(env, eps * 3):,.0f}", ""])
+        rows.append([label, "papergym FJSP-v0", f"{run_papergym_construct(env, eps if smoke else eps * 3):,.0f}", ""])
     table(["instance", "env", "steps/s", "papergym / this"], rows)
 
 
-def section_improve(quick: bool) -> None:
+def section_improve(quick: bool, smoke: bool = False) -> None:
     print("2. FJSPImprove-v0 throughput (uniform random legal moves; exact neighbourhood per step)")
-    steps = 200 if quick else 1000
+    steps = 20 if smoke else (200 if quick else 1000)
     rows = []
-    for label, kw in (("SD2 10x5", dict(instances="sd2-10x5")), ("SD2 20x10", dict(instances="sd2-20x10")),
-                      ("mk10 (20x15, 240 ops)", dict(instance="brandimarte/mk10"))):
+    cases = (("SD2 10x5", dict(instances="sd2-10x5")), ("SD2 20x10", dict(instances="sd2-20x10")),
+             ("mk10 (20x15, 240 ops)", dict(instance="brandimarte/mk10")))
+    for label, kw in cases[:1] if smoke else cases:
         env = FJSPImproveEnv(horizon=steps, **kw)
         obs, _ = env.reset(seed=0)
         rng = np.random.default_rng(0)
@@ -155,9 +157,9 @@ def section_improve(quick: bool) -> None:
     table(["instance", "steps/s", "ms/step", "legal moves/step", "min for 400 steps x 100 inst."], rows)
 
 
-def section_moves(quick: bool) -> None:
+def section_moves(quick: bool, smoke: bool = False) -> None:
     print("3. Exact move evaluation on 20x10 instances (all legal moves of the MWKR solution)")
-    insts = load_set("sd2-20x10")[: 3 if quick else 10]
+    insts = load_set("sd2-20x10")[: 1 if smoke else (3 if quick else 10)]
     rows = []
     tot = {"inc": [0.0, 0], "full": [0.0, 0], "py": [0.0, 0]}
     for inst in insts:
@@ -165,7 +167,7 @@ def section_moves(quick: bool) -> None:
         sol = dispatch_solution(inst, "mwkr", np.random.default_rng(0))
         ev = evaluate(inst, sol, links=links)
         mv = neighbourhood(inst, sol, ev, links=links)  # warm
-        reps = 5 if quick else 20
+        reps = 1 if smoke else (5 if quick else 20)
         t0 = time.perf_counter()
         for _ in range(reps):
             mv = neighbourhood(inst, sol, ev, links=links)
@@ -176,7 +178,7 @@ def section_moves(quick: bool) -> None:
             full = evaluate_moves_full(inst, sol, mv.v, mv.x, links=links)
         t_full = (time.perf_counter() - t0) / reps
         assert np.array_equal(full, mv.cmax)
-        k = min(len(mv), 200)
+        k = min(len(mv), 10 if smoke else 200)
         t0 = time.perf_counter()
         for i in range(k):
             evaluate(inst, apply_move(inst, sol, mv.v[i], mv.x[i]), links=links)
@@ -194,21 +196,21 @@ def section_moves(quick: bool) -> None:
            "O(1) vs full", "O(1) vs python"], rows)
 
 
-def section_quality(quick: bool, paper: bool) -> None:
+def section_quality(quick: bool, paper: bool, smoke: bool = False) -> None:
     from papergym.leaderboard.runner.compare import compare
 
-    T = 400 if paper else 100
-    n_sd2 = 100 if paper else (5 if quick else 20)
+    T = 10 if smoke else (400 if paper else 100)
+    n_sd2 = 1 if smoke else (100 if paper else (5 if quick else 20))
     print(f"4. Mean gap to the reference and mean seconds per instance (FJSPImprove-v0: init mwkr, T = {T})")
     rows = []
-    for set_name, seeds in (("brandimarte", range(10)), ("sd2-10x5", range(n_sd2))):
+    for set_name, seeds in (("brandimarte", range(1 if smoke else 10)), ("sd2-10x5", range(n_sd2))):
         for env_id, agents in (("FJSP-v0", ["fifo", "mor", "spt", "mwkr", "random-dispatch", "cpsat"]),
                                ("FJSPImprove-v0", ["initial-solution", "gd-search", "bi-search", "fi-search",
                                                    "random-p-search"])):
             kw = {"instances": set_name}
             t0 = time.perf_counter()
             res = compare(env_id, agents=agents, seeds=seeds, horizon=T if env_id == "FJSPImprove-v0" else None,
-                          env_kwargs=kw, backend="joblib", n_jobs=2, cache=False, progress=False)
+                          env_kwargs=kw, backend="joblib", n_jobs=1 if smoke else 2, cache=False, progress=False)
             wall = time.perf_counter() - t0
             runs = res.runs[res.runs.status == "ok"]
             for a in agents:
@@ -222,33 +224,34 @@ def section_quality(quick: bool, paper: bool) -> None:
     table(["set", "env", "agent", "instances", "mean gap", "mean C_max", "s / instance"], rows)
 
 
-def section_anytime(quick: bool) -> None:
+def section_anytime(quick: bool, smoke: bool = False) -> None:
     from papergym.agents.base import make_agent
     from papergym.envs.scheduling.fjsp.sets import reference
     from papergym.envs.spec import agent_seed
 
-    n_inst = 5 if quick else 20
-    marks = [10, 25, 50, 100, 200, 400]
-    print(f"5. Anytime incumbent gap on the first {n_inst} SD2 10x5 instances (init MWKR, T = 400)")
+    n_inst = 1 if smoke else (5 if quick else 20)
+    T = 25 if smoke else 400
+    marks = [m for m in (10, 25, 50, 100, 200, 400) if m <= T]
+    print(f"5. Anytime incumbent gap on the first {n_inst} SD2 10x5 instances (init MWKR, T = {T})")
     rows = []
     for name in ["gd-search", "bi-search", "fi-search", "random-p-search"]:
         gaps = np.zeros((n_inst, len(marks)))
         secs = 0.0
         for i in range(n_inst):
-            env = FJSPImproveEnv(instances="sd2-10x5", horizon=400)
+            env = FJSPImproveEnv(instances="sd2-10x5", horizon=T)
             obs, _ = env.reset(seed=i)
             ref = reference(env.instance.name).ub
             agent = make_agent(name, env.problem, seed=agent_seed(i))
             t0 = time.perf_counter()
             inc = []
-            for _ in range(400):
+            for _ in range(T):
                 a = agent.act(obs)
                 obs, r, te, tr, _ = env.step(a)
                 agent.update(a, r, obs)
                 inc.append(int(obs["incumbent_cmax"][0]))
             secs += time.perf_counter() - t0
             gaps[i] = [(inc[m - 1] - ref) / ref for m in marks]
-        rows.append([name] + [f"{100 * g:+.2f}%" for g in gaps.mean(axis=0)] + [f"{1e3 * secs / (400 * n_inst):.2f}"])
+        rows.append([name] + [f"{100 * g:+.2f}%" for g in gaps.mean(axis=0)] + [f"{1e3 * secs / (T * n_inst):.2f}"])
     table(["agent"] + [f"T={m}" for m in marks] + ["ms/step (agent+env)"], rows)
 
 
@@ -257,6 +260,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--paper", action="store_true", help="quality table at T = 400 on 100 SD2 10x5 instances")
     ap.add_argument("--sections", default="1,2,3,4,5")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: every section on one instance per set, a few steps, CP-SAT and compare on 1 worker")
     args = ap.parse_args()
     from threadpoolctl import threadpool_limits
 
@@ -268,15 +273,15 @@ def main() -> None:
         evaluate_moves_full(inst, sol, mv.v[:2], mv.x[:2])
         sections = set(args.sections.split(","))
         if "1" in sections:
-            section_construct(args.quick)
+            section_construct(args.quick, args.smoke)
         if "2" in sections:
-            section_improve(args.quick)
+            section_improve(args.quick, args.smoke)
         if "3" in sections:
-            section_moves(args.quick)
+            section_moves(args.quick, args.smoke)
         if "4" in sections:
-            section_quality(args.quick, args.paper)
+            section_quality(args.quick, args.paper, args.smoke)
         if "5" in sections:
-            section_anytime(args.quick)
+            section_anytime(args.quick, args.smoke)
 
 
 if __name__ == "__main__":

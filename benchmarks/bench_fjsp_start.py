@@ -3,6 +3,7 @@
     python benchmarks/bench_fjsp_start.py                 # ~2 min on 2 cores (one process)
     python benchmarks/bench_fjsp_start.py --init mwkr     # the same from the MWKR start
     python benchmarks/bench_fjsp_start.py --starts-only   # section 1 only (seconds)
+    python benchmarks/bench_fjsp_start.py --smoke         # both sections on 2 / 1 instances per set, T = 10
 
 1. Start quality: mean gap of the ``mwkr`` and ``sampled-dispatch`` starts
    (:mod:`papergym.envs.scheduling.fjsp.sampled`) to the shipped references (``data/bks.json`` for the
@@ -48,12 +49,12 @@ def table(head, rows):
     print()
 
 
-def starts() -> None:
+def starts(count: int | None = None) -> None:
     print("1. Start solutions: mean gap to the shipped references, ms per start, starts with an improving move")
     initial_solution(load_set("sd2-10x5")[0], "sampled-dispatch")  # compile / load the numba cache
     rows = []
     for name in ("sd2-10x5", "brandimarte", "hurink-edata"):
-        insts = load_set(name)
+        insts = load_set(name)[:count]
         for init in ("mwkr", "sampled-dispatch"):
             gaps, secs, improving = [], [], 0
             for inst in insts:
@@ -69,12 +70,12 @@ def starts() -> None:
     table(["set", "init", "n", "mean gap", "ms/start", "improving move"], rows)
 
 
-def searches(init: str, horizon: int, n_sd2: int, n_hurink: int) -> None:
+def searches(init: str, horizon: int, n_sd2: int, n_hurink: int, n_brandimarte: int = 10) -> None:
     from papergym.leaderboard.runner.compare import compare
 
     print(f"2. Searches from init={init}, T = {horizon}: mean gap (seconds per instance); serial backend")
     agents = ["initial-solution", "bi-search", "fi-search", "gd-search"]
-    sets = [("sd2-10x5", n_sd2), ("brandimarte", 10), ("hurink-edata", n_hurink)]
+    sets = [("sd2-10x5", n_sd2), ("brandimarte", n_brandimarte), ("hurink-edata", n_hurink)]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, n in sets:
@@ -105,10 +106,14 @@ def main() -> None:
     ap.add_argument("--sd2", type=int, default=20, help="first N SD2 10x5 test instances")
     ap.add_argument("--hurink", type=int, default=40, help="first N Hurink edata instances (la01..)")
     ap.add_argument("--starts-only", action="store_true")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: starts on the first 2 instances of each set, searches on 1 per set at T = 10")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    starts()
-    if not args.starts_only:
+    starts(2 if args.smoke else None)
+    if args.smoke and not args.starts_only:
+        searches(args.init, 10, 1, 1, 1)
+    elif not args.starts_only:
         searches(args.init, args.horizon, args.sd2, args.hurink)
     print(f"{time.perf_counter() - t0:.0f} s wall")
 

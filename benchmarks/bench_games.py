@@ -1,5 +1,6 @@
-"""Entropic games (issue 9, spec games.md §8): best-response evaluations and seconds to reach a gap of
-``--tol`` (default 1e-6) for every learner on every instance, self-play (``role="both"``) for the games.
+"""Entropic games (best-response flow, docs/papers/best-response-games.md): best-response evaluations and
+seconds to reach a gap of ``--tol`` (default 1e-6) for every learner on every instance, self-play
+(``role="both"``) for the games.
 
 One env step is one best-response evaluation (one feedback). Per (instance, learner), over ``--seeds`` seeds:
 the median number of evaluations to the first step with gap <= tol (``>K`` if the median run never got
@@ -10,6 +11,7 @@ truncation artefact, and the table shows the fraction of runs the learner flagge
 
     python benchmarks/bench_games.py                      # all instances, 5 seeds (~2 min)
     python benchmarks/bench_games.py --env EntropicMatrixGame-v0 --seeds 20 --tol 1e-8
+    python benchmarks/bench_games.py --smoke              # first instance of each env, 1 seed, 50 steps (seconds)
 """
 
 from __future__ import annotations
@@ -67,7 +69,11 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--tol", type=float, default=1e-6)
     ap.add_argument("--horizon", type=int, default=None, help="steps per run (default: each env's default)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: the first instance of each env, 1 seed, 50 steps, every learner")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.seeds, args.horizon = 1, 50
     if args.seeds < 1 or not args.tol > 0:
         ap.error("--seeds must be >= 1 and --tol > 0")
     envs = [args.env] if args.env else list(INSTANCES)
@@ -80,7 +86,7 @@ def main(argv=None) -> None:
         head = (f"{'instance':<22}{'learner':<26}{'BR evals':>9}{'evals/br-flow':>14}{'learner s':>11}"
                 f"{'final gap':>11}{'rate':>8}{'diverged':>9}")
         print(head + "\n" + "-" * len(head))
-        for inst in INSTANCES[env_id]:
+        for inst in INSTANCES[env_id][:1] if args.smoke else INSTANCES[env_id]:
             res = {ln: [run(env_id, inst, ln, s, args.tol, args.horizon) for s in range(args.seeds)] for ln in LEARNERS}
             ref = np.median([r["steps"] for r in res["br-flow"]])
             for ln in LEARNERS:

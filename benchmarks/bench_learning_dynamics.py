@@ -1,5 +1,6 @@
-"""Learning-dynamics tasks (issue 13, spec learning-dynamics.md): per task the score table and seconds, measured
-side by side in one run.
+"""Learning-dynamics tasks (AGF, Lipschitz ResNets, diffusion disentanglement): per task the score table and
+seconds, measured side by side in one run. The tasks and the papers' claims: docs/papers/agf.md,
+docs/papers/lipschitz-resnets.md and docs/papers/diffusion-disentanglement.md.
 
 ``FeatureStaircase-v0`` — per setting (diagonal linear nets, linear nets, modular addition) and predictor: the mean
 staircase error and its time / level / count / order terms, the median prediction seconds, the median seconds of the
@@ -15,6 +16,7 @@ and style accuracy of the transfers, seconds.
     python benchmarks/bench_learning_dynamics.py                         # all three, dev seeds 0-2 (~40 min, 2 cores)
     python benchmarks/bench_learning_dynamics.py --only lipschitz --lip-dims 1,2,5
     python benchmarks/bench_learning_dynamics.py --only staircase --seeds 5
+    python benchmarks/bench_learning_dynamics.py --smoke                 # every method on tiny instances, 1 seed
 """
 
 from __future__ import annotations
@@ -46,8 +48,18 @@ def _med(a: np.ndarray) -> float:
     return float(np.median(a)) if len(a) else np.nan
 
 
-def staircase(seeds: int, jobs: int | None) -> None:
-    kw = {"setting": ["diagonal-linear", "linear", "modular-addition"], "seeds": list(range(seeds))}
+#: --smoke: the smallest instances of each task (every solver and setting still runs end to end)
+SMOKE_KWARGS = {
+    STAIR: {"d": [5], "a": [1.0], "alpha": [1e-2], "horizon": 20_000, "linear_d": [4], "linear_samples": 100,
+            "linear_horizon": 20_000, "mod_p": 11, "mod_width": 6, "mod_horizon": 2_000},
+    LIP: {"epochs": 2, "n_train": 64, "grid_1d": 200, "grid_2d": 20, "n_test_uniform": 200, "emp_points": 100,
+          "emp_steps": 2, "emp_starts": 2},
+    SUB: {"n": [64], "max_steps": 20},
+}
+
+
+def staircase(seeds: int, jobs: int | None, extra: dict | None = None) -> None:
+    kw = {"setting": ["diagonal-linear", "linear", "modular-addition"], "seeds": list(range(seeds)), **(extra or {})}
     t0 = time.perf_counter()
     res = bench(STAIR, task_kwargs=kw, n_jobs=jobs, cache=False, progress=False)
     runs = res.runs[res.runs.status == "ok"]
@@ -78,16 +90,18 @@ def _solver_table(res, group: str, cols: tuple[str, ...], title: str) -> None:
               + f"{_med(_num(ok, 'seconds')):>10.1f}{len(g) - len(ok):>8}")
 
 
-def lipschitz(seeds: int, jobs: int | None, dims: list[int]) -> None:
+def lipschitz(seeds: int, jobs: int | None, dims: list[int], extra: dict | None = None) -> None:
     t0 = time.perf_counter()
-    res = bench(LIP, task_kwargs={"dims": dims, "seeds": list(range(seeds))}, n_jobs=jobs, cache=False, progress=False)
+    res = bench(LIP, task_kwargs={"dims": dims, "seeds": list(range(seeds)), **(extra or {})}, n_jobs=jobs, cache=False,
+                progress=False)
     _solver_table(res, "family", ("error", "cert_bound", "emp_lip"),
                   f"{LIP}: medians over instances ({time.perf_counter() - t0:.0f} s wall, dev seeds 0-{seeds - 1})")
 
 
-def subspace(seeds: int, jobs: int | None) -> None:
+def subspace(seeds: int, jobs: int | None, extra: dict | None = None) -> None:
     t0 = time.perf_counter()
-    res = bench(SUB, task_kwargs={"seeds": list(range(seeds))}, n_jobs=jobs, cache=False, progress=False)
+    res = bench(SUB, task_kwargs={"seeds": list(range(seeds)), **(extra or {})}, n_jobs=jobs, cache=False,
+                progress=False)
     _solver_table(res, "supervision", ("disentangle_score", "subspace_error", "content_acc", "style_acc"),
                   f"{SUB}: medians over instances ({time.perf_counter() - t0:.0f} s wall, dev seeds 0-{seeds - 1})")
 
@@ -100,20 +114,25 @@ def main(argv=None) -> None:
     ap.add_argument("--jobs", type=int, default=None, help="joblib workers (default: all cores)")
     ap.add_argument("--lip-dims", default="2", help="LipschitzApprox-v0 input dimensions (default 2; the task's "
                     "default 1,2,5 with 5 seeds trains about 65 networks for up to 60 s each)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: every solver on the smallest instances (SMOKE_KWARGS), 1 seed, 1 worker, dims 1")
     a = ap.parse_args(argv)
     if a.seeds < 1:
         ap.error("--seeds must be >= 1")
+    if a.smoke:
+        a.seeds, a.jobs, a.lip_dims = 1, 1, "1"
     try:
         dims = [int(x) for x in a.lip_dims.split(",")]
     except ValueError:
         ap.error(f"--lip-dims must be a comma list of integers, got {a.lip_dims!r}")
     todo = a.only or ["staircase", "lipschitz", "subspace"]
+    smoke = SMOKE_KWARGS if a.smoke else {}
     if "staircase" in todo:
-        staircase(a.seeds, a.jobs)
+        staircase(a.seeds, a.jobs, smoke.get(STAIR))
     if "lipschitz" in todo:
-        lipschitz(a.seeds, a.jobs, dims)
+        lipschitz(a.seeds, a.jobs, dims, smoke.get(LIP))
     if "subspace" in todo:
-        subspace(a.seeds, a.jobs)
+        subspace(a.seeds, a.jobs, smoke.get(SUB))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Learning-systems tasks (issue 14, spec learning-systems.md): per task the score table and seconds, measured side
-by side in one run.
+"""Learning-systems tasks (LEAR, SymMPO, UFO-RL): per task the score table and seconds, measured side by side in
+one run. The tasks and the papers' claims: docs/papers/lear.md, docs/papers/symmpo.md and docs/papers/ufo-rl.md.
 
 ``ContinualDomains-v0`` — per method: final accuracy A_T (batches of 32 and per sample), average incremental
 accuracy, forgetting, backward and forward transfer, expert-selection accuracy, seconds.
@@ -14,6 +14,7 @@ against ``full-data``.
 
     python benchmarks/bench_learning_systems.py                 # all three, dev seeds 0-2
     python benchmarks/bench_learning_systems.py --only data --seeds 5
+    python benchmarks/bench_learning_systems.py --smoke         # every method of all three on tiny instances, 1 seed
 """
 
 from __future__ import annotations
@@ -55,23 +56,34 @@ def _table(res, cols: tuple[str, ...], title: str) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("method")
 
 
-def continual(seeds: int, jobs: int | None) -> None:
+#: --smoke: the smallest instances of each task (every method still runs end to end)
+SMOKE_KWARGS = {
+    CONT: {"images_per_domain": 40, "epochs": 1},
+    PREF: {"n_pref": 16, "epochs": 1, "n_test": 16},
+    DATA: {"pool_size": 40, "test_size": 20, "rl_epochs": 1},
+}
+
+
+def continual(seeds: int, jobs: int | None, extra: dict | None = None) -> None:
     t0 = time.perf_counter()
-    res = bench(CONT, task_kwargs={"seeds": list(range(seeds))}, n_jobs=jobs, cache=False, progress=False)
+    res = bench(CONT, task_kwargs={"seeds": list(range(seeds)), **(extra or {})}, n_jobs=jobs, cache=False,
+                progress=False)
     _table(res, ("final_acc", "final_acc_sample", "avg_inc_acc", "forgetting", "bwt", "fwt", "selection_acc"),
            f"{CONT}: means over instances ({time.perf_counter() - t0:.0f} s wall, dev seeds 0-{seeds - 1})")
 
 
-def preference(seeds: int, jobs: int | None) -> None:
+def preference(seeds: int, jobs: int | None, extra: dict | None = None) -> None:
     t0 = time.perf_counter()
-    res = bench(PREF, task_kwargs={"seeds": list(range(seeds))}, n_jobs=jobs, cache=False, progress=False)
+    res = bench(PREF, task_kwargs={"seeds": list(range(seeds)), **(extra or {})}, n_jobs=jobs, cache=False,
+                progress=False)
     _table(res, ("f1", "chair_i", "chair_s", "recall", "partner_halluc"),
            f"{PREF}: means over instances ({time.perf_counter() - t0:.0f} s wall, dev seeds 0-{seeds - 1})")
 
 
-def data_selection(seeds: int, jobs: int | None) -> None:
+def data_selection(seeds: int, jobs: int | None, extra: dict | None = None) -> None:
     t0 = time.perf_counter()
-    res = bench(DATA, task_kwargs={"seeds": list(range(seeds))}, n_jobs=jobs, cache=False, progress=False)
+    res = bench(DATA, task_kwargs={"seeds": list(range(seeds)), **(extra or {})}, n_jobs=jobs, cache=False,
+                progress=False)
     t = _table(res, ("test_acc", "acc_gain", "select_seconds", "select_forwards", "train_seconds"),
                f"{DATA}: means over instances ({time.perf_counter() - t0:.0f} s wall, dev seeds 0-{seeds - 1})")
     if {"multi-sample-acc", "ufo-rl"} <= set(t.index):
@@ -91,13 +103,18 @@ def main(argv=None) -> None:
                     help="run only these tasks (repeatable)")
     ap.add_argument("--seeds", type=int, default=3, help="dev seeds 0..K-1 per configuration (default 3)")
     ap.add_argument("--jobs", type=int, default=None, help="joblib workers (default: all cores)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: every method on the smallest instances (SMOKE_KWARGS), 1 seed, 1 worker")
     a = ap.parse_args(argv)
     if a.seeds < 1:
         ap.error("--seeds must be >= 1")
+    if a.smoke:
+        a.seeds, a.jobs = 1, 1
     todo = a.only or ["continual", "preference", "data"]
-    for name, fn in (("continual", continual), ("preference", preference), ("data", data_selection)):
+    for name, fn, task in (("continual", continual, CONT), ("preference", preference, PREF),
+                           ("data", data_selection, DATA)):
         if name in todo:
-            fn(a.seeds, a.jobs)
+            fn(a.seeds, a.jobs, SMOKE_KWARGS[task] if a.smoke else None)
 
 
 if __name__ == "__main__":

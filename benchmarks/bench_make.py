@@ -3,6 +3,7 @@
     python benchmarks/bench_make.py                      # every env id
     python benchmarks/bench_make.py EntropicMarkovGame-v0 --kwargs '{"instance": "random-cold"}'
     python benchmarks/bench_make.py EntropicMarkovGame-v0 --families --repeat 3   # every instance family
+    python benchmarks/bench_make.py --smoke              # the first env id and its first family only (seconds)
 
 ``--families`` runs one row per instance family of each id (the ``INSTANCES`` tuple of the env's module, passed
 as ``instance=`` on top of ``--kwargs``); ``--repeat N`` starts N fresh processes per row and reports the median
@@ -64,6 +65,8 @@ def main() -> int:
     ap.add_argument("--families", action="store_true",
                     help="one row per instance family of each id (its module's INSTANCES, as instance=)")
     ap.add_argument("--repeat", type=int, default=1, help="fresh processes per row; the median is printed")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: the first env id (default: the first registered) and its first family only")
     args = ap.parse_args()
     try:
         kwargs = json.loads(args.kwargs)
@@ -74,11 +77,15 @@ def main() -> int:
     if args.repeat < 1:
         ap.error(f"--repeat must be >= 1, got {args.repeat}")
     ids = args.env_ids or list(penvs.list_envs())
+    if args.smoke:
+        ids = ids[:1]
     for env_id in ids:
         penvs.check_env_id(env_id)
     rows = []
     for env_id in ids:
         fams = families(env_id) if args.families else ()
+        if args.smoke:
+            fams = families(env_id)[:1]
         rows += [(env_id, f, {**kwargs, "instance": f}) for f in fams] if fams else [(env_id, "", kwargs)]
     print(f"{'env id':<28} {'family':<22} {'import s':>9} {'make+reset s':>13} {'max s':>7}  heavy imports")
     for env_id, fam, kw in rows:

@@ -1,7 +1,8 @@
 """MDBE's adaptivity on NonStatLipschitz-v0: insignificant changes, and the calibrated c0 (the README's MDBE tables).
 
     python benchmarks/bench_mdbe_adaptivity.py                 # ~4 min on one core
-    python benchmarks/bench_mdbe_adaptivity.py --seeds 5 --quick   # smoke run (T = 2^12)
+    python benchmarks/bench_mdbe_adaptivity.py --seeds 5 --quick   # short run (T = 2^12)
+    python benchmarks/bench_mdbe_adaptivity.py --smoke             # every table at T = 2^8, 2 seeds, no cache (seconds)
 
 Runs ``papergym compare`` cells (same cache, same numbers as the command) and prints, per experiment, the
 comparison table and *paired* ratios over seeds (every agent faces the same instance and noise on a seed):
@@ -45,10 +46,11 @@ def paired_ratio(runs, a: str, b: str, n_boot: int = 10_000, seed: int = 0) -> t
     return float(x.sum() / y.sum()), float(lo), float(hi), int((x < y).sum()), len(seeds)
 
 
-def run(title: str, agents: list[str], pairs: list[tuple[str, str]], seeds: int, horizon: int, **env) -> None:
+def run(title: str, agents: list[str], pairs: list[tuple[str, str]], seeds: int, horizon: int, cache: bool = True,
+        **env) -> None:
     t0 = time.perf_counter()
     res = compare(ENV, agents=agents, seeds=range(seeds), horizon=horizon, env_kwargs=env, n_jobs=1,
-                  progress=False)
+                  progress=False, **({} if cache else {"cache": False}))
     kw = " ".join(f"--{k.replace('_', '-')} {str(v).lower() if isinstance(v, bool) else v}" for k, v in env.items())
     print(f"\n=== {title}\n$ papergym compare {ENV} {kw} --horizon {horizon} --seeds {seeds} "
           f"--agents {','.join(agents)} --n-jobs 1   ({time.perf_counter() - t0:.0f} s)\n")
@@ -63,23 +65,25 @@ def run(title: str, agents: list[str], pairs: list[tuple[str, str]], seeds: int,
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=20)
-    ap.add_argument("--quick", action="store_true", help="T = 2^12 everywhere (smoke run)")
+    ap.add_argument("--quick", action="store_true", help="T = 2^12 everywhere (a short run)")
+    ap.add_argument("--smoke", action="store_true", help="tiny run: T = 2^8 everywhere, 2 seeds, no cell cache")
     args = ap.parse_args(argv)
-    n = args.seeds
-    big = 2**12 if args.quick else 100_000
-    small = 2**12 if args.quick else 2**14
+    n = 2 if args.smoke else args.seeds
+    big = 2**8 if args.smoke else (2**12 if args.quick else 100_000)
+    small = 2**8 if args.smoke else (2**12 if args.quick else 2**14)
+    c = {"cache": False} if args.smoke else {}
     ref = ["mdbe", "mdbe-calibrated", "binning-ucb", "binning-ucb-oracle", "restart-oracle"]
     ratios = [("mdbe", "restart-oracle"), ("mdbe-calibrated", "restart-oracle"), ("mdbe", "binning-ucb-oracle")]
     for T in dict.fromkeys((small, big)):
         run(f"benign-changes, T = {T}: every round changes, no significant shift", ref, ratios, n, T,
-            instance="benign-changes")
+            instance="benign-changes", **c)
     cal = [("mdbe-calibrated", "mdbe")]
     run("two-peak-cyclic (the paper's experiment)", ["mdbe", "mdbe-calibrated", "binning-ucb"], cal, n, big,
-        instance="two-peak-cyclic")
+        instance="two-peak-cyclic", **c)
     run("stationary: benign-changes static twin", ["mdbe", "mdbe-calibrated", "binning-ucb"], cal, n, big,
-        instance="benign-changes", static=True)
+        instance="benign-changes", static=True, **c)
     run("stationary: one seeded tent", ["mdbe", "mdbe-calibrated", "binning-ucb"], cal, n, big,
-        instance="piecewise-tents", phases=1)
+        instance="piecewise-tents", phases=1, **c)
     return 0
 
 

@@ -24,6 +24,7 @@ Three parts, every figure measured in this run:
 
     python benchmarks/bench_mistar.py --jobs 2                 # 20 SD2 + mk01-10 + 20 fresh, T = 400
     python benchmarks/bench_mistar.py --sd2 100 --fresh 50 --jobs 2
+    python benchmarks/bench_mistar.py --smoke                  # 1 SD2 + mk01 + 3 fresh, T = 10, P = 4 (seconds)
 """
 
 from __future__ import annotations
@@ -119,7 +120,11 @@ def main(argv=None) -> None:
     ap.add_argument("--policy-p", default="16,4",
                     help="P values of the policy test, comma-separated (default 16,4: the deployed P and P = 4)")
     ap.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: 1 SD2 10x5 and 1 Brandimarte instance, 3 fresh ones, T = 10, P = 4, 1 worker")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.sd2, args.brandimarte, args.fresh, args.horizon, args.policy_p, args.jobs = 1, 1, 3, 10, "4", 1
     for name in ("sd2", "brandimarte", "fresh", "horizon", "jobs"):
         if getattr(args, name) < (1 if name in ("horizon", "jobs") else 0):
             ap.error(f"--{name} must be a {'positive' if name in ('horizon', 'jobs') else 'non-negative'} integer")

@@ -3,8 +3,9 @@
     python benchmarks/bench_ode.py             # L1-L9 at n = 1e3, 1e4; pinn on L2, L7 (about 25 min; pinn at 1e4 is most of it)
     python benchmarks/bench_ode.py --quick     # L2, L7, L9 at n = 1e3 (+ L2 at 1e4); pinn on L2 at 1e3 (~1 min)
     python benchmarks/bench_ode.py --no-pinn   # the two LS-SVMs only (about 5 min)
+    python benchmarks/bench_ode.py --smoke     # L2 at n = 100, pinn for 50 Adam steps, slope on n = 100, 200 (seconds)
 
-Issue 5, deliverable 6 (spec ``papers/ode.md`` sections 6 and 8). Every solver is built with
+The task and the paper's claims: docs/papers/nystrom-ode.md. Every solver is built with
 ``make_solver(name, "NystromODE-v0", seed=0, **hp)`` and run as ``solve(problem, budget, report=no-op)``
 on the dev instance (seed 0, canonical parameters) of each problem; BLAS (and torch) threads are pinned
 to 1, so every time is a single-core number.
@@ -19,7 +20,8 @@ to 1, so every time is a single-core number.
    gate (:func:`papergym.envs.tasks.ode_report.accuracy_comparison`). LS-SVM fit times
    are the best of ``--repeat`` solves (one solve for ``dual-lssvm`` at ``n >= 4000``). A second block
    gives whole-``solve()`` wall times (selection included). ``dual-lssvm`` at ``n = 10^4`` is run on
-   linear problems only (spec 2.2). A solver that is not registered (yet) is skipped.
+   linear problems only (a dense ``n x n`` Gauss-Newton system per iteration on nonlinear ones). A solver
+   that is not registered (yet) is skipped.
 2. **Summary**: geometric-mean speed-ups per ``n``, the gate-scaled differences, the resolved relative
    differences against the paper's bound, and the targets (speed-up >= 100x over ``dual-lssvm`` at
    ``n = 10^4`` on linear problems; ``nystrom-lssvm`` passes the accuracy gate wherever ``dual-lssvm``
@@ -27,7 +29,7 @@ to 1, so every time is a single-core number.
 3. **Time vs n**: fit seconds of both LS-SVMs at ``n`` in ``--slope-sizes`` on one problem with
    ``(sigma, gamma)`` fixed to the pair ``nystrom-lssvm`` selects at ``n = 1000`` (so only ``n``
    varies), and the least-squares slopes of ``log t`` vs ``log n`` (all sizes, and the three largest).
-   Target (issue 5): slope ~1 for ``nystrom-lssvm`` (``O(n m^2 + m^3)``), ~3 for the dual (``O(n^3)``).
+   Target (docs/benchmarks.md): slope ~1 for ``nystrom-lssvm`` (``O(n m^2 + m^3)``), ~3 for the dual (``O(n^3)``).
 
 Notes. The relative difference is ill-conditioned when both errors are tiny: on these smooth problems
 both LS-SVMs select ``gamma = 1e12`` and reach relative RMSEs of ``1e-6 .. 1e-10``, far below the task's
@@ -58,7 +60,7 @@ from papergym.envs.tasks.ode_report import GAP_FLOOR, accuracy_comparison  # noq
 TASK = "NystromODE-v0"
 LINEAR = ("L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8", "L9")
 PAPER_GAP = 0.0013  # the paper's "< 0.13 %"
-TARGET_SPEEDUP = 100.0  # issue 5: >= 100x over dual-lssvm at n = 1e4 on linear problems
+TARGET_SPEEDUP = 100.0  # target (docs/benchmarks.md): >= 100x over dual-lssvm at n = 1e4 on linear problems
 NYS, DUAL, PINN = "nystrom-lssvm", "dual-lssvm", "pinn"
 
 
@@ -146,7 +148,13 @@ def main(argv=None):
     ap.add_argument("--max-seconds", type=float, default=600.0, help="Budget.max_seconds of every solve")
     ap.add_argument("--slope-problem", default="L2")
     ap.add_argument("--slope-sizes", default=None, help="default 250,500,1000,2000,4000,10000 (quick: up to 4000)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: L2 at n = 100, pinn there for 50 Adam steps, slope on n = 100, 200, 1 repeat")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.problems, args.sizes, args.pinn_problems, args.pinn_sizes = "L2", "100", "L2", "100"
+        args.slope_sizes, args.repeat = "100,200", 1
+    pinn_hp = {"steps": 50, "report_every": 0} if args.smoke else {}
 
     from threadpoolctl import threadpool_limits
 
@@ -191,12 +199,12 @@ def main(argv=None):
     for p, n in cells:
         pr, ev = instance(cache, p, n)
         if pr.kind != "linear" and n > 2000:
-            print(f"   ({p} is nonlinear: dual-lssvm skipped at n = {n}, spec 2.2)")
+            print(f"   ({p} is nonlinear: dual-lssvm skipped at n = {n})")
         res[p, n, NYS] = safe_run(NYS, pr, ev, budget, args.repeat, nys_hp)
         if why[DUAL] is None and (pr.kind == "linear" or n <= 2000):
             res[p, n, DUAL] = safe_run(DUAL, pr, ev, budget, 1 if n >= 4000 else args.repeat, {})
         if why[PINN] is None and p in pinn_problems and n in pinn_sizes:
-            res[p, n, PINN] = safe_run(PINN, pr, ev, budget, 1, {})
+            res[p, n, PINN] = safe_run(PINN, pr, ev, budget, 1, pinn_hp)
         print(f"   ran {p} n={n}", file=sys.stderr)
 
     # ------------------------------------------------------------------ 1. the speed-up table

@@ -1,4 +1,6 @@
-"""Optimizer tasks (issue 10, spec optimizers.md): one table per task, measured side by side in one run.
+"""Optimizer tasks (DANA, local SGD, BCD, R-AdaGrad): one table per task, measured side by side in one run. The
+tasks and the papers' claims: docs/papers/dana.md, docs/papers/local-sgd.md, docs/papers/bcd.md and
+docs/papers/radagrad.md.
 
 ``PowerLawRandomFeatures-v0`` (DANA): per (alpha, beta, d), the median fitted loss exponent (slope of
 log(P - P_inf) vs log t on the window [min(1e2, t_sat/10), t_sat], t_sat = min(T, T_r d^(2 alpha))) of every solver, its ratio to SGD's (> 1: a steeper decay;
@@ -14,11 +16,12 @@ total time on that instance, read off the anytime curves).
 ``LowRankRecovery-v0``: median oracle calls to relative error 1e-6 (PAR-2) per kappa for every solver on the
 sensing family and on the regression family at kappa_H = 100 (rank 3, the solvers' default steps).
 
-    python benchmarks/bench_optimizers.py                         # the spec's 4 (alpha, beta) x d in {100, 200}, T = 1e5
+    python benchmarks/bench_optimizers.py                         # the task's 4 (alpha, beta) x d in {100, 200}, T = 1e5
     python benchmarks/bench_optimizers.py --d 400 --pairs 1.0:0.7 --seeds 5
     python benchmarks/bench_optimizers.py --only distributed --local-steps 1,10,50
     python benchmarks/bench_optimizers.py --only deep --seeds 3
     python benchmarks/bench_optimizers.py --only low-rank --seeds 3
+    python benchmarks/bench_optimizers.py --smoke                 # the four tables on tiny instances, 1 seed, 1 worker
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ from papergym.envs.tasks.power_law_features import DEFAULT_PAIRS
 from papergym.leaderboard import bench
 
 SOLVERS = ["sgd", "sgd-momentum", "dana-constant", "dana-decaying"]
+#: --smoke: the smallest instances of the four tasks (every solver and column still runs end to end)
+SMOKE_DIST = {"d": 10, "machines": 2, "rounds": 2}
+SMOKE_DEEP = {"depth": [3], "width": 8, "n": 20, "max_sweeps": 5}
+SMOKE_LOW_RANK = {"kappa": [1, 10], "m": 10, "n": 10, "max_calls": 200}
 
 
 def plrf(pairs, d, steps, seeds, jobs, first_seed=0) -> None:
@@ -70,7 +77,7 @@ DIST_SOLVERS = ["local-sgd", "minibatch-sgd", "scaffold", "accelerated-minibatch
 LR_GRID = [2.0 ** -j for j in range(0, 9)]
 
 
-def tune_lr(K: int, dev_seeds=(0, 1)) -> dict[str, float]:
+def tune_lr(K: int, dev_seeds=(0, 1), extra: dict | None = None) -> dict[str, float]:
     """Tuning rule: for each solver the step (lr = eta * H) of the grid {2^-j, j = 0..8} with the best median
     final log10 suboptimality over the public dev seeds ``dev_seeds`` at tau = 0.03, spread = 1 (the middle
     second-order and the largest first-order heterogeneity); frozen for the table, which is measured on fresh
@@ -78,7 +85,8 @@ def tune_lr(K: int, dev_seeds=(0, 1)) -> dict[str, float]:
     from papergym.agents.base import make_solver
     from papergym.envs.tasks.base import make_task
 
-    task = make_task("DistributedRegression-v0", tau=0.03, spread=1.0, local_steps=K, seeds=list(dev_seeds))
+    task = make_task("DistributedRegression-v0", tau=0.03, spread=1.0, local_steps=K, seeds=list(dev_seeds),
+                     **(extra or {}))
     best = {}
     for s in DIST_SOLVERS:
         scores = []
@@ -94,23 +102,23 @@ def tune_lr(K: int, dev_seeds=(0, 1)) -> dict[str, float]:
     return best
 
 
-def distributed(local_steps, seeds, jobs) -> None:
+def distributed(local_steps, seeds, jobs, extra: dict | None = None) -> None:
     print(f"\nDistributedRegression-v0: d = 50, M = 8, R = 10, sigma = 0.5, fresh seeds 100..{99 + seeds}; "
           "steps tuned per (solver, K) on dev seeds 0-1 (tau = 0.03, spread = 1)")
     for K in local_steps:
-        lrs = tune_lr(K)
+        lrs = tune_lr(K, extra=extra)
         print(f"\nK = {K}: tuned lr = eta * H: " + ", ".join(f"{s} {v:g}" for s, v in lrs.items()))
         res = bench("DistributedRegression-v0", solvers=DIST_SOLVERS,
-                    task_kwargs={"local_steps": K, "seeds": list(range(100, 100 + seeds))},
+                    task_kwargs={"local_steps": K, "seeds": list(range(100, 100 + seeds)), **(extra or {})},
                     hyperparameters={s: {"lr": v} for s, v in lrs.items()}, n_jobs=jobs, cache=False, progress=False)
         print(res.extra_report())
         print(res.summary[["label", "geo_mean", "n_ok", "n_failed"]].to_string(index=False))
 
 
-def deep(seeds, jobs) -> None:
+def deep(seeds, jobs, extra: dict | None = None) -> None:
     res = bench("DeepRegression-v0", solvers=["bcd", "gd", "adam"],
                 task_kwargs={"family": ["teacher", "random"], "activation": "leaky-relu", "depth": [3, 5],
-                             "seeds": list(range(seeds))},
+                             "seeds": list(range(seeds)), **(extra or {})},
                 n_jobs=jobs, cache=False, progress=False)
     runs, curves = res.runs[res.runs.status == "ok"], res.curves
     print(f"\nDeepRegression-v0: leaky-ReLU, width 64, n = 200, 500 sweeps / epochs, seeds 0..{seeds - 1}")
@@ -133,10 +141,11 @@ def deep(seeds, jobs) -> None:
                   f"{np.median(tstars):>9.2f}{r.seconds.median():>9.2f}")
 
 
-def low_rank(seeds, jobs) -> None:
+def low_rank(seeds, jobs, extra: dict | None = None) -> None:
     res = bench("LowRankRecovery-v0",
                 solvers=["rgd", "radagrad", "radamw", "scaled-gd", "lora-adam", "factorized-gd"],
-                task_kwargs={"kappa": [1, 10, 100, 1000], "kappa_H": [100], "rank": 3, "seeds": list(range(seeds))},
+                task_kwargs={"kappa": [1, 10, 100, 1000], "kappa_H": [100], "rank": 3, "seeds": list(range(seeds)),
+                             **(extra or {})},
                 n_jobs=jobs, cache=False, progress=False)
     print(f"\nLowRankRecovery-v0: m = n = 40, r* = r = 3, 5,000 oracle calls, seeds 0..{seeds - 1} (regression: kappa_H = 100)")
     print(res.extra_report())
@@ -144,7 +153,7 @@ def low_rank(seeds, jobs) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pairs", default=None, help="alpha:beta pairs, comma-separated (default: the spec's four)")
+    ap.add_argument("--pairs", default=None, help="alpha:beta pairs, comma-separated (default: the task's four)")
     ap.add_argument("--d", default="100,200", help="model sizes (default 100,200)")
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--seeds", type=int, default=3)
@@ -152,7 +161,20 @@ def main(argv=None) -> None:
     ap.add_argument("--jobs", type=int, default=None, help="workers (default: all cores)")
     ap.add_argument("--only", choices=("plrf", "distributed", "deep", "low-rank"), default=None, help="one task's table")
     ap.add_argument("--local-steps", default="1,10,50", help="DistributedRegression K values (default 1,10,50)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: the four tables on the smallest instances (one (alpha, beta) pair, d = 20, "
+                         "T = 1000, K = 1, SMOKE_DIST / SMOKE_DEEP / SMOKE_LOW_RANK), 1 seed, 1 worker")
     args = ap.parse_args(argv)
+    if args.smoke:
+        if args.only in (None, "plrf"):
+            plrf(DEFAULT_PAIRS[:1], [20], 1000, 1, 1, args.first_seed)
+        if args.only in (None, "distributed"):
+            distributed([1], 1, 1, SMOKE_DIST)
+        if args.only in (None, "deep"):
+            deep(1, 1, SMOKE_DEEP)
+        if args.only in (None, "low-rank"):
+            low_rank(1, 1, SMOKE_LOW_RANK)
+        return
     try:
         pairs = (DEFAULT_PAIRS if args.pairs is None else
                  [tuple(float(x) for x in p.split(":")) for p in args.pairs.split(",") if p.strip()])

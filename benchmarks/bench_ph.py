@@ -4,6 +4,7 @@ three methods on the same 3-D point clouds, ratios measured side by side in one 
     python benchmarks/bench_ph.py                       # N = 1e4, 1e5, 1e6 (~11 min on 2 cores, alpha ~8 GB at 1e6)
     python benchmarks/bench_ph.py --points 1e4,1e5      # quick (~40 s)
     python benchmarks/bench_ph.py --cloud cheese --repeats 3 --json ph.json
+    python benchmarks/bench_ph.py --smoke               # N = 1000, 50 landmarks, 1 thread: every method and column
 
 Methods (each timed as construction + persistence in dims 0..2 + reading the diagrams, wall seconds):
 
@@ -27,8 +28,8 @@ default 1e-8 as in the task; computed in ``--threads`` processes after the cells
 ``gudhi.hera`` was not used: superlinear, ~160 s per distance already at 3e4 points;
 ``inf`` column: whether the counts of infinite bars per dimension match alpha's), and ``vs flood`` =
 seconds / flood's seconds (> 1: flood is faster).
-Then one PASS/FAIL line per target of the issue: flood >= 2x faster than flooder (at every N), >= 20x faster
-than alpha at 1e6, flood peak <= 4096 MB at 1e6.
+Then one PASS/FAIL line per target (docs/benchmarks.md, docs/papers/flood.md): flood >= 2x faster than flooder
+(at every N), >= 20x faster than alpha at 1e6, flood peak <= 4096 MB at 1e6.
 """
 
 from __future__ import annotations
@@ -286,13 +287,18 @@ def parse_args(argv=None):
                    help="additive error allowed in gudhi.bottleneck_distance (default 1e-8, as the task; 0: the "
                         "exact mode, whose memory grows with the product of the diagram sizes)")
     p.add_argument("--json", default=None, help="also write all raw cell results here")
+    p.add_argument("--smoke", action="store_true",
+                   help="tiny run: N = 1000, 50 landmarks, 4 points per edge, 1 thread, every method")
     # child mode (one cell, internal)
     p.add_argument("--cell", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--method", choices=METHODS, help=argparse.SUPPRESS)
     p.add_argument("--n", type=int, help=argparse.SUPPRESS)
     p.add_argument("--rep", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--dgm-out", default=None, help=argparse.SUPPRESS)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.smoke and not args.cell:
+        args.points, args.landmarks, args.points_per_edge, args.threads, args.timeout = "1000", 50, 4, 1, 300.0
+    return args
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ together (target: sandboxed <= 2x in-process at 20 seeds).
 
     python benchmarks/bench_sandbox.py                          # T = 1e5, seeds 1, 5, 20 (~2 min)
     python benchmarks/bench_sandbox.py --horizon 20000 --seeds 1,20
+    python benchmarks/bench_sandbox.py --smoke                  # T = 200, seeds 1, 2, one service submission
 
 The agent is ``benchmarks/sandbox_ucb1.py`` (UCB1 on a fixed grid of K = 32 arms of [0, 1], batched
 with numpy) on ``NonStatLipschitz-v0``'s native vector env. Both columns drive the same loop: the
@@ -120,7 +121,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="submissions through a local service to measure its overhead (0: skip)")
     ap.add_argument("--spin", type=float, default=None,
                     help="seconds each end busy-waits for a reply (default: the sandbox's SPIN_SECONDS)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: T = 200, seeds 1 and 2, both columns, two at once, one service submission")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.horizon, args.seeds, args.service = 200, "1,2", 1
     if args.spin is not None:
         if args.spin < 0:
             ap.error("--spin must be >= 0")

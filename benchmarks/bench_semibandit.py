@@ -3,8 +3,9 @@
     python benchmarks/bench_semibandit.py            # a few minutes on 2 cores
     python benchmarks/bench_semibandit.py --quick    # shorter warm-ups and windows, n = 2000 runner rows
     python benchmarks/bench_semibandit.py --compare  # also time the default compare() of MSetSemiBandit-v0
+    python benchmarks/bench_semibandit.py --smoke    # (d, m) = (10, 3) only, tiny windows, n = 200 (seconds)
 
-Sections (issue 4, deliverable 5):
+Sections (``MSetSemiBandit-v0``, docs/papers/mset-semibandit.md):
 
 1. Seconds per round of ``ftpl-frechet`` (O(d^2) geometric resampling) against ``ftrl-hybrid``
    (Newton solve of the KKT conditions + exact-marginal sampling) at ``(d, m)`` in
@@ -66,7 +67,8 @@ def _env_registered() -> bool:
 
 
 def _means(d: int, m: int) -> np.ndarray:
-    """The ``stochastic`` family (spec 3.4) with the optimal set first: 0.5(1 - g) / 0.5(1 + g)."""
+    """The ``stochastic`` family (docs/papers/mset-semibandit.md) with the optimal set first:
+    0.5(1 - g) / 0.5(1 + g)."""
     return np.where(np.arange(d) < m, 0.5 * (1 - GAP), 0.5 * (1 + GAP))
 
 
@@ -141,7 +143,8 @@ def _gr_per_round(key, before, after, warmup, window):
 
 
 def section_ftpl_vs_ftrl(args):
-    warmup, window = (300, 100) if args.quick else (args.warmup, args.window)
+    warmup, window = (20, 10) if args.smoke else ((300, 100) if args.quick else (args.warmup, args.window))
+    sizes = SIZES[:1] if args.smoke else SIZES
     print(f"1. seconds per round (act + update), stochastic family g = {GAP}, after {warmup} warm-up rounds, "
           f"averaged over the next {window}")
     names = ("ftpl-frechet", "ftrl-hybrid")
@@ -158,7 +161,7 @@ def section_ftpl_vs_ftrl(args):
            f"{'µs/agent-round':>16}{'GR draws/round':>16}{'regret/run':>12}")
     print(hdr)
     rows = {}
-    for d, m in SIZES:
+    for d, m in sizes:
         for n in present:
             s1, _reg1, key, b, a, _ = time_agent(n, d, m, warmup, window, None)
             gr = _gr_per_round(key, b, a, warmup, window)
@@ -174,7 +177,7 @@ def section_ftpl_vs_ftrl(args):
             print(f"   {'':<10}{'FTPL / FTRL':<14}{f1 / r1:>14.2f}x{fb / rb:>17.2f}x")
     if len(present) == 2:
         verdict = []
-        for d, m in SIZES:
+        for d, m in sizes:
             f1, fb = rows[(d, m, names[0])]
             r1, rb = rows[(d, m, names[1])]
             verdict.append(f"(d, m) = {(d, m)}: FTPL {'faster' if f1 < r1 else 'slower'} per run "
@@ -199,8 +202,8 @@ def _time_cells(agent, seeds, horizon, mode, d=10, m=3, **hp):
 
 
 def section_runner(args):
-    T = 2000 if args.quick else 10_000
-    n_batch, n_loop = (20, 3) if args.quick else (100, 5)
+    T = 200 if args.smoke else (2000 if args.quick else 10_000)
+    n_batch, n_loop = (4, 1) if args.smoke else ((20, 3) if args.quick else (100, 5))
     print(f"\n2. runner throughput, d = 10, m = 3, n = {T}: batched over {n_batch} seeds vs per-seed Gymnasium "
           f"loop ({n_loop} seeds)")
     if not _env_registered():
@@ -249,6 +252,8 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=2000, help="warm-up rounds before the timed window (section 1)")
     ap.add_argument("--window", type=int, default=300, help="timed rounds (section 1)")
     ap.add_argument("--skip-agents", action="store_true", help="skip section 1")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: (d, m) = (10, 3), 20 + 10 rounds, n = 200 runner rows over 4 / 1 seeds")
     args = ap.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
@@ -257,7 +262,7 @@ def main(argv=None):
     if not args.skip_agents:
         section_ftpl_vs_ftrl(args)
     section_runner(args)
-    if args.compare:
+    if args.compare and not args.smoke:
         section_compare()
 
 

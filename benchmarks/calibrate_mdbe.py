@@ -2,6 +2,7 @@
 
     python benchmarks/calibrate_mdbe.py                 # d = 1, Bernoulli, T = 2^8 .. 2^18 and 10^5 (~4 min, one core)
     python benchmarks/calibrate_mdbe.py --horizons 256,1024 --out /tmp/table.py   # a subset, elsewhere
+    python benchmarks/calibrate_mdbe.py --smoke         # T = 256 only, written to a temporary folder (seconds)
 
 For every horizon it runs :func:`papergym.agents.bandits.mdbe.calibrate_c0` with the defaults of
 ``mdbe-calibrated`` (grid ``C0_GRID``, false-alarm target 5 %, 60 calibration runs, MDBE's default
@@ -57,8 +58,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--horizons", help="comma list of horizons (default: 2^8 .. 2^18 and 100000)")
     ap.add_argument("--d", type=int, default=1, help="dimension (default 1)")
-    ap.add_argument("--out", default=str(TABLE_PATH), help="the module to write (default: the shipped table)")
+    ap.add_argument("--out", default=None, help="the module to write (default: the shipped table; --smoke: a "
+                    "temporary folder)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run: T = 256 only (unless --horizons), never the shipped table unless --out names it")
     args = ap.parse_args(argv)
+    if args.out is None:
+        if args.smoke:
+            import tempfile
+
+            args.out = str(Path(tempfile.mkdtemp(prefix="papergym-calibrate-mdbe-")) / "mdbe_calibration_table.py")
+        else:
+            args.out = str(TABLE_PATH)
+    if args.smoke and not args.horizons:
+        args.horizons = "256"
     horizons = [int(x) for x in args.horizons.split(",")] if args.horizons else DEFAULT_HORIZONS
     lines = []
     for T in horizons:

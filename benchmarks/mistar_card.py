@@ -14,13 +14,20 @@
     python benchmarks/mistar_card.py tune sd2-10x5 --count 20 --horizon 100
     python benchmarks/mistar_card.py check sd2-10x5 --count 5 --horizon 100
     python benchmarks/mistar_card.py curve agents/scheduling/mistar/weights/sd2-10x5.pt.history.json
+    python benchmarks/mistar_card.py --smoke    # tune, choose-p and check on 1 instance, T = 5; card to a temp folder
+
+``curve`` needs the history file of a training run, which is not shipped: ``--smoke`` trains a tiny policy (one
+batch of 2 episodes, :func:`~papergym.agents.scheduling.mistar.train.train_to_file`) into its temporary folder
+and prints that run's curve.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -68,7 +75,7 @@ def choose_p(name: str, count: int, horizon: int, grid=(1, 2, 4, 8, 16)) -> int:
     return best[0]
 
 
-def check(name: str, count: int, horizon: int) -> None:
+def check(name: str, count: int, horizon: int, out_dir: str | None = None) -> None:
     _, meta = load_policy(name)
     agent = "mistar" if name == "sd2-10x5" else "mistar-no-memory"
     names, cmax, gaps = [], [], []
@@ -83,7 +90,7 @@ def check(name: str, count: int, horizon: int) -> None:
     card = {"weights": f"{name}.pt", "agent": agent, "training": meta,
             "check": {"set": "sd2-10x5", "init": "sampled-dispatch", "instances": names, "horizon": horizon, "seed": 0, "makespans": cmax,
                       "mean_gap": float(np.mean(gaps)), "torch": str(torch.__version__)}}
-    out = WEIGHTS_DIR / f"{name}.card.json"
+    out = (WEIGHTS_DIR if out_dir is None else Path(out_dir)) / f"{name}.card.json"
     out.write_text(json.dumps(card, indent=1) + "\n")
     print(json.dumps(card["check"], indent=1))
     print(f"wrote {out}")
@@ -102,11 +109,31 @@ def curve(history: str) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=("tune", "choose-p", "check", "curve"))
+    ap.add_argument("command", nargs="?", choices=("tune", "choose-p", "check", "curve"))
     ap.add_argument("weights", nargs="?", default="sd2-10x5")
     ap.add_argument("--count", type=int, default=None)
     ap.add_argument("--horizon", type=int, default=100)
+    ap.add_argument("--out-dir", default=None, help="check: folder of the card (default: the weights folder)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny run of tune, choose-p (P in 1, 2) and check (1 instance, T = 5, card to a temp folder), "
+                         "then curve of a tiny training run written there")
     args = ap.parse_args(argv)
+    if args.smoke:
+        if args.command is not None:
+            ap.error("--smoke runs tune, choose-p and check itself: give no command")
+        out_dir = args.out_dir or tempfile.mkdtemp(prefix="papergym-mistar-card-")
+        tune(args.weights, 1, 5)
+        choose_p(args.weights, 1, 5, grid=(1, 2))
+        check(args.weights, 1, 5, out_dir)
+        from papergym.agents.scheduling.mistar.train import TrainConfig, train_to_file
+
+        cfg = TrainConfig(episodes=2, n_envs=2, horizon=5, n_step=5, epochs=1, p=2, hidden=8, layers=1,
+                          validate_every=1, validate_count=1, validate_horizon=5)
+        train_to_file(cfg, Path(out_dir) / "smoke.pt", log=lambda _msg: None)
+        curve(str(Path(out_dir) / "smoke.pt.history.json"))
+        return
+    if args.command is None:
+        ap.error("the following arguments are required: command")
     if args.command == "curve":
         curve(args.weights)
     elif args.command == "choose-p":
@@ -114,7 +141,7 @@ def main(argv=None) -> None:
     elif args.command == "tune":
         tune(args.weights, args.count or 20, args.horizon)
     else:
-        check(args.weights, args.count or 5, args.horizon)
+        check(args.weights, args.count or 5, args.horizon, args.out_dir)
 
 
 if __name__ == "__main__":

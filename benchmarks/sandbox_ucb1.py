@@ -1,6 +1,13 @@
 """A submission file for ``bench_sandbox.py``: UCB1 on a fixed grid of K arms of [0, 1]^d, batched
 over seeds with numpy (``make_agent(problem, seeds=[...], K=32)``). Deterministic (argmax ties go to
-the lowest arm), so the seeds only matter through the env."""
+the lowest arm), so the seeds only matter through the env.
+
+Run as a script, it plays itself in-process on ``NonStatLipschitz-v0``'s vector env and prints the final
+regret per seed (a check of the file on its own, without the sandbox):
+
+    python benchmarks/sandbox_ucb1.py --horizon 10000 --seeds 5
+    python benchmarks/sandbox_ucb1.py --smoke        # T = 200, 2 seeds
+"""
 
 import numpy as np
 
@@ -32,3 +39,36 @@ class UCB1Grid:
 
 
 make_agent = UCB1Grid
+
+
+def _main(argv=None) -> int:
+    import argparse
+
+    import gymnasium as gym
+    import papergym.envs  # noqa: F401 - registers the envs
+    from gymnasium.envs.registration import load_env_creator
+
+    ap = argparse.ArgumentParser(description="UCB1 on a grid of arms, played in-process on NonStatLipschitz-v0")
+    ap.add_argument("--horizon", type=int, default=10_000)
+    ap.add_argument("--seeds", type=int, default=5, help="seeds 1..N evaluated together")
+    ap.add_argument("--smoke", action="store_true", help="tiny run: T = 200, 2 seeds")
+    args = ap.parse_args(argv)
+    horizon, seeds = (200, [1, 2]) if args.smoke else (args.horizon, list(range(1, args.seeds + 1)))
+    venv = load_env_creator(gym.spec("NonStatLipschitz-v0").vector_entry_point)(num_envs=len(seeds), horizon=horizon)
+    obs, _ = venv.reset(seed=seeds)
+    agent = make_agent(venv.problem, seeds=seeds)
+    regret = np.zeros(len(seeds))
+    for t in range(1, horizon + 1):
+        actions = agent.act(obs)
+        regret += venv.oracle.regret(actions, t)
+        obs, rewards, *_ = venv.step(actions)
+        agent.update(actions, rewards, obs)
+    print(f"NonStatLipschitz-v0, UCB1 on {agent.K} grid arms, T = {horizon}")
+    print(f"{'seed':>5}  {'final regret':>12}  {'regret / T':>10}")
+    for s, r in zip(seeds, regret):
+        print(f"{s:>5}  {r:>12.2f}  {r / horizon:>10.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

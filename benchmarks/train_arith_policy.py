@@ -4,6 +4,7 @@ card (``arith_policy.md``) with the deterministic pre-training
 
     python benchmarks/train_arith_policy.py                # defaults of the shipped weights
     python benchmarks/train_arith_policy.py --out /tmp/w   # write elsewhere
+    python benchmarks/train_arith_policy.py --smoke        # 5 steps of 16 problems, written to a temporary folder
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from papergym.envs.tasks.data_selection_model import PRETRAIN_DEFAULTS, WEIGHTS_
 
 CARD = """# Arithmetic policy of RLDataSelection-v0 (papergym)
 
-**What**: the partially competent policy whose RL training subset `RLDataSelection-v0` asks to choose (spec
-`learning-systems.md` §3.3 item 2): a character-level decoder-only Transformer, 2 layers, d = 64, 4 heads, MLP 256
+**What**: the partially competent policy whose RL training subset `RLDataSelection-v0` asks to choose
+(`docs/papers/ufo-rl.md`): a character-level decoder-only Transformer, 2 layers, d = 64, 4 heads, MLP 256
 (GELU), pre-LayerNorm, learned positions ({max_len} positions), output tied to the token embedding;
 {n_params:,} parameters, float32, `arith_policy.npz` ({size_kb:.0f} kB; numpy arrays by parameter name plus
 `config`). Tokenizer: one token per character of `_$0123456789+-=` (`_` pad, `$` EOS). Architecture and
@@ -28,7 +29,7 @@ tokenizer: `papergym/envs/tasks/data_selection_model.py`.
 
 **How trained** (`pretrain_policy`): supervised cross-entropy on the answer tokens and EOS of freshly generated
 problems `a+b=` / `a-b=` (a >= b), sizes (digits of the longer operand) 1, 2, 3 with probabilities
-{digit_probs} (1–2-digit problems plus 30 % 3-digit ones; the spec's 5 % left the policy at 3 % on 3 digits,
+{digit_probs} (1–2-digit problems plus 30 % 3-digit ones; a 5 % share left the policy at 3 % on 3 digits,
 without the partial competence GRPO needs, so `full-data` RL gained nothing), {steps} steps of {batch_size}
 problems, Adam lr {lr:g} with {warmup} linear warm-up steps, then a cosine to {min_lr_ratio:g} x lr (1: constant;
 a checkpoint annealed to lr 0 was too sharp for the task's RL recipe, see `pretrain_policy`), seed {seed}
@@ -61,8 +62,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--warmup", type=int, default=PRETRAIN_DEFAULTS["warmup"])
     ap.add_argument("--eval-n", type=int, default=PRETRAIN_DEFAULTS["eval_n"])
     ap.add_argument("--min-lr-ratio", type=float, default=PRETRAIN_DEFAULTS["min_lr_ratio"])
-    ap.add_argument("--out", type=Path, default=WEIGHTS_PATH.parent, help="folder of arith_policy.npz / .md")
+    ap.add_argument("--out", type=Path, default=None, help="folder of arith_policy.npz / .md (default: the shipped "
+                    "weights' folder; --smoke: a temporary folder)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny training (5 steps of 16 problems, 1 warm-up step, 16 evaluation problems per size) "
+                         "written to a temporary folder unless --out names one")
     a = ap.parse_args(argv)
+    if a.smoke:
+        import tempfile
+
+        a.steps, a.batch_size, a.warmup, a.eval_n = 5, 16, 1, 16
+        a.out = a.out or Path(tempfile.mkdtemp(prefix="papergym-arith-policy-"))
+    a.out = a.out or WEIGHTS_PATH.parent
     digit_probs = PRETRAIN_DEFAULTS["digit_probs"]
     t0 = time.perf_counter()
     w, card = pretrain_policy(seed=a.seed, steps=a.steps, batch_size=a.batch_size, lr=a.lr, warmup=a.warmup,

@@ -4,13 +4,16 @@ fixed 297-image source split of ``load_digits`` (torch, one thread, seed 0).
 
     python benchmarks/train_continual_backbone.py            # rewrite both files
     python benchmarks/train_continual_backbone.py --check    # retrain and compare with the shipped weights
+    python benchmarks/train_continual_backbone.py --smoke    # 2 epochs, written to a temporary folder
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -19,7 +22,7 @@ from papergym.envs.tasks.continual_domains import WEIGHTS_PATH, train_backbone
 CARD = """# ContinualDomains-v0 stand-in backbone
 
 `continual_backbone.npz` (numpy, float32; {size} bytes; SHA-256 `{sha}`): the stand-in backbone of
-`ContinualDomains-v0` (spec `learning-systems.md` §1.3), the CPU-sized analogue of LEAR's pretrained ViT-B/16.
+`ContinualDomains-v0` (`docs/papers/lear.md`), the CPU-sized analogue of LEAR's pretrained ViT-B/16.
 
 | array | shape | meaning |
 |---|---|---|
@@ -51,26 +54,34 @@ python benchmarks/train_continual_backbone.py
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="retrain and compare with the shipped weights")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="folder of continual_backbone.npz / .md (default: the shipped weights' folder; --smoke: a "
+                         "temporary folder)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny training (2 epochs) written to a temporary folder unless --out names one; with "
+                         "--check, compares the 2-epoch weights with the shipped ones")
     args = ap.parse_args()
     import torch
 
     t0 = time.perf_counter()
-    w, info = train_backbone()
+    w, info = train_backbone(epochs=2) if args.smoke else train_backbone()
     secs = time.perf_counter() - t0
+    out = args.out or (Path(tempfile.mkdtemp(prefix="papergym-continual-backbone-")) if args.smoke else None)
+    path = WEIGHTS_PATH if out is None else out / WEIGHTS_PATH.name
     if args.check:
         with np.load(WEIGHTS_PATH) as z:
             diff = max(float(np.max(np.abs(z[k] - w[k]))) for k in w)
         print(f"max |retrained - shipped| = {diff:.3g}; pool accuracy {info['pool_accuracy']:.4f}")
         return
-    WEIGHTS_PATH.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(WEIGHTS_PATH, **w)
-    data = WEIGHTS_PATH.read_bytes()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, **w)
+    data = path.read_bytes()
     card = CARD.format(size=len(data), sha=hashlib.sha256(data).hexdigest(), n_source=info["n_source"],
                        n_pool=info["n_pool"], seed=info["seed"], lr=info["lr"], wd=info["weight_decay"],
                        epochs=info["epochs"], bs=info["batch_size"], acc_src=info["source_accuracy"],
                        acc_pool=info["pool_accuracy"], secs=secs, torch_version=torch.__version__)
-    WEIGHTS_PATH.with_suffix(".md").write_text(card)
-    print(f"wrote {WEIGHTS_PATH} ({len(data)} bytes) and its card; source {info['source_accuracy']:.4f}, "
+    path.with_suffix(".md").write_text(card)
+    print(f"wrote {path} ({len(data)} bytes) and its card; source {info['source_accuracy']:.4f}, "
           f"pool {info['pool_accuracy']:.4f}, {secs:.1f} s")
 
 
