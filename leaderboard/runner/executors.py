@@ -13,17 +13,79 @@ jobs complete (in any order); the runner writes each cell file as soon as its re
 
 BLAS/OpenMP threads are pinned to one per worker (``threadpoolctl`` inside each job), so parallel
 jobs do not oversubscribe the cores.
+
+Local worker processes (the loky pool, a ``LocalCluster``'s workers) die with the process that started
+them: the first job a worker runs starts a daemon thread (:func:`watch_parent`) that polls, every
+:data:`WATCH_INTERVAL` seconds, whether the worker's parent process has changed (it was killed, even with
+``kill -9``, and the worker reparented) or the starting process is gone, and then ends the worker at
+once. Without it, a busy loky worker outlives a killed ``papergym compare`` until its job ends. (Linux's
+``PR_SET_PDEATHSIG`` is not used: it fires when the parent *thread* that forked the worker exits, and loky
+may start workers from a thread other than the main one.) Workers of a remote or SLURM cluster are
+not watched: their life is the cluster's business.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["BACKENDS", "run_jobs", "default_n_jobs"]
+__all__ = ["BACKENDS", "WATCH_INTERVAL", "default_n_jobs", "run_jobs", "watch_parent"]
 
 BACKENDS: tuple[str, ...] = ("serial", "joblib", "dask")
+WATCH_INTERVAL = 0.25  # seconds between two checks of a local worker's parent
+_watching: int | None = None  # the pid this process watches for (set once per worker process)
+_watch_lock = threading.Lock()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - exists, owned by someone else
+        return True
+    return True
+
+
+def watch_parent(owner: int) -> None:
+    """End this (worker) process as soon as its parent or the process ``owner`` is gone. Idempotent.
+
+    ``owner`` is the pid of the process that started the pool (it is the worker's parent for loky
+    and ``LocalCluster`` workers). Never call it in the main process itself.
+    """
+    global _watching
+    with _watch_lock:
+        if _watching is not None or os.getpid() == owner:
+            return
+        _watching = owner
+    parent = os.getppid()
+
+    def orphaned() -> bool:
+        return os.getppid() != parent or not _alive(owner)
+
+    if orphaned():  # the owner died before this worker ran its first job
+        os._exit(1)
+
+    def watch() -> None:
+        while not orphaned():
+            time.sleep(WATCH_INTERVAL)
+        os._exit(1)  # no cleanup: nobody is left to receive this worker's results
+
+    threading.Thread(target=watch, name="papergym-parent-watch", daemon=True).start()
+
+
+class _Watched:
+    """``fn`` run in a local worker process that ends itself when the process ``owner`` dies."""
+
+    def __init__(self, fn: Callable[..., Any], owner: int):
+        self.fn, self.owner = fn, owner
+
+    def __call__(self, *args: Any) -> Any:
+        watch_parent(self.owner)
+        return self.fn(*args)
 
 
 def default_n_jobs() -> int:
@@ -62,7 +124,8 @@ def _run_joblib(fn, jobs, n):
         yield from (fn(*job) for job in jobs)
         return
     par = Parallel(n_jobs=n, backend="loky", return_as="generator_unordered")
-    yield from par(delayed(fn)(*job) for job in jobs)
+    watched = _Watched(fn, os.getpid())
+    yield from par(delayed(watched)(*job) for job in jobs)
 
 
 def _dask_client(n: int, scheduler: Any):
@@ -95,7 +158,8 @@ def _run_dask(fn, jobs, n, scheduler):
     try:
         # pure=False: every job is submitted even if two had equal arguments (they cannot: the
         # runner deduplicates cells), and dask never serves a result from its own cache
-        futures = [client.submit(fn, *job, pure=False) for job in jobs]
+        task = _Watched(fn, os.getpid()) if cluster is not None and scheduler is None else fn
+        futures = [client.submit(task, *job, pure=False) for job in jobs]
         for fut in as_completed(futures):
             yield fut.result()
             fut.release()
