@@ -10,9 +10,11 @@ Environments (:func:`play`)
 For each stratum of the board (an instance family), the stratum's ``seeds`` runs are played together:
 one native vector env over the hidden env seeds, one session hosting the agent(s) over the hidden agent
 seeds (independent of the env seeds, so an agent's seed reveals nothing about its instance). Every
-round is one round trip: every run's reward and observation in, every run's action out. The regret of
-the action played at round ``t`` is ``oracle.regret(action, t)``, from means, before the env steps (as in
-:func:`papergym.leaderboard.compare`). An action the env refuses (``validate_action``: shape, NaN,
+round is one round trip: every run's reward and observation in, every run's action out. The loop is
+:func:`papergym.leaderboard.runner.episode.run_vector_episode`, the one local comparisons
+(:func:`papergym.leaderboard.runner.compare.compare`) play. The regret of the action played at round ``t``
+is ``oracle.regret(action, t)``, from means (booked while the agent computes round ``t + 1``: the same
+numbers as before the env steps). An action the env refuses (``validate_action``: shape, NaN,
 bounds, set size) ends that run with status ``invalid_action``; the other runs go on (the refused row is
 replaced by a fixed valid action that is never scored). A per-run agent that raises ends its run
 (``error``); a session failure (timeout, oom, crash, protocol violation) ends every run still going with
@@ -211,16 +213,13 @@ def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], s
     references take the oracles from it). Returns one dict per run: ``status``, ``error``, ``metrics``,
     ``curve`` (DataFrame or None), ``wall_seconds``, ``cpu_seconds``.
     """
-    from papergym.leaderboard.runner.compare import checkpoints
     from papergym.leaderboard.board.sandbox import SandboxError, problem_to_public
+    from papergym.leaderboard.runner.episode import SessionDriver, run_vector_episode
 
     n = len(env_seeds)
     if len(agent_seeds) != n:
         raise ValueError(f"{n} env seeds but {len(agent_seeds)} agent seeds")
     venv, single = _vector_env(env_id, n, env_kwargs)
-    status = ["ok"] * n
-    errors: list[str | None] = [None] * n
-    active = np.ones(n, dtype=bool)
     t0 = time.perf_counter()
     report = None
     try:
@@ -232,77 +231,27 @@ def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], s
             on_env(venv)
         payload = problem if getattr(session, "wants_problem_spec", False) else problem_to_public(problem)
         T = int(problem.horizon)
-        ck = checkpoints(T)
-        oracle = venv.oracle
-        track_simple = bool(getattr(type(venv.oracles[0]), "TRACK_SIMPLE_REGRET", False))
-        track_static = bool(getattr(venv.oracles[0], "tracks_static_regret", False))
-        cum = np.zeros(n)
-        stcum = np.zeros(n)
-        best = np.full(n, np.inf)
-        hist = np.full((len(ck), n), np.nan)
-        shist = np.full((len(ck), n), np.nan) if track_simple else None
-        sthist = np.full((len(ck), n), np.nan) if track_static else None
-        rewards = None
-        j, next_ck = 0, int(ck[0])
 
-        def account(actions: np.ndarray, t: int) -> None:
-            nonlocal j, next_ck
-            r = oracle.regret(actions, t)
-            cum[:] += r
-            if track_simple:
-                np.minimum(best, r, out=best)
-            if track_static:
-                stcum[:] += oracle.static_regret_increment(actions, t)
-            if t == next_ck:
-                hist[j] = cum
-                if track_simple:
-                    shist[j] = best
-                if track_static:
-                    sthist[j] = stcum
-                j += 1
-                next_ck = int(ck[j]) if j < len(ck) else -1
+        def check(raw: Any, active: np.ndarray, status: list[str], errors: list[str | None]) -> np.ndarray:
+            return _checked_actions(raw, venv, single, active, placeholder, status, errors)
 
-        # A round's regret is booked while the agent computes the next round's actions (the oracle is
-        # a function of the actions and t; the environments' contract): a sandboxed session's send_step /
-        # recv_step overlap the two processes; a session with step() only is driven the same way.
-        send, recv = getattr(session, "send_step", None), getattr(session, "recv_step", None)
-        if send is None or recv is None:
-            held: list[Any] = []
-
-            def send(o: Any, r: Any, a: np.ndarray) -> None:
-                held[:] = [o, r, a]
-
-            def recv() -> tuple[Any, Any]:
-                return session.step(*held)
-        pending: tuple[np.ndarray, int] | None = None
+        # The loop of local comparisons (papergym.leaderboard.runner.episode). A round's regret is booked
+        # while the agent computes the next round's actions (the oracle is a function of the actions and
+        # t; the environments' contract): a sandboxed session's send_step / recv_step overlap the two
+        # processes; a session with step() only is driven the same way. A session failure (SandboxError:
+        # timeout, oom, crash, protocol violation) ends every run still going with its status.
+        driver = SessionDriver(session, payload, agent_seeds, dict(hyperparameters or {}))
         try:
-            session.start(payload, [int(s) for s in agent_seeds], dict(hyperparameters or {}))
-            for t in range(1, T + 1):
-                send(obs, rewards, active.copy())
-                if pending is not None:
-                    account(*pending)
-                    pending = None
-                raw, failed = recv()
-                for i, msg in (failed or {}).items():
-                    i = int(i)
-                    if 0 <= i < n and active[i]:
-                        status[i], errors[i], active[i] = "error", str(msg), False
-                if not active.any():
-                    break
-                actions = _checked_actions(raw, venv, single, active, placeholder, status, errors)
-                obs, rewards, _, _, _ = venv.step(actions)
-                pending = (actions, t)
-            if pending is not None:
-                account(*pending)
-        except SandboxError as exc:
-            for i in range(n):
-                if active[i]:
-                    status[i], errors[i], active[i] = exc.status, str(exc), False
+            ep = run_vector_episode(venv, obs, driver, horizon=T, check_actions=check, fatal=(SandboxError,),
+                                    defer_regret=True)
         finally:
             report = session.close()
     finally:
         venv.close()
         single.close()
+    ck, hist, shist, sthist = ep.t, ep.cum_regret, ep.simple_regret, ep.static_regret
+    track_simple, track_static = shist is not None, sthist is not None
+    status, errors = ep.status, ep.errors
     wall = time.perf_counter() - t0
     cpu = getattr(report, "cpu_seconds", None)
     tail = getattr(report, "stderr_tail", "") or ""

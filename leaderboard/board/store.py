@@ -135,6 +135,8 @@ import pandas as pd
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from papergym.canonical import canonical_json
+
 from .jobs import JOB_SPLITS, Job, JobOutcome
 from .ranking import RUN_STATUSES
 
@@ -531,32 +533,13 @@ def _postgres_engine(url: sa.URL) -> Engine:
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-def _jsonable(value: Any, field: str) -> Any:
-    """Plain JSON data: numpy scalars/arrays unpacked, non-finite floats as strings, keys as str."""
-    if isinstance(value, (np.generic, np.ndarray)):
-        value = value.tolist()
-    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
-        return value
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, Mapping):
-        out = {}
-        for k, v in value.items():
-            if not isinstance(k, (str, int)) or isinstance(k, bool):
-                raise ValueError(f"{field}: key {k!r} is not a string")  # noqa: TRY004 -- documented: invalid inputs raise ValueError
-            out[str(k)] = _jsonable(v, f"{field}[{k!r}]")
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v, f"{field}[{i}]") for i, v in enumerate(value)]
-    raise ValueError(f"{field}: {type(value).__name__} value {value!r} cannot be stored as JSON")
-
-
 def _dumps(value: Any, field: str) -> str:
+    """Strict JSON of a mapping (:func:`papergym.canonical.canonical_json`): non-finite floats as
+    ``"NaN"`` / ``"Infinity"`` / ``"-Infinity"``, str or int keys, ``json.dumps``'s default separators;
+    anything else raises ``ValueError`` naming the field."""
     if not isinstance(value, Mapping):
         raise ValueError(f"{field} must be a mapping, got {type(value).__name__}")  # noqa: TRY004 -- documented: invalid inputs raise ValueError
-    return json.dumps(_jsonable(value, field), sort_keys=True, allow_nan=False)
+    return canonical_json(value, nonfinite="name", compact=False, strict_keys=True, where=field)
 
 
 def _loads_metrics(text: str) -> dict[str, float]:

@@ -1,9 +1,10 @@
-"""Solver benchmarks on tasks: :func:`bench` (DESIGN.md sections 3-4).
+"""Solver benchmarks on tasks: :func:`bench` (docs/getting-started.md, "Solver benchmarks").
 
 A *solve cell* is (task id and code hash, task kwargs, instance, solver name and code hash,
 hyperparameters, solver seed, budget). Its key is a SHA-256 of the canonical JSON of those fields.
-Cells are pure; each finished cell is written at once, atomically, as one JSON file
-``<out>/<task>/<solver>/<key>.json`` (metrics, anytime curve, meta); a failed cell (``error``,
+Cells are pure; each finished cell is written at once, atomically, as one checksummed JSON file
+``<out>/<task>/<solver>/<key>.json`` (metrics, anytime curve, meta; a damaged file is warned about and
+recomputed, see :mod:`papergym.leaderboard.runner.cache`); a failed cell (``error``,
 ``timeout``, ``oom``, ``diverged``) writes ``<key>.error.json`` and is never cached, so a rerun tries it again.
 An interrupted benchmark, rerun, computes only the missing cells. Executors as :func:`compare`:
 ``serial``, ``joblib`` (default), ``dask``; BLAS threads pinned to 1 in every solve.
@@ -53,6 +54,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from papergym.canonical import canonical_json as _canonical_json
+from papergym.canonical import to_json_value
+
 __all__ = ["bench", "BenchResult", "SolveCell", "run_solve", "resolve_task_kwargs"]
 
 logger = logging.getLogger(__name__)
@@ -61,13 +65,13 @@ BENCH_FORMAT = 1  # bump when the content of a solve-cell file changes
 
 
 def _canon(obj: Any) -> Any:
-    from papergym.leaderboard.runner.compare import _canon as canon
-
-    return canon(obj)
+    """JSON data of kwargs / hyperparameters (:func:`papergym.canonical.to_json_value`, ``"inf"`` rule)."""
+    return to_json_value(obj, nonfinite="repr")
 
 
 def canonical_json(obj: Any) -> str:
-    return json.dumps(_canon(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    """Compact canonical JSON of cell data (:func:`papergym.canonical.canonical_json`, ``"inf"`` rule)."""
+    return _canonical_json(obj, nonfinite="repr")
 
 
 def _module_hash(obj: Any) -> str:
@@ -426,7 +430,7 @@ class BenchResult:
         runs = self.runs.copy()
         for col in ("params", "hyperparameters", "meta"):
             if col in runs:
-                runs[col] = runs[col].map(lambda v: json.dumps(_canon(v), sort_keys=True))
+                runs[col] = runs[col].map(lambda v: _canonical_json(v, nonfinite="repr", compact=False))
         runs.to_parquet(folder / "runs.parquet", index=False)
         curves = self.curves.copy()
         if "message" in curves:
@@ -606,7 +610,8 @@ def bench(
     from papergym.agents.base import get_solver_info, list_solvers
     from papergym.envs.tasks.base import Budget, InstanceRef, check_task_id, instances_by_name, make_task, task_factory
     from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_jobs
-    from papergym.leaderboard.runner.compare import _atomic_write_bytes, default_cache_dir
+    from papergym.leaderboard.runner import cache as cellcache
+    from papergym.leaderboard.runner.compare import default_cache_dir
 
     base = check_task_id(task_id)
     if backend not in BACKENDS:
@@ -678,12 +683,7 @@ def bench(
     missing: list[tuple[str, str, int]] = []
     for k, cell in cells.items():
         path = out_dir / base / cell.solver / f"{cell.key}.json"
-        rec = None
-        if cache:
-            try:
-                rec = json.loads(path.read_text())
-            except (OSError, ValueError):
-                rec = None
+        rec = cellcache.read_json(path) if cache else None  # verified; a damaged entry is warned and recomputed
         if rec is not None and rec.get("key") == cell.key and rec.get("status") == "ok":
             results[k] = rec
         else:
@@ -715,12 +715,13 @@ def bench(
                     rec = {"cell": cell.as_dict(), "key": cell.key, **res}
                     path = out_dir / base / cell.solver / f"{cell.key}.json"
                     if res["status"] == "ok":
-                        _atomic_write_bytes(path, json.dumps(_nan_safe(rec)).encode())
+                        cellcache.write_json(path, _nan_safe(rec))  # checksummed, atomic
                         err_path = path.with_suffix(".error.json")
                         if err_path.exists():
                             err_path.unlink()
                     elif res["status"] != "n/a":
-                        _atomic_write_bytes(path.with_suffix(".error.json"), json.dumps(_nan_safe(rec), indent=1).encode())
+                        cellcache.atomic_write_bytes(path.with_suffix(".error.json"),
+                                                     json.dumps(_nan_safe(rec), indent=1).encode())
                         errors.append({"solver": k[0], "instance": k[1], "seed": k[2], "status": res["status"],
                                        "error": res["error"], "traceback": res["traceback"]})
                     results[k] = rec

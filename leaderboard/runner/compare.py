@@ -7,8 +7,9 @@ hyperparameters, seed). Its key is a SHA-256 of the canonical JSON of those fiel
 numpy scalars as Python numbers), so it does not depend on the order in which kwargs were given.
 Cells are pure: the same cell gives the same result, bit for bit, on every backend and in every
 batch. Each finished cell is written at once, atomically (temporary file + ``os.replace``), as one
-parquet file ``<out>/<env>/<agent>/<key>.parquet``; a failed cell writes ``<key>.error.json`` with
-its status and traceback and is never cached: a rerun tries it again. An interrupted comparison,
+parquet file ``<out>/<env>/<agent>/<key>.parquet`` that carries its own SHA-256 (a damaged file is
+warned about and recomputed, see :mod:`papergym.leaderboard.runner.cache`); a failed cell writes
+``<key>.error.json`` with its status and traceback and is never cached: a rerun tries it again. An interrupted comparison,
 rerun, computes only the missing cells.
 
 Execution
@@ -16,7 +17,9 @@ Execution
 Cells that share everything but the seed form *jobs*. A job runs its seeds together through the
 env's native vector entry point and the agent's batched implementation when both exist
 (``mode="batched"``), otherwise one Gymnasium env and one per-run agent per seed
-(``mode="per-run"``). Both give the same numbers; the batched path is many times faster. The
+(``mode="per-run"``). Both give the same numbers; the batched path is many times faster. The batched
+path plays :func:`papergym.leaderboard.runner.episode.run_vector_episode`, the loop the leaderboard's
+evaluation plays too, so local results and board scores of an agent on the same seeds agree. The
 regret of the action played at round ``t`` is ``oracle.regret(action, t)``, from means, computed
 before the env steps. Cumulative regret is stored at checkpoints: 100 log-spaced and 100
 linearly spaced rounds, ``T // 2`` and ``T``.
@@ -46,7 +49,6 @@ import json
 import logging
 import math
 import os
-import tempfile
 import time
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
@@ -59,6 +61,10 @@ import numpy as np
 import pandas as pd
 
 from papergym.agents.base import get_agent_info, list_agents, make_agent, make_batched_agent
+from papergym.canonical import canonical_json as _canonical_json
+from papergym.canonical import to_json_value
+from papergym.leaderboard.runner import cache as cellcache
+from papergym.leaderboard.runner.episode import N_LIN_POINTS, N_LOG_POINTS, checkpoints  # noqa: F401
 from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_jobs
 from papergym.leaderboard.runner.progress import DEFAULT_EVERY, RunProgress
 from papergym.leaderboard.runner.stats import bootstrap_ci
@@ -68,8 +74,6 @@ __all__ = ["compare", "CompareResult", "Cell", "cell_key", "default_cache_dir", 
 logger = logging.getLogger(__name__)
 
 RESULT_FORMAT = 2  # bump when the content of a cell file changes
-N_LOG_POINTS = 100
-N_LIN_POINTS = 100
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -84,34 +88,14 @@ def default_cache_dir() -> Path:
 
 
 def _canon(obj: Any) -> Any:
-    """JSON-canonical form: dict keys sorted (by json.dumps), numpy values as Python values."""
-    if isinstance(obj, Mapping):
-        return {str(k): _canon(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_canon(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _canon(obj.tolist())
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return repr(obj)
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
-    raise TypeError(f"value {obj!r} of type {type(obj).__name__} is not JSON-serialisable; kwargs and "
-                    "hyperparameters must be JSON values")
+    """JSON data of kwargs / hyperparameters (:func:`papergym.canonical.to_json_value`); non-finite
+    floats become ``"inf"`` / ``"-inf"`` / ``"nan"``, the rule of the cell keys."""
+    return to_json_value(obj, nonfinite="repr")
 
 
 def canonical_json(obj: Any) -> str:
-    return json.dumps(_canon(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-def checkpoints(horizon: int) -> np.ndarray:
-    """Rounds at which cumulative regret is stored: log- and linearly spaced, ``T // 2`` and ``T``."""
-    T = int(horizon)
-    pts = np.concatenate(
-        [np.geomspace(1, T, N_LOG_POINTS), np.linspace(1, T, N_LIN_POINTS + 1)[1:], [max(1, T // 2), T]]
-    )
-    return np.unique(np.clip(np.round(pts).astype(np.int64), 1, T))
+    """Compact canonical JSON of cell data (:func:`papergym.canonical.canonical_json`, ``"inf"`` rule)."""
+    return _canonical_json(obj, nonfinite="repr")
 
 
 def _file_hash(obj: Any) -> str:
@@ -237,24 +221,11 @@ def _cell_path(out: Path, cell: Cell) -> Path:
     return out / cell.env_id / cell.agent / f"{cell.key}.parquet"
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+_atomic_write_bytes = cellcache.atomic_write_bytes  # the one implementation, in runner/cache.py
 
 
 def _write_cell(out: Path, cell: Cell, res: dict[str, Any]) -> None:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     path = _cell_path(out, cell)
     err_path = path.with_suffix(".error.json")
@@ -277,23 +248,17 @@ def _write_cell(out: Path, cell: Cell, res: dict[str, Any]) -> None:
     for name in EXTRA_CURVES:
         if res.get(name) is not None:
             cols[name] = pa.array(res[name], pa.float64())
-    table = pa.table(cols)
-    table = table.replace_schema_metadata({b"papergym": json.dumps(meta).encode()})
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink)
-    _atomic_write_bytes(path, sink.getvalue().to_pybytes())
+    cellcache.write_table(path, pa.table(cols), meta)  # checksummed, atomic
     if err_path.exists():
         err_path.unlink()
 
 
 def _read_cell(path: Path) -> tuple[dict[str, Any], pd.DataFrame] | None:
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path)
-        meta = json.loads(table.schema.metadata[b"papergym"])
-    except Exception:  # a corrupt or foreign file is not a cached result
+    """The verified cached cell at ``path``; ``None`` when missing, corrupt (warned) or unverifiable."""
+    got = cellcache.read_table(path)
+    if got is None:
         return None
+    meta, table = got
     return meta, table.to_pandas()
 
 
@@ -362,6 +327,7 @@ def _per_run_diag(diag: Mapping[str, Any] | None, i: int | None) -> dict[str, An
 
 def _run_batched(env_id, env_kwargs, agent, hp, seeds):
     from papergym.envs.spec import agent_seed
+    from papergym.leaderboard.runner.episode import PolicyDriver, run_vector_episode
 
     spec = _env_spec(env_id)
     if spec.vector_entry_point is None:
@@ -378,54 +344,25 @@ def _run_batched(env_id, env_kwargs, agent, hp, seeds):
     oracles = venv.oracles if info.role == "oracle" else None
     pol = make_batched_agent(agent, problem, seeds=[agent_seed(s) for s in seeds], oracles=oracles, **hp)
     T = int(problem.horizon)
-    ck = checkpoints(T)
-    hist = np.empty((len(ck), n))
-    track = _tracks_simple_regret(venv.oracles[0])
-    shist = np.empty((len(ck), n)) if track else None
-    track_st = _tracks_static_regret(venv.oracles[0])
-    sthist = np.empty((len(ck), n)) if track_st else None
-    stcum = np.zeros(n)
     # envs whose figure is a per-step makespan (PLOT_KIND = "makespan"): each run's makespan at the checkpoints
     sub_envs = getattr(venv, "envs", None)
-    mshist = np.empty((len(ck), n)) if _plot_kind(getattr(venv_cls, "SINGLE", venv_cls)) == "makespan" and sub_envs is not None else None
-    static_inc = venv.oracle.static_regret_increment if track_st else None
-    cum = np.zeros(n)
-    best = np.full(n, np.inf)
-    j = 0
-    next_ck = ck[0]
-    regret = venv.oracle.regret
-    for t in range(1, T + 1):
-        a = pol.act(obs)
-        r = regret(a, t)
-        cum += r
-        if track:
-            np.minimum(best, r, out=best)
-        if track_st:
-            stcum += static_inc(a, t)
-        obs, rew, _, _, _ = venv.step(a)
-        pol.update(a, rew, obs)
-        if t == next_ck:
-            hist[j] = cum
-            if track:
-                shist[j] = best
-            if track_st:
-                sthist[j] = stcum
-            if mshist is not None:
-                mshist[j] = [float(e.makespan) for e in sub_envs]
-            j += 1
-            next_ck = ck[j] if j < len(ck) else -1
+    probes = ({"makespan": lambda: [float(e.makespan) for e in sub_envs]}
+              if _plot_kind(getattr(venv_cls, "SINGLE", venv_cls)) == "makespan" and sub_envs is not None else None)
+    # the loop the leaderboard plays too (papergym.leaderboard.runner.episode); an invalid action raises
+    ep = run_vector_episode(venv, obs, PolicyDriver(pol), horizon=T, probes=probes)
     seconds = time.perf_counter() - t0
     diag = pol.diagnostics() if hasattr(pol, "diagnostics") else {}
     venv.close()
+    mshist = ep.probes.get("makespan")
     return [
         {
             "seed": s,
             "status": "ok",
             "mode": "batched",
-            "t": ck,
-            "cum_regret": hist[:, i].copy(),
-            "simple_regret": shist[:, i].copy() if track else None,
-            "static_regret": sthist[:, i].copy() if track_st else None,
+            "t": ep.t,
+            "cum_regret": ep.cum_regret[:, i].copy(),
+            "simple_regret": ep.simple_regret[:, i].copy() if ep.simple_regret is not None else None,
+            "static_regret": ep.static_regret[:, i].copy() if ep.static_regret is not None else None,
             "makespan": mshist[:, i].copy() if mshist is not None else None,
             "diagnostics": _per_run_diag(diag, i),
             "seconds": seconds / n,
@@ -1114,11 +1051,7 @@ def compare(
     inst_missing: list[int] = []
     if oracle_cls is not None and hasattr(oracle_cls, "instance_metrics"):
         for s, cell in inst_cells.items():
-            path = _instance_path(out_dir, cell)
-            try:
-                rec = json.loads(path.read_text()) if cache else None
-            except (OSError, ValueError):
-                rec = None
+            rec = cellcache.read_json(_instance_path(out_dir, cell)) if cache else None
             if rec is not None and rec.get("key") == cell.key:
                 instances[s] = rec["info"]
             else:
@@ -1157,7 +1090,7 @@ def compare(
                         if res["status"] == "ok":
                             instances[res["seed"]] = res["info"]
                             record = {"cell": cell.as_dict(), "key": cell.key, "info": res["info"]}
-                            _atomic_write_bytes(_instance_path(out_dir, cell), json.dumps(record).encode())
+                            cellcache.write_json(_instance_path(out_dir, cell), record)
                         else:
                             errors.append({"agent": a, "seed": res["seed"], "status": res["status"],
                                            "error": res["error"], "traceback": res["traceback"]})
