@@ -185,7 +185,7 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
         profile_cost="excess_ratio", profile_success="stable",
         description="One-pass training on power-law random features: the excess-risk ratio (P(theta_T) - P_inf) / "
                     "(P(theta_0) - P_inf) after T = 20,000 single-sample gradients from the evaluator's oracle, "
-                    "at the spec's four (alpha, beta) pairs, d = 100, 5 hidden feature seeds each.",
+                    "at four (alpha, beta) pairs, d = 100, 5 hidden feature seeds each.",
     ),
     "DistributedRegression-v0": TaskBoardConfig(
         "DistributedRegression-v0",
@@ -325,7 +325,7 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
                     "selection, 5 hidden seeds. The solution is only indices (count, range and duplicates checked), "
                     "training and testing happen in the evaluator, and the test problems are drawn from the hidden "
                     "seed, so nothing but the choice of data can change the score. The recipe separates selections: "
-                    "on the full pool it raises test accuracy by 0.059 +- 0.008 over the dev seeds (spec 3.9.4).",
+                    "on the full pool it raises test accuracy by 0.059 +- 0.008 over the dev seeds.",
     ),
 }
 
@@ -437,9 +437,9 @@ def board_config(benchmark_id: str, overrides: Mapping[str, Any] | None = None
 
 
 def _source_hash(benchmark_id: str, kind: str) -> str:
-    """SHA-256 of the source of the env/task module **and of every papergym env module it uses**
-    (transitively, through the names it imports), so a change in e.g. the start-solution rule an env imports
-    starts a fresh board too."""
+    """SHA-256 of the code (:func:`code_fingerprint`) of the env/task module **and of every papergym env module
+    it uses** (transitively, through the names it imports), so a change in e.g. the start-solution rule an env
+    imports starts a fresh board too, while a documentation edit does not."""
     import importlib
     import inspect
     import sys
@@ -468,8 +468,24 @@ def _source_hash(benchmark_id: str, kind: str) -> str:
             continue
         h.update(name.encode() + b"\0")
         with open(path, "rb") as fh:
-            h.update(fh.read())
+            h.update(code_fingerprint(fh.read()))
     return h.hexdigest()
+
+
+def code_fingerprint(source: bytes | str) -> bytes:
+    """What of a module's source can change a score: its syntax tree without docstrings, comments, layout or
+    line numbers (``ast.dump``). Editing documentation therefore keeps a board's version; any change to code,
+    a constant or a default starts a fresh board."""
+    import ast
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False).encode()
 
 
 def board_version(cfg: EnvBoardConfig | TaskBoardConfig) -> str:
