@@ -466,7 +466,7 @@ class PerRunFromBatched:
 # ============================================================================== solvers (tasks)
 @runtime_checkable
 class Solver(Protocol):
-    """A solver of a benchmark task (DESIGN.md section 3). ``__init__(*, seed=None, **hyperparameters)``.
+    """A solver of a benchmark task (see docs/adding-a-paper.md). ``__init__(*, seed=None, **hyperparameters)``.
 
     ``solve(problem, budget, report)`` returns the solution of the public ``problem``; it may call
     ``report(solution, iteration=i, work=w)`` any number of times to record anytime points (the
@@ -607,12 +607,9 @@ def make_solver(name: str, task_id: str, *, seed: Any = None, **hyperparameters:
 @contextlib.contextmanager
 def torch_single_thread():
     """``torch.set_num_threads(1)`` for the duration of a solve, restored afterwards (solvers of small CPU models:
-    one intra-op thread is faster than two at these sizes and leaves the other core to a parallel worker)."""
-    import torch
+    one intra-op thread is faster than two at these sizes and leaves the other core to a parallel worker).
+    Yields ``torch``; :func:`papergym.torch_threads.torch_threads` with ``n=1``."""
+    from papergym.torch_threads import torch_threads
 
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1) as torch:
         yield torch
-    finally:
-        torch.set_num_threads(old)

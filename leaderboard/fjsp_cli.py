@@ -4,7 +4,7 @@
     Solves one instance and prints its name, size (jobs x machines, operations, flexibility), its
     reference (LB / UB / source from the versioned table, or "none"), the solver's makespan, the gap to the
     reference (negative allowed), CP-SAT's status and bound (``--solver cpsat``) and the seconds taken.
-    A makespan below a proven lower bound (the table's LB, the instance bound of spec §10, CP-SAT's bound)
+    A makespan below a proven lower bound (the table's LB, the instance bound ``Instance.lower_bound``, CP-SAT's bound)
     prints an ``ERROR`` line and exits with status 1: it means wrong data or a wrong solver.
     ``--gantt PATH`` writes ``<stem>.png`` and ``<stem>.svg``.
 ``papergym fjsp list``
@@ -20,7 +20,7 @@
 it — ``la01`` is in the three Hurink sets and must be named in full) or the path of a ``.fjs`` / ``.json`` /
 ``.txt`` file (``.txt`` is read 0-based unless ``--one-based``). ``--solver``: ``cpsat`` (default; needs
 the ``fjsp`` extra) or a dispatching rule ``fifo``, ``mor``, ``spt``, ``mwkr``, ``lwkr``, ``random`` (the
-constructive rules of spec §12, ties broken by ``--seed``).
+constructive rules of ``docs/papers/fjsp-mistar.md``, ties broken by ``--seed``).
 
 Bad values (unknown instance or solver, unreadable file) raise the CLI's ``CLIError`` (exit status 2).
 ``leaderboard/cli.py`` adds the parser with :func:`add_fjsp_parser` and calls :func:`run_fjsp`; ``main``
@@ -282,7 +282,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     print(f"seconds     {seconds:.2f}")
 
     code = 0
-    bounds = [("the instance bound (spec §10)", inst_lb)]
+    bounds = [("the instance bound (Instance.lower_bound)", inst_lb)]
     if ref is not None and ref.lb is not None and not ref.flag:
         bounds.append((f"the reference LB ({ref.source})", int(ref.lb)))
     if cp is not None:

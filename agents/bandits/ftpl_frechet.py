@@ -3,11 +3,11 @@ the method of *Follow-the-Perturbed-Leader (Nearly) Achieves Best-of-Both-Worlds
 Semi-Bandit Problems*.
 
 J. Zhan et al., NeurIPS 2025 (arXiv 2504.07307; earlier title "... Approaches Best-of-Both-Worlds
-..."). No official code. This module implements ``papers/bandits.md`` section 3.6 and is registered
-as agent ``ftpl-frechet`` (role ``paper``) for ``MSetSemiBandit-v0``.
+..."). No official code. This module implements the method as described in ``docs/papers/mset-semibandit.md``
+(tags: see docs/conventions.md) and is registered as agent ``ftpl-frechet`` (role ``paper``) for ``MSetSemiBandit-v0``.
 
-Algorithm (spec 3.6, step numbers cited inline in the code)
-----------------------------------------------------------
+Algorithm (step numbers cited inline in the code)
+-------------------------------------------------
 ``d`` arms, ``m`` chosen per round, losses in ``[0, 1]`` observed at the chosen arms only.
 
 1. ``L_hat <- 0 in R^d``.
@@ -39,9 +39,9 @@ name                 default       provenance
                                    Chen & Honda 2025); the paper's own choice is unconfirmed.
 ``eta_scale``        1.0           [design] multiplies ``eta_t``. Feeding the losses ``2 l`` (the
                                    reference code of the FTRL baselines maps ±1 losses to ``2 l``,
-                                   spec 3.7) is the same as ``eta_scale = 2``: ranking
+                                   ``diku-dk/CombSemiBandits``) is the same as ``eta_scale = 2``: ranking
                                    ``2 L_hat - r / eta`` equals ranking ``L_hat - r / (2 eta)``.
-``cap``              1_000_000     [design] safety cap ``M`` on GR draws per round (spec 3.6 step 7;
+``cap``              1_000_000     [design] safety cap ``M`` on GR draws per round (step 7 above;
                                    the analyses use untruncated GR [secondary]).
 ``gr``               "standard"    [paper] geometric resampling. ``"conditional"`` (conditional GR
                                    of the follow-up, see below) is refused with a ValueError.
@@ -49,8 +49,8 @@ name                 default       provenance
                                    below).
 ===================  ============  ==================================================================
 
-Choices the spec leaves open (all [design])
---------------------------------------------
+Choices the paper leaves open (all [design])
+---------------------------------------------
 * **Ties** (step 4): ``A_t`` holds the indices with ``z_i < z_(m)`` (``z_(m)`` the ``m``-th smallest
   perturbed loss) and then, in increasing index order, those with ``z_i = z_(m)`` until ``m`` are
   chosen: exactly the first ``m`` entries of a *stable* argsort. (``np.argpartition`` is not tie-stable,
@@ -66,7 +66,7 @@ Choices the spec leaves open (all [design])
   random numbers a round consumes (hence the later draws of the run) but not the distribution of
   ``l_hat`` or of anything the agent does: the ``K``'s of the arms that are computed are the same
   functions of the same i.i.d. vector sequence. ``gr_only_on_loss=False`` resamples for every
-  ``i in A_t`` as spec 3.6 step 5 is written (and is then the diagnostics' ``mean_K`` over all chosen
+  ``i in A_t`` as step 5 above is written (and is then the diagnostics' ``mean_K`` over all chosen
   arms).
 * **Randomness**: each run owns a xoshiro256** generator (:mod:`papergym.agents.rng`) seeded from its
   agent seed, stepped inside numba, so a run's numbers depend only on its own seed and the batched
@@ -90,7 +90,7 @@ Chen, Kim, Lee, Honda (arXiv 2603.11764) and Chen & Honda (arXiv 2506.12490) ext
 geometric resampling" to m-set / size-invariant semi-bandits, cutting the cost from ``O(d^2)`` to
 ``O(md(log(d/m) + 1))`` per round. Only their abstracts were reachable; the procedure itself could not
 be confirmed, so no CGR variant is registered and ``gr="conditional"`` raises a ValueError rather
-than run an invented procedure (spec 3.10 deviation).
+than run an invented procedure (a documented deviation).
 
 Implementation and speed
 ------------------------
@@ -122,6 +122,7 @@ from papergym.agents.base import PerRunFromBatched, register_agent
 from papergym.agents.rng import rand_uniform as _rand  # per-run xoshiro256**
 from papergym.agents.rng import rng_state as _rng_state
 from papergym.envs.bandits.semibandit import ENV_ID
+from papergym.validate import positive_float
 
 __all__ = [
     "DEFAULTS",
@@ -328,15 +329,6 @@ def geometric_resampling(
 
 
 # ============================================================================ agent
-def _positive(value: Any, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    v = float(value)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return v
-
-
 def _problem_dm(problem: Any) -> tuple[int, int]:
     try:
         d, m = int(problem.d), int(problem.m)
@@ -377,9 +369,9 @@ class BatchedFTPLFrechet:
         seeds = list(seeds)
         if not seeds:
             raise ValueError("seeds must hold at least one seed")
-        self.c = _positive(c, "c")
-        self.alpha = _positive(alpha, "alpha")
-        self.eta_scale = _positive(eta_scale, "eta_scale")
+        self.c = positive_float(c, "c")
+        self.alpha = positive_float(alpha, "alpha")
+        self.eta_scale = positive_float(eta_scale, "eta_scale")
         if isinstance(cap, (bool, np.bool_)) or not isinstance(cap, (int, np.integer)) or cap < 1:
             raise ValueError(f"cap must be an integer >= 1, got {cap!r}")
         if gr not in GR_MODES:

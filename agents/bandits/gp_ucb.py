@@ -7,8 +7,8 @@ every GP agent (the baselines in ``papergym.baselines.bandits``) builds on: one 
 full-history posterior (:class:`~papergym.envs.bandits.gp.NoiseFreeGP`, the only posterior
 implementation), action conversion and the diagnostics.
 
-Setting (spec 2.2, [paper])
----------------------------
+Setting ([paper]; tags: see docs/conventions.md)
+-------------------------------------------------
 ``f`` lies in the RKHS of a known kernel ``k`` (``k(x, x) <= 1``) with ``||f||_k <= B``; observations are
 exact, ``y_t = f(x_t)``. After ``t - 1`` queries the noise-free posterior is
 
@@ -18,8 +18,8 @@ exact, ``y_t = f(x_t)``. After ``t - 1`` queries the noise-free posterior is
 and ``|f(x) - mu_{t-1}(x)| <= B sigma_{t-1}(x)`` holds deterministically for every ``x`` (no log or
 information-gain term), which is why the width can be the constant ``beta^{1/2} = B``.
 
-Algorithm (spec 2.6; steps cited inline)
-----------------------------------------
+Algorithm (steps cited inline)
+------------------------------
 1. ``x_1`` arbitrary: the candidate closest to the centre of ``[0, 1]^d`` [design] (``x1="random"``:
    a uniform candidate from the agent's stream).
 2. After ``t - 1`` queries, the noise-free posterior on the candidate set (kept up to date by rank-one
@@ -30,7 +30,7 @@ Algorithm (spec 2.6; steps cited inline)
    information, and GP-UCB only picks it again when its exact value beats every other UCB, i.e. when
    it is optimal), repeat. The recommendation ``x_hat_T`` is the best observed point.
 
-Guarantees the tests check (spec 2.9): with ``beta^{1/2} = B`` and ``||f||_k <= B``,
+Guarantees the tests check (the paper's analysis): with ``beta^{1/2} = B`` and ``||f||_k <= B``,
 ``f(x*) - f(x_t) <= 2 B sigma_{t-1}(x_t)`` every round, so ``R_T <= 2 B sum_t sigma_{t-1}(x_t)`` -- the
 ``sum_sigma`` diagnostic -- and the simple regret of the best observed point is at most
 ``2 B min_t sigma_{t-1}(x_t)``. Rates (the paper): ``R_T = O(1)`` for SE and for Matérn with ``d < nu``,
@@ -66,6 +66,7 @@ import numpy as np
 
 from papergym.agents.base import register_agent
 from papergym.envs.bandits.gp import NoiseFreeGP
+from papergym.validate import positive_float
 
 __all__ = ["GPAgent", "GPUCB", "ENV_ID"]
 
@@ -185,28 +186,14 @@ def _check_x1(x1: Any) -> str:
     return x1
 
 
-def _check_positive(name: str, v: Any, allow_none: bool = False) -> float | None:
-    if v is None and allow_none:
-        return None
-    if isinstance(v, bool):
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}") from None
-    if not (math.isfinite(f) and f > 0.0):
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-    return f
-
-
 class GPUCB(GPAgent):
-    """``gp-ucb``: ``x_t = argmax mu_{t-1} + beta^{1/2} sigma_{t-1}``, ``beta^{1/2} = B`` (spec 2.6)."""
+    """``gp-ucb``: ``x_t = argmax mu_{t-1} + beta^{1/2} sigma_{t-1}``, ``beta^{1/2} = B`` (the paper's rule)."""
 
     def __init__(self, problem: Any, *, seed: Any = None, beta_sqrt: float | None = None,
                  jitter: float = 1e-10, x1: str = "centre"):
-        jitter = _check_positive("jitter", jitter)
+        jitter = positive_float(jitter, "jitter")
         super().__init__(problem, seed=seed, jitter=jitter)
-        beta_sqrt = _check_positive("beta_sqrt", beta_sqrt, allow_none=True)
+        beta_sqrt = positive_float(beta_sqrt, "beta_sqrt", allow_none=True)
         self.beta_sqrt_fixed = beta_sqrt
         self.x1 = _check_x1(x1)
 

@@ -2,13 +2,14 @@
 
 N. Nguyen, S. Gaucher, C. Vernade, NeurIPS 2025 (arXiv 2505.18871). Official code:
 ``nguyenicolas/NS_Lipschitz_Bandits`` (``Policy.py`` class ``MBDE``, ``Diadic.py``); this module is a
-re-implementation from the specification in ``papers/bandits.md`` section 1.6 (no code copied). It
+re-implementation from the paper and ``docs/papers/nonstat-lipschitz.md`` (no code copied; tags: see
+docs/conventions.md). It
 is registered as agent ``mdbe`` (role ``paper``) for ``NonStatLipschitz-v0``; ``mdbe-calibrated`` (also role
 ``paper``) is the same algorithm with ``c0`` calibrated on stationary instances of the problem's class
 (:class:`BatchedMDBECalibrated`).
 
-Algorithm (spec 1.6, step numbers cited inline in the code)
-----------------------------------------------------------
+Algorithm (step numbers cited inline in the code)
+-------------------------------------------------
 A dyadic tree over ``[0, 1]^d``: depth ``j >= 1`` holds ``2^{d(j-1)}`` cells of side ``2^{-(j-1)}``
 (depth 1 = the whole cube). With ``g = growth`` (``2^{d+2}``, i.e. 8 for ``d = 1``):
 
@@ -90,7 +91,7 @@ Reading of the official code (choices the paper leaves open)
 * ``n 2^j``: the code's threshold is ``c0 log T sqrt(max(n 2^j, 4^j)) + 4 n / 2^j`` with ``n`` the
   number of rounds in the window and ``j`` the cell depth counted from the root = depth 1 (so
   ``2^j`` is twice the number of depth-``j`` cells). For ``d > 1``: ``2^{dj}``, ``4^{dj}`` under the
-  root, ``4 n / 2^j`` unchanged ([design], spec 1.6).
+  root, ``4 n / 2^j`` unchanged ([design]).
 * Which cells record estimates: the code appends an estimate to every tree node every round (0 when
   the node is inactive or does not contain ``X_t``). Only active cells at active depths are ever
   tested, and a depth's windows start when the depth was (re)activated, so only those estimates
@@ -133,7 +134,7 @@ Deviations from the official code with ``code_compat=False``
 * The eviction window ends at the current round ``t`` (the code's window ends at ``t - 1``: the
   estimate of round ``t`` first enters the test of round ``t + 1``). Both skip the test while
   ``t - s_start <= 2``; applied to the code's lagged window this means its first test uses 3 rounds
-  of data, here 4 (spec 1.6 states the rule for the window ending at ``t``).
+  of data, here 4 (the rule as stated is for the window ending at ``t``).
 * ``start_grid="dyadic"`` by default (speed); ``"all"`` is the code's grid.
 * Randomness: each run draws from its own xoshiro256** generator inside numba, seeded with four
   raw words of ``numpy.random.default_rng(seed)`` (so only from the run's seed, whatever it is
@@ -809,7 +810,7 @@ def _problem_d_T(problem: Any) -> tuple[int, int]:
 
 
 class BatchedMDBE:
-    """MDBE over ``n_envs = len(seeds)`` independent runs (spec 1.6; see the module docstring).
+    """MDBE over ``n_envs = len(seeds)`` independent runs (see the module docstring).
 
     Parameters
     ----------

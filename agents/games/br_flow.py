@@ -7,7 +7,7 @@ The paper studies ``dμ_t/dt = Ψ(μ_t) − μ_t`` with the Gibbs best response
 (for a maximiser ``Φ(μ, ν) ∝ exp(+δ_νF/σ′) ρ``, and per state with ``q`` tables for the Markov game). When
 ``Ψ`` is a contraction its fixed point is the unique global minimiser of ``F^σ = F + σ KL(·|π)`` and the flow
 converges to it. On the env's finite set (grid, actions) ``Ψ`` is exact: one feedback = one best-response
-evaluation. Each step (spec ``games.md`` §7.1):
+evaluation. Each step (Lascu & Majka, NeurIPS 2025, arXiv:2505.22760; ``docs/papers/best-response-games.md``):
 
 1. feedback ``g = δF/δμ(μ_k)`` (payoff vector, ``q`` table) at the current profile;
 2. ``Ψ_k = normalise(π ⊙ exp(−(g − min g)/σ))`` (shifted for stability);

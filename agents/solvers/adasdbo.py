@@ -1,5 +1,6 @@
 """``adasdbo`` on ``DecentralizedBilevel-v0`` — AdaSDBO of Zhai, Yan & Zhang, *Problem-Parameter-Free
-Decentralized Bilevel Optimization*, NeurIPS 2025 (arXiv:2510.24288; spec ``bilevel.md`` §1.5). No public code:
+Decentralized Bilevel Optimization*, NeurIPS 2025 (arXiv:2510.24288; ``docs/papers/adasdbo.md``; tags: see docs/conventions.md).
+No public code:
 the structure follows the paper's abstract and secondary notes, every detail not stated there is a
 hyperparameter [design].
 
@@ -10,7 +11,7 @@ Single loop, every variable updated simultaneously, Hessian-/Jacobian-vector pro
 1. Local oracles at ``(x_i, y_i, v_i)`` (round ``t``):
    ``g^y = ∇_y l_i``; ``g^v = ∇²_yy l_i · v − ∇_y f_i``; ``g^x = ∇_x f_i − ∇²_xy l_i · v``.
 2. Gradient tracking, ``combine="atc"`` (default): ``h_i ← Σ_j W_ij (h_j + g_{j,t} − g_{j,t−1})``;
-   ``combine="cta"`` (the spec's written form): ``h_i ← Σ_j W_ij h_j + g_{i,t} − g_{i,t−1}`` (both give
+   ``combine="cta"`` (combine-then-adapt): ``h_i ← Σ_j W_ij h_j + g_{i,t} − g_{i,t−1}`` (both give
    ``h_{i,0} = g_{i,0}``-type starts and keep ``mean_i h_i = mean_i g_{i,t}``).
 3. Accumulators with step-size tracking: ``(m^s_i)² ← Σ_j W_ij (m^s_j)² + ‖h^s_i‖²``.
 3b. (rules ``normalized``, ``normalized-max``, ``independent-scaled`` only) first-round references
@@ -18,7 +19,7 @@ Single loop, every variable updated simultaneously, Hessian-/Jacobian-vector pro
    in every later round's ``mix`` (2 more floats per agent; agents' references reach consensus).
 4. Step sizes (``step_rule``; all keep ``η^y = γ_y/m^y``):
 
-   * ``"hierarchical"`` (the spec's template of S-TFBO, Yang, Ban, Huang, Ma & Ji, ICLR 2025):
+   * ``"hierarchical"`` (the template of S-TFBO, Yang, Ban, Huang, Ma & Ji, ICLR 2025 [design]):
      ``η^v = γ_v/max(m^y, m^v)``, ``η^x = γ_x/(m^x · max(m^y, m^v))``.
    * ``"independent"`` [design], no hierarchy: ``η^s = γ_s/m^s``.
    * ``"normalized"`` (**default**) [design], scale-invariant hierarchy: with the dimensionless growth factors
@@ -117,13 +118,13 @@ Structural choices [design], all documented as hyperparameters:
 
 * ``combine``: with ``"atc"`` the tracker is adapted before it is combined, so the step uses the freshly
   mixed tracker and the accumulators its norm; iterates are combined then stepped (``x_i ← Σ_j W_ij x_j −
-  η_i h_i``, spec step 5). The fully adapt-then-combine iterate ``x_i ← Σ_j W_ij (x_j − η_j h_j)`` is *not*
+  η_i h_i``). The fully adapt-then-combine iterate ``x_i ← Σ_j W_ij (x_j − η_j h_j)`` is *not*
   used: its step would have to be taken before the round's tracker is mixed, so the step sizes ``η_j`` would
   differ between agents (or lag one round) and a complete graph would no longer reproduce the centralised
   method. With ``W = 11ᵀ/n`` the default keeps every agent identical and the run is exactly centralised
   AdaGrad-norm-type bilevel descent on the averaged objective (tested).
 * the nesting of step 4 (``step_rule``), the step-size tracking of step 3 and the references of step 3b
-  (spec §1.10 point 1);
+  (the paper's exact nesting and tracking form are not public);
 * ``m0`` (initial accumulators; default 1.0), ``gamma`` (base step, default 1.0; ``gamma_x``, ``gamma_y``,
   ``gamma_v`` override it per variable; ``gamma_x = 0`` freezes ``x`` and runs the lower levels alone),
   ``v_radius`` (None: no projection), ``report_every`` (10).
@@ -141,8 +142,9 @@ from typing import Any, Callable
 import numpy as np
 
 from papergym.agents.base import register_solver
+from papergym.validate import positive_int
 
-__all__ = ["AdaSDBO", "Comms", "TASK", "check_positive", "check_int", "WORK_PER_ROUND"]
+__all__ = ["AdaSDBO", "Comms", "TASK", "check_positive", "WORK_PER_ROUND"]
 
 TASK = "DecentralizedBilevel-v0"
 WORK_PER_ROUND = 10  # the oracle's work cap is 10 n T units (task docstring)
@@ -156,12 +158,6 @@ def check_positive(name: str, v: Any, *, allow_none: bool = False) -> float | No
             math.isfinite(float(v)) and v > 0):
         raise ValueError(f"{name} must be a finite number > 0{' or None' if allow_none else ''}, got {v!r}")
     return float(v)
-
-
-def check_int(name: str, v: Any, minimum: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}")
-    return int(v)
 
 
 class Comms:
@@ -254,7 +250,7 @@ class AdaSDBO:
             raise ValueError(f"combine must be 'atc' or 'cta', got {combine!r}")
         self.step_rule, self.combine = step_rule, combine
         self.v_radius = check_positive("v_radius", v_radius, allow_none=True)
-        self.report_every = check_int("report_every", report_every, 1)
+        self.report_every = positive_int(report_every, "report_every", 1)
 
     def steps(self, m2: np.ndarray, r2: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(η^x, η^y, η^v)`` per agent from the accumulators ``m2 = [(m^x)², (m^y)², (m^v)²]`` (step 4); the

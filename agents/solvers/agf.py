@@ -33,6 +33,8 @@ Times are gradient-flow times; ``t/lr`` converts to iterations of gradient desce
 
 Linear networks (:func:`agf_linear`) follow the same alternation on rank-one modes (its docstring); the solver
 ``agf`` (:class:`AGF`) dispatches on the problem's setting.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ steps (≈ 1.8·10³ at ``α = 1``, ``β = 0.7``), so DANA's improved exponent n
 ``d``-limited floor comes well after ``t_x`` (README, PowerLawRandomFeatures-v0). The authors' later notebook
 settings (``γ2 = 0.375/T_r``, ``γ3 = 0.1·(1 + t)^{−1/(2α)}``, ``δ = max(2 + (2β − 1)/α, 2 − 1/α) + 1``) are
 ``c2 = 0.375``, ``c3 = 0.1·T_r``, ``delta`` = that value here.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

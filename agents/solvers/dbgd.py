@@ -1,6 +1,6 @@
 """``dbgd`` on ``SimpleBilevel-v0`` — the dynamic barrier gradient descent variant of Cao, Jiang, Yazdandoost
 Hamedani & Mokhtari, *On the Complexity of Finding Stationary Points in Nonconvex Simple Bilevel Optimization*,
-NeurIPS 2025 (arXiv:2507.23155; spec ``bilevel.md`` §2.5). The paper proves that a DBGD variant reaches an
+NeurIPS 2025 (arXiv:2507.23155; ``docs/papers/dbgd.md``). The paper proves that a DBGD variant reaches an
 ``(ε_f, ε_g)``-stationary point of ``min f s.t. x ∈ argmin g`` in ``O(max(ε_f^{−(3+p)/(1+p)}, ε_g^{−(3+p)/2}))``
 gradient evaluations for any ``p ≥ 0``. Iteration ``k``:
 
@@ -26,7 +26,7 @@ gradient evaluations for any ``p ≥ 0``. Iteration ``k``:
    ``SimpleBilevelTask(instance="circle", seeds=range(300))``): 0/600 failures (0/600 before as well: the cycle is rare) and the median work to
    stationarity drops from 1,746 / 1,590 to 150 / 280 units; dev seeds 0–4 of ``balanced-factorisation`` ``r = 5``
    6,766 (unchanged), ``min-norm-regression`` 18,074 (was 15.5k); ``r = 8`` and ``min-norm-network`` fail with both.
-   Why the line search is the default [design, deviation from the spec's default]: ``d_k`` is the gradient of
+   Why the line search is the default [design, deviation from the plain fixed step]: ``d_k`` is the gradient of
    ``f + λ_k g``, whose curvature is up to ``L_f + λ_k L_g``, and ``λ_k ≈ ‖∇f‖/‖∇g‖`` grows without bound near
    ``argmin g``; with the fixed ``η = 1/max(L_f, L_g)`` the iterates of ``balanced-factorisation`` and
    ``min-norm-regression`` lock into a period-2 cycle at ``r_f ≈ r_g ≈ 1`` (measured: every dev seed), while on
@@ -39,17 +39,20 @@ stationarity, PAR-2 = 200,000; ``bench("SimpleBilevel-v0", solvers=["dbgd"], swe
 G2 r = 5 6.7k, G4 15.5k) but misses G2 at ``r = 8`` (over-parameterised factors: the surplus columns decay only
 along the slow direction that ``λ_k`` stiffens); ``q = 1.5, β = 0.1`` is the only setting that reaches every
 instance (geometric mean 17,800: G2 8.2k at both ranks, but G1 33–35k); ``q = 1`` (any ``β``) and ``q = 3``
-(``β ≤ 1``) reach none within the budget. The defaults stay the spec's.
+(``β ≤ 1``) reach none within the budget. The defaults stay as documented.
 
 ``p`` (default ``None``): the paper's exponent trading ``ε_f`` against ``ε_g``. The paper's ε-dependent choice of
 ``(β, η)`` as a function of ``p`` could not be transcribed from the public text available to us (only the abstract),
-so ``p`` is validated and recorded but changes nothing; ``beta``, ``q`` and ``eta`` are exposed instead (spec §2.9).
+so ``p`` is validated and recorded but changes nothing; ``beta``, ``q`` and ``eta`` are exposed instead
+(a documented deviation).
 
 Common to every solver of the task (:class:`IterationLoop`, used by the baselines too): the solver stops once its
 next oracle call would pass ``min(problem.max_work, budget.max_work)`` or 95 % of ``budget.max_seconds`` and
 returns the last iterate; with ``stop_at_stationary=True`` (default) it stops at the first iterate whose own
 gradients satisfy ``r_f ≤ ε_f`` and ``r_g ≤ ε_g`` (:func:`~papergym.envs.tasks.simple_bilevel.stationarity`),
 reporting it; a non-finite iterate ends the run (scored, not raised).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -63,8 +66,9 @@ import numpy as np
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.base import BudgetExceeded
 from papergym.envs.tasks.simple_bilevel import stationarity
+from papergym.validate import positive_int
 
-__all__ = ["DBGD", "IterationLoop", "dbgd_direction", "check_positive", "check_report_every", "TASK"]
+__all__ = ["DBGD", "IterationLoop", "dbgd_direction", "check_positive", "TASK"]
 
 TASK = "SimpleBilevel-v0"
 
@@ -80,14 +84,8 @@ def check_positive(v: Any, name: str, *, allow_zero: bool = False, allow_none: b
     return float(v)
 
 
-def check_report_every(v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise ValueError(f"report_every must be an integer >= 1, got {v!r}")
-    return int(v)
-
-
 def dbgd_direction(grad_f: np.ndarray, grad_g: np.ndarray, phi: float) -> tuple[np.ndarray, float]:
-    """``(d, λ)`` of spec §2.5 step 3: ``λ = max(0, (φ − ⟨∇f, ∇g⟩)/‖∇g‖²)`` (0 if ``∇g = 0``), ``d = ∇f + λ∇g``.
+    """``(d, λ)`` of DBGD: ``λ = max(0, (φ − ⟨∇f, ∇g⟩)/‖∇g‖²)`` (0 if ``∇g = 0``), ``d = ∇f + λ∇g``.
     When ``⟨∇f, ∇g⟩ ≥ φ`` the result is ``∇f`` itself (bit for bit)."""
     ng2 = float(grad_g @ grad_g)
     if ng2 == 0.0:
@@ -149,7 +147,7 @@ class IterationLoop:
 
 
 def step_size(problem: Any, eta: float | None) -> float:
-    """``eta`` or ``1/max(L_f, L_g)`` (spec §2.5 step 4)."""
+    """``eta`` or ``1/max(L_f, L_g)``."""
     if eta is not None:
         return float(eta)
     L = max(float(problem.L_f), float(problem.L_g))
@@ -175,7 +173,7 @@ class DBGD:
         self.max_growth = check_positive(max_growth, "max_growth")
         if self.max_growth < 1:
             raise ValueError(f"max_growth must be >= 1 (the largest trial step in units of eta), got {max_growth!r}")
-        self.report_every = check_report_every(report_every)
+        self.report_every = positive_int(report_every, "report_every")
         self.stop_at_stationary = bool(stop_at_stationary)
 
     @np.errstate(over="ignore", invalid="ignore")  # a too-large step diverges: scored, not warned about

@@ -110,6 +110,8 @@ Measured cost (2-core CPU, torch 2.13, LS-GMM n = 4,000, D = 16; one thread): a 
 intermediate reports with transfers, final transfer) takes about 9 s alone under labels; in ``papergym bench`` with
 two workers on a shared, loaded machine 18–33 s (labels and views, 10 instances) — inside the 60 s budget. A 200-step
 DDIM transfer of the 1,000 queries takes well under 1 s.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

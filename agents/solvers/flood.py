@@ -1,6 +1,6 @@
 """``flood`` numerical core for ``PointCloudPH-v0`` — the Flood complex of Graf, Pellizzoni, Uray, Huber &
 Kwitt, *The Flood Complex: Large-Scale Persistent Homology on Millions of Points*, NeurIPS 2025
-(arXiv:2509.22432; spec ``topology.md`` §§1, 2, 5; authors' code ``plus-rkwitt/flooder``, MIT). A CPU
+(arXiv:2509.22432; ``docs/papers/flood.md``; authors' code ``plus-rkwitt/flooder``, MIT). A CPU
 numpy/scipy port; the ``flood`` solver (:class:`Flood`, registered at the bottom) wraps :func:`flood_persistence`.
 
 Construction (radius units throughout, never squared)
@@ -16,8 +16,8 @@ Construction (radius units throughout, never squared)
 
 Steps
 -----
-1. **Landmarks** — exact farthest-point sampling (FPS): ``ℓ_0`` = index 0 (``seed=None``, flooder's and the
-   spec's choice) or drawn uniformly by ``numpy.random.default_rng(seed)`` [design];
+1. **Landmarks** — exact farthest-point sampling (FPS): ``ℓ_0`` = index 0 (``seed=None``, flooder's
+   choice) or drawn uniformly by ``numpy.random.default_rng(seed)`` [design];
    ``ℓ_{i+1} = argmax_{x∈X} min_{j≤i} ‖x − ℓ_j‖`` (ties: the lowest index, ``numpy.argmax``). Brute force
    costs ``O(N·m·d)``; above ``N·m = 2·10⁷`` a pruned blocked variant returns the same indices about 8×
    faster (:func:`_fps_blocked`). Option ``fps="bucket"`` uses flooder's approximate bucket FPS
@@ -27,7 +27,7 @@ Steps
    simplices are enumerated, dimension by dimension, with ``numpy.unique``; simplices up to dimension
    ``min(d, max_dim + 1)`` are kept (enough for ``H_0 … H_max_dim``). Degenerate landmark sets (affinely
    dependent, or Qhull dropping a landmark as coplanar) raise ``ValueError``.
-3. **Barycentric grid** — ``points_per_edge = p`` (default 8, spec §5 CPU default; the authors use 30),
+3. **Barycentric grid** — ``points_per_edge = p`` (default 8, a CPU default [design]; the authors use 30),
    ``M = p − 1``. The grid on a ``k``-simplex ``σ = [v_0 … v_k]`` is ``{Σ_i (a_i/M) v_i : a ∈ ℕ^{k+1}, Σ a_i = M}``
    (``C(M + k, k)`` points, ``p`` per edge, endpoints included). The grid of a face is exactly the subset of
    grid points whose weights vanish off the face, so neighbouring simplices share the grid on common faces.
@@ -41,7 +41,7 @@ Steps
    ``f̂(σ) = max(g(σ), max_{facets τ ⊂ σ} f̂(τ))``, ``f̂(v) = 0``,
    which equals the max of ``δ`` over the **whole** grid of ``σ`` (boundary included): the faces' samples are a
    subset of the coface's samples, so ``f̂`` is monotone **exactly**, by construction, not by a repair step
-   (spec §5.5/§5.6 repair with ``make_filtration_non_decreasing``; that call is kept as a no-op guard).
+   (flooder repairs with ``make_filtration_non_decreasing``; that call is kept as a no-op guard).
 6. **Persistence** — ``gudhi.SimplexTree``: ``insert_batch`` dimension by dimension with the values above,
    ``compute_persistence()`` (field ℤ/11, gudhi's default), ``persistence_intervals_in_dimension(k)`` for
    ``k = 0 … max_dim``; returned as ``(n_k, 2)`` float arrays (``death = inf`` for essential classes).
@@ -74,6 +74,8 @@ points once per coface), this port each grid point once, in a k-d tree with ``wo
 
 Not ported (open): the ``num_rand`` random-sample option, gudhi's ``DelaunayComplex``, the
 GPU/Triton kernels with bounding-ball masking.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -96,9 +98,9 @@ __all__ = [
     "alpha_persistence",
 ]
 
-DEFAULT_POINTS_PER_EDGE = 8  # [design] spec §5 CPU default (flooder: 30)
+DEFAULT_POINTS_PER_EDGE = 8  # [design] CPU default (flooder: 30)
 DEFAULT_BATCH_POINTS = 1 << 16  # [design] query points per cKDTree call
-DEFAULT_WORKERS = 2  # [design] spec §5: the 2-core CPU budget
+DEFAULT_WORKERS = 2  # [design] the 2-core CPU budget
 
 
 class FloodFiltration(NamedTuple):
@@ -107,7 +109,7 @@ class FloodFiltration(NamedTuple):
     ``landmarks``: (m,) indices into ``points`` (FPS order). ``simplices[k]``: (n_k, k+1) int arrays of
     **point indices** (rows sorted ascending, lexicographically unique), ``k = 0 … top_dim``.
     ``values[k]``: (n_k,) float64 filtration values in radius units. ``n_queries``: number of
-    nearest-neighbour queries issued (the spec's work unit).
+    nearest-neighbour queries issued (the work unit of the cost accounting).
     """
 
     landmarks: np.ndarray
@@ -465,7 +467,7 @@ class Flood:
     to ``problem.max_dim``; returns ``{"diagrams": …, "meta": {"n_simplices", "n_landmarks", "n_queries"}}``
     (:func:`~papergym.envs.tasks.persistent_homology.solve_clouds`).
 
-    ``n_landmarks``: default 1,000, or 300 on the ``classify`` family's clouds (spec §5), capped at ``N``.
+    ``n_landmarks``: default 1,000, or 300 on the ``classify`` family's clouds [design], capped at ``N``.
     FPS starts at index 0 when ``seed`` is None, else at ``default_rng(seed).integers(N)`` (the runner passes
     its solver seed). ``fps``: ``"exact"`` (default) or ``"bucket"`` (flooder's). Work unit: one NN query.
     """

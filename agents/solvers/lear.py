@@ -92,6 +92,8 @@ name               default          provenance
 ``init_expert``    ``"closest"``    the code's initialisation from the closest expert, or ``fresh`` [design ablation]
 ``time_fraction``  ``0.8``          [design] time guard (above)
 =================  ===============  ==========================================================================
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

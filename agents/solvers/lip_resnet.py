@@ -122,6 +122,8 @@ lifting by its spectral norm instead of its rows. ``G`` (the default) is unaffec
 
 The training loop (:func:`train_model`), the exact-norm projection (:func:`svd_rescale_`), the power iteration
 and the base class :class:`LipschitzSolver` are shared with the baselines (``papergym.baselines.solvers.lipschitz``).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Shared numerics of the LS-SVM ODE solvers of ``NystromODE-v0`` (``nystrom-lssvm`` and ``dual-lssvm``).
 
-Spec ``papers/ode.md`` section 4, steps 1 and 8. Both solvers import from here; the API below is
+Steps 1 and 8 of the method as listed in :mod:`papergym.agents.solvers.nystrom_lssvm`. Both solvers
+import from here; the API below is
 stable (change it only together with both solvers).
 
 Kernel (step 1) [code: Mehrkanoon's ``LSSVM_ODE_Demo.m`` / LS-SVMlab parametrisation]
@@ -54,6 +55,8 @@ collocation times in ``(t0, tf]``, built by :func:`coarse_problem`), over the gr
 
 Everything is float64 numpy; the problem is duck-typed on the ``ODEProblem`` fields
 (``order``, ``dim``, ``t0``, ``tf``, ``t_train``, ``ic``, ``rhs``, ``linear_form``).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -283,7 +286,7 @@ def select_hyperparameters(
 ) -> Selection:
     """Label-free ``(sigma, gamma)`` selection (step 8): fit ``fit_fn(coarse, sigma, gamma)`` on
     :func:`coarse_problem` ``(problem, n_sel)`` for every grid pair (``sigma``-major) and keep the pair
-    with the smallest :func:`residual_score`. ``None`` grids mean the spec's defaults. Raises
+    with the smallest :func:`residual_score`. ``None`` grids mean the module's default grids. Raises
     ``RuntimeError`` (with the first fit error) if every fit fails."""
     sg = default_sigma_grid(problem) if sigma_grid is None else check_grid("sigma_grid", sigma_grid)
     gg = np.asarray(DEFAULT_GAMMA_GRID) if gamma_grid is None else check_grid("gamma_grid", gamma_grid)

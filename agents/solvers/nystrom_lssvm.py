@@ -3,8 +3,9 @@
 Learning*.
 
 W. Wang, Y. Liao, H. Luo, NeurIPS 2025 (arXiv 2510.04094; no official code). Registered as solver
-``nystrom-lssvm`` (role ``paper``) of ``NystromODE-v0``. Spec: ``papers/ode.md`` section 4, steps 1-9,
-cited inline below. The kernel, its derivatives and the label-free ``(sigma, gamma)`` selection are
+``nystrom-lssvm`` (role ``paper``) of ``NystromODE-v0``. Described in ``docs/papers/nystrom-ode.md``;
+the steps 1-9 below are cited inline in the code.
+The kernel, its derivatives and the label-free ``(sigma, gamma)`` selection are
 shared with ``dual-lssvm`` and live in :mod:`papergym.agents.solvers.lssvm_common`.
 
 The method (the abstract fixes the ingredients [paper]; the construction is [design])
@@ -20,7 +21,7 @@ The method (the abstract fixes the ingredients [paper]; the construction is [des
    subject to the initial conditions ``C theta = d`` (``b`` not regularised), by the null-space method:
    QR of ``C^T`` gives ``theta_p`` and an orthonormal basis ``N`` of ``{C theta = 0}``; the stacked
    least-squares system ``[Z N; R N / sqrt(gamma)] z = [r - Z theta_p; -R theta_p / sqrt(gamma)]``
-   (``R`` selects the ``w`` entries; the spec's form divided by ``sqrt(gamma)``, same minimiser) is
+   (``R`` selects the ``w`` entries; the objective above divided by ``sqrt(gamma)``, same minimiser) is
    solved by ``scipy.linalg.lstsq``; ``theta = theta_p + N z``. ``O(n m'^2 + m'^3)``.
 7. Nonlinear ODE ``y^(k) = f(t, y, y')``: Gauss-Newton on the same objective, each step a step-6 solve
    with ``Z = J`` (``J_i = Phi_k[i] - f_y Phi_0[i] - f_y' Phi_1[i]``, bias column ``-f_y``); stop when
@@ -64,7 +65,7 @@ Deviations and reconstructed details (all [design])
   ``diag(J_F^T J_F)``, so ``mu`` is dimensionless; ``mu`` starts at ``lm_mu0``, x10 per failure, /10 per
   success), and after every successful damped step the plain step is tried again (quadratic
   convergence returns in the basin). One iteration = one least-squares solve + one residual
-  evaluation (rejected trials count). Stops: the spec's ``||dtheta|| <= gn_tol (1 + ||theta||)``; or
+  evaluation (rejected trials count). Stops: ``||dtheta|| <= gn_tol (1 + ||theta||)``; or
   the Gauss-Newton model predicts a relative decrease ``< 1e-12`` (round-off floor of an
   ill-conditioned ``J``, where the step test can never be met); or ``mu > 1e12`` (``lm_stalled``);
   or ``gn_max_iter``. ``meta["stop_reason"]`` says which.
@@ -114,6 +115,8 @@ Known limitations (NystromODE-v0, defaults, ``m = 50``)
 Solution: ``{"y": (1000, p), "meta": {"fit_seconds", "sigma", "gamma", "m" (the effective m'),
 "iterations" (final fit), "work", "converged", "lm_used", "stop_reason", "selection_seconds",
 "m_requested"}}``.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -137,6 +140,7 @@ from papergym.agents.solvers.lssvm_common import (
     select_hyperparameters,
 )
 from papergym.envs.tasks.base import BudgetExceeded
+from papergym.validate import one_of, positive_int
 
 __all__ = ["NystromLSSVM", "NystromFeatures", "NystromModel", "fit_nystrom", "make_landmarks", "rank_tol"]
 
@@ -439,7 +443,7 @@ def fit_nystrom(
         F_new = space.values(e_new, th_new, gamma)
         obj_new = float(F_new @ F_new) if np.all(np.isfinite(F_new)) else math.inf
         if try_gn and (step <= gn_tol * tnorm or pred <= _PRED_TOL * obj):
-            # stationary: the Gauss-Newton step is negligible (spec's test), or its predicted
+            # stationary: the Gauss-Newton step is negligible (the step test), or its predicted
             # decrease of the objective is at the round-off level (ill-conditioned J)
             if obj_new <= obj:
                 z, theta, obj = z_new, th_new, obj_new
@@ -471,12 +475,6 @@ def fit_nystrom(
 
 
 # ============================================================================ the solver (steps 8-9)
-def _check_int(name: str, v: Any, lo: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
-    return int(v)
-
-
 def _check_pos(name: str, v: Any, upper: float | None = None) -> float:
     try:
         x = float(v)
@@ -486,12 +484,6 @@ def _check_pos(name: str, v: Any, upper: float | None = None) -> float:
         rng = f" in (0, {upper})" if upper is not None else ""
         raise ValueError(f"{name} must be a positive finite number{rng}, got {v!r}")
     return x
-
-
-def _check_choice(name: str, v: Any, valid: tuple[str, ...]) -> str:
-    if v not in valid:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, valid))}; got {v!r}")
-    return v
 
 
 class NystromLSSVM:
@@ -518,19 +510,19 @@ class NystromLSSVM:
         continuation: bool = True,
     ):
         self.seed = seed
-        self.m = _check_int("m", m, 2)
-        self.landmarks = _check_choice("landmarks", landmarks, LANDMARKS)
+        self.m = positive_int(m, "m", 2)
+        self.landmarks = one_of(landmarks, "landmarks", LANDMARKS)
         self.eig_tol = None if eig_tol is None else _check_pos("eig_tol", eig_tol, upper=1.0)
         self.sigma_grid = None if sigma_grid is None else check_grid("sigma_grid", sigma_grid)
         self.gamma_grid = None if gamma_grid is None else check_grid("gamma_grid", gamma_grid)
-        self.n_sel = _check_int("n_sel", n_sel, 2)
-        self.select_on = _check_choice("select_on", select_on, SELECT_ON)
+        self.n_sel = positive_int(n_sel, "n_sel", 2)
+        self.select_on = one_of(select_on, "select_on", SELECT_ON)
         self.sigma = None if sigma is None else _check_pos("sigma", sigma)
         self.gamma = None if gamma is None else _check_pos("gamma", gamma)
         self.gn_tol = _check_pos("gn_tol", gn_tol)
-        self.gn_max_iter = _check_int("gn_max_iter", gn_max_iter, 1)
-        self.init = _check_choice("init", init, INITS)
-        self.ic = _check_choice("ic", ic, IC_MODES)
+        self.gn_max_iter = positive_int(gn_max_iter, "gn_max_iter", 1)
+        self.init = one_of(init, "init", INITS)
+        self.ic = one_of(ic, "ic", IC_MODES)
         self.lm_mu0 = _check_pos("lm_mu0", lm_mu0)
         if not isinstance(continuation, (bool, np.bool_)):
             raise ValueError(f"continuation must be True or False, got {continuation!r}")

@@ -27,6 +27,8 @@ Step ``η`` (:meth:`RiemannianLowRank.step_size`): ``rgd``, ``lr / L_smooth`` (`
 constant: near the answer the AdaGrad direction is ``G/√ε`` and this makes the step ``rgd``'s ``1/L_smooth``);
 ``radamw``, ``lr`` (default 1e−2, from the grid {1e−3, 3e−3, 1e−2, 3e−2}). :class:`RiemannianLowRank` also serves as a ``torch.optim`` optimizer of a
 low-rank layer (:mod:`papergym.agents.solvers.riemannian_torch`).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

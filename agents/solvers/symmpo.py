@@ -1,6 +1,6 @@
 """``symmpo``: Symmetric Multimodal Preference Optimization (Liu, Song, Li, Wei, Zheng, Yin & Nie, NeurIPS 2025,
 arXiv:2506.11712; official code ``Liuwq-bit/SymMPO``, ``muffin/train/trainers.py::dpo_loss``), the paper's method of
-``PreferenceHallucination-v0`` (spec ``learning-systems.md`` §2.2 and §2.5; torch extra).
+``PreferenceHallucination-v0`` (``docs/papers/symmpo.md``; tags: see docs/conventions.md; torch extra).
 
 The shared numerics of the task's solvers live here once — the GRU captioner in torch (:func:`sequence_logprob`,
 teacher forcing; the same equations as the evaluator's numpy :func:`papergym.envs.tasks.preference.np_sequence_logprob`),
@@ -8,7 +8,7 @@ the losses (:func:`dpo_loss`, :func:`symmpo_loss`, :func:`mdpo_loss`) and the tr
 (:class:`PreferenceOptimizer`); the ``dpo`` and ``mdpo`` baselines (``papergym.baselines.solvers.preference``) run the
 same loop with another objective, and the task's reference-policy training (``train_reference``) reuses the forward.
 
-Loss (spec §2.2, the code's ``dpo_loss``). With the sequence log-ratio ``ρ(y | m) = log π_θ(y | m) − log π_ref(y | m)``
+Loss (the code's ``dpo_loss``). With the sequence log-ratio ``ρ(y | m) = log π_θ(y | m) − log π_ref(y | m)``
 (summed token log-probabilities, EOS included; the code's default ``dpo_use_average = False``), ``m′`` the retrieved
 similar image and ``y_w′`` its preferred caption, the five log-ratios are ``ρ(y_w|m)``, ``ρ(y_l|m)``, ``ρ(y_w′|m)``,
 ``ρ(y_w|m′)``, ``ρ(y_w′|m′)`` and, per tuple,
@@ -22,11 +22,11 @@ similar image and ``y_w′`` its preferred caption, the five log-ratios are ``ρ
 (5) ``L_Anc = −log σ(β₁ ρ(y_w|m) − δ) − log σ(β₂ ρ(y_w′|m′) − δ)`` (the code's anchor, ``δ = 0`` there);
 (6) ``L = L_DPO + λ L_Pair + γ L_Margin + η L_Anc``, averaged over the batch.
 
-Constants (the code's training script): ``β`` = 0.1 (the argument default is 0.5; spec §2.9.1 follows the script),
+Constants (the code's training script): ``β`` = 0.1 (the argument default is 0.5; papergym follows the script),
 ``β₁ = β₂ = β``, ``λ`` = 0.5, ``γ`` = 1e−4, ``η`` = 1, ``δ`` = 0. With ``λ = γ = η = 0`` the loss *is* ``L_DPO``
 (a test checks it bit for bit, and that ``symmpo`` then trains exactly like ``dpo``).
 
-Training (spec §2.5): ``π_θ`` starts at ``π_ref`` (the problem's ``ref_weights``), ``π_ref`` is frozen; the reference
+Training [design]: ``π_θ`` starts at ``π_ref`` (the problem's ``ref_weights``), ``π_ref`` is frozen; the reference
 log-probabilities of every tuple are computed once (they never change); each batch of ``batch_size`` = 64 tuples
 (reshuffled every epoch) runs the policy on the needed (image, caption) passes in one concatenated teacher-forced
 call; Adam, ``lr`` = 1e−3, ``epochs`` = the problem's (10; 20 paper-scale; ``min`` with ``budget.max_iterations``).
@@ -49,9 +49,9 @@ name              default     provenance
 ``beta1``         ``None``    code: anchor temperature on ``ρ(y_w|m)``; ``None`` = ``beta``
 ``beta2``         ``None``    code: anchor temperature on ``ρ(y_w′|m′)``; ``None`` = ``beta``
 ``delta``         ``0.0``     anchor offset δ (code: 0)
-``lr``            ``1e-3``    spec §2.5 [design], Adam
-``batch_size``    ``64``      spec §2.5 [design]
-``epochs``        ``None``    ``None`` = the problem's declared epochs (spec §2.5: 10)
+``lr``            ``1e-3``    [design], Adam
+``batch_size``    ``64``      [design]
+``epochs``        ``None``    ``None`` = the problem's declared epochs (default 10)
 ``stop_fraction`` ``0.9``     [design] fraction of ``max_seconds`` after which training stops
 ================  ==========  ===================================================================================
 
@@ -182,7 +182,7 @@ def symmpo_loss(rw_m: Any, rl_m: Any, rwp_m: Any, rw_mp: Any, rwp_mp: Any, *, be
 
 
 def mdpo_loss(rw_m: Any, rl_m: Any, rw_c: Any, *, beta: float = 0.1, delta: float = 0.0) -> Any:
-    """mDPO (Wang et al., EMNLP 2024; spec §2.6) per tuple: ``L_DPO − log σ(β [ρ(y_w|m) − ρ(y_w|m_corrupt)])
+    """mDPO (Wang et al., EMNLP 2024) per tuple: ``L_DPO − log σ(β [ρ(y_w|m) − ρ(y_w|m_corrupt)])
     − log σ(β ρ(y_w|m) − δ)`` (conditional preference on the image, reward anchor)."""
     import torch.nn.functional as F
 

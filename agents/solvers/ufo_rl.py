@@ -24,6 +24,8 @@ name               default    provenance
 =================  =========  ======================================================================================
 ``include_eos``    ``False``  [code] whether ``$`` counts among the gold tokens (the official code: no)
 =================  =========  ======================================================================================
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

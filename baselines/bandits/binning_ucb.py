@@ -1,6 +1,7 @@
 """Binning + UCB baselines of ``NonStatLipschitz-v0``: ``binning-ucb`` and ``binning-ucb-oracle``.
 
-Spec: ``papers/bandits.md`` section 1.7; reference [code] ``nguyenicolas/NS_Lipschitz_Bandits``,
+Described in ``docs/papers/nonstat-lipschitz.md`` (tags: see docs/conventions.md); reference [code]
+``nguyenicolas/NS_Lipschitz_Bandits``,
 ``Policy.py`` classes ``BinningUCB`` and ``BinningUCB_Oracle`` (read to understand, not copied).
 
 ``binning-ucb`` (role ``baseline``)
@@ -8,7 +9,7 @@ Spec: ``papers/bandits.md`` section 1.7; reference [code] ``nguyenicolas/NS_Lips
     ``K^d`` cells with ``K = floor((T / log T)^{1/(d+2)})`` per axis [design]); pull every bin once
     (in index order), then play the bin maximising the UCB index
 
-        ``I_k = mean_k + c sqrt(log T / n_k)``                                (spec 1.7)
+        ``I_k = mean_k + c sqrt(log T / n_k)``
 
     and play its midpoint. Never forgets (stationary UCB on a fixed discretisation).
 
@@ -24,7 +25,7 @@ Hyperparameters
     ``c`` = 1.0 [code] (exploration constant, both agents).
     ``bins`` = None (``binning-ucb`` only): bins per axis; None = the formula above [design].
     ``log_term``:
-      * ``binning-ucb``: ``"T"`` (default, spec 1.7: ``log T``) or ``"t"`` (``log`` of the number of
+      * ``binning-ucb``: ``"T"`` (default: ``log T``) or ``"t"`` (``log`` of the number of
         pulls made so far, the anytime index of [code] ``BinningUCB``).
       * ``binning-ucb-oracle``: ``"phase"`` (default, ``log max(l_i, 2)``) or ``"t"`` (``log
         max(p, 1)`` with ``p`` the pulls made so far in the phase, as [code] ``BinningUCB_Oracle``).
@@ -34,10 +35,10 @@ Tie-breaking [design]: lowest bin index (``np.argmax``), deterministic; these ag
 bin once" happens in index order ``0, 1, ..., K-1`` exactly as in [code].
 
 Deviations from [code]
-    * [code] ``BinningUCB`` uses ``log(total pulls so far)``; spec 1.7 fixes ``log T`` (default here,
+    * [code] ``BinningUCB`` uses ``log(total pulls so far)``; this baseline's definition fixes ``log T`` (default here,
       ``log_term="t"`` reproduces the code).
     * [code] ``BinningUCB_Oracle`` splits ``[1, T]`` into ``nb_shifts`` equal phases; papergym restarts at
-      the oracle's significant shifts (spec 1.7). Its bonus uses ``log(max(phase pulls, 1))``; the default
+      the oracle's significant shifts. Its bonus uses ``log(max(phase pulls, 1))``; the default
       here is the log of the phase length (``log_term="t"`` reproduces the code).
     * The code adds ``1e-9`` to the counts in the bonus denominator; not needed here (every bin is
       pulled once before the index is used), so it is dropped.
@@ -85,7 +86,7 @@ class BatchedBinningUCB:
         self.T, self.d = problem_dims(problem)
         self.c = check_positive(c, "c", allow_zero=True)
         self.log_term = check_choice(log_term, "log_term", self.LOG_TERMS)
-        self.K = check_bins(bins, binning_bins(self.T, self.d))  # bins per axis (spec 1.7)
+        self.K = check_bins(bins, binning_bins(self.T, self.d))  # bins per axis
         self.n_cells = C = self.K**self.d
         self._mid = midpoints(self.K, self.d)  # (C, d) bin midpoints: the played points
         self._log = math.log(max(self.T, 2))  # log T of the index
@@ -174,7 +175,7 @@ class BatchedBinningUCBOracle:
         self.log_term = check_choice(log_term, "log_term", self.LOG_TERMS)
         T, d = self.T, self.d
 
-        # phases from the oracle's significant shifts: [tau_i, tau_{i+1}), tau_0 = 1 (spec 1.5 / 1.7)
+        # phases from the oracle's significant shifts: [tau_i, tau_{i+1}), tau_0 = 1
         self.shifts: list[tuple[int, ...]] = [self._check_shifts(o.significant_shifts(), T, i) for i, o in enumerate(oracles)]
         events: dict[int, list[tuple[int, int, float]]] = {}
         first: list[tuple[int, float]] = []
@@ -281,7 +282,7 @@ register_agent(
     envs=[ENV_ID],
     role="baseline",
     batched_factory=BatchedBinningUCB,
-    description="UCB on K = floor((T/log T)^{1/3}) equal bins, bin midpoints, never forgets (spec 1.7, [code] BinningUCB)",
+    description="UCB on K = floor((T/log T)^{1/3}) equal bins, bin midpoints, never forgets ([code] BinningUCB)",
     defaults={"c": 1.0, "bins": None, "log_term": "T"},
 )
 
@@ -291,6 +292,6 @@ register_agent(
     envs=[ENV_ID],
     role="oracle",
     batched_factory=BatchedBinningUCBOracle,
-    description="Binning + UCB restarted at the oracle's significant shifts, K_i bins per phase (spec 1.7, [code] BinningUCB_Oracle)",
+    description="Binning + UCB restarted at the oracle's significant shifts, K_i bins per phase ([code] BinningUCB_Oracle)",
     defaults={"c": 1.0, "log_term": "phase"},
 )

@@ -5,7 +5,7 @@ Every bin-based baseline (``binning-ucb``, ``binning-ucb-oracle``, ``sw-ucb``, `
 (``K^d`` cells) and plays the **midpoint** of the chosen cell [design for the exp3 family and the
 sliding-window UCBs; [code] ``BinningUCB`` plays bin centres].
 
-Conventions (spec 1.7 of ``papers/bandits.md``):
+Conventions (``docs/papers/nonstat-lipschitz.md``; tags: see docs/conventions.md):
 
 * Cells are numbered in row-major order: the cell with per-axis indices ``(i_0, ..., i_{d-1})`` has
   flat index ``sum_m i_m K^{d-1-m}``; for ``d = 1`` the flat index is the bin index.
@@ -14,11 +14,11 @@ Conventions (spec 1.7 of ``papers/bandits.md``):
   ``(i + 0.5)/K``.
 * Bin-count formulas (integer-exact: the float root is corrected so that e.g. ``27^{1/3}`` gives 3):
 
-  - ``binning_bins(T, d)`` = ``max(1, floor((T / log max(T, 2))^{1/(d+2)}))`` per axis: spec 1.7
+  - ``binning_bins(T, d)`` = ``max(1, floor((T / log max(T, 2))^{1/(d+2)}))`` per axis:
     ``K = floor((T/log T)^{1/3})`` for ``d = 1`` [code]; the exponent ``1/(d+2)`` for ``d > 1`` and
     ``log max(T, 2)`` (so that ``T = 1`` is defined) are [design].
-  - the same formula with a phase length ``l`` gives the oracle's ``K_i`` (spec 1.7, [code]).
-  - ``sliding_bins(T, d)`` = ``ceil(T^{1/(d+2)})`` per axis (spec 1.7 ``K = ceil(T^{1/3})`` for
+  - the same formula with a phase length ``l`` gives the oracle's ``K_i`` ([code]).
+  - ``sliding_bins(T, d)`` = ``ceil(T^{1/(d+2)})`` per axis (``K = ceil(T^{1/3})`` for
     ``sw-ucb`` / ``d-ucb``, reused by ``exp3s`` / ``rexp3`` [design]; exponent for ``d > 1`` [design]).
 """
 

@@ -2,7 +2,8 @@
 
 Reference: Y. Feng, Z. Huang, T. Wang, *Lipschitz Bandits with Batched Feedback*, NeurIPS 2022
 ("BLiN", Batched Lipschitz Narrowing) [secondary]. papergym implements the simplified schedule of
-``papers/bandits.md`` section 1.7, whose constants are [design] (the paper's own edge-length sequence
+``docs/papers/nonstat-lipschitz.md`` (tags: see docs/conventions.md), whose constants are [design]
+(the paper's own edge-length sequence
 ``r_m``, tuned to a batch budget ``B``, is replaced by the plain dyadic one). Like the paper's method it
 assumes a stationary mean function: in the non-stationary benchmark it is the "batched elimination
 without restarts" reference.
@@ -41,14 +42,14 @@ Choices [design] (each a constructor argument where it is a number or a switch):
 Hyperparameters:
 
 ================  ==========  ==============================================================
-``batch_const``   16.0        ``n_k = ceil(16 log T / r_k^2)`` [design, spec]
-``elim_const``    4.0         drop if ``mean < best - 4 r_k`` [design, spec]
+``batch_const``   16.0        ``n_k = ceil(16 log T / r_k^2)`` [design]
+``elim_const``    4.0         drop if ``mean < best - 4 r_k`` [design]
 ``max_depth``     None        finest batch depth, ``None`` = largest ``k`` with ``n_k <= T`` [design]
 ``play_point``    "center"    ``"center"`` or ``"uniform"`` in the cell [design]
 ================  ==========  ==============================================================
 
 Note: with rewards in ``[0, 1]``, ``elim_const = 4`` cannot eliminate anything while ``4 r_k >= 1``,
-i.e. in the batches ``k = 1, 2``; the spec's constants are kept as they are (documented, tunable).
+i.e. in the batches ``k = 1, 2``; these [design] constants are kept as they are (documented, tunable).
 
 Implementation: per-run states in padded numpy arrays (cells ``(n_runs, capacity, d)``); a step is a
 few vectorised gathers / scatters over the runs; batch ends (rare) are processed run by run. Runs share

@@ -1,4 +1,5 @@
-"""``comb-ts`` baseline of ``MSetSemiBandit-v0``: combinatorial Thompson sampling (spec 3.7).
+"""``comb-ts`` baseline of ``MSetSemiBandit-v0``: combinatorial Thompson sampling
+(``docs/papers/mset-semibandit.md``).
 
 S. Wang, W. Chen, *Thompson Sampling for Combinatorial Semi-Bandits*, ICML 2018 (CTS with Beta
 priors), in its loss form; the reference code is ``ThompsonSampling`` of ``diku-dk/CombSemiBandits``
@@ -35,6 +36,8 @@ name         default  provenance
 Observation: ``observations["losses"]`` is read only where ``observations["observed"] == 1``; a NaN
 loss at an observed arm raises ValueError before any state changes (``+-inf`` count as ``l <= 0`` /
 ``l >= 1``). Rewards are not used.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``combucb`` baseline of ``MSetSemiBandit-v0``: CombUCB1 for m-set semi-bandits (spec 3.7).
+"""``combucb`` baseline of ``MSetSemiBandit-v0``: CombUCB1 for m-set semi-bandits
+(``docs/papers/mset-semibandit.md``).
 
 B. Kveton, Z. Wen, A. Ashkan, C. Szepesvari, *Tight Regret Bounds for Stochastic Combinatorial
 Semi-Bandits*, AISTATS 2015 (CombUCB1), in its loss form; the reference code is ``CombUCB`` of
@@ -35,6 +36,8 @@ name       default  provenance
 Observation: ``observations["losses"]`` is read only where ``observations["observed"] == 1``
 (unobserved entries, 0 or NaN, are ignored); a non-finite loss at an observed arm raises ValueError
 before any state changes. Rewards are not used.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

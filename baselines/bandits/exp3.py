@@ -1,6 +1,6 @@
 """Adversarial-bandit baselines of ``NonStatLipschitz-v0`` on a fixed grid: ``exp3s`` and ``rexp3``.
 
-Spec: ``papers/bandits.md`` section 1.7. Both run on ``K = ceil(T^{1/3})`` equal bins of ``[0, 1]``
+Described in ``docs/papers/nonstat-lipschitz.md``. Both run on ``K = ceil(T^{1/3})`` equal bins of ``[0, 1]``
 (``d > 1``: ``ceil(T^{1/(d+2)})`` per axis; ``K`` below is then the number of cells ``K^d``), the bins
 of ``sw-ucb`` / ``d-ucb`` [design], and play the **midpoint** of the drawn bin [design].
 
@@ -35,6 +35,8 @@ Randomness and ties [design]: run ``i`` draws one ``U[0, 1)`` per round from its
 the first bin whose cumulative probability exceeds ``U`` (the last bin if rounding leaves
 ``U >= sum p``). Deterministic under a seed and independent of batching. Rewards outside ``[0, 1]``
 (Gaussian noise is unclipped) enter (2) unchanged.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

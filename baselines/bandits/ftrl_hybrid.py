@@ -3,7 +3,7 @@
 J. Zimmert, H. Luo, C.-Y. Wei, *Beating Stochastic and Adversarial Semi-bandits Optimally and
 Simultaneously*, ICML 2019 (best of both worlds: ``O(sqrt(nmd))`` adversarial, logarithmic
 stochastic regret). Reference code ``diku-dk/CombSemiBandits``, class ``HYBRID`` (earlier
-``BobOSMD``) [code]. Spec: ``papers/bandits.md`` section 3.7.
+``BobOSMD``) [code]. Described in ``docs/papers/mset-semibandit.md`` (tags: see docs/conventions.md).
 
 Algorithm (``L_hat = 0``; round ``t = 1, 2, ...``; the numerics are the shared FTRL template of
 :mod:`papergym.baselines.bandits.ftrl_semibandit`)::
@@ -23,7 +23,7 @@ Hyperparameters
     [paper]; ``"code"``: ``1`` if ``m < d/2`` else ``sqrt(1 / ln m)`` (the code evaluates
     ``ln(d - (d - m))``; undefined for ``d = 2, m = 1``) [code].
     ``gamma`` = None: an explicit ``gamma > 0`` overrides the rule [design].
-    ``tol`` = 1e-9 (``|sum x - m|``), ``max_iter`` = 100 (outer iterations) [design, spec 3.7].
+    ``tol`` = 1e-9 (``|sum x - m|``), ``max_iter`` = 100 (outer iterations) [design].
 
 Deviations / choices [design]
     * The code's inner equation has ``+gamma (1 - ln(1 - x))`` where the derivative of ``psi`` gives
@@ -51,9 +51,9 @@ from papergym.baselines.bandits.ftrl_semibandit import (
     ENV_ID,
     GAMMA_RULES,
     BatchedFTRLSemiBandit,
-    check_positive,
     hybrid_gamma,
 )
+from papergym.validate import positive_float
 
 __all__ = ["BatchedFTRLHybrid", "FTRLHybrid"]
 
@@ -79,7 +79,7 @@ class BatchedFTRLHybrid(BatchedFTRLSemiBandit):
         if gamma_rule not in GAMMA_RULES:
             raise ValueError(f"gamma_rule must be one of {list(GAMMA_RULES)}, got {gamma_rule!r}")
         # gamma: the paper's (or the code's) rule, unless given explicitly
-        self.gamma = hybrid_gamma(d, m, gamma_rule) if gamma is None else check_positive(gamma, "gamma")
+        self.gamma = hybrid_gamma(d, m, gamma_rule) if gamma is None else positive_float(gamma, "gamma")
         self._setup(problem, seeds, eta_scale, tol, max_iter)
 
     def learning_rate(self, t: int) -> float:

@@ -1,5 +1,5 @@
 """FTRL over the m-set polytope: the shared template of ``ftrl-hybrid``, ``logbarrier-osmd`` and
-``shannon-osmd`` (``MSetSemiBandit-v0``, spec section 3.7 of ``papers/bandits.md``).
+``shannon-osmd`` (``MSetSemiBandit-v0``, ``docs/papers/mset-semibandit.md``; tags: see docs/conventions.md).
 
 Reference: J. Zimmert, H. Luo, C.-Y. Wei, *Beating Stochastic and Adversarial Semi-bandits Optimally
 and Simultaneously*, ICML 2019; reference code ``diku-dk/CombSemiBandits`` (``OSMD`` and its
@@ -89,8 +89,8 @@ Numerics [design]
 * The kernels run in numba, one run after the other (each run's iterations depend only on its own
   data: batched and per-run executions are bit-identical).
 
-Sampling with exact marginals: systematic (Madow) sampling [design; the spec allows it]
----------------------------------------------------------------------------------------
+Sampling with exact marginals: systematic (Madow) sampling [design; any exact-marginal scheme fits]
+--------------------------------------------------------------------------------------------
 With ``S_i = x_1 + ... + x_i`` (``S_0 = 0``, ``S_d = m``), one ``U ~ U[0, 1)`` per run and round,
 arm ``i`` is chosen iff its interval ``[S_{i-1}, S_i)`` contains one of ``U, U + 1, ..., U + m - 1``.
 Proof of exactness: the intervals partition ``[0, m)`` and every point lies in ``[0, m)``, so the
@@ -118,6 +118,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 from papergym.envs.spec import UniformStream
+from papergym.validate import positive_float, positive_int
 
 __all__ = [
     "ENV_ID",
@@ -125,7 +126,6 @@ __all__ = [
     "REGULARISERS",
     "BatchedFTRLSemiBandit",
     "FTRLSolution",
-    "check_positive",
     "hybrid_gamma",
     "solve_ftrl",
     "systematic_sample",
@@ -142,22 +142,6 @@ _EPS = 2.220446049250313e-16
 
 
 # ------------------------------------------------------------------------------------- validation
-def check_positive(value: Any, name: str) -> float:
-    """A finite float ``> 0``; ``ValueError`` naming ``name`` otherwise."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return v
-
-
-def _check_max_iter(max_iter: Any) -> int:
-    if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-    return int(max_iter)
-
-
 def _check_regulariser(regulariser: Any) -> int:
     if regulariser not in REGULARISERS:
         raise ValueError(f"regulariser must be one of {sorted(REGULARISERS)}, got {regulariser!r}")
@@ -422,11 +406,11 @@ def solve_ftrl(
     n, d = L2.shape
     if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer)) or not 1 <= m <= d:
         raise ValueError(f"m must be an integer in [1, d={d}], got {m!r}")
-    eta = check_positive(eta, "eta")
-    tol = check_positive(tol, "tol")
-    max_iter = _check_max_iter(max_iter)
+    eta = positive_float(eta, "eta")
+    tol = positive_float(tol, "tol")
+    max_iter = positive_int(max_iter, "max_iter")
     if kind == 0:
-        gamma = check_positive(gamma, "gamma")
+        gamma = positive_float(gamma, "gamma")
     lam = np.full(n, np.nan) if lam0 is None else np.array(np.broadcast_to(np.asarray(lam0, float), (n,)))
     x = np.empty((n, d))
     y = np.empty((n, d))
@@ -532,9 +516,9 @@ class BatchedFTRLSemiBandit:
         self.m = m = int(problem.m)
         if not 1 <= m <= d:
             raise ValueError(f"problem.m must lie in [1, d={d}], got {m}")
-        self.eta_scale = check_positive(eta_scale, "eta_scale")
-        self.tol = check_positive(tol, "tol")
-        self.max_iter = _check_max_iter(max_iter)
+        self.eta_scale = positive_float(eta_scale, "eta_scale")
+        self.tol = positive_float(tol, "tol")
+        self.max_iter = positive_int(max_iter, "max_iter")
         self._kind = _check_regulariser(self.regulariser)
         self.n_envs = n = len(seeds)
         self._stream = UniformStream(list(seeds))

@@ -1,4 +1,5 @@
-"""``gp-ei``: noise-free expected improvement, a baseline of ``NoiseFreeGPBandit-v0`` (spec 2.7).
+"""``gp-ei``: noise-free expected improvement, a baseline of ``NoiseFreeGPBandit-v0``
+(``docs/papers/noise-free-gp.md``).
 
 Reference: A. D. Bull, *Convergence rates of efficient global optimization algorithms*, JMLR 12 (2011)
 (EI with exact observations and a fixed kernel) [secondary]; the closed form is that of Jones,
@@ -40,6 +41,8 @@ name        default       provenance
 ``jitter``  ``1e-10``     [design] initial diagonal jitter of ``K`` (x10 on a Cholesky failure)
 ``x1``      ``"centre"``  [design] first query: ``"centre"`` or ``"random"`` (agent's stream)
 ==========  ============  ===================================================================
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -48,8 +51,9 @@ import math
 from typing import Any
 
 import numpy as np
-from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, _check_positive, _check_x1
+from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, _check_x1
 from papergym.agents.base import register_agent
+from papergym.validate import positive_float
 from scipy.special import erfcx, ndtr
 
 __all__ = ["GPEI", "expected_improvement", "log_expected_improvement", "log_h"]
@@ -118,7 +122,7 @@ class GPEI(GPAgent):
     def __init__(self, problem: Any, *, seed: Any = None, xi: float = 0.0, jitter: float = 1e-10,
                  x1: str = "centre"):
         xi = _check_xi(xi)
-        jitter = _check_positive("jitter", jitter)
+        jitter = positive_float(jitter, "jitter")
         x1 = _check_x1(x1)
         super().__init__(problem, seed=seed, jitter=jitter)
         self.xi = xi

@@ -1,5 +1,5 @@
 """``gp-ts``: GP Thompson sampling on a candidate subset, a baseline of ``NoiseFreeGPBandit-v0``
-(spec 2.7).
+(``docs/papers/noise-free-gp.md``).
 
 Reference: Thompson sampling for GP bandits (Chowdhury & Gopalan 2017, *On kernelized multi-armed
 bandits*, GP-TS) with the exact noise-free posterior; the subset rule is a papergym choice [design]
@@ -34,7 +34,7 @@ Why ``x_hat`` is added to ``S``: a sample equals the observed value at every que
 with the incumbent in ``S`` a queried candidate is played only if its value ties the best observed
 one (the agent re-queries the incumbent when no sampled unqueried point beats ``f+``, exactly as a
 full-set sample would). Without it, a random subset holding a poor queried point but not the incumbent
-could make the agent re-query that poor point. Cost: at most one point more than the spec's subset.
+could make the agent re-query that poor point. Cost: at most one point more than the random subset alone.
 
 Cost per round: ``O(|S|^2 t)`` for ``Sigma_S`` plus ``O(|S|^3)`` for the factorisation, ``|S| <= 545``
 (measured when written: about 10 ms per round at ``N = 2500``, ``t = 150``, one BLAS thread; the
@@ -51,6 +51,8 @@ name          default       provenance
 ``jitter``    ``1e-10``     [design] initial diagonal jitter of the posterior's ``K`` (x10 on failure)
 ``x1``        ``"centre"``  [design] first query: ``"centre"`` or ``"random"`` (agent's stream)
 ============  ============  ===========================================================================
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -58,8 +60,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, _check_positive, _check_x1
+from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, _check_x1
 from papergym.agents.base import register_agent
+from papergym.validate import positive_float, positive_int
 from scipy.linalg.lapack import dpstrf
 
 __all__ = ["GPTS", "sample_joint"]
@@ -84,23 +87,17 @@ def sample_joint(mean: np.ndarray, cov: np.ndarray, z: np.ndarray, rank_tol: flo
     return out, int(r)
 
 
-def _check_count(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
-    return int(v)
-
-
 class GPTS(GPAgent):
     """Thompson sampling with a joint posterior sample on ``R ∪ T ∪ {x_hat}`` (module docstring)."""
 
     def __init__(self, problem: Any, *, seed: Any = None, n_random: int = 512, n_top: int = 32,
                  rank_tol: float = 1e-12, jitter: float = 1e-10, x1: str = "centre"):
-        n_random = _check_count("n_random", n_random)
-        n_top = _check_count("n_top", n_top)
+        n_random = positive_int(n_random, "n_random", 0)
+        n_top = positive_int(n_top, "n_top", 0)
         if n_random + n_top < 1:
             raise ValueError(f"n_random + n_top must be >= 1, got n_random={n_random}, n_top={n_top}")
-        rank_tol = _check_positive("rank_tol", rank_tol)
-        jitter = _check_positive("jitter", jitter)
+        rank_tol = positive_float(rank_tol, "rank_tol")
+        jitter = positive_float(jitter, "jitter")
         x1 = _check_x1(x1)
         super().__init__(problem, seed=seed, jitter=jitter)
         self.n_random, self.n_top, self.rank_tol, self.x1 = n_random, n_top, rank_tol, x1

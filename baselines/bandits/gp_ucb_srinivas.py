@@ -1,10 +1,10 @@
 """``gp-ucb-srinivas``: GP-UCB with the growing confidence width of Srinivas et al. (2010), a baseline
-of ``NoiseFreeGPBandit-v0`` (spec 2.7).
+of ``NoiseFreeGPBandit-v0`` (``docs/papers/noise-free-gp.md``).
 
 Reference: N. Srinivas, A. Krause, S. Kakade, M. Seeger, *Gaussian Process Optimization in the Bandit
 Setting: No Regret and Experimental Design*, ICML 2010, Theorem 1 (finite decision set ``D``)
-[secondary]. The rule is that of ``gp-ucb`` (:class:`~papergym.agents.bandits.gp_ucb.GPUCB`, spec
-2.6) with the constant width ``B`` replaced by the width of the finite-domain theorem:
+[secondary]. The rule is that of ``gp-ucb`` (:class:`~papergym.agents.bandits.gp_ucb.GPUCB`)
+with the constant width ``B`` replaced by the width of the finite-domain theorem:
 
     x_t = argmax_{x in C} mu_{t-1}(x) + beta_t^{1/2} sigma_{t-1}(x),                       (UCB rule)
     beta_t = 2 log(|D| t^2 pi^2 / (6 delta)),                                     (Srinivas Thm 1)
@@ -28,9 +28,11 @@ name        default       provenance
 ``x1``      ``"centre"``  [design] first query: ``"centre"`` or ``"random"`` (agent's stream)
 ==========  ============  ===================================================================
 
-Deviations: none beyond the spec; Theorem 1 of Srinivas et al. assumes noisy observations and a GP
+Deviations: none; Theorem 1 of Srinivas et al. assumes noisy observations and a GP
 prior on ``f`` (their Theorem 3, for RKHS functions, has a different ``beta_t`` with an
-information-gain term); the finite-domain formula is used as the spec prescribes.
+information-gain term); the finite-domain formula is used as the baseline's definition prescribes.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``uniform-random`` baseline of ``NoiseFreeGPBandit-v0``: a uniform candidate every round (spec 2.7).
+"""``uniform-random`` baseline of ``NoiseFreeGPBandit-v0``: a uniform candidate every round
+(``docs/papers/noise-free-gp.md``).
 
 ``x_t = C[i_t]``, ``i_t ~ U{0, ..., N - 1}`` independently for ``t = 1..T`` (with replacement: a candidate
 may be drawn again), drawn with ``rng.integers(N)`` from the agent's own stream
@@ -18,14 +19,17 @@ name        default       provenance
 ==========  ============  ===================================================================
 ``jitter``  ``1e-10``     [design] initial diagonal jitter of the posterior kept for diagnostics
 ==========  ============  ===================================================================
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, _check_positive
+from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent
 from papergym.agents.base import register_agent
+from papergym.validate import positive_float
 
 __all__ = ["GPUniformRandom"]
 
@@ -34,7 +38,7 @@ class GPUniformRandom(GPAgent):
     """A uniform candidate index each round from the agent's stream."""
 
     def __init__(self, problem: Any, *, seed: Any = None, jitter: float = 1e-10):
-        jitter = _check_positive("jitter", jitter)
+        jitter = positive_float(jitter, "jitter")
         super().__init__(problem, seed=seed, jitter=jitter)
 
     def choose(self) -> int:

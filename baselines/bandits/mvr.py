@@ -1,5 +1,5 @@
 """``mvr``: maximum variance reduction (pure exploration), a baseline of ``NoiseFreeGPBandit-v0``
-(spec 2.7).
+(``docs/papers/noise-free-gp.md``).
 
 Reference: the maximum-variance rule used as the exploration step of the non-adaptive near-optimal
 methods the paper compares with (Vakili et al. 2021, *Optimal order simple regret for Gaussian process
@@ -29,6 +29,8 @@ name        default       provenance
 ``jitter``  ``1e-10``     [design] initial diagonal jitter of ``K`` (x10 on a Cholesky failure)
 ``x1``      ``"centre"``  [design] first query: ``"centre"`` or ``"random"`` (agent's stream)
 ==========  ============  ===================================================================
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, _check_positive, _check_x1
+from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, _check_x1
 from papergym.agents.base import register_agent
+from papergym.validate import positive_float
 
 __all__ = ["MVR"]
 
@@ -46,7 +49,7 @@ class MVR(GPAgent):
     """``x_t = argmax sigma_{t-1}`` over all candidates (module docstring)."""
 
     def __init__(self, problem: Any, *, seed: Any = None, jitter: float = 1e-10, x1: str = "centre"):
-        jitter = _check_positive("jitter", jitter)
+        jitter = positive_float(jitter, "jitter")
         x1 = _check_x1(x1)
         super().__init__(problem, seed=seed, jitter=jitter)
         self.x1 = x1

@@ -3,7 +3,7 @@
 Both are *non-adaptive within a phase*: the points queried in a phase do not depend on the values
 observed in that phase, only on the active set the previous phases left. They are the
 nearly-optimal noise-free algorithms that the paper of ``gp-ucb`` (Iwazaki, NeurIPS 2025) compares
-GP-UCB with (spec ``papers/bandits.md`` sections 2.7 and 2.9).
+GP-UCB with (``docs/papers/noise-free-gp.md``).
 
 References
 ----------
@@ -12,7 +12,8 @@ References
   Noiseless Reward, RKHS norm, and Non-Stationary Variance*, ICML 2025 (arXiv 2502.06363)
   [secondary]; the batched template (a posterior built from the current batch only, elimination by
   confidence bounds at the batch end) is Z. Li and J. Scarlett, *Gaussian process bandit optimization
-  with few batches*, AISTATS 2022 [secondary]. Regret rates (spec 2.9): ``O(ln T)`` for SE,
+  with few batches*, AISTATS 2022 [secondary]. Regret rates (as cited by Iwazaki, NeurIPS 2025,
+  arXiv:2502.19006): ``O(ln T)`` for SE,
   ``O~(T^{(d - nu)/d})`` for Matérn ``d > nu``.
 * ``reds``: random exploration with domain shrinking, S. Salgia, S. Vakili and Q. Zhao, *Random
   exploration for noise-free kernel bandits* (2024) [secondary]: the phase queries are uniform random
@@ -85,6 +86,8 @@ Diagnostics (besides those of :class:`GPAgent`)
 -----------------------------------------------
 ``phases`` (completed phases), ``phase_lengths`` (their lengths), ``active_sizes`` (``|A_{i+1}|``
 after each completed phase), ``active_size`` (the current ``|A_i|``).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -96,23 +99,9 @@ import numpy as np
 from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent
 from papergym.agents.base import register_agent
 from papergym.envs.bandits.gp import NoiseFreeGP
+from papergym.validate import positive_float
 
 __all__ = ["PEMVR", "REDS", "PhasedElimination"]
-
-
-def _positive(name: str, v: Any, *, allow_none: bool = False, allow_zero: bool = False) -> float | None:
-    if v is None and allow_none:
-        return None
-    what = "a non-negative" if allow_zero else "a positive"
-    if isinstance(v, bool):
-        raise ValueError(f"{name} must be {what} finite number, got {v!r}")
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be {what} finite number, got {v!r}") from None
-    if not (math.isfinite(f) and (f >= 0.0 if allow_zero else f > 0.0)):
-        raise ValueError(f"{name} must be {what} finite number, got {v!r}")
-    return f
 
 
 class PhasedElimination(GPAgent):
@@ -125,12 +114,12 @@ class PhasedElimination(GPAgent):
                  beta_sqrt: float | None = None, elim_tol: float = 1e-8, jitter: float = 1e-10):
         if isinstance(first_phase, bool) or not isinstance(first_phase, (int, np.integer)) or first_phase < 1:
             raise ValueError(f"first_phase must be an integer >= 1, got {first_phase!r}")
-        growth = _positive("growth", growth)
+        growth = positive_float(growth, "growth")
         if growth < 1.0:
             raise ValueError(f"growth must be a number >= 1, got {growth!r}")
-        beta_sqrt = _positive("beta_sqrt", beta_sqrt, allow_none=True)
-        elim_tol = _positive("elim_tol", elim_tol, allow_zero=True)
-        jitter = _positive("jitter", jitter)
+        beta_sqrt = positive_float(beta_sqrt, "beta_sqrt", allow_none=True)
+        elim_tol = positive_float(elim_tol, "elim_tol", allow_zero=True)
+        jitter = positive_float(jitter, "jitter")
         super().__init__(problem, seed=seed, jitter=jitter)
         self.first_phase = int(first_phase)
         self.growth = float(growth)

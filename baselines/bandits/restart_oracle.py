@@ -37,6 +37,8 @@ Diagnostics
 Implementation: one padded ``(n_runs, phases + 2)`` int32 array of phase starts (sentinel ``T + 1``), a
 pointer per run, and per round one gather to find the runs that restart; their statistics are reset
 vectorised (a change every round costs ``O(n_runs)`` numpy work per round, no Python loop over runs).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``uniform-random`` baseline of ``MSetSemiBandit-v0``: a uniform m-subset every round (spec 3.7).
+"""``uniform-random`` baseline of ``MSetSemiBandit-v0``: a uniform m-subset every round
+(``docs/papers/mset-semibandit.md``).
 
 Run ``i`` draws ``d`` numbers ``U_1..U_d ~ U[0, 1)`` per round, in arm order, from its own stream
 (:class:`~papergym.envs.spec.UniformStream` over the agent seed, i.e. successive

@@ -2,7 +2,7 @@
 (``MSetSemiBandit-v0``) -- Exp3 over the capped simplex.
 
 Baseline of Zimmert, Luo, Wei (ICML 2019); reference code ``diku-dk/CombSemiBandits``, class
-``CombEXP3`` (earlier ``ShannonOSMD``) [code]. Spec: ``papers/bandits.md`` section 3.7. Despite the
+``CombEXP3`` (earlier ``ShannonOSMD``) [code]. Described in ``docs/papers/mset-semibandit.md``. Despite the
 name, the code (and this module) computes ``x`` from the cumulative loss estimates, i.e. in FTRL form
 [code]. The numerics are the shared FTRL template of :mod:`papergym.baselines.bandits.ftrl_semibandit`.
 
@@ -20,7 +20,7 @@ Algorithm (``L_hat = 0``; round ``t = 1, 2, ...``)::
 Hyperparameters
     ``eta_scale`` = 1.0: multiplies the code's schedule ``0.25 / sqrt(t)``; the code feeds
     ``l^{+-1} + 1 = 2 l`` into ``L_hat``, so ``eta_scale = 2`` reproduces it on {0, 1} losses [code].
-    ``tol`` = 1e-9 (``|sum x - m|``), ``max_iter`` = 100 (outer iterations) [design, spec 3.7].
+    ``tol`` = 1e-9 (``|sum x - m|``), ``max_iter`` = 100 (outer iterations) [design].
 
 Deviations / choices [design]
     * Sampling: systematic sampling (exact marginals, exactly ``m`` distinct arms) instead of the
@@ -31,6 +31,8 @@ Deviations / choices [design]
       stream; batched == per-run bit for bit.
 
 Diagnostics (per run): ``newton_iters`` (mean outer iterations per round), ``nonconverged``.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

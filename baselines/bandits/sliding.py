@@ -1,6 +1,7 @@
 """Non-stationary UCB baselines of ``NonStatLipschitz-v0`` on a fixed grid: ``sw-ucb`` and ``d-ucb``.
 
-Spec: ``papers/bandits.md`` section 1.7. Reference: A. Garivier, E. Moulines, *On Upper-Confidence
+Described in ``docs/papers/nonstat-lipschitz.md`` (tags: see docs/conventions.md).
+Reference: A. Garivier, E. Moulines, *On Upper-Confidence
 Bound Policies for Switching Bandit Problems*, ALT 2011 [secondary]. Both run on ``K = ceil(T^{1/3})``
 equal bins of ``[0, 1]`` (``d > 1``: ``ceil(T^{1/(d+2)})`` per axis, ``K^d`` cells [design]) and play
 the midpoint of the chosen bin [design]. Rewards are taken as bounded by ``B = 1`` (the papers' ``B``).
@@ -26,7 +27,7 @@ Both play every bin once first, in index order (as in Garivier & Moulines), then
 
     with ``gamma = 1 - (1/4) sqrt(Upsilon / T)``, ``Upsilon = L_hint``.
 
-Hyperparameters (all [secondary] values from spec 1.7 unless noted)
+Hyperparameters (all [secondary] values from Garivier & Moulines unless noted)
     ``bins`` = None: bins per axis, None = ``ceil(T^{1/(d+2)})`` [design override].
     ``L_hint`` = 10: assumed number of changes ``Upsilon`` (a declared hint, never read from the oracle).
     ``xi`` = 0.6: exploration constant.
@@ -60,13 +61,13 @@ __all__ = ["DUCB", "SWUCB", "BatchedDUCB", "BatchedSWUCB", "d_discount", "sw_win
 
 
 def sw_window(T: int, L_hint: float) -> int:
-    """``tau = ceil(2 sqrt(T log T / Upsilon))``, capped to ``[1, T]`` (spec 1.7)."""
+    """``tau = ceil(2 sqrt(T log T / Upsilon))``, capped to ``[1, T]``."""
     tau = math.ceil(2.0 * math.sqrt(T * math.log(max(T, 2)) / L_hint))
     return int(min(max(tau, 1), T))
 
 
 def d_discount(T: int, L_hint: float) -> float:
-    """``gamma = 1 - (1/4) sqrt(Upsilon / T)`` (spec 1.7)."""
+    """``gamma = 1 - (1/4) sqrt(Upsilon / T)``."""
     return 1.0 - 0.25 * math.sqrt(L_hint / T)
 
 

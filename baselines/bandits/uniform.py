@@ -1,4 +1,5 @@
-"""``uniform-random`` baseline of ``NonStatLipschitz-v0``: ``X_t ~ U[0, 1)^d`` (spec 1.7).
+"""``uniform-random`` baseline of ``NonStatLipschitz-v0``: ``X_t ~ U[0, 1)^d``
+(``docs/papers/nonstat-lipschitz.md``).
 
 Run ``i`` draws its ``d`` coordinates per round, in order, from its own stream
 (:class:`~papergym.envs.spec.UniformStream` over the agent seed, i.e. ``np.random.default_rng(seed)

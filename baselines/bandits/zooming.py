@@ -1,7 +1,7 @@
 """Zooming algorithm (adaptive discretisation) -- baseline ``zooming`` of NonStatLipschitz-v0.
 
 Reference: R. Kleinberg, A. Slivkins, E. Upfal, *Multi-armed bandits in metric spaces*, STOC 2008
-(the "zooming algorithm"); papergym spec: ``papers/bandits.md`` section 1.7 [secondary]. The
+(the "zooming algorithm"); [secondary]; described in ``docs/papers/nonstat-lipschitz.md``. The
 algorithm assumes a *stationary* mean function and never forgets; in the non-stationary benchmark it
 is the "adaptive discretisation without restarts" reference.
 
@@ -50,6 +50,8 @@ the mean of a never-pulled point is 0 (it is pulled first anyway: its radius is 
 Implementation: per-run states in padded arrays ``(n_runs, capacity)`` (capacity doubles when
 needed), per-step work in ``numba`` kernels looping over the runs; a run's result never depends on
 which runs it is batched with (runs share no state).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Baselines of the entropic games (spec ``games.md`` §7.2): ``best-response-iteration`` and
+"""Baselines of the entropic games (``docs/papers/best-response-games.md``): ``best-response-iteration`` and
 ``fictitious-play`` (the Best Response flow with ``h = 1`` and with ``h_k = 1/(k + 1)``), ``mirror-descent-ascent``
 and ``extragradient``."""
 

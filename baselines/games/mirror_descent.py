@@ -1,5 +1,5 @@
 """``mirror-descent-ascent`` and ``extragradient``: entropic proximal steps for the entropic games
-(spec ``games.md`` §7.2).
+(``docs/papers/best-response-games.md``).
 
 **Mirror descent–ascent** (Beck & Teboulle 2003; for entropy-regularised games Cen, Wei & Chi, NeurIPS 2021,
 arXiv 2105.15186). With feedback ``g`` at ``x_k`` and the exact KL term, the proximal step of size ``η`` on the
@@ -18,6 +18,8 @@ weight ``ησ/(1 + ησ)`` (the Best Response flow interpolates arithmetically).
 * ``mode="two-call"``: alternately a midpoint ``x_{k+½} = step(x_k, g(x_k))`` and the update
   ``x_{k+1} = step(x_k, g(x_{k+½}))`` — two env steps per iteration; exact only when the opponent runs the same
   schedule (``role="both"``, or a ``two-call`` opponent).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@
    feasible hint. ``None`` = no hint.
 6. **Parameters.** ``max_time_in_seconds = time_limit``, ``num_workers`` (``num_search_workers`` on
    OR-Tools versions without ``num_workers``), ``random_seed = seed``, ``log_search_progress = log``.
-   Defaults: 2 s and 2 workers (spec §13's default comparison; ≥ 8 workers are recommended for long runs,
+   Defaults: 2 s and 2 workers (the default comparison; ≥ 8 workers are recommended for long runs,
    the strong lower-bound workers need many). Results depend on the OR-Tools version, the workers and
    the limit: all three are recorded in :attr:`CPSATResult.settings`.
 
@@ -47,7 +47,8 @@ the reported ``start`` are that solution's heads (every operation as early as it
 predecessors allow) and the reported ``makespan`` its ``C_max``, which is ``≤`` the solver's objective (the
 solver's schedule may contain idle time it had no reason to remove; asserted). The schedule is checked
 with :func:`~papergym.envs.scheduling.fjsp.graph.validate_schedule` before it is returned, so CP-SAT start
-times, left-compressed, equal the heads (spec §6). ``lower_bound`` is CP-SAT's best objective bound
+times, left-compressed, equal the heads (:mod:`~papergym.envs.scheduling.fjsp.graph`).
+``lower_bound`` is CP-SAT's best objective bound
 (rounded up; a proven lower bound on the optimum).
 
 **Agents** (registered in :mod:`papergym.baselines.scheduling`):
@@ -66,6 +67,8 @@ without a seed). If CP-SAT returns no solution within the limit (large instances
 hint solution (``cpsat_fallback = 1`` in the diagnostics).
 
 Needs the ``fjsp`` extra (``pip install 'papergym[fjsp]'``, OR-Tools).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Dispatching rules as agents (spec §12): ``fifo``, ``mor``, ``spt``, ``mwkr``, ``lwkr``, ``random-dispatch``.
+"""Dispatching rules as agents (docs/papers/fjsp-mistar.md): ``fifo``, ``mor``, ``spt``, ``mwkr``, ``lwkr``, ``random-dispatch``.
 
 On ``FJSP-v0`` each decision applies the rule of :mod:`papergym.envs.scheduling.fjsp.rules` to the
 observation: with ``restrict_to_earliest=True`` [design] the candidates are the startable pairs with the
@@ -11,6 +11,8 @@ On ``FJSPImprove-v0`` a rule is the **initial solution** the searches start from
 current solution's archive slot, a no-op), so its row in a comparison is the starting point every search
 improves on. It is registered there as ``initial-solution`` (whatever ``init`` built); with ``rule=<name>``
 it refuses an env whose ``init`` differs.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

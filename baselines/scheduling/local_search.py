@@ -55,6 +55,8 @@ RNG. Diagnostics: ``evaluated_moves`` (exact move evaluations), ``restores``, ``
 solution had been visited before; for ``bi-search``/``fi-search`` the restores count too) and
 ``distinct_solutions`` (solutions seen); the attribute ``first_revisit`` is the step of the first revisit
 (``None`` if none).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -51,6 +51,8 @@ Hyperparameters (besides ``epochs``, ``lr``, ``batch_size``, ``time_fraction`` o
 ``replay_batch`` (32), ``reinit`` (``False``, ``joint``), ``selection`` (``batch``), ``covariance``
 (``ledoit-wolf``) and ``selection_score`` (``mahalanobis``, the official LEAR code's routing distance; ``loglik``
 adds the Gaussian log-determinant, see :func:`papergym.agents.solvers.lear.expert_score`) for ``experts-only``.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

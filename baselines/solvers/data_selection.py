@@ -1,4 +1,4 @@
-"""Baselines and the reference line of ``RLDataSelection-v0`` (spec ``learning-systems.md`` §3.6). Importing this
+"""Baselines and the reference line of ``RLDataSelection-v0`` (``docs/papers/ufo-rl.md``). Importing this
 module does not import torch (the policy runs in the evaluator, behind ``problem.policy``).
 
 * ``multi-sample-acc`` -- ``K`` = 8 samples per pool problem at temperature 1 (``policy.sample``, chunks of

@@ -1,9 +1,10 @@
-"""Baselines of ``DecentralizedBilevel-v0`` (spec ``bilevel.md`` §1.6): fixed-step decentralized bilevel
+"""Baselines of ``DecentralizedBilevel-v0`` (``docs/papers/adasdbo.md``): fixed-step decentralized bilevel
 methods on the same vectorised oracle as ``adasdbo`` (agents talk only through ``problem.oracle.mix``; every
 ``mix`` is one of the ``T`` communication rounds, so a double-loop method spends several per outer iteration).
 Step sizes ``(α_y, α_v, α_x) = γ · (1, 1, 0.1)`` [design] with ``γ = gamma`` the base step swept by the
 task's step-size grid. References as cited by the paper; the update structures are [secondary], the inner-loop
-lengths, Neumann truncations and momentum weights [design] (spec §1.10 point 2).
+lengths, Neumann truncations and momentum weights [design] (align them with the original
+papers before publishing comparisons; tags: see docs/conventions.md).
 
 Notation: ``g^y = ∇_y l_i``, ``g^v = ∇²_yy l_i v − ∇_y f_i``, ``u = ∇_x f_i − ∇²_xy l_i v`` (local hypergradient
 estimate at the agent's ``(x_i, y_i, v_i)``). A "mixed step" on ``y`` (or ``v``) is adapt-then-combine decentralized
@@ -32,7 +33,7 @@ one ``mix``). With ``W = 11ᵀ/n`` every baseline is therefore exactly its centr
 ``power_every = 200`` rounds (the Hessian grows with ``e^x``), seeded by the solver seed.
 
 Default ``gamma`` per solver: the best median final ``hypergrad_sq`` on the dev split of the ``c_l = c_f = 1``
-instances over ``{1e−3, 1e−2, 1e−1, 1, 10}`` (frozen for all scales; the spec's protocol). Tuning command::
+instances over ``{1e−3, 1e−2, 1e−1, 1, 10}`` (frozen for all scales; the task's tuning protocol). Tuning command::
 
     bench("DecentralizedBilevel-v0", solvers=["sldbo", "ma-dsbo", "mdbo", "dbo", "adasdbo"],
           task_kwargs={"family": "syn", "scales": ["1:1"], "seeds": [0, 1, 2]},
@@ -60,7 +61,8 @@ from typing import Any, Callable
 import numpy as np
 
 from papergym.agents.base import register_solver
-from papergym.agents.solvers.adasdbo import TASK, Comms, check_int, check_positive, split_cols
+from papergym.agents.solvers.adasdbo import TASK, Comms, check_positive, split_cols
+from papergym.validate import positive_int
 
 __all__ = ["SLDBO", "MADSBO", "MDBO", "DBO"]
 
@@ -74,7 +76,7 @@ class _FixedStep:
         g = check_positive("gamma", gamma)
         self.gamma = g
         self.ay, self.av, self.ax = (g * r for r in STEP_RATIOS)
-        self.report_every = check_int("report_every", report_every, 1)
+        self.report_every = positive_int(report_every, "report_every", 1)
         self.seed = seed
 
     def _start(self, problem: Any, budget: Any, report: Callable[..., None]):
@@ -133,7 +135,7 @@ class MADSBO(_FixedStep):
     def __init__(self, *, seed: Any = None, gamma: float = 0.1, inner_y: int = 5, inner_v: int = 5,
                  beta: float = 0.1, report_every: int = 10):
         super().__init__(gamma, report_every, seed)
-        self.inner_y, self.inner_v = check_int("inner_y", inner_y, 1), check_int("inner_v", inner_v, 1)
+        self.inner_y, self.inner_v = positive_int(inner_y, "inner_y", 1), positive_int(inner_v, "inner_v", 1)
         self.beta = check_positive("beta", beta)
         if self.beta > 1:
             raise ValueError(f"beta (the moving-average weight) must be in (0, 1], got {beta!r}")
@@ -162,11 +164,11 @@ class MDBO(_FixedStep):
     def __init__(self, *, seed: Any = None, gamma: float = 0.1, neumann: int = 10, momentum: float = 0.9,
                  power_every: int = 200, report_every: int = 10):
         super().__init__(gamma, report_every, seed)
-        self.neumann = check_int("neumann", neumann, 1)
+        self.neumann = positive_int(neumann, "neumann", 1)
         if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) or not 0 <= momentum < 1:
             raise ValueError(f"momentum must be a number in [0, 1), got {momentum!r}")
         self.momentum = float(momentum)
-        self.power_every = check_int("power_every", power_every, 1)
+        self.power_every = positive_int(power_every, "power_every", 1)
 
     @np.errstate(over="ignore", invalid="ignore", divide="ignore")
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:
@@ -199,9 +201,9 @@ class DBO(_FixedStep):
     def __init__(self, *, seed: Any = None, gamma: float = 0.1, inner_y: int = 10, neumann: int = 10,
                  power_every: int = 200, report_every: int = 10):
         super().__init__(gamma, report_every, seed)
-        self.inner_y = check_int("inner_y", inner_y, 1)
-        self.neumann = check_int("neumann", neumann, 1)
-        self.power_every = check_int("power_every", power_every, 1)
+        self.inner_y = positive_int(inner_y, "inner_y", 1)
+        self.neumann = positive_int(neumann, "neumann", 1)
+        self.power_every = positive_int(power_every, "power_every", 1)
 
     @np.errstate(over="ignore", invalid="ignore", divide="ignore")
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:

@@ -2,8 +2,9 @@
 
 Mehrkanoon, Falck & Suykens, *Approximate solutions to ordinary differential equations using least
 squares support vector machines*, IEEE TNNLS 23(9):1356-1367, 2012 [paper]; their public MATLAB demo
-``SMehrkanoon/LSSVM-ODE-Solver/LSSVM_ODE_Demo.m`` [code] (read, not ported). Spec ``papers/ode.md``
-section 5. The kernel, its mixed derivatives and the label-free ``(sigma, gamma)`` selection are shared
+``SMehrkanoon/LSSVM-ODE-Solver/LSSVM_ODE_Demo.m`` [code] (read, not ported). Described in
+``docs/papers/nystrom-ode.md`` (tags: see docs/conventions.md).
+The kernel, its mixed derivatives and the label-free ``(sigma, gamma)`` selection are shared
 with ``nystrom-lssvm`` (:mod:`papergym.agents.solvers.lssvm_common`):
 
     k(t, s) = exp(-(t - s)^2 / sigma^2),   d_t^a d_s^b k = (-1)^a D_{a+b},  D_j = sigma^-j H_j(u) k.
@@ -12,8 +13,8 @@ Model: one ``y_c(t) = w_c^T phi(t) + b_c`` per component ``c`` (``phi`` the kern
 formed); ``w`` is eliminated through the KKT conditions, so every system below is ``O(n)`` in size and
 costs ``O(n^3)`` to solve (the paper's ``a n^3``).
 
-Linear problems ``sum_k a_k(t) y^(k) = r(t)`` (spec section 5; Mehrkanoon et al. 2012)
--------------------------------------------------------------------------------------------
+Linear problems ``sum_k a_k(t) y^(k) = r(t)`` (Mehrkanoon et al. 2012)
+----------------------------------------------------------------------
 Primal: minimise ``1/2 sum_c ||w_c||^2 + gamma/2 ||e||^2`` subject to, for every collocation time
 ``t_i`` and equation ``e``, ``sum_c L^(c)_{i,e}[w_c^T phi + b_c] = r_e(t_i) + e_{i,e}``
 (``L^(c)_{i,e} = sum_k a_k[e, c](t_i) d^k/dt^k``), and the hard initial conditions
@@ -64,7 +65,7 @@ nonlinear least-squares problem
 
 under the linear IC constraints, and ``F = 0`` is its KKT system; ``P`` is computable from ``x``
 (``||w||^2 = theta^T G theta``, ``theta`` the dual unknowns, ``G`` their Gram block). Globalised
-Newton [design; the spec's step-7 damping adapted, see Deviations]: start ``alpha = eta = beta = 0``,
+Newton [design; the step-7 damping of ``nystrom-lssvm`` adapted, see Deviations]: start ``alpha = eta = beta = 0``,
 ``b = y0``, ``Y = (y0, 0)`` (``w = 0, b = y0``); the first step (the solution of the problem linearised
 at the start) is always taken; afterwards the Newton step is taken when it lowers ``P``, else the
 Newton step times 1/2, 1/4, 1/8, else the Gauss-Newton step (the linearised problem's solution, a
@@ -80,7 +81,7 @@ converge returns its last iterate (``meta["converged"]``).
 Hyperparameter selection, budget, cost
 --------------------------------------
 ``(sigma, gamma)``: :func:`~papergym.agents.solvers.lssvm_common.select_hyperparameters` (step 8 of
-the spec: grid, midpoint ODE residual on a coarse copy with ``n_sel`` points), then one fit at full
+``nystrom-lssvm``: grid, midpoint ODE residual on a coarse copy with ``n_sel`` points), then one fit at full
 ``n``. Fixed ``sigma`` and/or ``gamma`` skip their part of the search.
 
 Dense ``O(N^2)`` memory and ``O(N^3)`` time (``N`` the system size): before the final fit the solver
@@ -106,9 +107,9 @@ name                 default     provenance
 ===================  ==========  ==================================================================
 ``sigma``            ``None``    [design] fixed ``sigma`` (``None``: selected)
 ``gamma``            ``None``    [design] fixed ``gamma`` (``None``: selected)
-``sigma_grid``       ``None``    [design] ``None``: ``(tf - t0) 10^linspace(-2, 0, 9)`` (spec step 8)
-``gamma_grid``       ``None``    [design] ``None``: ``{1e2, 1e4, ..., 1e12}`` (spec step 8)
-``n_sel``            ``200``     [design] coarse size of the selection (spec step 8)
+``sigma_grid``       ``None``    [design] ``None``: ``(tf - t0) 10^linspace(-2, 0, 9)`` (step 8)
+``gamma_grid``       ``None``    [design] ``None``: ``{1e2, 1e4, ..., 1e12}`` (step 8)
+``n_sel``            ``200``     [design] coarse size of the selection (step 8)
 ``newton_tol``       ``1e-10``   [design] relative tolerance on the collocation values' step
 ``newton_max_iter``  ``50``      [design] Newton iterations of the final fit
 ``select_max_iter``  ``20``      [design] Newton iterations of each selection fit (a grid point that
@@ -129,8 +130,8 @@ Deviations
   robustly at ``gamma = 1e12``).
 * The demo's grids (``sigma`` in ``logspace(-3, 3)``, ``gamma`` in ``logspace(0, 15)``, validation at
   midpoints) are replaced by the shared step-8 selection, so that both LS-SVMs select the same way.
-* The nonlinear formulation is a reconstruction (spec section 9.4). Its globalisation is not the
-  spec's Levenberg-Marquardt on ``||F||``: the KKT residual norm is a poor merit here (the first steps
+* The nonlinear formulation is a reconstruction (consistent with the paper's ``a = 27`` cost). Its globalisation is not
+  Levenberg-Marquardt on ``||F||``: the KKT residual norm is a poor merit here (the first steps
   raise it by orders of magnitude while converging), and ``J^T J`` would double the ``O(N^3)`` cost;
   the iteration monitors the primal objective ``P`` instead (Newton step if it descends, else a
   damped Gauss-Newton step). Second derivatives of ``f`` by finite differences of the public ``jac``.

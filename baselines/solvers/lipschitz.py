@@ -1,4 +1,4 @@
-"""Baselines of ``LipschitzApprox-v0`` (spec ``learning-dynamics.md`` §2.6): certified 1-Lipschitz networks from the
+"""Baselines of ``LipschitzApprox-v0`` (``docs/papers/lipschitz-resnets.md``): certified 1-Lipschitz networks from the
 literature, trained with the same optimiser schedule as ``lip-resnet`` (the shared
 :func:`papergym.agents.solvers.lip_resnet.train_model`: Adam + OneCycle 5e−3 → 1e−1 → 5e−7, batch 256, the same
 epochs, reports and time budget) and exported to the task's layer vocabulary with exact norms. torch extra.
@@ -39,6 +39,8 @@ Hyperparameters: those of :class:`papergym.agents.solvers.lip_resnet.LipschitzSo
 ``report_fraction``, ``stop_fraction``, ``dtype``), plus ``width`` (None), ``ref_width`` (16), and
 ``sn_power_iters_init`` (50, ``sn-mlp``), ``bjorck_iters`` (15) and ``bjorck_beta`` (0.5) (``groupsort-bjorck``),
 ``power_iters_init`` (10,000, ``cpl``).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

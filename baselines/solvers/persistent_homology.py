@@ -1,4 +1,4 @@
-"""Baselines of ``PointCloudPH-v0`` (spec ``topology.md`` §6). Every solver runs on each cloud of the problem
+"""Baselines of ``PointCloudPH-v0`` (``docs/papers/flood.md``). Every solver runs on each cloud of the problem
 (:func:`~papergym.envs.tasks.persistent_homology.solve_clouds`: one cloud, or the ``classify`` cloud set) and
 returns diagrams in **radius** units with ``meta = {"n_simplices", "n_landmarks"}`` (averaged over clouds).
 
@@ -6,11 +6,11 @@ returns diagrams in **radius** units with ``meta = {"n_simplices", "n_landmarks"
   and its persistence (Edelsbrunner & Mücke 1994), on all points, or (``landmarks = m``) on ``m`` exact-FPS
   landmarks only: the ablation of the flooding step.
 * ``rips`` — gudhi's Vietoris–Rips complex ``RipsComplex(points=S, max_edge_length=ℓ)`` up to dimension
-  ``max_dim + 1`` on ``landmarks`` FPS points ``S`` (defaults 500, ℓ = 0.5, spec §6 [design]); filtration values
+  ``max_dim + 1`` on ``landmarks`` FPS points ``S`` (defaults 500, ℓ = 0.5 [design]); filtration values
   are edge **lengths** (diameters), so the diagrams are halved to radius units. Below ``ℓ`` voids wider than
   about ``ℓ`` never fill (infinite bars, which the evaluator counts against the run).
 * ``sparse-rips`` — the same with gudhi's sparse Rips (Sheehy 2013, ``sparse = ε``); defaults 3,000
-  landmarks, ε = 1.0, ℓ = 0.45 (spec §6 [design]). The sparsification is (1 + ε)-interleaved with Rips.
+  landmarks, ε = 1.0, ℓ = 0.45 [design]. The sparsification is (1 + ε)-interleaved with Rips.
 * ``flooder`` — the authors' package (``pip install 'papergym[flooder]'``: flooder 1.0.1 with ``triton``,
   which its import needs even on CPU), run side by side as a **reference**, not ranked:
   ``flooder.flood_complex(points=…, landmarks=m, points_per_edge=p, use_triton=False,
@@ -23,6 +23,8 @@ returns diagrams in **radius** units with ``meta = {"n_simplices", "n_landmarks"
 
 The FPS start index is 0 for ``seed=None`` and ``default_rng(seed).integers(N)`` otherwise, as in ``flood``.
 gudhi, torch and flooder are imported lazily.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

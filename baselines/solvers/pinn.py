@@ -1,6 +1,6 @@
 """``pinn``: a physics-informed neural network, a baseline of ``NystromODE-v0`` (torch extra).
 
-Spec ``papers/ode.md`` section 5 [design: the paper's PINN configuration is an open point]. Lagaris,
+``docs/papers/nystrom-ode.md`` [design: the paper's PINN configuration is not published]. Lagaris,
 Likas & Fotiadis (1998) / Raissi, Perdikaris & Karniadakis (2019): a multilayer perceptron
 ``N_theta: [-1, 1] -> R^p`` is trained so that ``y_hat(t) = N_theta(s(t))`` satisfies the ODE at the
 collocation times and the initial conditions at ``t0``:
@@ -49,9 +49,9 @@ Hyperparameters (enter the cell key)
 =================  ==========  ==================================================================
 name               default     provenance
 =================  ==========  ==================================================================
-``width``          ``50``      [design] neurons per hidden layer (spec: MLP 3 x 50)
+``width``          ``50``      [design] neurons per hidden layer (MLP 3 x 50)
 ``depth``          ``3``       [design] hidden layers (tanh)
-``steps``          ``5000``    [design] Adam steps (spec default; paper-scale 20,000)
+``steps``          ``5000``    [design] Adam steps (default; paper-scale 20,000)
 ``lr``             ``1e-3``    [design] Adam learning rate
 ``lbfgs_steps``    ``0``       [design] L-BFGS iterations after Adam (paper-scale 500)
 ``ic_weight``      ``100.0``   [design] weight of the squared initial-condition error
@@ -61,8 +61,10 @@ name               default     provenance
                                Adam at lr 1e-3 has loss spikes, sometimes in the last steps)
 =================  ==========  ==================================================================
 
-Deviations from the spec: derivatives by forward propagation (above) rather than ``autograd.grad``
+Deviations from the usual PINN recipe: derivatives by forward propagation (above) rather than ``autograd.grad``
 (same values); the seed goes to a local ``torch.Generator`` rather than ``torch.manual_seed``.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ from typing import Any
 import numpy as np
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.base import Budget
+from papergym.torch_threads import torch_threads
 
 __all__ = ["PINN"]
 
@@ -190,12 +193,8 @@ class PINN:
         import torch
 
         budget = budget if budget is not None else Budget()
-        old_threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with torch_threads(1):
             return self._solve(torch, problem, budget, report)
-        finally:
-            torch.set_num_threads(old_threads)
 
     def _solve(self, torch: Any, problem: Any, budget: Budget, report: Callable[..., None] | None) -> dict:
         start = time.perf_counter()

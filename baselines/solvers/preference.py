@@ -1,4 +1,4 @@
-"""Baselines of ``PreferenceHallucination-v0`` (spec ``learning-systems.md`` §2.6). The training loop, the sequence
+"""Baselines of ``PreferenceHallucination-v0`` (``docs/papers/symmpo.md``). The training loop, the sequence
 log-probabilities and the losses are those of :mod:`papergym.agents.solvers.symmpo` (imported; torch is imported
 only inside ``solve``, so importing this module does not need torch).
 

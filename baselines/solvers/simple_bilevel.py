@@ -1,4 +1,4 @@
-"""Baselines of ``SimpleBilevel-v0`` (spec ``bilevel.md`` §2.6), ``min f s.t. x ∈ argmin g``; every solver uses
+"""Baselines of ``SimpleBilevel-v0`` (``docs/papers/dbgd.md``), ``min f s.t. x ∈ argmin g``; every solver uses
 ``problem.oracle`` (work: ``grads`` 1, ``grad_f``/``grad_g``/``values`` ½, ``f``/``g`` ¼) and the budget, stopping
 and reporting rules of :class:`~papergym.agents.solvers.dbgd.IterationLoop` (stop at the first iterate that is
 ``(ε_f, ε_g)``-stationary by its own gradients, or when the work cap or 95 % of the wall time is reached; report
@@ -36,10 +36,10 @@ from papergym.agents.solvers.dbgd import (
     TASK,
     IterationLoop,
     check_positive,
-    check_report_every,
     step_size,
 )
 from papergym.envs.tasks.base import BudgetExceeded
+from papergym.validate import positive_int
 
 __all__ = ["Penalty", "AIRG", "DBGDOriginal", "TwoPhase"]
 
@@ -57,7 +57,7 @@ class Penalty:
             raise ValueError(f"K0 must be an integer >= 1, got {K0!r}")
         self.K0 = int(K0)
         self.eta = check_positive(eta, "eta", allow_none=True)
-        self.report_every = check_report_every(report_every)
+        self.report_every = positive_int(report_every, "report_every")
         self.stop_at_stationary = bool(stop_at_stationary)
 
     @np.errstate(over="ignore", invalid="ignore")
@@ -92,7 +92,7 @@ class AIRG:
         if output not in ("last", "average"):
             raise ValueError(f"output must be 'last' or 'average', got {output!r}")
         self.output = output
-        self.report_every = check_report_every(report_every)
+        self.report_every = positive_int(report_every, "report_every")
         self.stop_at_stationary = bool(stop_at_stationary)
 
     @np.errstate(over="ignore", invalid="ignore")
@@ -167,7 +167,7 @@ class TwoPhase:
         self.reenter = check_positive(reenter, "reenter")
         if self.reenter < 1:
             raise ValueError(f"reenter must be >= 1 (phase 1 ends at ||grad g|| <= eps_g), got {reenter!r}")
-        self.report_every = check_report_every(report_every)
+        self.report_every = positive_int(report_every, "report_every")
         self.stop_at_stationary = bool(stop_at_stationary)
 
     @np.errstate(over="ignore", invalid="ignore")

@@ -1,6 +1,7 @@
 """``solve-ivp``: a classical adaptive Runge--Kutta integrator, the reference line of ``NystromODE-v0``.
 
-Spec ``papers/ode.md`` section 5. :func:`scipy.integrate.solve_ivp` with the explicit Runge--Kutta
+A classical reference line (``docs/papers/nystrom-ode.md``).
+:func:`scipy.integrate.solve_ivp` with the explicit Runge--Kutta
 method of order 8(5,3) of Dormand & Prince (``DOP853``, Hairer, Norsett & Wanner's implementation),
 ``rtol = atol = 1e-10``, the solution read off the integrator's dense output at ``t_query``
 (``t_eval``). Only the **public** problem is used: the explicit right-hand side
@@ -26,19 +27,20 @@ Hyperparameters (enter the cell key)
 ==========  ============  ==========================================================================
 name        default       provenance
 ==========  ============  ==========================================================================
-``method``  ``"DOP853"``  [paper-spec] (spec section 5); any of ``solve_ivp``'s explicit or implicit
+``method``  ``"DOP853"``  [design]; any of ``solve_ivp``'s explicit or implicit
                           methods (``RK45``, ``RK23``, ``DOP853``, ``Radau``, ``BDF``, ``LSODA``)
-``rtol``    ``1e-10``     [design] (spec section 5)
-``atol``    ``1e-10``     [design] (spec section 5)
+``rtol``    ``1e-10``     [design]
+``atol``    ``1e-10``     [design]
 ==========  ============  ==========================================================================
 
-Deviations: none (the spec fixes the method and tolerances). The implicit methods use
+Deviations: none (the method and tolerances are fixed above). The implicit methods use
 ``problem.jac`` for their Newton iterations.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -46,6 +48,7 @@ from typing import Any
 import numpy as np
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.base import Budget, BudgetExceeded
+from papergym.validate import positive_float
 from scipy.integrate import solve_ivp
 
 __all__ = ["METHODS", "SolveIVP", "first_order_system"]
@@ -53,16 +56,6 @@ __all__ = ["METHODS", "SolveIVP", "first_order_system"]
 TASK_ID = "NystromODE-v0"
 METHODS: tuple[str, ...] = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 _IMPLICIT = ("Radau", "BDF", "LSODA")
-
-
-def _positive(name: str, v: Any) -> float:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}") from None
-    if isinstance(v, bool) or not math.isfinite(x) or x <= 0.0:
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-    return x
 
 
 def first_order_system(problem: Any) -> tuple[Callable[[float, np.ndarray], np.ndarray],
@@ -113,8 +106,8 @@ class SolveIVP:
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         self.method = method
-        self.rtol = _positive("rtol", rtol)
-        self.atol = _positive("atol", atol)
+        self.rtol = positive_float(rtol, "rtol")
+        self.atol = positive_float(atol, "atol")
         self.seed = seed
 
     def solve(self, problem: Any, budget: Budget | None = None, report: Callable[..., None] | None = None) -> dict:

@@ -42,6 +42,8 @@ Reference (role ``reference``, drawn, never ranked):
   :meth:`~papergym.envs.tasks.subspace_disentangle.SubspaceEvaluator.reference_problem` carries: ``papergym bench``
   gives that view to reference-role solvers; the public problem (every other solver, every submission) has
   ``oracle = None``.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -51,15 +53,11 @@ from typing import Any, Callable
 import numpy as np
 
 from papergym.agents.base import register_solver
+from papergym.envs.tasks.haar import orthonormalize
 
 __all__ = ["PCASolver", "LDAPCASolver", "FastICASolver", "OracleSubspace", "linear_transfer", "style_pseudo_labels"]
 
 TASK = "SubspaceDisentangle-v0"
-
-
-def _orth(A: np.ndarray) -> np.ndarray:
-    q, r = np.linalg.qr(A)
-    return q * np.where(np.diag(r) < 0, -1.0, 1.0)
 
 
 def _top_pcs(X: np.ndarray, k: int) -> np.ndarray:
@@ -69,7 +67,7 @@ def _top_pcs(X: np.ndarray, k: int) -> np.ndarray:
 
 
 def _project_out(X: np.ndarray, B: np.ndarray) -> np.ndarray:
-    Q = _orth(B)
+    Q = orthonormalize(B)
     return X - (X @ Q) @ Q.T
 
 
@@ -133,7 +131,7 @@ class LDAPCASolver:
         lda = LinearDiscriminantAnalysis(solver="svd", store_covariance=True).fit(X, lab)
         # the discriminant *patterns* S_w w (directions in data space, spanning the class-mean differences), not the
         # filters w = S_w⁻¹(...) themselves, which lean on the low-variance noise directions at small n
-        V_hat = _orth(lda.covariance_ @ lda.scalings_[:, :m]) if m > 0 else np.zeros((X.shape[1], 0))
+        V_hat = orthonormalize(lda.covariance_ @ lda.scalings_[:, :m]) if m > 0 else np.zeros((X.shape[1], 0))
         U_hat = _top_pcs(_project_out(X, V_hat) if m > 0 else X, int(problem.content_dim))
         sol = _solution(U_hat, linear_transfer(problem, U_hat, lab if problem.supervision == "labels" else None))
         report(sol, iteration=1, work=1)
@@ -169,11 +167,11 @@ class FastICASolver:
         order = np.argsort(F, kind="stable")                              # least style-predictive first
         n_c = max(0, min(k, n_ica - m))
         A = ica.mixing_
-        U_hat = _orth(A[:, order[:n_c]]) if n_c else np.zeros((X.shape[1], 0))
+        U_hat = orthonormalize(A[:, order[:n_c]]) if n_c else np.zeros((X.shape[1], 0))
         if U_hat.shape[1] < k:
             used = np.hstack([U_hat, A[:, order[n_ica - m:]] if m else np.zeros((X.shape[1], 0))])
             extra = _top_pcs(_project_out(X, used), k - U_hat.shape[1])
-            U_hat = _orth(np.hstack([U_hat, extra]))
+            U_hat = orthonormalize(np.hstack([U_hat, extra]))
         sol = _solution(U_hat, linear_transfer(problem, U_hat, lab if problem.supervision == "labels" else None),
                         ica_iterations=int(ica.n_iter_))
         report(sol, iteration=1, work=1)

@@ -3,7 +3,7 @@
 Shared numerics (imported by every GP agent; one implementation)
 ----------------------------------------------------------------
 * :data:`KERNELS`, :func:`kernel_from_distance`, :func:`kernel_matrix`: the stationary kernels of
-  spec 2.2, normalised to ``k(x, x) = 1`` (``r = ||x - x'||_2``, lengthscale ``l``):
+  the paper's setting, normalised to ``k(x, x) = 1`` (``r = ||x - x'||_2``, lengthscale ``l``):
 
   - ``se``:          ``exp(-r^2 / (2 l^2))``
   - ``matern-0.5``:  ``exp(-r / l)``
@@ -12,7 +12,7 @@ Shared numerics (imported by every GP agent; one implementation)
 
 * :class:`NoiseFreeGP`: the exact noise-free posterior on a fixed candidate set ``C`` (``N x d``),
   updated by rank-one Cholesky extensions. With data ``X_t = (x_1..x_t)``, ``y_t = f(X_t)`` and
-  ``K_t = k(X_t, X_t) + jitter I = L_t L_t^T`` (spec 2.2, [paper]):
+  ``K_t = k(X_t, X_t) + jitter I = L_t L_t^T`` ([paper]; tags: see docs/conventions.md):
 
   - ``mu_t(x) = k_t(x)^T K_t^{-1} y_t``,  ``sigma_t^2(x) = k(x, x) - k_t(x)^T K_t^{-1} k_t(x)``.
 
@@ -35,10 +35,10 @@ Shared numerics (imported by every GP agent; one implementation)
   there (not left at their ``O(jitter)`` numerical values). A candidate already queried is never
   appended again (it adds no information).
 
-The environment (``NoiseFreeGPBandit-v0``, spec 2.3-2.5)
--------------------------------------------------------
+The environment (``NoiseFreeGPBandit-v0``)
+-----------------------------------------
 Environment of S. Iwazaki, *Gaussian Process Upper Confidence Bound Achieves Nearly-Optimal Regret in
-Noise-Free Gaussian Process Bandits* (arXiv 2502.19006, NeurIPS 2025); ``papers/bandits.md`` section 2.
+Noise-Free Gaussian Process Bandits* (arXiv 2502.19006, NeurIPS 2025); see ``docs/papers/noise-free-gp.md``.
 
 ``NoiseFreeGPBanditEnv``        the Gymnasium env (one run; see its docstring for spaces and kwargs).
 ``NoiseFreeGPBanditVectorEnv``  native vector env (``num_envs`` seeds stepped in numpy).
@@ -46,7 +46,7 @@ Noise-Free Gaussian Process Bandits* (arXiv 2502.19006, NeurIPS 2025); ``papers/
 ``make_problem(...)``           the public ``ProblemSpec``; ``make_candidates(...)`` the candidate set.
 ``INSTANCES``, ``ACTION_MODES``, ``CANDIDATE_SETS``: valid values of the string kwargs.
 
-Every constant below is [design] (the paper's experimental protocol is unknown, spec 2.10) and is a
+Every constant below is [design] (the paper's experimental protocol is unknown) and is a
 constructor kwarg unless said otherwise.
 
 * Functions: ``f = sum_j a_j k(., z_j)`` with ``||f||_k = sqrt(a^T K_ZZ a) = B`` exactly (rescaled after
@@ -62,7 +62,8 @@ constructor kwarg unless said otherwise.
   the test passes (e.g. SE, ``d = 1``, ``l = 0.2``: 13 points); an explicit ``n_inducing`` that fails
   it is a ``ValueError`` naming the largest value that works. ``resolved_kwargs`` reports the value used.
 * Candidate sets (:func:`make_candidates`) are public, fixed by ``candidate_set`` / ``n_candidates`` /
-  ``candidate_seed`` (never by the run seed; spec 2.4 says "instance stream" for ``d = 3`` Sobol, but a
+  ``candidate_seed`` (never by the run seed; drawing the ``d = 3`` Sobol set from the instance stream would be
+  possible, but a
   seed-dependent set would make the ``ProblemSpec`` seed-dependent), read-only, at most
   ``MAX_CANDIDATES`` points. Grid for ``d >= 3`` with ``n_candidates=None``: side ``round(2048^(1/d))``.
 * Discrete mode (default): ``f`` is evaluated on the candidates at ``reset``; ``f* = max`` over them
@@ -71,7 +72,7 @@ constructor kwarg unless said otherwise.
   10001 (``d = 1``), 301^2 (``d = 2``), 61^3 (``d = 3``) points, or 2^17 scrambled Sobol points with
   fixed seed 0 for ``d >= 4`` -- (c) L-BFGS-B (bounds ``[0, 1]^d``, ``ftol = 1e-15``) polished from the
   10 best *local maxima* of the grid (the 10 best points of the Sobol set), and (d) the centres ``z_j``
-  (Matern-0.5 peaks sit on them). Spec 2.5 says "the 10 best points"; local maxima avoid ten starts on
+  (Matern-0.5 peaks sit on them). Local maxima rather than the 10 best points avoid ten starts on
   one peak. Gradients are analytic for SE and Matern-1.5/2.5 and finite differences for Matern-0.5.
 * ``certificate`` (continuous mode) ``= max(0, max_grid f + G(h) - f*) >= sup f - f*`` with ``h =
   sqrt(d) / (2 (side - 1))`` the grid's covering radius (the grid includes every face of the cube):
@@ -458,9 +459,9 @@ ENV_ID = "NoiseFreeGPBandit-v0"
 #: what ``papergym compare`` calls the regret it reports
 REGRET_NAME = "cumulative regret"
 
-#: Instance families (spec 2.4): random kernel expansions with exact RKHS norm ``B``.
+#: Instance families: random kernel expansions with exact RKHS norm ``B``.
 INSTANCES: tuple[str, ...] = ("rkhs-sum", "gp-interpolant")
-#: Defaults of ``papergym compare NoiseFreeGPBandit-v0`` (spec 2.4: 20 seeds; the horizon is the env's
+#: Defaults of ``papergym compare NoiseFreeGPBandit-v0`` (20 seeds; the horizon is the env's
 #: own d-dependent preset) [design].
 COMPARE_DEFAULTS: dict[str, int] = {"seeds": 20}
 #: ``action_mode`` values: an index into the candidate set, or any point of ``[0, 1]^d``.
@@ -478,13 +479,13 @@ GP_INTERPOLANT_JITTER = 1e-10
 #: ``|a|^2 <= 1e8 a^T K a``: values and norm stay accurate to ~1e-8 relative or better) [design].
 GP_INTERPOLANT_MIN_EIG = 1e-8
 
-_PRESET_HORIZON = {1: 60, 2: 150}  # d >= 3: 200 [design, spec 2.4]
-_PRESET_N_CANDIDATES = {1: 1000, 2: 2500}  # d >= 3: 2048 Sobol points [design, spec 2.4]
-_PRESET_N_INDUCING = {1: 15, 2: 7}  # d >= 3: 5 per axis [design, spec 2.4]
+_PRESET_HORIZON = {1: 60, 2: 150}  # d >= 3: 200 [design]
+_PRESET_N_CANDIDATES = {1: 1000, 2: 2500}  # d >= 3: 2048 Sobol points [design]
+_PRESET_N_INDUCING = {1: 15, 2: 7}  # d >= 3: 5 per axis [design]
 _DENSE_GRID_SIDE = {1: 10001, 2: 301, 3: 61}  # continuous-mode oracle grid; d >= 4: 2^17 Sobol points
 _DENSE_SOBOL_LOG2 = 17
 _DENSE_SOBOL_SEED = 0  # fixed (public) seed of the d >= 4 oracle point set [design]
-_N_POLISH = 10  # L-BFGS-B starts (spec 2.5)
+_N_POLISH = 10  # L-BFGS-B starts
 _CHUNK = 1 << 20  # elements of the (m, J, d) temporaries of the evaluator
 # fourth derivative at 0 of t -> k(t u) (|u| = 1), times l^4: curvature bound of the certificate
 _PHI4 = {"se": 3.0, "matern-2.5": 25.0}
@@ -885,7 +886,7 @@ def _ro(x: np.ndarray) -> np.ndarray:
 
 
 def _draw_function(cfg: _Config, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(Z, a)`` of run ``seed``, randomness only from ``run_seeds(seed).instance`` (spec 2.4)."""
+    """``(Z, a)`` of run ``seed``, randomness only from ``run_seeds(seed).instance``."""
     rng = np.random.default_rng(run_seeds(seed).instance)
     if cfg.instance == "rkhs-sum":
         # z_j ~ U[0,1]^d (J x d draws), then a ~ N(0, I_J)
@@ -909,14 +910,14 @@ def _build_instance(cfg: _Config, seed: int) -> _Instance:
     C = cfg.candidates
     fc = _ro(_expansion(cfg.kernel, cfg.lengthscale, C, Z, a))
     best = int(np.argmax(fc))
-    if cfg.discrete:  # f* = max over the candidates (spec 2.5)
+    if cfg.discrete:  # f* = max over the candidates
         return _Instance(Z, a, fc, float(fc[best]), _ro(C[best]), best, 0.0)
     f_star, x_star, cert = _continuous_optimum(cfg, Z, a, C[best], float(fc[best]))
     return _Instance(Z, a, fc, f_star, _ro(x_star), best, cert)
 
 
 def _continuous_optimum(cfg: _Config, Z: np.ndarray, a: np.ndarray, c_best: np.ndarray, f_cbest: float):
-    """``(f*, x*, certificate)`` over ``[0, 1]^d`` (spec 2.5): dense set scan, L-BFGS-B polish (bounds
+    """``(f*, x*, certificate)`` over ``[0, 1]^d``: dense set scan, L-BFGS-B polish (bounds
     ``[0, 1]^d``) from its 10 best local maxima, final values by :func:`_expansion`; see the module
     docstring for the certificate."""
     from scipy.optimize import minimize
@@ -1070,7 +1071,7 @@ def _check_round(t: Any, T: int) -> int:
 # ---------------------------------------------------------------------------------------- oracle
 class NoiseFreeGPOracle:
     """Privileged view of one run (``env.unwrapped.oracle``): the function ``f = sum_j a_j k(., z_j)``,
-    its optimum and the regret (spec 2.5).
+    its optimum and the regret.
 
     ``mean_reward(a, t) = f(x_a)``; ``optimal_value(t) = f*`` (constant in ``t``); ``regret(a, t) =
     f* - f(x_a) >= 0``; ``simple_regret(actions) = f* - max_s f(x_s)`` (best observed point);
@@ -1168,7 +1169,7 @@ class NoiseFreeGPOracle:
         return self._inst.best_index if self._discrete else self._inst.maximiser.copy()
 
     def simple_regret(self, actions: Any) -> float:
-        """``f* - max_s f(x_s)`` over the actions played so far (the best observed point, spec 2.2):
+        """``f* - max_s f(x_s)`` over the actions played so far (the best observed point, as in the paper):
         a sequence of indices (discrete) or a ``(k, d)`` array of points (continuous), ``k >= 1``."""
         if self._discrete:
             if isinstance(actions, np.ndarray) and actions.ndim == 1:
@@ -1273,7 +1274,7 @@ class NoiseFreeGPBanditEnv(gym.Env):
     An unknown function ``f : [0, 1]^d -> R`` lies in the RKHS of a known stationary kernel ``k``
     (``k(x, x) = 1``) with known norm bound ``||f||_k <= B``. At round ``t`` the agent queries ``x_t`` and
     observes ``f(x_t)`` exactly (no noise). Every instance is a kernel expansion
-    ``f = sum_j a_j k(., z_j)`` whose RKHS norm ``sqrt(a^T K_ZZ a)`` is exactly ``B`` (spec 2.4, [design]):
+    ``f = sum_j a_j k(., z_j)`` whose RKHS norm ``sqrt(a^T K_ZZ a)`` is exactly ``B`` ([design]):
 
     * ``rkhs-sum`` (default): ``J = n_centres`` centres ``z_j ~ U[0, 1]^d``, ``a ~ N(0, I_J)``, rescaled
       ``a <- a B / sqrt(a^T K_zz a)``.

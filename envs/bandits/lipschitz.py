@@ -1,7 +1,7 @@
 """NonStatLipschitz-v0: non-stationary Lipschitz bandits on ``[0, 1]^d``.
 
 Environment of N. Nguyen, S. Gaucher, C. Vernade, *Non-Stationary Lipschitz Bandits*
-(arXiv 2505.18871, NeurIPS 2025); specification in ``papers/bandits.md`` section 1.
+(arXiv 2505.18871, NeurIPS 2025); see ``docs/papers/nonstat-lipschitz.md`` (tags: see docs/conventions.md).
 
 Public API
 ----------
@@ -12,7 +12,7 @@ Public API
 ``INSTANCES``                   tuple of instance names; ``instance_kwargs(name)`` -> family kwargs + defaults.
 ``make_problem(d, horizon, noise, sigma)`` -> the :class:`~papergym.envs.spec.ProblemSpec`.
 
-Every constant of the instance families is [design] (papers/bandits.md 1.4) unless tagged [code]
+Every constant of the instance families is [design] unless tagged [code]
 (two-peak-cyclic follows the official repository's ``Environment.py``). Constants that a user may want to
 change are constructor kwargs (see ``Arguments`` in :class:`NonStatLipschitzEnv`); the shapes of the
 families (peak positions 0.3/0.7, the tent floor 0.3 and the distributions of the seeded tents, benign
@@ -26,7 +26,7 @@ Deviations / design decisions (all [design])
   previous peak is on the new tent's floor and every change leaves it a gap ``h_i >= 0.2``; ``mu_t* = 0.3 +
   h_i`` exactly, at ``c_i``. ``random_tents=False`` keeps the fixed tents (centres alternating 0.2 / 0.8,
   height 0.4, the same for every seed), whose shifts have closed forms (used by the tests).
-* ``d > 1``: ``piecewise-tents`` uses l-inf tents as the spec says; ``two-peak-cyclic`` and
+* ``d > 1``: ``piecewise-tents`` uses l-inf tents by definition; ``two-peak-cyclic`` and
   ``drifting-peak`` are extended in the obvious l-inf way (peaks at ``(0.3,..,0.3)``, ``(0.7,..,0.7)``;
   drifting centre ``(c(t),..,c(t))``), which keeps every ``mu_t`` 1-Lipschitz in l-inf and the closed-form
   optimum unchanged. ``benign-changes`` and ``random-lipschitz`` are defined for ``d = 1`` only
@@ -40,17 +40,17 @@ Deviations / design decisions (all [design])
   seeded; a deterministic continuation after ``reset(seed=s)``, Gymnasium's convention).
 * ``random-lipschitz`` draws, from the instance stream: the Dirichlet phase weights, then per phase
   ``f(0)`` and the 16 increments. ``benign-changes`` draws ``s_1..s_T`` at once.
-* ``min_length`` (phase minimum, 256 in the spec) is exposed as a kwarg of the two phase families.
+* ``min_length`` (phase minimum, 256 by default) is exposed as a kwarg of the two phase families.
 * ``argmax_switches`` (two-peak) reports, for each crossing ``t - 1 = T(2k+1)/(4c)``, the first round with
   ``t - 1 >= T(2k+1)/(4c)`` (at equality ``alpha = 1/2`` and all of ``[0.3, 0.7]`` is optimal).
 * ``significant_shifts``: ``grid`` is the number of grid points per axis, default ``None`` = 1024 for
-  ``d = 1`` (the spec's ``grid=1024``), 64 for ``d = 2`` (spec: 64 x 64), ``round(4096^(1/d))`` beyond;
+  ``d = 1`` (``grid=1024``), 64 for ``d = 2`` (64 x 64), ``round(4096^(1/d))`` beyond;
   see :meth:`NonStatLipschitzOracle.significant_shifts` for the discretisation. Implementation: the gap of
   every family except drifting-peak is linear in a few per-round coefficients
   (``delta_t(x) = sum_k theta_k(t) phi_k(x)``), so window sums come from prefix sums of ``theta`` (no
   ``T x G`` history is stored); drifting-peak keeps running window sums per (length, active arm). Flagged
   arms are dropped (flags are monotone within a phase). Both are checked against a direct implementation of
-  spec 1.5 in the tests.
+  the definition in the tests.
 * Actions: float or integer arrays/lists are accepted (cast to float64); bool, complex, object and string
   dtypes are rejected (rule ``dtype``); the shape must be exactly ``(d,)`` (``(n, d)`` in the vector env).
 * Vector env ``info`` follows Gymnasium's vector convention: ``{"t": (n,) ints, "_t": (n,) True}``.
@@ -116,7 +116,7 @@ INSTANCES: tuple[str, ...] = (
 # instance name -> (family, family kwargs with defaults)
 _INSTANCE_DEFS: dict[str, tuple[str, dict[str, Any]]] = {
     "two-peak-cyclic": ("two-peak-cyclic", {"cycles": 5}),
-    # spec 1.10: README "10 transitions" vs notebook num_cycles -> both registered as presets
+    # the authors' README says "10 transitions", their notebook passes num_cycles -> both registered as presets
     "two-peak-cyclic-10": ("two-peak-cyclic", {"cycles": 10}),
     "piecewise-tents": ("piecewise-tents", {"phases": 5, "random_lengths": False, "min_length": 256,
                                             "random_tents": True}),
@@ -378,7 +378,7 @@ def _last_le(starts, t):
 
 @njit(cache=True)
 def _shifts_linear(FT, sparse, Tcum, starts, lags, thr, T):
-    """Significant shifts (papers/bandits.md 1.5) for gaps linear in per-round coefficients.
+    """Significant shifts (Nguyen, Gaucher & Vernade, arXiv:2505.18871) for gaps linear in per-round coefficients.
 
     ``delta_t(x_j) = sum_k theta_k(t) FT[k, j]``. The sum over a window ``[a, b]`` is
     ``sum_k (Theta_k(b) - Theta_k(a - 1)) FT[k, j]``: dense mode (``sparse = 0``) reads the cumulative
@@ -444,7 +444,7 @@ def _shifts_linear(FT, sparse, Tcum, starts, lags, thr, T):
                 j -= 1
         if n_act == 0 and t > tau:
             # every arm has significant regret on some [s1, s2] in [tau, t]: shift at t; round t starts the
-            # new phase and is processed again (step 3 of spec 1.5)
+            # new phase and is processed again
             out[n_out] = t
             n_out += 1
             tau = t
@@ -711,7 +711,7 @@ class _Instances:
         T = self.T
         if fam == "two-peak-cyclic":
             c = self.cfg.kw["cycles"]
-            # argmax 0.3 <-> 0.7 when alpha crosses 1/2: t - 1 = T (2k + 1) / (4c), k = 0..2c-1 (spec 1.4);
+            # argmax 0.3 <-> 0.7 when alpha crosses 1/2: t - 1 = T (2k + 1) / (4c), k = 0..2c-1;
             # the round reported is the first with t - 1 >= T (2k + 1)/(4c) (at equality the argmax is the
             # whole segment [0.3, 0.7])
             return tuple(1 + (-(-T * (2 * k + 1) // (4 * c))) for k in range(2 * c))
@@ -924,7 +924,7 @@ class NonStatLipschitzOracle:
 
     def significant_shifts(self, grid: int | None = None, length_ratio: float | None = 2**0.25,
                            c_sig: float = 1.0) -> tuple[int, ...]:
-        """Significant shifts ``(tau_1, tau_2, ...)`` (``tau_0 = 1`` excluded; ``L~ = len``), spec 1.5.
+        """Significant shifts ``(tau_1, tau_2, ...)`` (``tau_0 = 1`` excluded; ``L~ = len``).
 
         Discretisation: arms are the midpoints ``(i + 1/2)/g`` of a regular grid with ``g`` points per axis
         (``grid``; default 1024 for ``d = 1``, 64 for ``d = 2``, ``round(4096^(1/d))`` beyond), so
@@ -978,7 +978,7 @@ class NonStatLipschitzOracle:
     @staticmethod
     def score_run(instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any],
                   env_kwargs: dict[str, Any]) -> dict[str, float]:
-        """Per-run metrics of spec 1.8 from :meth:`instance_metrics`, the final dynamic regret, the
+        """Per-run metrics (docs/papers/nonstat-lipschitz.md) from :meth:`instance_metrics`, the final dynamic regret, the
         agent's diagnostics and the env kwargs (``horizon``, ``d``).
 
         * ``L_tilde``: number of significant shifts; ``normalized_regret`` =

@@ -9,10 +9,11 @@ Shared part (imported by every semi-bandit agent)
 * :func:`make_problem` -- the public :class:`~papergym.envs.spec.ProblemSpec` (``d``, ``m``, the loss
   range ``[0, 1]``, the horizon ``n``), the same for every seed and instance family.
 
-The environment (``MSetSemiBandit-v0``, spec 3.3-3.5)
-----------------------------------------------------
+The environment (``MSetSemiBandit-v0``)
+---------------------------------------
 Environment of J. Zhan et al., *Follow-the-Perturbed-Leader Approaches Best-of-Both-Worlds for the m-Set
-Semi-Bandit Problems* (arXiv 2504.07307, NeurIPS 2025); ``papers/bandits.md`` section 3.
+Semi-Bandit Problems* (arXiv 2504.07307, NeurIPS 2025); see ``docs/papers/mset-semibandit.md`` (tags: see
+docs/conventions.md).
 
 ``MSetSemiBanditEnv``            the Gymnasium env (one run; see its docstring for spaces and kwargs).
 ``MSetSemiBanditVectorEnv``      native vector env (``num_envs`` seeds stepped together in numpy / numba).
@@ -29,7 +30,7 @@ Instance families (``g`` = ``gap``; ``lo`` the mean loss of the optimal arms, ``
   else ``-1`` (``t >= 1``; evaluated as ``floor(np.log(t) / np.log(1.1))``, :func:`sca_signs`). Means
   stay in ``[0, 1]`` (``{1 - g, 0}`` optimal, ``{1, g}`` others) and every gap stays ``g``.
 * ``oblivious-switching`` [design]: ``n_switches`` switch times drawn *without replacement* from
-  ``{2, .., n}`` and sorted (the spec's ``U{1..n}``; distinct and ``>= 2`` so that every one of the
+  ``{2, .., n}`` and sorted (rather than i.i.d. ``U{1..n}``; distinct and ``>= 2`` so that every one of the
   ``n_switches + 1`` segments is non-empty -- requires ``n_switches <= n - 1``); segment ``k`` has an
   optimal m-set at ``lo = 0.5 - g/2``, the rest at ``hi = 0.5 + g/2``. Segment 0 uses the permuted arm
   ids below, each later segment a fresh uniform m-set (which may coincide with the previous one: the
@@ -44,13 +45,13 @@ family) is the first ``m`` entries of ``rng.permutation(d)``, ``rng`` built from
 ``rng.permutation(d)[:m]`` per later segment, from the same generator. Losses are Bernoulli,
 ``l_{t,i} = 1{U_{t,i} < mu_{t,i}}``, with ``d`` uniforms per round (``UniformStream.take(d)``: arm ``i``
 of round ``t`` uses the ``((t - 1) d + i)``-th number of ``run_seeds(seed).noise``), drawn before the
-action and independently of it: every agent on a seed faces the same loss matrix [design, spec 0].
+action and independently of it: every agent on a seed faces the same loss matrix [design].
 
 Representation (never an ``(n, d)`` array per run): each run stores its segment starts ``(S,)``, the
 segment means ``(S, d)`` (``S = 1`` except for switching) and, for the adversarial family, the shared
 read-only sign array ``int8 (n,)`` with ``b``; ``mu_t = seg_mu[segment(t)] + b s(t)``.
 
-Oracle [spec 3.5, design]: dynamic per-round regret ``<mu_t, a> - min_{|a'| = m} <mu_t, a'>`` and the
+Oracle [design]: dynamic per-round regret ``<mu_t, a> - min_{|a'| = m} <mu_t, a'>`` and the
 static increment ``<mu_t, a - a_fix>`` are computed from the *segment* means (the common shift
 ``b s(t)`` cancels exactly in both since ``|a| = |a_fix| = m``), as the difference of two sums taken in
 the same arm order, so they are exactly 0 for the optimal / fixed set. ``best_set()`` (the m smallest
@@ -62,8 +63,8 @@ is the ``m`` arms that are optimal in the most rounds (ties -> lowest index), ``
 Actions: a ``(d,)`` array (``(n, d)`` in the vector env) of bool, integer or float dtype with entries in
 ``{0, 1}`` and exactly ``m`` ones; lists are accepted. Broken rules (``shape``, ``dtype``, ``finite``,
 ``values``, ``size``) raise :class:`~papergym.envs.InvalidActionError` before anything changes.
-Observation deviation: issue 4 says "NaN elsewhere"; NaN is not inside ``Box(0, 1)``, so the env follows
-the spec's form: ``0`` at the arms not chosen plus the ``observed`` mask. ``reset(seed=None)`` draws the
+Observation: NaN at the unobserved arms would not lie inside ``Box(0, 1)``, so the env reports
+``0`` at the arms not chosen plus the ``observed`` mask. ``reset(seed=None)`` draws the
 run seed from ``self.np_random`` (Gymnasium's convention), as the other bandit envs do. Vector env
 ``info``: ``{"t": (n,) ints, "_t": (n,) True}``.
 """
@@ -185,9 +186,9 @@ def make_problem(d: int = 10, m: int = 3, horizon: int = 10_000) -> ProblemSpec:
 
 
 # =====================================================================================================
-# The environment: instance families, oracle, single and vector env (issue 4, deliverable 1)
+# The environment: instance families, oracle, single and vector env
 # =====================================================================================================
-#: Instance names accepted by the ``instance`` kwarg (spec 3.4).
+#: Instance names accepted by the ``instance`` kwarg.
 INSTANCES: tuple[str, ...] = (
     "stochastic",
     "stochastically-constrained-adversarial",
@@ -195,7 +196,7 @@ INSTANCES: tuple[str, ...] = (
     "worst-case",
 )
 
-#: Defaults of ``papergym compare MSetSemiBandit-v0`` (spec 3.4: 20 seeds, n = 10^4) [design].
+#: Defaults of ``papergym compare MSetSemiBandit-v0`` (20 seeds, n = 10^4) [design].
 COMPARE_DEFAULTS: dict[str, Any] = {"seeds": 20, "horizon": 10_000}
 
 _SCA = "stochastically-constrained-adversarial"
@@ -331,8 +332,8 @@ def _check_values(A, m):
 
 @njit(cache=True)
 def _step_kernel(A, U, seg_mu, starts, t, shift, losses, rewards):
-    """Round t of every run r: l_i = 1{U[r, i] < mu_{t,i}}, mu_t = seg_mu[r, segment(t)] + shift (spec
-    3.2); losses[r] = l on the chosen arms and 0 elsewhere; rewards[r] = -sum of the chosen losses."""
+    """Round t of every run r: l_i = 1{U[r, i] < mu_{t,i}}, mu_t = seg_mu[r, segment(t)] + shift;
+    losses[r] = l on the chosen arms and 0 elsewhere; rewards[r] = -sum of the chosen losses."""
     R, d = A.shape
     for r in range(R):
         s = _seg1(starts[r], t)
@@ -472,16 +473,16 @@ def _draw_instance(cfg: _Config, seq: np.random.SeedSequence) -> tuple[np.ndarra
     sets = [rng.permutation(d)[:m]]  # arm ids permuted per seed (instance stream)
     starts = [1]
     if cfg.instance == _SWITCH:
-        lo, hi = 0.5 - g / 2.0, 0.5 + g / 2.0  # spec 3.4.3
+        lo, hi = 0.5 - g / 2.0, 0.5 + g / 2.0  # oblivious-switching
         k = cfg.n_switches
         if k:
             times = np.sort(rng.choice(n - 1, size=k, replace=False) + 2)  # distinct rounds in 2..n
             starts += [int(x) for x in times]
             sets += [rng.permutation(d)[:m] for _ in range(k)]  # a fresh optimal m-set per segment
     elif cfg.instance == _WORST:
-        lo, hi = 0.5 - cfg.eps, 0.5  # spec 3.4.4
+        lo, hi = 0.5 - cfg.eps, 0.5  # worst-case
     else:
-        lo, hi = 0.5 * (1.0 - g), 0.5 * (1.0 + g)  # spec 3.4.1 [code Stochastic]; SCA adds s(t) b
+        lo, hi = 0.5 * (1.0 - g), 0.5 * (1.0 + g)  # stochastic [code Stochastic]; SCA adds s(t) b
     S = len(sets)
     seg_mu = np.full((S, d), hi)
     mask = np.zeros((S, d), np.int8)
@@ -552,7 +553,7 @@ class _Runs:
 
 # ------------------------------------------------------------------------------------- oracles
 class MSetSemiBanditOracle:
-    """Privileged view of one run (``env.unwrapped.oracle``): means, optimal sets, regrets (spec 3.5).
+    """Privileged view of one run (``env.unwrapped.oracle``): means, optimal sets, regrets.
 
     Rounds are 1-based (``t = 1..n``). Actions are ``(d,)`` 0/1 vectors with ``m`` ones (validated as by
     the env). ``tracks_static_regret`` is True only for ``oblivious-switching``, where the per-round
@@ -560,14 +561,14 @@ class MSetSemiBanditOracle:
     notion, :meth:`static_regret_increment`) differ; for the other families they coincide.
     """
 
-    #: the runner draws the regret curves with a linear-x and a log-x panel (spec 3.8: log-x for the
+    #: the runner draws the regret curves with a linear-x and a log-x panel (log-x for the
     #: stochastic regime, linear-x for adversarial families)
     PLOT_LOG_X_PANEL = True
 
     @staticmethod
     def score_run(instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any],
                   env_kwargs: dict[str, Any]) -> dict[str, float]:
-        """Run scores of spec 3.8 from the run's pseudo-regret ``R_n`` (static where it differs):
+        """Run scores (``docs/papers/mset-semibandit.md``) from the run's pseudo-regret ``R_n`` (static where it differs):
         ``R_n / ln n`` (flat in ``n`` for a logarithmic, stochastic-regime regret) and
         ``R_n / sqrt(n m d)`` (flat for the minimax adversarial rate)."""
         n, m, d = int(env_kwargs["horizon"]), int(env_kwargs["m"]), int(env_kwargs["d"])
@@ -815,7 +816,7 @@ class MSetSemiBanditEnv(gym.Env):
     ``d`` arms; at round ``t`` the agent picks a set ``A_t`` of exactly ``m`` arms, pays the sum of their
     losses and observes the loss of every chosen arm (semi-bandit feedback) [paper]. An oblivious
     adversary fixes mean losses ``mu_t in [0, 1]^d``; the realised losses are
-    ``l_{t,i} = 1{U_{t,i} < mu_{t,i}}``. Instance families (``instance``, ``g = gap``; spec 3.4):
+    ``l_{t,i} = 1{U_{t,i} < mu_{t,i}}``. Instance families (``instance``, ``g = gap``):
 
     * ``stochastic`` [code]: ``0.5 (1 - g)`` on a hidden optimal m-set, ``0.5 (1 + g)`` elsewhere.
     * ``stochastically-constrained-adversarial`` [code]: the stochastic means plus ``s(t) 0.5 (1 - g)`` on
@@ -840,8 +841,8 @@ class MSetSemiBanditEnv(gym.Env):
 
     ``Dict(losses=Box(0, 1, (d,), float64), observed=MultiBinary(d))``: ``losses[i] = l_{t,i}`` (0 or 1) at
     the chosen arms and ``0`` at the others; ``observed`` (``int8``) is the action, the mask of the arms
-    whose loss was seen. Zeros after ``reset``. Deviation: issue 4 asked for NaN at the unobserved arms;
-    NaN is not inside ``Box(0, 1)`` (``check_env`` would fail), so the spec's form (0 + mask) is used.
+    whose loss was seen. Zeros after ``reset``. NaN at the unobserved arms would not lie inside
+    ``Box(0, 1)`` (``check_env`` would fail), so 0 plus the mask is used.
 
     ## Rewards
 

@@ -1,4 +1,5 @@
-"""Entropic games of the Best Response flow paper (spec ``games.md``).
+"""Entropic games of the Best Response flow paper (Lascu & Majka, *Non-convex entropic mean-field optimization via
+Best Response flow*, NeurIPS 2025, arXiv:2505.22760; ``docs/papers/best-response-games.md``).
 
 Gymnasium ids: ``EntropicMeanField-v0`` (:mod:`.mean_field`), ``EntropicMatrixGame-v0`` (:mod:`.matrix_game`),
 ``EntropicMarkovGame-v0`` (:mod:`.markov_game`). PettingZoo parallel environments, named as PettingZoo's own

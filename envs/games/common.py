@@ -1,15 +1,15 @@
-"""Shared numerics of the entropic games (spec ``games.md`` §3).
+"""Shared numerics of the entropic games (``docs/papers/best-response-games.md``).
 
 * :func:`read_action` — an agent's weights → probability vectors (per row and per player block), with the
-  spec's validation rules (NaN/inf, entries ``< −1e−12``, an all-zero block → :class:`InvalidActionError`).
+  action validation rules (NaN/inf, entries ``< −1e−12``, an all-zero block → :class:`InvalidActionError`).
 * :func:`gibbs` — the Best Response operator on a finite set, ``softmax(log π ∓ g/σ)`` (the paper's
   ``Ψ(μ) ∝ exp(−σ^{−1} δF/δμ) π``), stable for any shift of ``g``.
 * :func:`kl` — ``KL(p | π) = Σ p log(p/π)`` with ``0 log 0 = 0``.
 * :func:`omega` — ``ω(M) = max_{i,i′,j,j′} (M_ij − M_i′j − M_ij′ + M_i′j′)/2``, the oscillation constant of the
-  finite-set contraction bound (spec §3).
+  finite-set contraction bound.
 * :func:`solve_saddle` — the exact regularised equilibrium of a two-player entropic matrix game
   (damped best-response iteration, then Newton on the fixed-point residual with backtracking).
-* :func:`gap_metrics` — steps to a tolerance, fitted linear rate and cycling flag of a gap curve (spec §8).
+* :func:`gap_metrics` — steps to a tolerance, fitted linear rate and cycling flag of a gap curve.
 * :func:`feedback_box` — a player's observation ``Box`` with its finite bounds widened for round-off.
 * :func:`player_blocks` — the public description of who moves which part of an action; every learner in
   ``agents/games`` and ``baselines/games`` reads it from ``ProblemSpec.params["blocks"]``.
@@ -41,6 +41,8 @@ A single player (mean field: ``c = 0``) gets ``h* = 1`` for every ``δ < 1``: wi
 (best-response iteration) does not damp once ``|λ| ≥ 1``. For ``δ ≥ 1`` no step is certified (an eigenvalue may
 have ``Re λ ≥ 1``: the fixed point of the flow itself may be unstable); :func:`auto_step` then falls back to
 the rotation rule ``1/(1 + c²)`` [design].
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ import numpy as np
 
 from papergym.envs.spec import InvalidActionError
 
-__all__ = ["check_number", "check_int", "read_action", "logsumexp", "gibbs", "kl", "omega", "solve_saddle", "saddle_residual", "gap_metrics",
+__all__ = ["check_number", "read_action", "logsumexp", "gibbs", "kl", "omega", "solve_saddle", "saddle_residual", "gap_metrics",
            "player_blocks", "Block", "NEG_TOL", "SUM_TOL", "centred_norm", "jacobian_bounds", "auto_step",
            "euler_factor_bound", "euler_factor", "bilinear_jacobian", "STATUSES", "feedback_box", "BOUND_SLACK"]
 
@@ -93,13 +95,6 @@ def check_number(name: str, v: Any, *, positive: bool | None = True) -> float:
     if positive is not None and ((positive and v <= 0) or v < 0):
         raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {v!r}")
     return float(v)
-
-
-def check_int(name: str, v: Any, low: int) -> int:
-    """A constructor argument that must be an integer ``>= low``."""
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
-    return int(v)
 
 
 def player_blocks(players: Sequence[tuple[str, int, int, float, np.ndarray, np.ndarray]]) -> list[dict[str, Any]]:
@@ -171,7 +166,7 @@ def kl(p: np.ndarray, log_ref: np.ndarray) -> np.ndarray:
 
 
 def omega(M: np.ndarray) -> float:
-    """``ω(M) = max_{i,i′} (max_j D_j − min_j D_j)/2`` with ``D = M_i· − M_i′·`` (spec §3)."""
+    """``ω(M) = max_{i,i′} (max_j D_j − min_j D_j)/2`` with ``D = M_i· − M_i′·``."""
     M = np.asarray(M, dtype=float)
     if M.ndim != 2 or M.shape[0] < 2 or M.shape[1] < 2:
         return 0.0
@@ -246,7 +241,7 @@ def solve_saddle(G: np.ndarray, sigma: float, sigma2: float, log_pi: np.ndarray,
     analytic Jacobian (``dΨ = S_Ψ (aP dμ − G dν)/σ``, ``dΦ = S_Φ (Gᵀ dμ + bQ dν)/σ′``, ``S_p = diag p − ppᵀ``) and
     backtracking on ``‖R‖₁``, first from ``init`` (a warm start) if given; otherwise — or if that stalls — by
     **continuation in the temperature**: both temperatures are multiplied by ``c = max(1, 2κ)`` so that the
-    joint best-response map is a ``½``-contraction (spec §3), solved there by best-response iteration, and
+    joint best-response map is a ``½``-contraction (finite-set bound), solved there by best-response iteration, and
     ``c`` is lowered to 1 geometrically (ratio 0.5, halved in log-scale whenever Newton stalls), Newton
     warm-started from the previous stage each time. Raises ``RuntimeError`` if the final residual exceeds
     ``10³·tol·max(1, max|G|/σ)`` (the round-off floor of ``Ψ`` at low temperature; the caller certifies the
@@ -298,12 +293,12 @@ RATE_FLOOR = 1e-12  # gaps at or below this are round-off: the rate is fitted be
 
 
 def gap_metrics(gaps: Sequence[float], tol: float) -> dict[str, float]:
-    """Spec §8 on a per-step gap curve ``gaps[k−1]`` = gap of the profile played at step ``k``:
+    """Gap metrics of a per-step gap curve ``gaps[k−1]`` = gap of the profile played at step ``k``:
 
     ``steps_to_tol``  first step with gap ``≤ tol`` (``K + 1`` if never);
     ``rate``          ``exp`` of the least-squares slope of ``log gap`` over the second half of the steps
                       *before the gap first reaches the round-off floor* ``1e−12`` (the linear convergence
-                      factor per step; the spec's "second half" when the floor is never reached — a run that
+                      factor per step; the second half of the curve when the floor is never reached — a run that
                       converges to machine precision early would otherwise fit a flat line); NaN with fewer
                       than 3 points;
     ``cycling``       1.0 if the gap did not decrease over the last 20 % of the steps and is still above

@@ -1,4 +1,5 @@
-"""``EntropicMarkovGame-v0``: a tabular entropy-regularised zero-sum Markov game (spec ``games.md`` §6).
+"""``EntropicMarkovGame-v0``: a tabular entropy-regularised zero-sum Markov game
+(``docs/papers/best-response-games.md``).
 
 ## Description
 States ``S``, actions ``A`` (min) and ``B`` (max), payoff ``r(s, a, b) ∈ [−1, 1]`` paid by min to max,
@@ -88,10 +89,12 @@ instances), while ``br-flow``'s ``h = 1/(1 + c²)`` always converges locally.
 R.-A. Lascu, M. B. Majka, *Non-convex entropic mean-field optimization via Best Response flow*, NeurIPS 2025
 (arXiv 2505.22760): application to policy optimisation in Markov games. The paper regularises a parameter
 measure of a mean-field softmax policy; this env is the tabular policy-space version with per-state KL
-regularisation (spec §10).
+regularisation [design].
 
 ## Version History
 * v0: initial version.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -102,9 +105,10 @@ from typing import Any
 
 import numpy as np
 
-from papergym.envs.games.common import bilinear_jacobian, centred_norm, check_int, gibbs, kl, logsumexp, omega, solve_saddle
+from papergym.envs.games.common import bilinear_jacobian, centred_norm, gibbs, kl, logsumexp, omega, solve_saddle
 from papergym.envs.games.matrix_game import RPS
 from papergym.envs.games.twoplayer import TwoPlayerEnv
+from papergym.validate import positive_int
 
 __all__ = ["EntropicMarkovGameEnv", "MarkovGame", "parallel_env", "INSTANCES"]
 
@@ -307,9 +311,9 @@ class EntropicMarkovGameEnv(TwoPlayerEnv):
         if instance == "single-state" and any(v is not None for v in (S, A, B, gamma)):
             raise ValueError("single-state fixes S = 1, A = B = 3 (rock-paper-scissors) and gamma = 0; only tau may be set")
         self.instance = instance
-        self.S = check_int("S", d["S"] if S is None else S, 1)
-        self.A = check_int("A", d["A"] if A is None else A, 2)
-        self.B = check_int("B", d["B"] if B is None else B, 2)
+        self.S = positive_int(d["S"] if S is None else S, "S", 1)
+        self.A = positive_int(d["A"] if A is None else A, "A", 2)
+        self.B = positive_int(d["B"] if B is None else B, "B", 2)
         g = d["gamma"] if gamma is None else gamma
         if isinstance(g, bool) or not isinstance(g, (int, float)) or not 0 <= g < 1:
             raise ValueError(f"gamma must be a number in [0, 1), got {gamma!r}")

@@ -1,4 +1,5 @@
-"""``EntropicMatrixGame-v0``: two-player entropic zero-sum matrix games (spec ``games.md`` §5).
+"""``EntropicMatrixGame-v0``: two-player entropic zero-sum matrix games
+(``docs/papers/best-response-games.md``).
 
 ## Description
 The min player picks ``μ ∈ Δ_A``, the max player ``ν ∈ Δ_B``; the payoff is
@@ -85,6 +86,8 @@ R.-A. Lascu, M. B. Majka, *Non-convex entropic mean-field optimization via Best 
 
 ## Version History
 * v0: initial version.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -93,9 +96,10 @@ from typing import Any
 
 import numpy as np
 
-from papergym.envs.games.common import (bilinear_jacobian, check_int, check_number, gibbs, jacobian_bounds, kl, logsumexp,
+from papergym.envs.games.common import (bilinear_jacobian, check_number, gibbs, jacobian_bounds, kl, logsumexp,
                                         omega, saddle_residual, solve_saddle)
 from papergym.envs.games.twoplayer import TwoPlayerEnv
+from papergym.validate import positive_int
 
 __all__ = ["EntropicMatrixGameEnv", "MatrixGame", "parallel_env", "INSTANCES", "RPS"]
 
@@ -230,8 +234,8 @@ class EntropicMatrixGameEnv(TwoPlayerEnv):
         self.b = check_number("b", d["b"] if b is None else b, positive=False)
         self.sigma = check_number("sigma", d["sigma"] if sigma is None else sigma, positive=True)
         self.sigma_max = check_number("sigma_max", d["sigma_max"] if sigma_max is None else sigma_max, positive=True)
-        self.A = check_int("A", d.get("A", 3) if A is None else A, 2)
-        self.B = check_int("B", d.get("B", 3) if B is None else B, 2)
+        self.A = positive_int(d.get("A", 3) if A is None else A, "A", 2)
+        self.B = positive_int(d.get("B", 3) if B is None else B, "B", 2)
         self.g = check_number("g", d.get("g", 1.0) if g is None else g, positive=True)
         self.allow_nonconvex_inner = bool(allow_nonconvex_inner)
         # P = Q = I: lambda_max = 1

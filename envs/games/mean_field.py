@@ -1,4 +1,5 @@
-"""``EntropicMeanField-v0``: non-convex entropic mean-field minimisation on a grid (spec ``games.md`` §4).
+"""``EntropicMeanField-v0``: non-convex entropic mean-field minimisation on a grid
+(``docs/papers/best-response-games.md``).
 
 ## Description
 Minimise ``F^σ(μ) = F(μ) + σ KL(μ | π)`` over probability measures ``μ`` on the uniform grid
@@ -81,6 +82,8 @@ converges to it. The grid, the truncation and the Euler scheme are papergym's [d
 
 ## Version History
 * v0: initial version.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""PettingZoo ``ParallelEnv`` view of the two-player entropic games (spec ``games.md`` §5.2, §6.2).
+"""PettingZoo ``ParallelEnv`` view of the two-player entropic games
+(``docs/papers/best-response-games.md``).
 
 Agents ``"min"`` and ``"max"`` move simultaneously; each observes its own first variation (payoff vector /
 ``q`` table) at the new profile and receives ``−F^σ`` (min) or ``+F^σ`` (max). Truncation after ``horizon``

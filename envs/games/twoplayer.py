@@ -1,4 +1,5 @@
-"""Two-player entropic zero-sum games as Gymnasium environments (spec ``games.md`` §5.2, §6.2).
+"""Two-player entropic zero-sum games as Gymnasium environments
+(``docs/papers/best-response-games.md``).
 
 A game object (:class:`~papergym.envs.games.matrix_game.MatrixGame`,
 :class:`~papergym.envs.games.markov_game.MarkovGame`) knows its payoff; this module turns it into
@@ -40,7 +41,7 @@ ROLES = ("min", "max", "both")
 
 
 def clip_gap(v: float, what: str) -> float:
-    """Round-off negatives above ``−1e−12`` → 0 (spec §6.1); a larger negative is an oracle bug."""
+    """Round-off negatives above ``−1e−12`` → 0; a larger negative is an oracle bug."""
     if v < -1e-12:
         raise RuntimeError(f"{what} = {v!r} < 0: the oracle's equilibrium is not exact")
     return max(float(v), 0.0)
@@ -84,7 +85,7 @@ class GameOracle:
         return self.exploitability_min(mu) + self.exploitability_max(nu)
 
     def contraction_bound(self) -> float:
-        """``κ`` of spec §3 (finite-set ℓ1 bound; ``κ < 1`` ⇒ every ``h ∈ (0, 1]`` converges geometrically)."""
+        """``κ``, the finite-set contraction bound (ℓ1; ``κ < 1`` ⇒ every ``h ∈ (0, 1]`` converges geometrically)."""
         return float(self.game.contraction_bound())
 
     @property

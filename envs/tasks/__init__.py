@@ -1,4 +1,4 @@
-"""Solver-benchmark tasks (DESIGN.md section 3): ``papergym.envs.tasks.base`` holds the contracts and
+"""Solver-benchmark tasks (docs/adding-a-paper.md): ``papergym.envs.tasks.base`` holds the contracts and
 the registry; one module per paper (``ode.py``: ``NystromODE-v0``)."""
 
 from papergym.envs.tasks.base import (  # noqa: F401

@@ -1,4 +1,4 @@
-"""Contracts of the solver-benchmark tasks (DESIGN.md section 3; benchopt's component model, without
+"""Contracts of the solver-benchmark tasks (docs/adding-a-paper.md; benchopt's component model, without
 depending on benchopt).
 
 * :class:`Task` -- a family of problem instances with metrics: ``instances(split)`` lists
@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import importlib
-import json
 import math
 import numbers
 import os
@@ -31,6 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
+
+from papergym.canonical import canonical_json as _canonical_json
+from papergym.canonical import digest, to_json_value
 
 __all__ = [
     "Budget",
@@ -73,18 +75,6 @@ class NotApplicable(ValueError):
     given a dense one): the runner records no result for the cell (status ``n/a``), neither a score nor a failure."""
 
 
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, Mapping):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
-
-
 @dataclass(frozen=True)
 class InstanceRef:
     """One instance of a task.
@@ -101,7 +91,8 @@ class InstanceRef:
 
     def as_dict(self) -> dict[str, Any]:
         return {"task_id": self.task_id, "split": self.split, "name": self.name, "seed": int(self.seed),
-                "params": _jsonable(dict(self.params))}
+                # JSON data; non-finite floats stay floats (the key's rule), non-JSON values are left to the key to refuse
+                "params": to_json_value(dict(self.params), nonfinite="keep", unknown="keep")}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "InstanceRef":
@@ -109,7 +100,7 @@ class InstanceRef:
 
     @property
     def key(self) -> str:
-        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
+        return digest(self.as_dict(), 16, nonfinite="keep", compact=False)
 
 
 @dataclass(frozen=True)
@@ -144,7 +135,7 @@ class Evaluator(Protocol):
 
 @runtime_checkable
 class Task(Protocol):
-    """A solver-benchmark task (DESIGN.md section 3).
+    """A solver-benchmark task (docs/adding-a-paper.md).
 
     ``metrics``: metric -> ``"min"`` or ``"max"``; ``primary``: the ranked metric; ``default_budget``:
     the :class:`Budget` of a solve unless the user gives one.
@@ -239,7 +230,8 @@ def make_task(task_id: str, **task_kwargs: Any) -> Task:
 
 
 def canonical_json(obj: Any) -> str:
-    return json.dumps(_jsonable(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    """Compact canonical JSON; non-finite floats raise (see :mod:`papergym.canonical`)."""
+    return _canonical_json(obj, nonfinite="raise")
 
 
 def save_figure(fig: Any, stem: Any, dpi: int = 150) -> None:

@@ -108,6 +108,8 @@ digits as well as their own does, and lear's forgetting is the drift of its trai
 old experts (experts-only, whose backbone is frozen, forgets 0.008 with the distance rule and 0.000 with the
 log-likelihood rule). Solves take 1–8 s. The paper's margin over sequential baselines holds; LEAR's gain over
 experts without adaptation (experts-only) is small at this scale (inside the seeds' spread).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -133,6 +135,7 @@ from papergym.envs.tasks.base import (
     split_instances,
 )
 from papergym.envs.tasks.sealed import seal
+from papergym.torch_threads import torch_threads
 
 __all__ = ["ContinualTask", "ContinualProblem", "ContinualEvaluator", "ContinualStream", "Backbone", "Stream",
            "StreamError", "Domain", "make_domains", "load_backbone", "train_backbone", "backbone_features",
@@ -295,9 +298,7 @@ def train_backbone(seed: int = 0, epochs: int = 300, lr: float = 1e-3, batch_siz
 
     imgs, y = _digits()
     src, pool = source_split()
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         gen = torch.Generator().manual_seed(int(seed))
         rng = np.random.default_rng(seed)
         layers = [torch.nn.Linear(INPUT_DIM, HIDDEN), torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.Linear(HIDDEN, 10)]
@@ -325,8 +326,6 @@ def train_backbone(seed: int = 0, epochs: int = 300, lr: float = 1e-3, batch_siz
              "b1": layers[0].bias.detach().numpy().astype(np.float32).copy(),
              "W2": layers[1].weight.detach().numpy().astype(np.float32).copy(),
              "b2": layers[1].bias.detach().numpy().astype(np.float32).copy()}
-    finally:
-        torch.set_num_threads(old)
     info = {"seed": seed, "epochs": epochs, "lr": lr, "batch_size": batch_size, "weight_decay": weight_decay,
             "source_accuracy": acc_src, "pool_accuracy": acc_pool, "n_source": len(src), "n_pool": len(pool)}
     return w, info

@@ -11,6 +11,8 @@ position embeddings (:data:`MAX_LEN` = 24 positions, counted from the first non-
 shift them), output head tied to the token embedding, no dropout: 102,592 parameters. Batches are **left padded**
 (prompts right-aligned, as the official UFO-RL code pads); pad keys are masked, every position may attend to itself
 (so a pad row never has an empty softmax).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
+
+from papergym.torch_threads import torch_threads
 
 __all__ = ["VOCAB", "PAD", "EOS", "MAX_LEN", "encode", "decode", "make_problems", "digit_count", "build_policy",
            "weights_to_numpy", "sequence_logprobs", "sample_completions", "greedy_accuracy", "grpo_train",
@@ -290,7 +294,7 @@ def greedy_accuracy(net: Any, prompts: Sequence[str], answers: Sequence[str], ma
 def grpo_train(net: Any, prompts: Sequence[str], answers: Sequence[str], *, epochs: int, batch_prompts: int,
                group_size: int, lr: float, temperature: float, max_new: int, adv_eps: float,
                generator: Any, order_rng: np.random.Generator) -> dict[str, float]:
-    """The fixed GRPO recipe, in place on ``net`` (spec §3.3 item 3): per epoch a fresh permutation of the prompts
+    """The fixed GRPO recipe, in place on ``net`` ([design]): per epoch a fresh permutation of the prompts
     (``order_rng``), batches of ``batch_prompts``; for each, ``group_size`` completions per prompt at
     ``temperature`` (the whole batch × group sampled at once); reward 1 for exactly ``answer + "$"``, else 0;
     advantage ``(r − mean_group) / (std_group + adv_eps)`` (population std); loss = ``−Σ A_i log π(y_i,t) /
@@ -343,7 +347,7 @@ def pretrain_policy(seed: int = 0, steps: int = 1000, batch_size: int = 256, lr:
                     min_lr_ratio: float = 1.0, log: Any = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Deterministic supervised pre-training of the policy (what ``benchmarks/train_arith_policy.py`` runs):
     cross-entropy on the answer tokens and ``$`` of fresh problems (sizes 1, 2, 3 with ``digit_probs``: 1–2-digit
-    problems plus 30 % 3-digit ones; [design] deviation from the spec's 5 %: with 5 % the policy reached only 3 %
+    problems plus 30 % 3-digit ones; [design] deviation from the first design's 5 %: with 5 % the policy reached only 3 %
     at 3 digits, so nearly every GRPO group was all-correct or all-wrong and ``full-data`` RL gained nothing; see
     ``data_selection.py``), Adam(``lr``), linear warm-up over ``warmup`` steps then a cosine from ``lr`` to
     ``min_lr_ratio · lr`` (default 1: constant; a checkpoint annealed to lr 0 sits in a sharp minimum that the RL
@@ -353,9 +357,7 @@ def pretrain_policy(seed: int = 0, steps: int = 1000, batch_size: int = 256, lr:
     ``card`` holds the greedy accuracy on ``eval_n`` fresh problems of each size 1–6 (seed ``seed + 1``)."""
     import torch
 
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         gen = torch.Generator().manual_seed(int(seed))
         rng = np.random.default_rng(int(seed))
         net = build_policy(None, gen)
@@ -385,5 +387,3 @@ def pretrain_policy(seed: int = 0, steps: int = 1000, batch_size: int = 256, lr:
         n_params = sum(p.numel() for p in net.parameters())
         return weights_to_numpy(net), {"accuracy_by_digits": acc, "n_params": int(n_params),
                                        "final_loss": float(loss.detach())}
-    finally:
-        torch.set_num_threads(old)

@@ -1,6 +1,6 @@
 """``DecentralizedBilevel-v0``: decentralized bilevel optimisation over a communication graph (Zhai, Yan &
-Zhang, *Problem-Parameter-Free Decentralized Bilevel Optimization*, NeurIPS 2025, arXiv:2510.24288; spec
-``bilevel.md`` §1).
+Zhang, *Problem-Parameter-Free Decentralized Bilevel Optimization*, NeurIPS 2025, arXiv:2510.24288;
+``docs/papers/adasdbo.md``).
 
 ``n`` agents on a connected graph hold ``(f_i, l_i)`` and solve
 
@@ -17,7 +17,7 @@ Graphs [design] (networkx): ``ring`` (``cycle_graph(n)``), ``torus`` (``grid_2d_
 
 Families [design]:
 
-* ``syn`` — per-coordinate ridge tuning with closed forms (spec §1.3). Shared ``w ~ N(0, I_20)``, agent means
+* ``syn`` — per-coordinate ridge tuning with closed forms [design]. Shared ``w ~ N(0, I_20)``, agent means
   ``μ_i ~ N(0, h² I)``; ``A_i, A_i^val ∈ ℝ^{50×20}`` with rows ``~ N(μ_i, I)``, ``b = A w + ε``, ``ε ~ N(0, 1)``;
   ``l_i = c_l[(1/100)‖A_i y − b_i‖² + ½ Σ_k e^{x_k} y_k²]``, ``f_i = c_f (1/100)‖A_i^val y − b_i^val‖²``,
   ``d_x = d_y = 20``, ``x_0 = 0``. With ``H̄ = (1/n)Σ A_iᵀA_i/50``, ``c̄ = (1/n)Σ A_iᵀb_i/50``,
@@ -30,19 +30,19 @@ Families [design]:
   ``f_i = c_f CE_i^val(y)`` (``CE_i`` the mean softmax cross-entropy over agent ``i``'s rows).
   Partition of the training and validation rows over agents: heterogeneity ``h = 0`` → i.i.d. (a seeded
   permutation cut into ``n`` near-equal parts); ``h > 0`` → label-skewed: per class, proportions
-  ``q ~ Dirichlet(0.5/h · 1_n)`` shared by the class's training and validation rows (``h = 1`` is the spec's
+  ``q ~ Dirichlet(0.5/h · 1_n)`` shared by the class's training and validation rows (``h = 1`` is
   Dirichlet(0.5)); redrawn until every agent holds ≥ 5 training and ≥ 2 validation rows. Reference
   ``y*(x̄)`` by Newton–CG (Jacobi-preconditioned CG, Armijo backtracking) to ``‖∇_y l/c_l‖ ≤ 10⁻¹⁰``,
   warm-started from the previous evaluation's ``y*``; ``v*`` by Jacobi-preconditioned CG to a relative residual
   of ``10⁻¹⁰``.
 * Scales ``(c_l, c_f)``: change every smoothness constant while leaving ``x*`` unchanged; the hypergradient is
-  reported divided by ``c_f`` (it does not depend on ``c_l``). ``digits-clean`` (the spec's paper-scale
+  reported divided by ``c_f`` (it does not depend on ``c_l``). ``digits-clean`` (a paper-scale
   hyper-cleaning option) is not implemented.
 
 Public problem (:class:`DecentralizedBilevelProblem`): ``family``, ``n``, ``d_x``, ``d_y``, ``graph``,
 ``adjacency`` ``(n, n)`` 0/1, ``W``, ``spectral_gap``, ``x0`` ``(d_x,)``, ``rounds`` (``T``), ``batch`` and
 ``oracle`` (:class:`BilevelOracleView`, executed by the evaluator). **Vectorised over agents** — a deliberate
-refinement of the spec's per-agent calls ``grad_x_f(i, x, y)``: every call takes stacks with a leading agent
+refinement of per-agent calls ``grad_x_f(i, x, y)``: every call takes stacks with a leading agent
 axis and evaluates each agent ``i``'s *own* ``f_i`` / ``l_i`` at its own point (row ``i``); ``X`` is ``(n, d_x)``,
 ``Y`` and ``V`` are ``(n, d_y)``; each call costs ``n`` work units:
 
@@ -69,7 +69,7 @@ overflows — scores ``1e300`` on every ``min`` quality metric (``log10_hypergra
 | metric | dir | definition |
 |---|---|---|
 | ``hypergrad_sq`` (primary) | min | ``‖∇Φ(x̄)‖²/c_f²`` (``bench``'s geometric mean = ``10^mean log10``) |
-| ``log10_hypergrad`` | min | ``log10`` of it (the spec's primary) |
+| ``log10_hypergrad`` | min | ``log10`` of it (the primary of the first design) |
 | ``consensus_x`` | min | ``(1/n) Σ_i ‖x_i − x̄‖²`` |
 | ``val_loss`` | min | ``f(x̄, y*(x̄))/c_f`` |
 | ``test_acc`` | max | ``digits``: accuracy of ``y*(x̄)`` on the private test rows (NaN for ``syn``) |
@@ -79,10 +79,10 @@ overflows — scores ``1e300`` on every ``min`` quality metric (``log10_hypergra
 
 Instances: every family × graph × agents × heterogeneity × scale × seed; default ``family ∈ {syn, digits}``,
 ``graph ∈ {ring, er, complete}``, ``n = 10``, ``h ∈ {0, 1}``, three scale pairs ``c_l:c_f ∈ {1:1, 10:0.1,
-0.1:10}`` (a subset of the spec's ``{0.1, 1, 10}²`` that keeps the default run short: the mismatched pairs
+0.1:10}`` (a subset of ``{0.1, 1, 10}²`` that keeps the default run short: the mismatched pairs
 stress a fixed step the most), ``T = 2,000`` (``syn``) / ``1,000`` (``digits``), dev seeds 0–2. Step-size
 grid (``step_size_grid=True``: ``{1e−3, 1e−2, 1e−1, 1, 10}``): :meth:`DecentralizedBilevelTask.solver_sweep`
-asks ``bench`` to sweep every solver's base step ``gamma`` (the spec's sensitivity report).
+asks ``bench`` to sweep every solver's base step ``gamma`` (the step-size sensitivity report).
 
 Notes and deviations: (1) the oracle is vectorised over agents (above); (2) ``digits-clean`` is not implemented;
 (3) on ``syn`` the upper level's infimum lies at infinity for several coordinates (with 500 training rows for 20
@@ -93,6 +93,8 @@ neighbours counted once); (5) the hypergradient also vanishes on the flat region
 ``y* = 0``: nothing depends on ``x`` any more), so ``x̄ = 1e6`` scores ``hypergrad_sq ≈ 1e−23`` with no work
 done — a stationarity measure, not a quality measure. The leaderboard therefore ranks this task by ``val_loss``
 (``papergym.leaderboard.board.configs``); read ``hypergrad_sq`` next to ``val_loss`` here too.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

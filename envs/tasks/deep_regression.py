@@ -44,6 +44,8 @@ failure value ``train_loss`` = the initial loss (``rel_train_loss = 1``), ``test
 
 ``reports_to_1e-6`` counts reports, so it compares solvers that report once per sweep / epoch (every solver shipped
 here); the wall-clock comparison is the anytime curve's ``seconds``, which the runner measures.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -74,6 +74,7 @@ from papergym.envs.tasks.base import (
     register_task,
     split_instances,
 )
+from papergym.envs.tasks.haar import haar
 from papergym.envs.tasks.sealed import seal
 
 __all__ = ["DistributedTask", "DistributedProblem", "DistributedInstance", "FederatedOracle",
@@ -96,11 +97,6 @@ class ProtocolError(ValueError):
     """A solver broke the communication protocol (more than ``K`` local gradients between rounds)."""
 
 
-def _haar(d: int, rng: np.random.Generator) -> np.ndarray:
-    q, r = np.linalg.qr(rng.standard_normal((d, d)))
-    return q * np.sign(np.diag(r))
-
-
 def _sym_sqrt(S: np.ndarray) -> np.ndarray:
     w, V = np.linalg.eigh(S)
     return (V * np.sqrt(np.maximum(w, 0.0))) @ V.T
@@ -113,7 +109,7 @@ class DistributedInstance:
         self.d, self.M, self.tau, self.spread, self.sigma = d, M, float(tau), float(spread), float(sigma)
         rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(0,)))
         lam = 10.0 ** np.linspace(-1.0, 0.0, d)
-        U = _haar(d, rng)
+        U = haar(rng, d)
         Sigma = (U * lam) @ U.T
         Gs = [(B + B.T) / 2 for B in rng.standard_normal((M, d, d))]
         Gbar = np.mean(Gs, axis=0)

@@ -134,6 +134,8 @@ Deviations and choices [design]
   same as any uncertified network; a certified network fitting worse than a constant scores above 1.
 
 Version History: v0 — initial version.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ from papergym.envs.tasks.base import (
     save_figure,
     split_instances,
 )
+from papergym.envs.tasks.haar import haar
 from papergym.envs.tasks.sealed import seal
 
 __all__ = ["LowRankTask", "LowRankProblem", "LowRankInstance", "top_singular_value", "LowRankOracle", "LowRankEvaluator",
@@ -69,12 +70,6 @@ TOL = 1e-6
 #: a returned solution with relative error above this (ten times that of the zero matrix), or non-finite, is a
 #: diverged run: metric ``diverged = 1``, ``par2_iters`` at the PAR-2 cap, ``solved = 0``
 DIVERGED_REL_ERR = 10.0
-
-
-def _haar(k: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n × k`` with orthonormal columns, Haar-distributed."""
-    q, r = np.linalg.qr(rng.standard_normal((n, k)))
-    return q * np.sign(np.diag(r))
 
 
 def matrix_of(factors: Any, m: int, n: int, r: int) -> np.ndarray:
@@ -133,7 +128,7 @@ class LowRankInstance:
         rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(0,)))
         self.family, self.m, self.n = family, m, n
         sig = np.geomspace(1.0, 1.0 / kappa, r_true)
-        self.X_star = (_haar(r_true, m, rng) * sig) @ _haar(r_true, n, rng).T
+        self.X_star = (haar(rng, m, r_true) * sig) @ haar(rng, n, r_true).T
         self.norm_star = float(np.linalg.norm(self.X_star))
         if family == "sensing":
             N = 5 * r_true * (m + n)
@@ -143,7 +138,7 @@ class LowRankInstance:
         else:
             lv = np.geomspace(1.0, kappa_H ** 0.25, m)
             rv = np.geomspace(1.0, kappa_H ** 0.25, n)
-            QL, QR = _haar(m, m, rng), _haar(n, n, rng)
+            QL, QR = haar(rng, m), haar(rng, n)
             self.L2 = (QL * lv ** 2) @ QL.T
             self.R2 = (QR * rv ** 2) @ QR.T
             self.Lh = (QL * lv) @ QL.T
@@ -250,7 +245,7 @@ def initial_point(inst: LowRankInstance, r: int, seed: int) -> tuple[np.ndarray,
         U, s, Vt = np.linalg.svd(-G0, full_matrices=False)
         return U[:, :r].copy(), s[:r].copy(), Vt[:r].T.copy()
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(1,)))
-    U0, V0 = _haar(r, inst.m, rng), _haar(r, inst.n, rng)
+    U0, V0 = haar(rng, inst.m, r), haar(rng, inst.n, r)
     s0 = np.full(r, float(np.linalg.norm(G0)) / (inst.L_smooth * math.sqrt(r)))
     return U0, s0, V0
 

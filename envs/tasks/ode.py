@@ -53,7 +53,7 @@ N7    x' = a x - x y, y' = -b y + x y, (10, 5) s                  [0, 10]     a 
   parameter uniformly from its range, in the table's order, with ``np.random.default_rng(seed)`` (the
   same seed gives the same draws in every family that shares a range, e.g. L3 and L6). [design]
 * N7 has no closed form: its reference is ``scipy.integrate.solve_ivp`` DOP853 at rtol = atol = 1e-12
-  (dense output, cached per parameter set). [design, spec]
+  (dense output, cached per parameter set). [design]
 * Grids: ``t_train`` = ``n`` equispaced points in ``(t0, tf]``; ``t_query`` = ``n_query`` (default 1000)
   equispaced points on ``[t0, tf]``.
 
@@ -62,10 +62,10 @@ Task (:class:`ODETask`, registered as ``NystromODE-v0``)
 ``ODETask(problems=None, sizes=(100, 1000), seeds=(0,), n_query=1000, accuracy_gate=None)``.
 Dev instances: one per (problem, n, seed), ``"L1/n=100/s0"``, params ``{"problem", "n"}``. Test
 instances: 5 hidden seeds per (problem, n) (``hidden_seeds(TASK_ID, "L1/n=100", 5)``), ``"L1/n=100/t0"``
-... ``"t4"``; needs ``$PAPERGYM_TEST_SECRET``. Deviation: the spec's dev split lists seeds 0-4; the task's
-default is ``seeds=(0,)`` (the canonical problems), ``seeds=range(5)`` gives the spec's.
+... ``"t4"``; needs ``$PAPERGYM_TEST_SECRET``. The task's default dev split is ``seeds=(0,)``
+(the canonical problems); ``seeds=range(5)`` gives five parameter draws per problem.
 
-Metrics (spec section 6), over the query grid and all components: ``par2_seconds`` (primary, min:
+Metrics (``docs/papers/nystrom-ode.md``), over the query grid and all components: ``par2_seconds`` (primary, min:
 the solve's wall time if ``status == "ok"`` and the gate passed, else ``2 * Budget.max_seconds``; added
 by :meth:`ODETask.finalize`, the runner's call), ``rel_rmse`` = RMSE / RMS(y), ``rel_mae`` = MAE /
 mean|y|, ``rel_linf`` = max|e| / max|y|, ``rmse``, ``mae``, ``linf``, ``passed_gate`` (max: 1 if
@@ -76,7 +76,9 @@ is never published: it is the solver's claim, not a measurement). Gate
 [design]: 1e-4, 1e-3 for L5 and N7 (``accuracy_gate``). Decision: a solution with non-finite
 predictions is a failed answer, not an error (every error metric ``inf``, ``passed_gate`` 0); a
 malformed one (not numeric, wrong shape, bad ``meta``) raises ``ValueError``. ``peak_mem_mb`` is the
-runner's measurement, not the evaluator's. Default budget (spec section 7): 60 s, 50 iterations.
+runner's measurement, not the evaluator's. Default budget: 60 s, 50 iterations.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -151,7 +153,7 @@ def solution_array(solution: Any, n_query: int, dim: int) -> np.ndarray:
 
 
 # =====================================================================================================
-# The 16-problem suite (spec section 2.1) -- task helper's part of the module (below the lead's header)
+# The 16-problem suite
 # =====================================================================================================
 # Every family is a set of module-level functions of ``t`` (and ``y``, ``y'``) with the family
 # parameters as keyword-only arguments, bound with functools.partial. Closed forms accept complex ``t``
@@ -166,6 +168,7 @@ import numbers
 
 from papergym.envs.tasks.base import Budget, InstanceRef, hidden_seeds, instance_params, register_task
 from papergym.envs.tasks.sealed import seal
+from papergym.validate import positive_int
 
 __all__ += [
     "PROBLEMS",
@@ -725,7 +728,7 @@ def _check_seed(seed: Any, field_name: str = "seed") -> int:
 
 def problem_params(name: str, seed: int = 0) -> dict[str, float]:
     """The family parameters of problem ``name`` for ``seed``: seed 0 gives the canonical parameters;
-    any other seed draws each parameter uniformly from its range, in the order of the spec's table,
+    any other seed draws each parameter uniformly from its range, in the order of the suite's table,
     with ``np.random.default_rng(seed)`` (derived parameters, N2's ``tf``, follow)."""
     fam = family(name)
     seed = _check_seed(seed)
@@ -764,19 +767,13 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _check_positive_int(v: Any, field_name: str, minimum: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < minimum:
-        raise ValueError(f"{field_name} must be an integer >= {minimum}, got {v!r}")
-    return int(v)
-
-
 def make_problem(name: str, n: int, seed: int = 0, n_query: int = 1000,
                  params: Mapping[str, float] | None = None) -> ODEProblem:
     """The public :class:`ODEProblem` of ``name`` with ``n`` collocation times and ``n_query`` query
     times; parameters from ``seed`` (:func:`problem_params`) unless given."""
     fam = family(name)
-    n = _check_positive_int(n, "n")
-    n_query = _check_positive_int(n_query, "n_query", 2)
+    n = positive_int(n, "n")
+    n_query = positive_int(n_query, "n_query", 2)
     params = problem_params(name, seed) if params is None else {k: float(v) for k, v in params.items()}
     missing = set(fam.canonical) - set(params)
     if missing:
@@ -903,7 +900,7 @@ class ODETask:
         self.problems: tuple[str, ...] = tuple(dict.fromkeys(problems))
         self.sizes: tuple[int, ...] = self._int_tuple(sizes, "sizes", 1)
         self.seeds: tuple[int, ...] = self._int_tuple(seeds, "seeds", 0)
-        self.n_query = _check_positive_int(n_query, "n_query", 2)
+        self.n_query = positive_int(n_query, "n_query", 2)
         self.gates: dict[str, float] = dict(DEFAULT_GATES)
         if accuracy_gate is not None:
             if isinstance(accuracy_gate, Mapping):
@@ -964,7 +961,7 @@ class ODETask:
         if "problem" not in params or "n" not in params:
             raise ValueError(f"instance {ref.name!r}: params need 'problem' and 'n', got {sorted(params)}")
         name = _check_problem(params["problem"], "params['problem']")
-        n = _check_positive_int(params["n"], "params['n']")
+        n = positive_int(params["n"], "params['n']")
         seed = _check_seed(ref.seed, "ref.seed")
         problem = make_problem(name, n, seed=seed, n_query=self.n_query)
         y_exact = exact_solution(name, problem.params, problem.t_query)

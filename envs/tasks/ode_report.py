@@ -1,4 +1,4 @@
-"""Paper-style statistics and figures of ``NystromODE-v0`` benchmark runs (spec ``papers/ode.md`` §6, §8).
+"""Paper-style statistics and figures of ``NystromODE-v0`` benchmark runs (``docs/papers/nystrom-ode.md``).
 
 Used by ``ODETask.report(runs)`` / ``ODETask.figures(runs, folder)`` (``papergym bench`` prints and
 saves them). ``runs`` is :attr:`papergym.leaderboard.runner.bench.BenchResult.runs`: one row per solve with

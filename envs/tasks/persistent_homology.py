@@ -1,7 +1,8 @@
 """``PointCloudPH-v0``: persistent homology of large point clouds, the task of *The Flood Complex: Large-Scale
-Persistent Homology on Millions of Points* (Graf et al., NeurIPS 2025; spec ``topology.md`` §§3, 4, 7, 8).
+Persistent Homology on Millions of Points* (Graf et al., NeurIPS 2025, arXiv:2509.22432;
+``docs/papers/flood.md``; tags: see docs/conventions.md).
 
-Generators (§3.1, seeded, vectorised numpy; every array float64):
+Generators (seeded, vectorised numpy; every array float64):
 
 * ``cheese``: ``k`` non-overlapping spherical voids in the unit cube, radii ``U(r_lo, r_hi)``, sequential
   placement (centre in ``[r + 0.02, 1 − r − 0.02]³``, gap ``≥ 0.02``); points uniform in the cube outside the
@@ -11,9 +12,9 @@ Generators (§3.1, seeded, vectorised numpy; every array float64):
 * ``annulus``: 2-D, radii 0.5–1, area-uniform, noise 0.02. β1 = 1.
 * ``figure-eight``: 2-D, two unit circles touching at the origin, noise 0.02. β1 = 2.
 
-Families (§3.2): ``fidelity`` — every shape of ``shapes`` (default cheese k = 6, radii U(0.1, 0.2), and the
-torus) at every ``fidelity_n`` (default 10⁴, 3·10⁴; the spec's 10⁵ is a kwarg away); ``scale`` — swiss cheese
-k = 6 at every ``scale_n`` (default 3·10⁵, the spec's CPU default; paper-scale 10⁶, 10⁷ are kwargs; ``points =
+Families: ``fidelity`` — every shape of ``shapes`` (default cheese k = 6, radii U(0.1, 0.2), and the
+torus) at every ``fidelity_n`` (default 10⁴, 3·10⁴; 10⁵ is a kwarg away); ``scale`` — swiss cheese
+k = 6 at every ``scale_n`` (default 3·10⁵, the CPU default; paper-scale 10⁶, 10⁷ are kwargs; ``points =
 […]`` selects it with the Alpha reference at every size); ``classify`` (``subtask =
 "swiss-cheese-classification"``) — one set of 3 × 20 swiss-cheese clouds of 10⁴ points per seed, class = number
 of voids ∈ {4, 6, 8} (:mod:`~papergym.envs.tasks.persistent_homology_classify`). Only ``fidelity`` runs by
@@ -43,7 +44,7 @@ Metrics (direction in :attr:`PHTask.metrics`):
   ``2 × max_seconds`` (:meth:`PHTask.finalize`).
 * ``time_s`` (min): the solve's wall seconds, uncensored (NaN if the solve failed).
 * ``valid`` (max): ``void_recovery == 1`` and (where the reference exists) ``bottleneck_max ≤ tol``. [design;
-  the spec checks H2 only, which would let a submission skip H0 and H1.] ``classify``: 1 for a well-formed
+  checking H2 only would let a submission skip H0 and H1.] ``classify``: 1 for a well-formed
   solution.
 * ``bottleneck_h0 … h{max_dim}`` (min): bottleneck distance to the Alpha diagram of that dimension (below,
   ``gudhi.bottleneck_distance`` with additive error ``e = 1e-8``: its exact mode ``e = 0`` needs memory
@@ -72,7 +73,7 @@ Infinite bars: the bottleneck distance is the maximum of the finite parts' dista
 else the largest difference of their sorted births. The kwargs ``tol`` (default 0.3) and ``prominence``
 (default 0.5) are in units of ``r_lo``: ``tol = 0.3·r_lo``, prominence threshold ``0.5·r_lo`` [design]; for
 the torus, annulus and figure-eight ``r_lo`` stands for 0.4 (the torus' minor
-radius, spec §7).
+radius).
 """
 
 from __future__ import annotations
@@ -105,10 +106,10 @@ FAMILIES = ("fidelity", "scale", "classify")
 SHAPES = ("cheese", "torus", "annulus", "figure-eight")
 N_TEST_SEEDS = 5
 NOISE = 0.02
-GAP = 0.02  # void margin to the cube and between voids (spec §3.1)
+GAP = 0.02  # void margin to the cube and between voids
 BOTTLENECK_E = 1e-8  # additive error of gudhi.bottleneck_distance: the exact mode (e=0) needs O(n*m) memory
 CHEESE_CHUNK = 1 << 20  # candidate points drawn per rejection round
-SHAPE_SCALE = 0.4  # r_lo stand-in for the non-cheese shapes (spec §7) [design]
+SHAPE_SCALE = 0.4  # r_lo stand-in for the non-cheese shapes [design]
 
 
 # ------------------------------------------------------------------------------------------ generators
@@ -117,7 +118,7 @@ def _rng(seed: Any) -> np.random.Generator:
 
 
 def place_voids(k: int, r_lo: float, r_hi: float, rng: Any, max_tries: int = 100_000) -> tuple[np.ndarray, np.ndarray]:
-    """Sequential placement (spec §3.1): ``(centres (k, 3), radii (k,))``; ``ValueError`` if ``k`` voids do not
+    """Sequential placement: ``(centres (k, 3), radii (k,))``; ``ValueError`` if ``k`` voids do not
     fit after ``max_tries`` draws."""
     rng = _rng(rng)
     centres, radii = np.zeros((0, 3)), np.zeros(0)
@@ -468,7 +469,7 @@ class PHEvaluator:
             out[f"w1_h{k}"] = wasserstein1(dgms[k], ref[k]) if ref is not None and self.wasserstein else math.nan
         target = {k: (_prominent(ref[k], self.prominence) if ref is not None else int(self.truth["betti"].get(k, 0)))
                   for k in range(1, self.max_dim + 1)}
-        if "radii" in self.truth:  # cheese: H2 only (spec §7)
+        if "radii" in self.truth:  # cheese: H2 only
             rec = _prominent(dgms[2], self.prominence) == target[2]
         else:
             rec = all(_prominent(dgms[k], self.prominence) == target[k] for k in target)
@@ -529,7 +530,7 @@ class PHTask:
     family at these N, with the Alpha reference at every size and seeds 0-2 unless given), ``families``, ``shapes`` (fidelity),
     ``fidelity_n``, ``scale_n``, ``k``, ``r_lo``, ``r_hi``, ``seeds``, ``tol``, ``prominence``,
     ``reference_max_n``, ``wasserstein``, ``wasserstein_max_n``, ``classify_n, ``classify_per_class``, ``classify_k``,
-    ``features``, ``n_splits``, ``max_seconds`` (default 60 for fidelity only, else 120; spec §8)."""
+    ``features``, ``n_splits``, ``max_seconds`` (default 60 for fidelity only, else 120)."""
 
     id = TASK_ID
     primary = "par2_seconds"
@@ -582,7 +583,7 @@ class PHTask:
             raise ValueError(f"classify_k needs at least two distinct void counts, got {self.classify_k}")
         self.features = check_names(features, "features", FEATURES)[0]
         self.n_splits = check_ints(n_splits, "n_splits", 2)[0]
-        if max_seconds is None:  # spec §8; 600 s once a scale cloud has >= 5e5 points (Alpha: ~200 s at 1e6)
+        if max_seconds is None:  # 600 s once a scale cloud has >= 5e5 points (Alpha: ~200 s at 1e6)
             big = "scale" in self.families and max(self.scale_n) >= 500_000
             max_seconds = 600.0 if big else 60.0 if self.families == ("fidelity",) else 120.0
         ms = max_seconds

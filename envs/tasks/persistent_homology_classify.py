@@ -1,8 +1,8 @@
-"""Swiss-cheese classification sub-task of ``PointCloudPH-v0`` (spec ``topology.md`` §§3.2, 7): diagrams →
+"""Swiss-cheese classification sub-task of ``PointCloudPH-v0`` (``docs/papers/flood.md``): diagrams →
 fixed vectorisation (gudhi.representations) → a fixed scikit-learn classifier, accuracy over random splits.
 
 The paper's classification experiments (Coral, MCB, ModelNet10, Rocks) need downloads and are out of scope;
-the swiss-cheese family stands in for them (spec §10.4): the class of a cloud is its number of voids.
+the swiss-cheese family stands in for them: the class of a cloud is its number of voids.
 
 * :func:`classify_set` — the labelled cloud set of one instance: classes ``k ∈ ks`` (default 4, 6, 8) voids
   with radii ``U(0.08, 0.15)``, ``per_class`` clouds of ``n`` points each, shuffled by the seed (labels are
@@ -12,7 +12,7 @@ the swiss-cheese family stands in for them (spec §10.4): the class of a cloud i
 * :func:`features` — per cloud, for the homology dimensions ``1 … max_dim``, one of [design, kwarg
   ``features``]:
 
-  - ``"lifetimes+betti"`` (default, spec §7): the 10 largest lifetimes (zero-padded) and the Betti curve
+  - ``"lifetimes+betti"`` (default): the 10 largest lifetimes (zero-padded) and the Betti curve
     (``gudhi.representations.BettiCurve``) on 32 radii in ``[0, r_max]``;
   - ``"image"``: a persistence image (``gudhi.representations.PersistenceImage``, 10 × 10 pixels over
     birth × persistence ``[0, r_max]²``, Gaussian bandwidth ``r_max/20``, constant weight);
@@ -27,6 +27,8 @@ the swiss-cheese family stands in for them (spec §10.4): the class of a cloud i
   half-width of a Student-t 95 % interval over the splits. The splits share clouds, so the interval is
   optimistic about a new cloud set; it measures the split-to-split spread, which is what the paper's
   ± columns report.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import numpy as np
 __all__ = ["classify_set", "features", "split_accuracy", "FEATURES", "R_MAX"]
 
 FEATURES = ("lifetimes+betti", "image", "landscape")
-R_MAX = 0.3  # [design] radius range of the vectorisations (spec §7)
+R_MAX = 0.3  # [design] radius range of the vectorisations
 TOP = 10  # [design] lifetimes kept per dimension
 GRID = 32  # [design] radii of the Betti curve / landscapes
 TRAIN_SIZE = 0.72  # flooder's split [code]

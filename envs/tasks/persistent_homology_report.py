@@ -1,4 +1,4 @@
-"""Report and figures of ``PointCloudPH-v0`` (spec ``topology.md`` §7).
+"""Report and figures of ``PointCloudPH-v0`` (``docs/papers/flood.md``).
 
 * :func:`report_table` — per family, N and solver (fidelity / scale): median seconds, the speed-up over
   ``alpha`` (median over instances of ``alpha``'s seconds / the solver's, same instance and seed), median

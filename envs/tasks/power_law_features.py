@@ -45,6 +45,8 @@ measure the floor, not the scaling exponent.
 Instances: every ``(α, β)`` pair × ``d`` × seed; ``dev`` seeds are public (default 0–4), ``test`` seeds are
 5 per configuration by HMAC of the evaluator's secret. Default grid [code]: ``(α, β) ∈ {(0.3, 0.7), (0.7,
 0.7), (1.0, 0.3), (1.2, 0.7)}``, ``d ∈ {100, 200}``, ``v = 4d``, ``batch = 1``, ``steps = 10⁵``.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

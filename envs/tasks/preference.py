@@ -1,12 +1,12 @@
 """``PreferenceHallucination-v0``: object hallucination of a toy image captioner and its repair by preference
 optimisation, the setting of *Mitigating Hallucination Through Theory-Consistent Symmetric Multimodal Preference
 Optimization* (Liu, Song, Li, Wei, Zheng, Yin & Nie, NeurIPS 2025, arXiv:2506.11712; official code
-``Liuwq-bit/SymMPO``; spec ``learning-systems.md`` §2).
+``Liuwq-bit/SymMPO``; ``docs/papers/symmpo.md``; tags: see docs/conventions.md).
 
 The paper fine-tunes LLaVA-1.5 on image-conditioned preference pairs; the gym keeps the **mechanism** — a captioner
 whose language prior (objects that co-occur) makes it mention objects that are not in the image, and preference
 pairs that contrast the correct caption with one that names the absent co-occurrence partner — with a CPU-sized
-model and generated data (spec §2.3, [design]):
+model and generated data ([design]):
 
 1. **World** (fixed, shared by every instance and by the shipped reference policy): ``O`` = 12 object tokens
    ``0 … O−1``, then EOS (``O``) and BOS (``O + 1``, only ever a decoder input). Each object has a fixed random 16-d
@@ -17,7 +17,7 @@ model and generated data (spec §2.3, [design]):
    brings its partner along with probability ``JOIN_PROB`` = 0.85 (if the scene has no room for both, that draw is
    discarded and redrawn, with the same probability). [design] 0.85, not 0.8: the last free slot of a scene cannot
    take a pair, so a join probability of 0.8 yields a co-occurrence rate of only 0.74; with 0.85 the measured rate
-   ``P(both members | either member)`` is 0.795 over 20,000 scenes — the spec's 80 % (a test checks 0.80 ± 0.02).
+   ``P(both members | either member)`` is 0.795 over 20,000 scenes — the targeted 80 % (a test checks 0.80 ± 0.02).
    About 17 % of the scenes hold a pair member without its partner (an *absent partner*): the scenes where the prior
    invites a hallucination.
 3. **Caption** = the present objects in ascending token order, then EOS. A rejected caption (``y_l``) inserts one
@@ -32,8 +32,8 @@ model and generated data (spec §2.3, [design]):
    ``out_b (O+1,)``.
 5. **Reference policy** ``π_ref`` (shipped: ``envs/tasks/weights/preference_ref.npz``, card ``preference_ref.md``,
    produced by :func:`train_reference` through ``benchmarks/train_preference_ref.py``): supervised fine-tuning on
-   5,000 captions of which 20 % (1,000) mention the absent co-occurrence partner. [design, where the spec is silent on
-   how the 20 % are drawn] The 1,000 hallucinated captions come from scenes drawn from the prior *conditioned on
+   5,000 captions of which 20 % (1,000) mention the absent co-occurrence partner. [design: how the 20 % are
+   drawn] The 1,000 hallucinated captions come from scenes drawn from the prior *conditioned on
    having an absent partner* (one absent partner inserted as in item 3); the other 4,000 are correct captions of
    prior scenes. Among scenes with an absent partner the SFT data therefore names the partner in about 59 % of the
    captions (1,000 of ~1,690), so the fitted policy's greedy caption names it: ``π_ref`` hallucinates the partner on
@@ -44,7 +44,7 @@ model and generated data (spec §2.3, [design]):
    ``y_l`` = item 3's rejected caption; ``m′`` = the nearest *other* preference scene by Jaccard similarity of the
    object sets among those differing in 1–2 objects (symmetric difference of size 1 or 2; ties broken uniformly at
    random with the instance seed; if none exists, the most similar scene with a different object set) — Jaccard
-   replaces the paper's CLIP retrieval (spec §2.9.3); the features of ``m′`` are that scene's own features and
+   replaces the paper's CLIP retrieval (a deviation); the features of ``m′`` are that scene's own features and
    ``y_w′`` its correct caption. For ``mdpo``, the corrupted image = the features of ``m`` with a seeded
    ``corrupt_frac`` = 50 % of the 16 dimensions zeroed (a fresh mask per tuple).
 7. **Test** (private): ``n_test`` = 1,000 fresh scenes from the same prior, with their own feature noise.
@@ -60,7 +60,7 @@ Nothing of the test scenes is public. ``PRIVATE_FIELDS = ()``.
 Anything else (not a mapping, a missing or unknown key, a wrong shape or dtype, NaN/inf) is a ``ValueError`` naming
 the key. The evaluator holds its own numpy implementation of the policy (float64; no torch needed to score).
 
-**Metrics** (spec §2.7; greedy decoding of at most 6 tokens, stopping at EOS; a caption's *mentions* are the
+**Metrics** (greedy decoding of at most 6 tokens, stopping at EOS; a caption's *mentions* are the
 distinct object tokens it names):
 
 | metric | dir | definition |
@@ -72,14 +72,14 @@ distinct object tokens it names):
 | ``visual_dependence`` | max | mean over test scenes of ``log π(y_w ∣ m) − log π(y_w ∣ m′)``, ``m′`` the nearest other test scene by item 6's rule, ``y_w`` the correct caption of ``m`` |
 | ``partner_halluc`` | min | [design, diagnostic] among test scenes with an absent partner, the fraction whose caption names one |
 
-Budget (spec §2.7): ``max_seconds`` = 60 (600 paper-scale); ``max_iterations`` = ``epochs`` (10; 20 paper-scale),
+Budget: ``max_seconds`` = 60 (600 paper-scale); ``max_iterations`` = ``epochs`` (10; 20 paper-scale),
 declared by the solver once per epoch; work = teacher-forced sequence passes (declared).
 
 **Sizes** (``sizes=``): ``default`` (``O`` = 12, 3 pairs, 2,000 pairs, 10 epochs, 1,000 test scenes) and
 ``paper-scale`` (``O`` = 24, 6 pairs, 10,000 pairs, 20 epochs, 5,000 test scenes). Instance names:
 ``default/s0``, ``paper-scale/s0``.
 
-Deviations and open points (spec §2.9): the captioner reproduces the hallucination mechanism, not the benchmarks, so
+Deviations from the paper and open points: the captioner reproduces the hallucination mechanism, not the benchmarks, so
 absolute numbers are not comparable with the paper's; ``m′`` by Jaccard, not CLIP; the join probability 0.85 and the
 conditioned draw of the SFT hallucinations are [design] (above); ``partner_halluc`` is an added diagnostic.
 """
@@ -104,6 +104,7 @@ from papergym.envs.tasks.base import (
     register_task,
     split_instances,
 )
+from papergym.torch_threads import torch_threads
 
 __all__ = ["PreferenceTask", "PreferenceProblem", "PreferenceEvaluator", "WEIGHT_KEYS", "weight_shapes",
            "check_weights", "object_embeddings", "sample_scenes", "scene_features", "captions", "rejected_captions",
@@ -433,9 +434,7 @@ def train_reference(n_objects: int = 12, n_pairs: int = 3, n_captions: int = 500
 
     world = build_world(n_objects, n_pairs)
     feats, toks = sft_dataset(world, n_captions, halluc_frac, seed)
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         gen = torch.Generator().manual_seed(int(seed))
         params = policy_params(init_policy(n_objects, gen), torch.float32)
         opt = torch.optim.Adam(list(params.values()), lr=lr)
@@ -453,8 +452,6 @@ def train_reference(n_objects: int = 12, n_pairs: int = 3, n_captions: int = 500
                 tot += float(loss.detach()) * len(idx)
             loss_v = tot / n
         W = weights_of(params)
-    finally:
-        torch.set_num_threads(old)
     rng = np.random.default_rng(np.random.SeedSequence(int(seed) + 1, spawn_key=(8, n_objects)))
     scenes = sample_scenes(rng, 1000, world)
     f = scene_features(scenes, world, rng)

@@ -1,10 +1,10 @@
 """``SimpleBilevel-v0``: stationary points of nonconvex simple bilevel problems (Cao, Jiang, Yazdandoost Hamedani
 & Mokhtari, *On the Complexity of Finding Stationary Points in Nonconvex Simple Bilevel Optimization*, NeurIPS 2025,
-arXiv:2507.23155; spec ``bilevel.md`` §2).
+arXiv:2507.23155; ``docs/papers/dbgd.md``; tags: see docs/conventions.md).
 
 Problem: ``min f(x)`` subject to ``x ∈ argmin g``, with ``f`` and ``g`` smooth and possibly nonconvex.
 
-**Stationarity** (spec §2.2, [design] consistent with the paper's abstract): with ``∇f``, ``∇g`` at ``x``,
+**Stationarity** ([design] consistent with the paper's abstract): with ``∇f``, ``∇g`` at ``x``,
 
 * ``r_g(x) = ‖∇g(x)‖``;
 * ``r_f(x) = min_{λ≥0} ‖∇f(x) + λ∇g(x)‖``, closed form ``λ̂ = max(0, −⟨∇f, ∇g⟩/‖∇g‖²)`` (``λ̂ = 0`` when
@@ -14,9 +14,9 @@ Problem: ``min f(x)`` subject to ``x ∈ argmin g``, with ``f`` and ``g`` smooth
 
 The measure is discontinuous at lower-level critical points: exactly at ``x*`` (``∇g = 0``) ``r_f = ‖∇f‖``, so
 stationarity is reached by iterates that approach the solution set with ``∇g ≠ 0`` and ``∇g`` anti-parallel to
-``∇f`` (the spec's definition; a solver that lands exactly on ``x*`` is not stationary by it).
+``∇f`` (by this definition; a solver that lands exactly on ``x*`` is not stationary by it).
 
-**Instances** (spec §2.3, [design]); all solvers get the same seeded ``x_0``:
+**Instances** ([design]); all solvers get the same seeded ``x_0``:
 
 * ``circle`` (G1): ``g = (‖x‖² − 1)²``, ``f = ⟨c, x⟩`` with ``‖c‖ = 1``; ``d ∈ circle_dims`` = {2, 10};
   ``x* = −c``, ``f* = −1``, ``g* = 0``.
@@ -27,7 +27,7 @@ stationarity is reached by iterates that approach the solution set with ``∇g �
 * ``min-norm-regression`` (G4): ``g = ½‖Ax − b‖²``, ``f = ½‖x‖²``; ``A ∈ ℝ^{40×100}``; ``x* = A⁺b``,
   ``f* = ½‖x*‖²``, ``g* = 0``.
 
-Generators (instance seed ``s``; [design] where the spec is silent):
+Generators (instance seed ``s``; [design]):
 
 * G1: ``c = z/‖z‖``, ``z ~ N(0, I_d)``; ``x_0 ~ N(0, 0.5² I)``.
 * G2: ``M = P diag(σ) Qᵀ``, ``P, Q ∈ ℝ^{m×5}`` Haar (orthonormal columns), ``σ = linspace(1, 5, 5)``, so
@@ -114,6 +114,7 @@ from papergym.envs.tasks.base import (
     register_task,
     split_instances,
 )
+from papergym.envs.tasks.haar import haar
 from papergym.envs.tasks.sealed import seal
 
 __all__ = ["SimpleBilevelTask", "SimpleBilevelProblem", "SimpleBilevelOracle", "SimpleBilevelOracleView",
@@ -122,14 +123,14 @@ __all__ = ["SimpleBilevelTask", "SimpleBilevelProblem", "SimpleBilevelOracle", "
 TASK_ID = "SimpleBilevel-v0"
 FAMILIES = ("circle", "balanced-factorisation", "min-norm-network", "min-norm-regression")
 N_TEST_SEEDS = 5
-TRUE_RANK = 5  # G2: rank of M, singular values linspace(1, 5, 5) (spec §2.3)
+TRUE_RANK = 5  # G2: rank of M, singular values linspace(1, 5, 5)
 WORK_COSTS = {"grads": 1.0, "grad_f": 0.5, "grad_g": 0.5, "values": 0.5, "f": 0.25, "g": 0.25}
 EXPLODE = 1e6  # a run whose g exceeds EXPLODE·(1 + |g(x_0)|) has exploded (diverged)
 
 
 # ---------------------------------------------------------------------------------------- stationarity
 def stationarity(grad_f: np.ndarray, grad_g: np.ndarray) -> tuple[float, float, float]:
-    """``(r_f, r_g, λ̂)`` of spec §2.2: ``r_g = ‖∇g‖``, ``λ̂ = max(0, −⟨∇f, ∇g⟩/‖∇g‖²)`` (0 if ``∇g = 0``),
+    """``(r_f, r_g, λ̂)`` (module docstring): ``r_g = ‖∇g‖``, ``λ̂ = max(0, −⟨∇f, ∇g⟩/‖∇g‖²)`` (0 if ``∇g = 0``),
     ``r_f = ‖∇f + λ̂∇g‖``, computed as ``‖∇f − ⟨∇f, u⟩u‖`` with ``u = ∇g/‖∇g‖`` (no ``‖∇g‖²`` underflow).
     Non-finite gradients give ``inf`` residuals."""
     gf, gg = np.asarray(grad_f, dtype=float), np.asarray(grad_g, dtype=float)
@@ -145,11 +146,6 @@ def stationarity(grad_f: np.ndarray, grad_g: np.ndarray) -> tuple[float, float, 
     if a >= 0.0:
         return float(np.linalg.norm(gf)), r_g, 0.0
     return float(np.linalg.norm(gf - a * u)), r_g, -a / r_g
-
-
-def _haar_columns(m: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    q, r = np.linalg.qr(rng.standard_normal((m, k)))
-    return q * np.sign(np.diag(r))
 
 
 # ------------------------------------------------------------------------------------------- instances
@@ -217,7 +213,7 @@ class FactorisationInstance(_Instance):
     def __init__(self, m: int, r: int, seed: int):
         rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(1, m, r)))
         self.sigma = np.linspace(1.0, 5.0, TRUE_RANK)
-        self.P, self.Q = _haar_columns(m, TRUE_RANK, rng), _haar_columns(m, TRUE_RANK, rng)
+        self.P, self.Q = haar(rng, m, TRUE_RANK), haar(rng, m, TRUE_RANK)
         self.M = (self.P * self.sigma) @ self.Q.T
         U0, V0 = 0.1 * rng.standard_normal((m, r)), 0.1 * rng.standard_normal((m, r))
         self.m, self.r = m, r

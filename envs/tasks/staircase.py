@@ -1,7 +1,7 @@
 """``FeatureStaircase-v0``: predict the loss staircase of gradient descent from small initialisation without
 simulating it — the setting of *Alternating Gradient Flows: A Theory of Feature Learning in Two-layer Neural
-Networks* (Kunin, Marchetti, Chen, Karkada, Simon, DeWeese, Ganguli, Miolane, NeurIPS 2025, arXiv:2506.06489; spec
-``learning-dynamics.md`` §1).
+Networks* (Kunin, Marchetti, Chen, Karkada, Simon, DeWeese, Ganguli, Miolane, NeurIPS 2025, arXiv:2506.06489;
+``docs/papers/agf.md``; tags: see docs/conventions.md).
 
 Settings (``setting=``; [design] unless tagged)
 ------------------------------------------------
@@ -46,7 +46,7 @@ instances' staircases are never written). It runs in the evaluator's ``prepare()
 
 Budget: 2 s and 1,000 declared full-batch gradient evaluations per prediction (30 s and 20,000 when modular addition
 is among the settings, where AGF integrates the utility flow of 18 neurons, ≈ 3–6 s); solvers must not iterate or
-integrate the training dynamics (spec §1.6). A solver without a rule for a setting (``pesme-flammarion`` outside
+integrate the training dynamics. A solver without a rule for a setting (``pesme-flammarion`` outside
 diagonal nets) raises :class:`~papergym.envs.tasks.base.NotApplicable` and leaves no row.
 
 Oracle and regret
@@ -61,7 +61,7 @@ Claims tested here: AGF predicts the order, timing and size of the drops; on dia
 singular-mode order and timing ``1/σ_j``; quadratic networks learn modular addition's Fourier frequencies in
 decreasing amplitude order, each plateau at the energy not yet learned.
 
-Empirical staircase (§1.3 step 3, [design]) of a loss curve ``L(t)``, ``t = 0 … T`` (iterations):
+Empirical staircase ([design]) of a loss curve ``L(t)``, ``t = 0 … T`` (iterations):
 
 * floor: ``L ← max(L, ε_ℓ)`` with ``ε_ℓ = 1e−6·L(0)`` (below it only round-off remains);
 * a iteration ``t`` is *flat* when ``|log L(t′) − log L(t)| < 5e−3`` for ``t′ = max(t + 1, ⌈1.02 t⌉)`` (the
@@ -79,7 +79,7 @@ Empirical staircase (§1.3 step 3, [design]) of a loss curve ``L(t)``, ``t = 0 �
   every plateau: on modular addition the slow decay after the last frequency-5 drop was chopped into ≈ 17 drops
   of 3–6 % each, spaced 2 % of ``t`` apart, which dominated every solver's count and level terms.
 
-Score (§1.6) of predicted steps ``[(t̂, ℓ̂, feature)]`` against empirical ``[(t, ℓ, feature)]``: predictions
+Score of predicted steps ``[(t̂, ℓ̂, feature)]`` against empirical ``[(t, ℓ, feature)]``: predictions
 after the horizon are dropped (none left: the single step ``(horizon, ℓ_0)``); each empirical step ``k`` is
 matched to the predicted step ``m(k)`` nearest in ``log max(ℓ, ε_ℓ)`` (the earlier on ties);
 
@@ -88,8 +88,8 @@ matched to the predicted step ``m(k)`` nearest in ``log max(ℓ, ε_ℓ)`` (the 
 with ``τ`` Kendall's tau between the positions of first appearance of the features both sequences share
 (``τ = 1`` when they share fewer than two). With ``K = 0`` only ``|K̂ − K|`` is scored.
 
-Deviation from the spec's ``log((ℓ̂ + ε)/(ℓ + ε))``: the empirical levels are medians of the *floored* curve, so
-the last plateau of an interpolating instance is ``ℓ = ε`` and the spec's form charges an exact prediction
+Deviation from the first design's ``log((ℓ̂ + ε)/(ℓ + ε))``: the empirical levels are medians of the *floored* curve, so
+the last plateau of an interpolating instance is ``ℓ = ε`` and that form charges an exact prediction
 ``ℓ̂ = 0`` with ``log 2``; flooring the prediction too (``max(ℓ̂, ε)``) scores it 0 and is otherwise the same
 comparison on the scale the levels are measured on.
 """
@@ -129,7 +129,7 @@ MIN_DROP = 0.1  # [design] a drop lowers log L by >= 0.1 (about 10 %) from the l
 
 
 def diagonal_instance(d: int, n: int, a: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The main track's data (§1.2, the notebook's "high-dimensional example"): rows of ``X`` ~
+    """The main track's data (the notebook's "high-dimensional example"): rows of ``X`` ~
     ``N(0, diag(i^{−a}))``, ``β* = 10·N(0, I)``, ``y = Xβ*``. Returns ``(X, y, β*)``."""
     if d < 1 or n < 1:
         raise ValueError(f"d and n must be >= 1; got d={d}, n={n}")
@@ -171,7 +171,7 @@ def gd_diagonal_losses(X: Any, y: Any, alpha: float, lr: float, iterations: int)
 
 
 def linear_instance(d: int, n_samples: int, seed: int, power: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The secondary track's data (§1.2, the notebook's setting): ``B ~ N(0, 1)^{d×d}`` (``c = d``) with SVD
+    """The secondary track's data (the notebook's setting): ``B ~ N(0, 1)^{d×d}`` (``c = d``) with SVD
     ``B = U diag(s) Vᵀ`` (``s`` decreasing), inputs ``x ~ N(0, Σ_xx)``, ``Σ_xx = V diag(i^{−power}) Vᵀ`` (the power
     law aligned with the right singular vectors of ``B``), ``y = Bx``. Returns ``(X (n, d), Y (n, d), B)``."""
     if d < 1 or n_samples < 1:
@@ -204,7 +204,7 @@ def linear_modes(Sxx: Any, Syx: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def linear_init(d: int, c: int, width: int, init: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``W₁ (width, d)`` and ``W₂ (c, width)`` with entries ``N(0, init²/fan_in)`` (§1.2, from the seed)."""
+    """``W₁ (width, d)`` and ``W₂ (c, width)`` with entries ``N(0, init²/fan_in)`` (from the seed)."""
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(13, 3)))
     return (rng.standard_normal((width, d)) * (init / math.sqrt(d)),
             rng.standard_normal((c, width)) * (init / math.sqrt(width)))
@@ -215,7 +215,7 @@ def gd_linear(Sxx: Any, Syx: Any, syy: float, W1: Any, W2: Any, lr: float, itera
     """Full-batch GD on ``f(x) = W₂W₁x`` with loss ``½ mean ‖y − W₂W₁x‖²`` from the sufficient statistics:
     ``G = Σ_yx − W₂W₁Σ_xx``, ``W₁ += lr W₂ᵀG``, ``W₂ += lr G W₁ᵀ``. Returns the losses ``(T + 1,)`` and the mode
     magnitudes ``‖e_jᵀ W₂W₁‖`` ``(T + 1, c)`` (float32) for the eigenvectors ``e_j`` of :func:`linear_modes`
-    (``modes``; computed when ``None``), the feature attribution of §1.3."""
+    (``modes``; computed when ``None``), the feature attribution of the empirical staircase."""
     Sxx = np.asarray(Sxx, dtype=np.float64)
     Syx = np.asarray(Syx, dtype=np.float64)
     W1 = np.array(W1, dtype=np.float64)
@@ -472,7 +472,7 @@ def _curve_sample(L: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def flow_diagonal(X: Any, y: Any, alphas: Sequence[float], lr: float, iterations: int,
                   chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
-    """The gradient *flow* of :func:`gd_diagonal` (``ground_truth="flow"``, spec §1.3.1): ``u̇ = g ⊙ v``,
+    """The gradient *flow* of :func:`gd_diagonal` (``ground_truth="flow"``): ``u̇ = g ⊙ v``,
     ``v̇ = g ⊙ u`` integrated by ``solve_ivp`` (DOP853, rtol 1e−9, atol 1e−12·α²) and read at the flow times
     ``t = lr·iteration``. Same return values as :func:`gd_diagonal`; it differs from GD by ``O(lr)``."""
     from scipy.integrate import solve_ivp
@@ -602,7 +602,7 @@ def ground_truth(p: Mapping[str, Any], seed: int, mode: str = "gd", disk: bool =
 
 class StaircaseEvaluator:
     """Private scorer of one instance: the measured staircase (computed in :meth:`prepare`, before the solver's
-    clock) and the score of §1.6."""
+    clock) and the score defined in the module docstring."""
 
     def __init__(self, params: Mapping[str, Any], seed: int, alpha: float, mode: str, disk: bool):
         self.params, self.seed, self.alpha, self.mode, self.disk = dict(params), int(seed), float(alpha), mode, disk
@@ -660,7 +660,7 @@ class StaircaseTask:
         if not isinstance(paper_scale, (bool, np.bool_)):
             raise ValueError(f"paper_scale must be True or False, got {paper_scale!r}")
         self.paper_scale = bool(paper_scale)
-        if self.paper_scale:  # the notebooks' settings (§1.2, paper-scale column)
+        if self.paper_scale:  # the notebooks' settings (paper scale)
             d, a, alpha = (5,), (1.0,), (0.5, 0.1, 1e-2, 1e-4, 1e-8, 1e-16)
             linear_d, linear_init = (10,), 1e-15
         self.d = check_ints(d, "d", 1)

@@ -24,10 +24,12 @@ Instance [design unless tagged]:
   the staircase showed only frequencies 1 and 3.
 
 Features are frequencies ``k ∈ {1, …, p/2}``: the power ``‖F_k f‖`` of the network's output at ``k`` (mean over the
-batch), per iteration; the drop's feature is the frequency whose power grows most (§1.3). A frequency is learned in
+batch), per iteration; the drop's feature is the frequency whose power grows most. A frequency is learned in
 several sub-drops (one per neuron that activates on it; a quadratic neuron represents only part of a frequency's
 component), each at the level AGF predicts; the frequencies appear in decreasing amplitude order and the plateau
 after each equals the energy of the frequencies not yet learned (tested).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Report and figure of ``FeatureStaircase-v0`` (spec ``learning-dynamics.md`` §1.6).
+"""Report and figure of ``FeatureStaircase-v0`` (``docs/papers/agf.md``).
 
 * :func:`report_table` — per setting, initial scale ``α`` and predictor: the mean ``staircase_error`` and its four
   terms (time, level, count, order) over the instances, the median seconds of the prediction and its cost

@@ -72,6 +72,8 @@ Deviations and open points: the digits training/query split, subspace dimensions
 source≠target rule for queries is [design]; the paper's MNIST/CIFAR-10/speech experiments are replaced by LS-GMM and
 bundled digits. ``figures`` draws per-configuration bars of the score and the subspace error and, with
 ``paper_scale``, the score against ``n`` (a scatter of ``Ûᵀx`` would need the solutions, which runs do not keep).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ from papergym.envs.tasks.base import (
     register_task,
     split_instances,
 )
+from papergym.envs.tasks.haar import haar
 
 __all__ = ["SubspaceTask", "SubspaceProblem", "SubspaceEvaluator", "LSGMMTruth", "DigitsTruth", "subspace_error",
            "gmm_score", "gmm_logpdf", "make_lsgmm", "FAMILIES", "SUPERVISIONS", "TINTS", "GAMMA", "N_QUERIES"]
@@ -215,11 +218,6 @@ def gmm_score(truth: LSGMMTruth, X: np.ndarray, alpha: float = 1.0, sigma: float
 
 
 # ---------------------------------------------------------------------------------------------- generators
-def _haar_columns(m: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    q, r = np.linalg.qr(rng.standard_normal((m, m)))
-    return (q * np.sign(np.diag(r)))[:, :k]
-
-
 def _circle(k: int, radius: float, rng: np.random.Generator) -> np.ndarray:
     phase = rng.uniform(0.0, 2.0 * math.pi)
     a = phase + 2.0 * math.pi * np.arange(k) / k
@@ -229,7 +227,7 @@ def _circle(k: int, radius: float, rng: np.random.Generator) -> np.ndarray:
 def make_lsgmm(seed: int, angle: float = 0.0) -> LSGMMTruth:
     """The LS-GMM generator of instance seed ``seed`` (module docstring)."""
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(0,)))
-    W = _haar_columns(DIM, 4, rng)
+    W = haar(rng, DIM, 4, square_draw=True)
     U, V = W[:, :2], W[:, 2:]
     th = math.radians(angle)
     V = math.cos(th) * V + math.sin(th) * U

@@ -5,7 +5,7 @@ All resampling uses a fixed seed, so tables and figures are reproducible.
 Per-run helpers (used by the runner, the bench and the plots): :func:`bootstrap_ci`,
 :func:`bootstrap_mean_ci_columns`, :func:`iqm`.
 
-Leaderboard scoring (issue 6, DESIGN.md section 5):
+Leaderboard scoring (docs/leaderboard/submitting.md, "Ranking"):
 
 * :func:`stratified_bootstrap` -- every submission of a benchmark is evaluated on the same strata (instance
   families / task instances) and the same hidden seed indices, so the bootstrap is *stratified* (seed

@@ -1,4 +1,4 @@
-"""bench() and `papergym bench` on NystromODE-v0 (issue 5): the same numbers on every backend, PAR-2
+"""bench() and `papergym bench` on NystromODE-v0: the same numbers on every backend, PAR-2
 scoring of failures, sweeps over m, the paper-style report and figures."""
 
 from __future__ import annotations

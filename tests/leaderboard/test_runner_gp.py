@@ -1,5 +1,5 @@
 """The runner on NoiseFreeGPBandit-v0: simple-regret curves, R(T/2) and flatness, agent diagnostics as
-columns, resolved env defaults, the two-panel figure; and the command of issue 3."""
+columns, resolved env defaults, the two-panel figure; and the ``papergym compare`` command."""
 
 from __future__ import annotations
 

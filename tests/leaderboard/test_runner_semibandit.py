@@ -1,5 +1,5 @@
 """The runner on MSetSemiBandit-v0: static (best-fixed-set) regret where it differs from the per-round
-regret, the regret ratios of spec 3.8, the log-x panel, and the command of issue 4."""
+regret, the regret ratios, the log-x panel, and the ``papergym compare`` command."""
 
 from __future__ import annotations
 

@@ -35,6 +35,8 @@ env's archive. Diagnostics: ``evaluated_moves`` (``T·P`` at most), ``policy_sec
 Weights: ``weights="sd2-10x5"`` (default; the model card is ``weights/MODEL_CARD.md``), the name of any
 file in ``weights/`` or a path to a file written by ``papergym fjsp train-mistar``. The network's sizes
 and whether it was trained with memory come from the file.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

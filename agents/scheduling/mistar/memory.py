@@ -1,4 +1,5 @@
-"""MIStar's memory module and revisit penalty (spec §11.6 and §11.8).
+"""MIStar's memory module and revisit penalty (Wang et al., NeurIPS 2025, OpenReview ``sdlLycSeZl``;
+``docs/papers/fjsp-mistar.md``).
 
 Association matrix [design form of the paper's "operation–machine association matrix keeping order but no
 attributes"]
@@ -16,10 +17,12 @@ Soft voting (the historical action embedding)
 Revisit penalty [design form of the paper's penalty that "gains weight over the episode"]
     ``r_penalty = λ (t/T) max_{t' < t} cos(L_{t+1}, L_{t'})^κ`` (0 at ``t = 0``), ``λ = penalty_weight ·
     C_max(s_0)/|O|`` (``penalty_weight = 0.1``), sharpness ``κ = 200``. The exponent is a papergym addition
-    to the spec's form (``κ = 1``): on SD2 10×5 the largest cosine of a *new* solution to an earlier one has
+    to the plain form (``κ = 1``): on SD2 10×5 the largest cosine of a *new* solution to an earlier one has
     median 0.976 and 99th percentile 0.999 (random walks from MWKR), so with ``κ = 1`` the "penalty" is an
     almost constant cost of every step that only blurs the value function; with ``κ = 200`` it is ≈ 0.008
     for a typical new solution, ≈ 0.8 for a near-copy and 1 for an exact revisit.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

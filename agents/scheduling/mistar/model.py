@@ -1,4 +1,5 @@
-"""MIStar's network: the MHGNN encoder and the pair-scoring decoder (spec §11.3–7).
+"""MIStar's network: the MHGNN encoder and the pair-scoring decoder (Wang et al.,
+NeurIPS 2025, OpenReview ``sdlLycSeZl``; ``docs/papers/fjsp-mistar.md``).
 
 Input graph
     The directed heterogeneous disjunctive graph of a complete solution, with the raw features of
@@ -9,7 +10,7 @@ Input graph
     the decoder. :func:`batch_graphs` builds this graph for many solutions at once as one disjoint union
     (numpy index offsets instead of collating one PyG ``HeteroData`` per solution), with one graph-level
     input, the episode progress ``t/T``.
-MHGNN encoder (spec §11.5)
+MHGNN encoder
     Operation embedding ``h_O = [μ^L ‖ ν^L] ∈ R^{2q}`` from two channels run side by side for ``L`` layers:
 
     * a **topological GIN channel** over the operation graph (job and machine arcs, both directions):
@@ -22,14 +23,14 @@ MHGNN encoder (spec §11.5)
     sequence, with separate linear maps for the two node types (a bipartite GAT
     ``(op → machine)``) plus a root term ``W_root x_M``. Graph embedding
     ``g = [mean_O h_O ‖ mean_M h_M ‖ t/T]`` [design: mean pooling].
-Decoder (spec §11.7)
+Decoder
     An action is a pair ``(O_m, x)``: move ``O_m`` before operation ``x`` or, for an end-of-machine target,
     to the end of machine ``k`` [design]. Score ``s = MLP([h_Om ‖ h_x ‖ h_Mk ‖ g ‖ votes ‖ end ‖ a])`` with
     the raw pair attributes ``a = (p_{O_m,k}/C_max, [k = current machine of O_m])`` [design: the time of the
     moved operation on the target machine is an instance datum no node embedding carries] over the
     **legal** pairs only (the ``nopt2-lite`` neighbourhood), softmax per graph: pairs outside the mask are
     never scored, so they get probability exactly 0. ``h_x = 0`` for end targets, ``h_Mk`` is the target
-    machine's embedding, ``votes`` the memory's two soft votes (spec §11.6, :mod:`.memory`). The first
+    machine's embedding, ``votes`` the memory's two soft votes (:mod:`.memory`). The first
     MLP layer is applied per component and summed (the same function, computed once per node instead of
     once per pair). A value head ``V = (1 − t/T) · MLP(g)`` serves PPO: the factor makes the value vanish at
     the horizon by construction (with ``t/T`` only as one input among ``3q + 1``, a plain ``MLP(g)`` predicted
@@ -37,6 +38,8 @@ Decoder (spec §11.7)
 Hyperparameters [design; the paper's sizes are unknown]
     ``hidden`` q (64 in the shipped weights, 128 in L2S's ``parameters.py``), ``layers`` L = 4, one
     attention head, dropout 0.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -54,6 +54,8 @@ Checkpoints and reproducibility
     same seed, threads and library versions produce identical weights. After every validation the whole
     state (network, optimiser, generators, history) goes to a checkpoint; ``resume`` continues from it and
     ends with the weights an uninterrupted run gives (``papergym fjsp train-mistar ... --resume``).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

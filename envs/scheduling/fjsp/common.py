@@ -188,7 +188,7 @@ def pad_static(inst: Instance, N: int, M: int) -> dict[str, np.ndarray]:
 
 
 class FJSPOracle:
-    """Evaluation-side quantities of the current instance (spec §10).
+    """Evaluation-side quantities of the current instance.
 
     ``lower_bound`` = max(table LB, ``max_j Σ_{o∈J_j} min_k p_ok``, ``⌈Σ_o min_k p_ok / m⌉``);
     ``reference`` = best known makespan (``bks.json``) or papergym's offline CP-SAT reference

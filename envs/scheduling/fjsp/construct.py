@@ -2,7 +2,7 @@
 
 Description
     Jobs are chains of operations; each operation runs on one of its eligible machines with a
-    machine-dependent integer time (spec §2). At each step the agent schedules the next operation of an
+    machine-dependent integer time. At each step the agent schedules the next operation of an
     unfinished job on an eligible machine; it starts at ``max(job_ready_j, machine_ready_k)`` and is
     appended to the machine's sequence. The episode builds a complete semi-active schedule.
 Action Space
@@ -54,6 +54,8 @@ Paper
     al., IEEE TNNLS 2023).
 Version History
     v0: initial version.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ __all__ = ["FJSPEnv", "ENV_ID", "COMPARE_DEFAULTS", "REWARD_MODES", "construct_p
 
 ENV_ID = "FJSP-v0"
 REWARD_MODES = ("dense_lb", "terminal")
-#: ``papergym compare FJSP-v0`` defaults: the 20 first SD2 10x5 test instances (spec §14).
+#: ``papergym compare FJSP-v0`` defaults: the 20 first SD2 10x5 test instances.
 COMPARE_DEFAULTS: dict[str, Any] = {"seeds": 20, "env_kwargs": {"instances": "sd2-10x5"}}
 REGRET_NAME = "C_max - LB"
 #: ``papergym compare`` draws the makespan of the partial schedule (``env.makespan``) after every step, as the gap to the reference

@@ -1,4 +1,5 @@
-"""Synthetic FJSP instance generators: SD1 (Song et al.) and SD2 (DANIEL, Wang et al.) — spec §4.
+"""Synthetic FJSP instance generators: SD1 (Song et al.) and SD2 (DANIEL, Wang et al.);
+see ``docs/papers/fjsp-mistar.md``.
 
 Training sizes ``n x m``: 10x5, 20x5, 15x10, 20x10; generalisation sizes 30x10, 40x10.
 
@@ -19,6 +20,8 @@ Training sizes ``n x m``: 10x5, 20x5, 15x10, 20x10; generalisation sizes 30x10, 
 
 Environments draw their own instances from a ``numpy.random.Generator`` (the instance stream of
 ``SeedSequence(seed)``), never from the legacy RNG.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Solutions, validation and makespan evaluation on the disjunctive graph (spec §2, §6, §7).
+"""Solutions, validation and makespan evaluation on the disjunctive graph
+(``docs/papers/fjsp-mistar.md``).
 
 A **solution** is a routing (one machine per operation) plus a total order per machine, stored as
 linked lists: ``assign[o]`` (machine of ``o``), ``mpred[o]`` / ``msucc[o]`` (machine predecessor /
@@ -12,7 +13,8 @@ Job arcs are implicit (``o-1 → o`` inside a job). With ``p_o = proc[o, assign[
 If Kahn's algorithm cannot order every operation the graph has a cycle and the solution is infeasible
 (:class:`CycleError`). The semi-active schedule of an acyclic solution starts every operation at its head.
 
-**Moves** (``nopt2-lite``, spec §7): take a critical operation ``v``, remove it (graph ``G⁻``: ``v``
+**Moves** (``nopt2-lite``, after Mastrolilli & Gambardella's N_opt2, J. Scheduling 3:3–20, 2000):
+take a critical operation ``v``, remove it (graph ``G⁻``: ``v``
 deleted, its old machine neighbours joined, ``JP(v) → JS(v)`` joined; heads ``r⁻`` and tails ``q⁻``
 recomputed) and re-insert it between consecutive ``u → w`` of an eligible machine ``k`` (``u``/``w`` may be
 absent). The insertion is **legal** (creates no cycle) if ``u ≠ JS(v)``, ``w ≠ JP(v)``, and
@@ -25,7 +27,7 @@ absent). The insertion is **legal** (creates no cycle) if ``u ≠ JS(v)``, ``w �
 
 **Exact O(1) makespan of a legal move.** With ``r′ = max(r⁻_JP + p_JP, r⁻_u + p_u)`` and
 ``q′ = max(q⁻_JS + p_JS, q⁻_w + p_w)``, the longest path through ``v`` after the move is
-``est = r′ + p_vk + q′`` (spec §6), and the new makespan is exactly ``max(est, C_max(G⁻))``.
+``est = r′ + p_vk + q′``, and the new makespan is exactly ``max(est, C_max(G⁻))``.
 Proof: the new graph without ``v`` is ``G⁻`` minus the arcs ``u → w`` and ``JP → JS``; each is replaced by a
 strictly longer path through ``v``, and legality means no path of ``G⁻`` uses both. So every path of ``G⁻``
 maps to a path of the new graph at least as long (``C_max ≥ C⁻``), and the paths avoiding ``v`` are at most

@@ -1,4 +1,5 @@
-"""The heterogeneous disjunctive graph of a solution as a ``torch_geometric.data.HeteroData`` (spec §11.3–4).
+"""The heterogeneous disjunctive graph of a solution as a ``torch_geometric.data.HeteroData``
+(MIStar's input graph; ``docs/papers/fjsp-mistar.md``).
 
 Node types
     ``op`` (one per operation), ``machine`` (one per machine). No source/sink nodes: heads and tails
@@ -20,6 +21,8 @@ Machine features (4) [design]
     ``1 − load / last completion`` (0 for an idle machine).
 
 ``torch`` and ``torch_geometric`` are the ``torch`` extra (``pip install 'papergym[torch]'``).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -60,6 +60,8 @@ Paper
 Version History
     v0: initial version; ``init="sampled-dispatch"`` added (the default of ``papergym compare`` and the
     leaderboard; the env's own default stays ``mwkr``).
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 An instance has ``J`` jobs and ``M`` machines; job ``i`` is a chain of ``n_i`` operations, numbered
 globally ``0..N-1`` job after job (job 0's operations first, in order). ``proc[o, k]`` is the integer
 processing time of operation ``o`` on machine ``k`` (0-based), ``0`` meaning machine ``k`` is not eligible.
-Every operation has at least one eligible machine and all times are positive integers (spec §2).
+Every operation has at least one eligible machine and all times are positive integers.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ class Instance:
         return self.proc.sum(axis=1) / e.sum(axis=1)
 
     def lower_bound(self) -> int:
-        """A simple valid lower bound on the makespan (spec §10):
+        """A simple valid lower bound on the makespan:
         ``max(max_j Σ_{o∈J_j} min_k p_ok, ⌈Σ_o min_k p_ok / M⌉)``."""
         mp = self.min_proc
         job_lb = int(np.add.reduceat(mp, self.job_start[:-1]).max())

@@ -1,4 +1,4 @@
-"""Reading and writing flexible job-shop instances (spec §3).
+"""Reading and writing flexible job-shop instances.
 
 ``.fjs`` (Brandimarte / Hurink / "FJSPLIB") grammar::
 

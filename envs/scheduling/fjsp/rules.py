@@ -1,4 +1,4 @@
-"""Dispatching rules for the constructive FJSP process (spec §12), shared by the ``FJSP-v0`` baselines
+"""Dispatching rules for the constructive FJSP process (``docs/papers/fjsp-mistar.md``), shared by the ``FJSP-v0`` baselines
 and the ``FJSPImprove-v0`` initialisers.
 
 A decision picks an (operation, machine) pair among the startable ones: the next operation of an
@@ -16,6 +16,8 @@ operations (a.k.a. MOPNR); ``mwkr`` most remaining work (Σ mean eligible ``p`` 
 ``random`` a uniform candidate pair.
 Machine rules: ``eet`` earliest machine availability (min ``machine_ready``), then shortest ``p``;
 ``spt`` shortest ``p``, then earliest availability.
+
+Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tests of ftpl-frechet (agents/bandits/ftpl_frechet.py), spec 3.6 of papers/bandits.md: the Fréchet
+"""Tests of ftpl-frechet (agents/bandits/ftpl_frechet.py; docs/papers/mset-semibandit.md): the Fréchet
 sampler against its CDF, the tie rule, geometric resampling against a direct Monte-Carlo of the
 selection probabilities, an independent step-by-step reference on the same random stream, special
 cases m = 1 and m = d, batching, the cap, errors, and regret on a stochastic instance."""
@@ -157,7 +157,7 @@ def test_gr_counts_unbiased_for_inverse_selection_probability(m, alpha):
 
 # ------------------------------------------------------------------------------ the whole loop vs a reference
 def reference_ftpl(d, m, seed, U, mu, T, c=1.0, alpha=2.0, eta_scale=1.0, cap=1_000_000, only_on_loss=True):
-    """Spec 3.6 step by step in plain Python on the agent's documented stream: act draws d uniforms in
+    """The algorithm's steps (module docstring) in plain Python on the agent's documented stream: act draws d uniforms in
     arm order; GR draws one vector per step, its entries on first use (arm i's own entry first, then
     j = 0, 1, ... while fewer than m arms beat it), pending arms in index order."""
     rs = rng_state(seed)

@@ -54,7 +54,7 @@ def test_registered_as_the_papers_method():
                                                ("matern-2.5", 0.2, 2, 30), ("se", 0.2, 2, 30)])
 @pytest.mark.parametrize("B", [1.0, 3.0])
 def test_instantaneous_regret_bounded_by_2B_sigma(kernel, ell, d, side, B):
-    """Spec 2.9: with beta^1/2 = B and ||f||_k <= B, f* - f(x_t) <= 2 B sigma_{t-1}(x_t) every round, hence
+    """The paper's guarantee: with beta^1/2 = B and ||f||_k <= B, f* - f(x_t) <= 2 B sigma_{t-1}(x_t) every round, hence
     R_T <= 2 B sum_t sigma and simple regret <= 2 B min_t sigma."""
     C = grid(d, side)
     for seed in range(3):

@@ -1,5 +1,5 @@
 """Tests of MDBE (agents/bandits/mdbe.py) against hand-computed answers, invariants and an
-independent reference implementation of spec 1.6 (papers/bandits.md)."""
+independent reference implementation of the algorithm (docs/papers/nonstat-lipschitz.md)."""
 
 from __future__ import annotations
 
@@ -440,7 +440,7 @@ def test_registered_and_runs_on_env():
 
 # --------------------------------------------------------------------------- reference implementation
 class _Reference:
-    """Direct transcription of spec 1.6 for d = 1 (dense per-round estimate vectors, every window
+    """Direct transcription of the algorithm for d = 1 (dense per-round estimate vectors, every window
     summed from cumulative sums, every ordered pair compared), drawing from its Generator in the
     same order as the kernel, so the two must play the same actions."""
 

@@ -57,7 +57,7 @@ def test_iterates_and_steps_are_invariant_to_the_scales(rule):
 
 @pytest.mark.parametrize("rule", ["independent", "hierarchical"])
 def test_the_older_rules_are_not_invariant(rule):
-    """Control: the same comparison separates the spec's rules (their v or x steps carry the wrong units)."""
+    """Control: the same comparison separates the older rules (their v or x steps carry the wrong units)."""
     base = _run("1:1", step_rule=rule, m0=1e-12, gamma=1.0)
     other = _run("10:0.1", step_rule=rule, m0=1e-12, gamma=1.0)
     assert np.max(np.abs(other[2] - base[2])) > 1e-3 * np.max(np.abs(base[2]))

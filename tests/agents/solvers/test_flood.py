@@ -1,4 +1,4 @@
-"""Tests of the ``flood`` numerical core (``agents/solvers/flood.py``; spec ``topology.md`` §§2, 5).
+"""Tests of the ``flood`` numerical core (``agents/solvers/flood.py``; ``docs/papers/flood.md``).
 
 Known answers: closed-form values on an equilateral triangle and a regular tetrahedron, the grid sizes,
 the covering-radius bound of the barycentric grid (brute force), Flood = Alpha diagrams with all points as
@@ -75,7 +75,7 @@ def test_barycentric_grid_sizes_and_faces():
         np.testing.assert_allclose(full.sum(axis=1), 1.0)
         assert np.all(full >= 0) and np.all(inner > 0)
         assert len({tuple(np.round(r * m).astype(int)) for r in full}) == len(full)
-    assert barycentric_grid(3, 30).shape[0] == 4960  # the spec's count
+    assert barycentric_grid(3, 30).shape[0] == 4960  # C(29 + 3, 3) grid points
 
 
 def test_covering_radius_bound_brute_force():
@@ -183,7 +183,7 @@ def test_sphere_one_prominent_h2():
 def test_torus_betti_numbers():
     rng = np.random.default_rng(9)
     chunks, n = [], 0
-    while n < 4000:  # area-uniform: accept with probability (1 + 0.4 cos φ)/1.4 (spec §3.1)
+    while n < 4000:  # area-uniform: accept with probability (1 + 0.4 cos φ)/1.4
         u = rng.uniform(0, 2 * np.pi, (8000, 2))
         u = u[rng.random(8000) < (1 + 0.4 * np.cos(u[:, 1])) / 1.4]
         chunks.append(u)
@@ -192,7 +192,7 @@ def test_torus_betti_numbers():
     x = np.c_[(1 + 0.4 * np.cos(ph)) * np.cos(th), (1 + 0.4 * np.cos(ph)) * np.sin(th), 0.4 * np.sin(ph)]
     x += 0.02 * rng.standard_normal(x.shape)
     dgms = flood_persistence(x, 1000, points_per_edge=8, seed=0)
-    thr = 0.5 * 0.4  # the spec's prominence threshold (r_lo → minor radius)
+    thr = 0.5 * 0.4  # the task's prominence threshold (r_lo → minor radius)
     assert [_prominent(d, thr) for d in dgms] == [0, 2, 1]
     assert [_n_inf(d) for d in dgms] == [1, 0, 0]
 

@@ -376,7 +376,7 @@ def test_registration():
 
 
 # ==================================================================== the NystromODE-v0 suite
-# Known failures at n = 100, m = 50 (reported to the lead; see the module docstring of the solver):
+# Known failures at n = 100, m = 50 (see the module docstring of the solver):
 # N5 (unstable coupled system: Gauss-Newton from the constant start does not reach the basin) and
 # N7 (Lotka-Volterra spikes on [0, 10]: the best L2 approximation by 50 Gaussian features is 1.5 % off).
 KNOWN_HARD = {"N5", "N7"}

@@ -93,7 +93,7 @@ def test_works_on_a_sandbox_style_namespace():
 
 @pytest.mark.slow
 def test_zpd_premise_confidence_tracks_multi_sample_accuracy():
-    """Spec §3.9.2: what transfers from the paper is that one teacher-forced pass ranks problems like multi-sample
+    """What transfers from the paper is that one teacher-forced pass ranks problems like multi-sample
     accuracy does. On a 1,000-problem default-law pool, exp(Conf) and the 8-sample accuracy are strongly rank
     correlated, and ufo-rl's selection lies between the easiest and hardest problems."""
     from scipy.stats import spearmanr

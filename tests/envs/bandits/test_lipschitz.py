@@ -51,7 +51,7 @@ def test_check_env(instance, d):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(env)
-    # the only expected remarks: Box(-inf, inf) observation (spec 1.3) and no render modes
+    # the only expected remarks: Box(-inf, inf) observation and no render modes
     bad = [str(w.message) for w in caught if "infinity" not in str(w.message) and "render" not in str(w.message)]
     assert bad == []
     assert env.problem.d == d and env.problem.horizon == 2048
@@ -167,7 +167,7 @@ def test_two_peak_argmax_switches(T, c):
     sw = o.argmax_switches()
     assert len(sw) == 2 * c
     for k, t in enumerate(sw):
-        exact = T * (2 * k + 1) / (4 * c)  # spec 1.4: t - 1 = T (2k + 1)/(4c)
+        exact = T * (2 * k + 1) / (4 * c)  # argmax switch: t - 1 = T (2k + 1)/(4c)
         assert t - 1 >= exact > t - 2
     # brute force: which peak is better at every round (ties, alpha = 1/2, only at integer `exact`)
     better07 = np.array([o.mean_reward([0.7], t) > o.mean_reward([0.3], t) for t in range(1, T + 1)])
@@ -241,7 +241,7 @@ def test_phase_families_change_points():
 
 # ------------------------------------------------------------------------------------ significant shifts
 def brute_force_shifts(oracle, T, grid, c_sig=1.0):
-    """Spec 1.5 with every window length, written directly (slow; tiny T only)."""
+    """The significant-shift definition with every window length, written directly (slow; tiny T only)."""
     pts = ((np.arange(grid) + 0.5) / grid)[:, None]
     delta = np.array([oracle.gaps(pts, t) for t in range(1, T + 1)])  # (T, G)
     shifts, tau, t = [], 1, 1

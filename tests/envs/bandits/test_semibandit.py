@@ -1,5 +1,5 @@
 """Tests of MSetSemiBandit-v0 (papergym.envs.bandits.semibandit): the MSet space, every family's means
-against the spec formulas, the oracle against brute force, the realised losses against the raw noise
+against the documented formulas, the oracle against brute force, the realised losses against the raw noise
 stream, invalid actions, kwargs, check_env and vector-env bit-identity."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Entropic games (spec games.md): known answers of the oracles, the action rules, the roles, PettingZoo."""
+"""Entropic games (docs/papers/best-response-games.md): known answers of the oracles, the action rules, the roles,
+PettingZoo."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def test_omega_matches_brute_force():
 
 
 def test_finite_set_contraction_bound_holds():
-    """spec §3: ||p(z) - p(z')||_1 <= osc(z - z')/2 for p = softmax(log pi + z)."""
+    """Finite-set contraction bound: ||p(z) - p(z')||_1 <= osc(z - z')/2 for p = softmax(log pi + z)."""
     rng = np.random.default_rng(1)
     for _ in range(200):
         lr = np.log(rng.dirichlet(np.ones(6)))
@@ -358,7 +359,7 @@ def test_game_invalid_actions_leave_the_state_unchanged():
 
 # ---------------------------------------------------------------------------------------- Markov game
 def _soft_vi_ni(game, mu, nu, iters=3000):
-    """NI by plain soft value iteration (spec §6.1 formulas), independent of the oracle's policy iteration."""
+    """NI by plain soft value iteration (the game's formulas), independent of the oracle's policy iteration."""
     tau, g = game.tau, game.gamma
     W = np.zeros(game.S)
     U = np.zeros(game.S)

@@ -130,7 +130,7 @@ def test_sd1_shipped_files_match_the_generator_family(size, n, m, lo, hi):
         assert inst.n_jobs == n and inst.n_machines == m
         assert lo <= inst.job_ops.min() and inst.job_ops.max() <= hi
         assert 1 <= inst.proc[inst.proc > 0].min() and inst.proc.max() <= 20
-        # correlated times (spec §4): all eligible times of an operation lie within +-20 % of one base time
+        # correlated times: all eligible times of an operation lie within +-20 % of one base time
         for row in inst.proc:
             q = row[row > 0]
             assert q.max() - q.min() <= 9

@@ -151,7 +151,7 @@ def test_hvp_and_jvp_are_derivatives_of_the_gradient(family):
 
 
 def test_syn_oracle_matches_the_spec_objectives():
-    """grad_y_l, grad_y_f against finite differences of l_i, f_i written from the spec's formulas."""
+    """grad_y_l, grad_y_f against finite differences of l_i, f_i written from the task's formulas."""
     n, cl, cf = 3, 10.0, 0.1
     inst = SynInstance(n, 1.0, 7)
     o = BilevelOracle(inst, np.full((n, n), 1 / n), cl, cf, 10, None, 0)
@@ -201,7 +201,7 @@ def test_digits_partitions():
 
 # ------------------------------------------------------------------------------------ solver behaviour
 def _central_syn(inst, cl, cf, T, step, report_every=10, x0=None):
-    """Centralised reference on the averaged syn objective, written from the spec's closed forms: global
+    """Centralised reference on the averaged syn objective, written from the task's closed forms: global
     H̄, c̄ from the raw rows; ``step(t, g) -> (ηx, ηy, ηv)`` given the three global oracles."""
     A, b, Av, bv = inst.A, inst.b, inst.Av, inst.bv
     Hb = np.mean([a.T @ a / 50 for a in A], axis=0)

@@ -43,7 +43,7 @@ def test_cauchy_helper_on_known_function():
 
 
 # ------------------------------------------------------------------------------------------- suite
-SHAPES = {  # kind, order, dim, (t0, tf) at canonical params -- spec section 2.1
+SHAPES = {  # kind, order, dim, (t0, tf) at canonical params (the 16-problem suite)
     "L1": ("linear", 1, 1, (0, 1)), "L2": ("linear", 1, 1, (0, 10)), "L3": ("linear", 1, 1, (0, 2)),
     "L4": ("linear", 1, 1, (0, 2)), "L5": ("linear", 1, 1, (0, 5)), "L6": ("linear", 2, 1, (0, 2)),
     "L7": ("linear", 2, 1, (0, 2 * np.pi)), "L8": ("linear", 2, 1, (0, 10)), "L9": ("linear", 1, 2, (0, 2 * np.pi)),

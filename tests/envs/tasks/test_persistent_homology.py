@@ -130,7 +130,7 @@ def test_flood_with_all_points_is_within_its_sampling_bound():
 
 
 def test_flood_default_recovers_the_voids():
-    # radii U(0.15, 0.2): at N = 5,000 voids near r = 0.1 fall below the threshold even in Alpha (spec §7)
+    # radii U(0.15, 0.2): at N = 5,000 voids near r = 0.1 fall below the threshold even in Alpha
     t = make_task(TASK, k=4, r_lo=0.15, r_hi=0.2, fidelity_n=5000, seeds=[2])
     pb, ev = t.make(_ref("cheese", 5000, seed=2, k=4, r_lo=0.15, r_hi=0.2))
     sol = make_solver("flood", TASK, seed=None).solve(pb, Budget(), _noop)

@@ -1,4 +1,4 @@
-"""PreferenceHallucination-v0: the co-occurrence prior has the spec's 80 % rate, captions / rejected captions / m′
+"""PreferenceHallucination-v0: the co-occurrence prior has the targeted 80 % rate, captions / rejected captions / m′
 retrieval follow their rules, the numpy policy's sequence log-probs equal a direct computation and are normalised,
 greedy decoding takes the argmax, CHAIR / recall / F1 have their closed forms on hand-made captions, the shipped
 reference policy hallucinates the absent partner at a measurable rate, instances are seeded, hostile solutions are
