@@ -1,1 +1,2 @@
-"""Bandit environments: NonStatLipschitz-v0 (lipschitz.py)."""
+"""Bandit environments: NonStatLipschitz-v0 (``lipschitz/``), NoiseFreeGPBandit-v0 (``gp/``), MSetSemiBandit-v0
+(``semibandit/``)."""

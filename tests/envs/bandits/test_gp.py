@@ -15,6 +15,8 @@ from gymnasium.utils.env_checker import check_env
 
 import papergym.envs  # noqa: F401  (registers the ids)
 import papergym.envs.bandits.gp as gpmod
+from papergym.envs.bandits.gp import instances as gp_instances
+from papergym.envs.bandits.gp import posterior as gp_posterior
 from papergym.envs import InvalidActionError, run_seeds
 from papergym.envs.bandits.gp import (
     INSTANCES,
@@ -317,10 +319,10 @@ def test_gym_make_and_episode():
 
 
 def test_determinism_and_seed_dependence():
-    gpmod._instance_cached.cache_clear()
+    gp_instances.cached_instance.cache_clear()
     for mode in ("discrete", "continuous"):
         a = make(7, d=2, action_mode=mode).oracle
-        gpmod._instance_cached.cache_clear()  # rebuild from scratch
+        gp_instances.cached_instance.cache_clear()  # rebuild from scratch
         b = make(7, d=2, action_mode=mode).oracle
         c = make(8, d=2, action_mode=mode).oracle
         assert a._inst is not b._inst
@@ -576,7 +578,7 @@ def test_add_point_rejects_non_finite_points_and_jitter_is_capped(monkeypatch):
     g2 = gpmod.NoiseFreeGP(gpmod.make_candidates(1), "se", 0.1, jitter=1e-10)
     g2.add(3, 0.5)
     mean, var = g2.mean.copy(), g2.var.copy()
-    monkeypatch.setattr(gpmod, "solve_triangular", lambda L, b, **kw: np.full_like(b, 10.0))  # delta^2 < 0
+    monkeypatch.setattr(gp_posterior, "solve_triangular", lambda L, b, **kw: np.full_like(b, 10.0))  # delta^2 < 0
     monkeypatch.setattr(gpmod.NoiseFreeGP, "_rebuild", lambda self: False)
     with pytest.warns(RuntimeWarning, match="jitter raised"), pytest.raises(np.linalg.LinAlgError, match="jitter"):
         g2.add(10, 0.1)
