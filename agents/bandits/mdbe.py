@@ -155,12 +155,18 @@ rounds, so a window sum costs ``O(#cells + C_j)`` and a round ``O(#cells log n)`
 (``"dyadic"``); the memory is ``O(T)`` per run, not ``O(T #cells)``. Per window all ordered pairs are
 tested at once: ``B'`` is evicted iff ``max_B W(B) - W(B') > threshold``. ``act`` returns the action
 computed at the end of the previous ``update`` (one kernel call per round).
+
+The kernels read two named tuples, documented field by field where they are defined: :class:`Config`
+(problem, hyperparameters, memory layout; shared by all runs) and :class:`State` (what a run carries from
+round to round; ``BatchedMDBE`` holds it with a leading run axis). The algorithm as the paper writes it,
+without these data structures, is :mod:`papergym.agents.bandits.mdbe_reference`; the tests check that
+both take the same actions.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -202,13 +208,69 @@ _LOG_TERMS = ("T", "block")
 _REPLAY_SCHEDULES = ("absolute-round", "block-offset")
 _START_GRIDS = ("dyadic", "all")
 
-# ---- layout rows (shared by all runs): lay[ROW, depth]
-_L_N, _L_NOFF, _L_LEN, _L_LOFF, _L_C, _L_COFF, _L_GPOW = range(7)
-# ---- configuration ints: cfg_i[...]
-_C_D, _C_G, _C_GROWTH, _C_MIN, _C_MMAX, _C_T, _C_GRID, _C_COMPAT, _C_LOGBLOCK, _C_ABS = range(10)
-# ---- configuration floats: cfg_f[...]
-_F_C0, _F_LOGT, _F_LOGG = range(3)
-# ---- per-run integer scalars: iv[run, ...]
+# ============================================================================ state structures
+# The kernels read two named tuples (numba compiles a NamedTuple argument as a struct of its fields, so
+# the field names below are the kernels' vocabulary):
+#
+# * ``Config``: the problem, the hyperparameters and the memory layout, shared by all runs, read only.
+# * ``State``: everything one run carries from round to round. ``BatchedMDBE`` holds one ``State`` whose
+#   arrays have a leading run axis; ``_run_state`` takes row ``i`` of it (views, no copy), which is what
+#   the per-run kernels see.
+#
+# Cells of all depths live in flat per-run arrays: depth ``j``'s ``n_cells[j]`` cells are at
+# ``cell_offset[j] .. cell_offset[j] + n_cells[j] - 1`` (left to right for d = 1, Morton order for d > 1).
+# Per-depth arrays are indexed by the depth ``j = 0 .. max_depth`` (entry 0 unused).
+
+
+class Config(NamedTuple):
+    """What all runs share (read only in the kernels). Flags are the ints 0 / 1."""
+
+    d: int  #: dimension of the action cube [0, 1]^d
+    n_children: int  #: children of a cell, G = 2^d
+    growth: int  #: block m lasts growth^m rounds, a depth-j replay growth^j
+    min_depth: int  #: coarsest replay depth (episodes start blocks at min_depth + 1)
+    max_depth: int  #: deepest block reachable within the horizon
+    horizon: int  #: T
+    all_starts: int  #: 1: every window start s1 (start_grid="all"); 0: the dyadic grid
+    code_compat: int  #: 1: reproduce the official code's quirks (module docstring)
+    log_block: int  #: 1: threshold log term log(growth^m); 0: log T
+    absolute_schedule: int  #: 1: replay starts keyed by absolute round; 0: by block offset
+    c0: float  #: threshold constant
+    log_T: float  #: log T (0 for T = 1)
+    log_growth: float  #: log(growth)
+    n_cells: np.ndarray  #: [j] number of depth-j cells, G^(j-1)
+    cell_offset: np.ndarray  #: [j] first index of depth j in the flat per-cell arrays
+    log_length: np.ndarray  #: [j] capacity of depth j's event log (its longest window, in rounds)
+    log_offset: np.ndarray  #: [j] first index of depth j in the flat event-log arrays
+    checkpoint_every: np.ndarray  #: [j] C_j = max(32, n_cells[j]): rounds between prefix checkpoints
+    checkpoint_offset: np.ndarray  #: [j] first index of depth j in the flat checkpoint array
+    growth_pow: np.ndarray  #: [j] growth^j (block / replay length of depth j)
+
+
+class State(NamedTuple):
+    """What one run carries from round to round (a leading run axis in ``BatchedMDBE``)."""
+
+    rng: np.ndarray  #: (4,) uint64: the run's xoshiro256** generator state
+    counters: np.ndarray  #: (N_COUNTERS,) int64: the run's integer scalars, indexed by the _I_* names
+    c0_log: np.ndarray  #: (1,) float: c0 x the log term of the current block (threshold factor)
+    depth_on: np.ndarray  #: [j] int64: 1 if depth j is active (the block depth m or a running replay)
+    window_start: np.ndarray  #: [j] int64: s_start, the round depth j's window started
+    window_end: np.ndarray  #: [j] int64: the round depth j's block / replay ends (first round after it)
+    active: np.ndarray  #: (cells,) int8: 1 if the cell is active (not evicted, at a depth switched on)
+    master: np.ndarray  #: (n_cells[max_depth],) int8: B_MASTER over the depth-m cells
+    evict: np.ndarray  #: (cells,) int8: cells marked for eviction in this round's tests
+    n_desc: np.ndarray  #: (cells,) int64: active descendants of a cell at the next active depth
+    prob: np.ndarray  #: (cells,) float: P_t(B), the probability that the descent reaches cell B
+    window_sum: np.ndarray  #: (cells,) float: sum of the cell's estimates over its depth's window so far
+    log_cell: np.ndarray  #: (log,) int32: per depth and window position, the cell hit (-1: none)
+    log_value: np.ndarray  #: (log,) float: its importance-weighted estimate Y_t / P_t(B)
+    checkpoints: np.ndarray  #: (checkpoint,) float: window_sum of every cell every C_j window positions
+    schedule: np.ndarray  #: (entries, 2) int64: the block's replay starts (key, depth), sorted by key
+    restart_times: np.ndarray  #: (T // 4 + 2,) int64: the rounds at which shifts were declared
+    x: np.ndarray  #: (d,) float: the action of the current round
+
+
+# ---- State.counters: the run's integer scalars
 (
     _I_T,  # current round t (1-based): the round whose action is in x
     _I_M,  # block depth m
@@ -222,15 +284,14 @@ _F_C0, _F_LOGT, _F_LOGG = range(3)
     _I_NMASTER,  # |B_MASTER|
     _I_DIRTY,  # probabilities must be recomputed
 ) = range(11)
-_NIV = 11
-# ---- per-run per-depth ints: dep[run, depth, ...]
-_D_ON, _D_START, _D_END = range(3)
+N_COUNTERS = 11
 
 
 # ============================================================================ numba kernels
 @njit(cache=True)
-def _draw_schedule(rs, m, growth, min_depth, max_off, sched):
-    """Step 3: replay starts ``(offset, depth)`` of a depth-``m`` block, offsets ``< max_off``.
+def _draw_schedule(rng, m, growth, min_depth, max_offset, out):
+    """Step 3: replay starts ``(offset, depth)`` of a depth-``m`` block, offsets ``< max_offset``,
+    written to the rows of ``out``.
 
     Offsets ``s >= 2`` that are multiples of ``growth^j``; depths scanned finest first, one uniform
     per depth tried, the first success ends the scan of ``s``. Returns the number of entries.
@@ -238,13 +299,13 @@ def _draw_schedule(rs, m, growth, min_depth, max_off, sched):
     n = 0
     step = growth**min_depth
     s = step  # the smallest multiple of growth^min_depth that is >= 2
-    while s < max_off:
+    while s < max_offset:
         for j in range(m - 1, min_depth - 1, -1):
             pj = growth**j
             if s % pj == 0:
-                if _rand(rs) < math.sqrt(pj / (s + 1.0)):
-                    sched[n, 0] = s
-                    sched[n, 1] = j
+                if _rand(rng) < math.sqrt(pj / (s + 1.0)):
+                    out[n, 0] = s
+                    out[n, 1] = j
                     n += 1
                     break
         s += step
@@ -274,61 +335,62 @@ def _encode(c, j, d):
     return a
 
 
-@njit(cache=True)
-def _reset_window(j, lay, q, ck):
-    """A depth's window (block for m, replay otherwise) starts: prefix sums and checkpoint 0 = 0."""
-    nj = lay[_L_N, j]
-    b0 = lay[_L_NOFF, j]
-    c0 = lay[_L_COFF, j]
-    for b in range(nj):
-        q[b0 + b] = 0.0
+@njit(cache=True, inline="always")
+def _reset_window(cfg, st, j):
+    """A depth's window (block for m, replay otherwise) starts: window sums and checkpoint 0 = 0."""
+    wsum = st.window_sum
+    ck = st.checkpoints
+    b0 = cfg.cell_offset[j]
+    c0 = cfg.checkpoint_offset[j]
+    for b in range(cfg.n_cells[j]):
+        wsum[b0 + b] = 0.0
         ck[c0 + b] = 0.0
 
 
-@njit(cache=True)
-def _new_block(rs, t, m, cfg_i, cfg_f, lay, iv, fv, dep, act, master, q, ck, sched):
+@njit(cache=True, inline="always")
+def _new_block(cfg, st, t, m):
     """Step 2 (+ step 3): start a depth-``m`` block at round ``t``."""
-    growth = cfg_i[_C_GROWTH]
-    T = cfg_i[_C_T]
-    mmax = cfg_i[_C_MMAX]
-    blen = lay[_L_GPOW, m]
+    iv = st.counters
+    blen = cfg.growth_pow[m]
     iv[_I_M] = m
     iv[_I_T0] = t
     iv[_I_BLEN] = blen
-    for j in range(mmax + 1):
-        dep[j, _D_ON] = 0
+    act = st.active
+    master = st.master
+    for j in range(cfg.max_depth + 1):
+        st.depth_on[j] = 0
     act[:] = 0
-    nm = lay[_L_N, m]
-    b0 = lay[_L_NOFF, m]
+    nm = cfg.n_cells[m]
+    b0 = cfg.cell_offset[m]
     for b in range(nm):
         act[b0 + b] = 1
         master[b] = 1
     for b in range(nm, master.shape[0]):
         master[b] = 0
     iv[_I_NMASTER] = nm
-    dep[m, _D_ON] = 1
-    dep[m, _D_START] = t
-    dep[m, _D_END] = t + blen
-    _reset_window(m, lay, q, ck)
+    st.depth_on[m] = 1
+    st.window_start[m] = t
+    st.window_end[m] = t + blen
+    _reset_window(cfg, st, m)
     # threshold log factor: log T, or log growth^m ("block")
-    if cfg_i[_C_LOGBLOCK] == 1:
-        fv[0] = cfg_f[_F_C0] * m * cfg_f[_F_LOGG]
+    if cfg.log_block == 1:
+        st.c0_log[0] = cfg.c0 * m * cfg.log_growth
     else:
-        fv[0] = cfg_f[_F_C0] * cfg_f[_F_LOGT]
+        st.c0_log[0] = cfg.c0 * cfg.log_T
     # step 3: schedule. Offsets are never reached beyond the horizon; the absolute-round schedule
     # (the official code's) keys it by absolute round (< growth^m).
-    if cfg_i[_C_ABS] == 1:
-        max_off = min(blen, T + 1)
+    if cfg.absolute_schedule == 1:
+        max_off = min(blen, cfg.horizon + 1)
     else:
-        max_off = min(blen, T - t + 1)
-    iv[_I_NSCHED] = _draw_schedule(rs, m, growth, cfg_i[_C_MIN], max_off, sched)
+        max_off = min(blen, cfg.horizon - t + 1)
+    iv[_I_NSCHED] = _draw_schedule(st.rng, m, cfg.growth, cfg.min_depth, max_off, st.schedule)
     iv[_I_SPTR] = 0
     iv[_I_DIRTY] = 1
 
 
 @njit(cache=True)
 def _sched_has(sched, n, s, j):
-    """Is ``(s, j)`` in the (offset-sorted) schedule?"""
+    """Is ``(s, j)`` among the first ``n`` rows of the (key-sorted) schedule ``sched``?"""
     lo = 0
     hi = n
     while lo < hi:
@@ -340,79 +402,91 @@ def _sched_has(sched, n, s, j):
     return lo < n and sched[lo, 0] == s and sched[lo, 1] == j
 
 
-@njit(cache=True)
-def _deactivate(j, lay, dep, act):
-    dep[j, _D_ON] = 0
-    b0 = lay[_L_NOFF, j]
-    for b in range(lay[_L_N, j]):
+@njit(cache=True, inline="always")
+def _deactivate(cfg, st, j):
+    """Switch depth ``j`` off (its replay ended): its cells are inactive."""
+    act = st.active
+    st.depth_on[j] = 0
+    b0 = cfg.cell_offset[j]
+    for b in range(cfg.n_cells[j]):
         act[b0 + b] = 0
 
 
-@njit(cache=True)
-def _round_start(t, cfg_i, lay, iv, dep, act, master, q, ck, sched):
+@njit(cache=True, inline="always")
+def _round_start(cfg, st, t):
     """Step 4: replays ending / starting at round ``t``."""
-    compat = cfg_i[_C_COMPAT]
+    iv = st.counters
+    on = st.depth_on
+    act = st.active
     m = iv[_I_M]
     t0 = iv[_I_T0]
-    mind = cfg_i[_C_MIN]
+    mind = cfg.min_depth
     ended = False
-    if compat == 0:
+    if cfg.code_compat == 0:
         # every replay ending now is deactivated
         for j in range(mind, m):
-            if dep[j, _D_ON] == 1 and dep[j, _D_END] == t:
-                _deactivate(j, lay, dep, act)
+            if on[j] == 1 and st.window_end[j] == t:
+                _deactivate(cfg, st, j)
                 ended = True
     else:
         # code: depths j whose schedule has an entry at absolute round t - growth^j (it may never
         # have started in this block); only the coarsest one is deactivated
         for j in range(mind, m):
-            s = t - lay[_L_GPOW, j]
-            if s >= 0 and s < lay[_L_GPOW, m] and _sched_has(sched, iv[_I_NSCHED], s, j):
-                _deactivate(j, lay, dep, act)
+            s = t - cfg.growth_pow[j]
+            if s >= 0 and s < cfg.growth_pow[m] and _sched_has(st.schedule, iv[_I_NSCHED], s, j):
+                _deactivate(cfg, st, j)
                 ended = True
                 break
     if ended:
         iv[_I_DIRTY] = 1
         only_m = True
         for j in range(mind, m):
-            if dep[j, _D_ON] == 1:
+            if on[j] == 1:
                 only_m = False
         if only_m:  # restore B_MASTER as the active depth-m set (a no-op, see module docstring)
-            b0 = lay[_L_NOFF, m]
-            for b in range(lay[_L_N, m]):
+            master = st.master
+            b0 = cfg.cell_offset[m]
+            for b in range(cfg.n_cells[m]):
                 act[b0 + b] = master[b]
     # a replay starting now: the schedule key is the block offset, or the absolute round
-    key = t if cfg_i[_C_ABS] == 1 else t - t0
+    key = t if cfg.absolute_schedule == 1 else t - t0
+    sched = st.schedule
     n = iv[_I_NSCHED]
     p = iv[_I_SPTR]
     while p < n and sched[p, 0] < key:
         p += 1
     if p < n and sched[p, 0] == key:
         j = sched[p, 1]
-        dep[j, _D_ON] = 1
-        dep[j, _D_START] = t
-        dep[j, _D_END] = t + lay[_L_GPOW, j]
-        b0 = lay[_L_NOFF, j]
-        for b in range(lay[_L_N, j]):  # all depth-j cells, evicted regions included
+        on[j] = 1
+        st.window_start[j] = t
+        st.window_end[j] = t + cfg.growth_pow[j]
+        b0 = cfg.cell_offset[j]
+        for b in range(cfg.n_cells[j]):  # all depth-j cells, evicted regions included
             act[b0 + b] = 1
-        _reset_window(j, lay, q, ck)
+        _reset_window(cfg, st, j)
         iv[_I_DIRTY] = 1
         p += 1
     iv[_I_SPTR] = p
 
 
-@njit(cache=True)
-def _recompute_probs(cfg_i, lay, iv, dep, act, cnt, prob):
-    """P_t (step 5): product of uniform split probabilities along the descent; cnt = #active
+@njit(cache=True, inline="always")
+def _recompute_probs(cfg, st):
+    """P_t (step 5): product of uniform split probabilities along the descent; n_desc = #active
     descendants of each cell at the next active depth."""
-    G = cfg_i[_C_G]
-    m = iv[_I_M]
+    G = cfg.n_children
+    n_cells = cfg.n_cells
+    cell_offset = cfg.cell_offset
+    act = st.active
+    prob = st.prob
+    cnt = st.n_desc
+    on = st.depth_on
+    m = st.counters[_I_M]
     prev = -1
     for j in range(1, m + 1):
-        if dep[j, _D_ON] == 0:
+        if on[j] == 0:
             continue
-        nj = lay[_L_N, j]
-        b0 = lay[_L_NOFF, j]
+        nj = n_cells[j]
+        b0 = cell_offset[j]
         if prev < 0:
             c = 0
             for b in range(nj):
@@ -421,8 +495,8 @@ def _recompute_probs(cfg_i, lay, iv, dep, act, cnt, prob):
                 prob[b0 + b] = 1.0 / c if (act[b0 + b] == 1 and c > 0) else 0.0
         else:
             r = G ** (j - prev)
-            pb0 = lay[_L_NOFF, prev]
-            for a in range(lay[_L_N, prev]):
+            pb0 = cell_offset[prev]
+            for a in range(n_cells[prev]):
                 c = 0
                 for b in range(a * r, (a + 1) * r):
                     c += act[b0 + b]
@@ -432,24 +506,28 @@ def _recompute_probs(cfg_i, lay, iv, dep, act, cnt, prob):
                     prob[b0 + b] = pa / c if (act[b0 + b] == 1 and pa > 0.0) else 0.0
         prev = j
     if prev >= 0:
-        pb0 = lay[_L_NOFF, prev]
-        for a in range(lay[_L_N, prev]):
+        pb0 = cell_offset[prev]
+        for a in range(n_cells[prev]):
             cnt[pb0 + a] = 0
-    iv[_I_DIRTY] = 0
+    st.counters[_I_DIRTY] = 0
 
 
-@njit(cache=True)
-def _sample(rs, cfg_i, lay, iv, dep, act, cnt, x):
-    """Step 5: descent through the active depths; X_t uniform in the final cell."""
-    d = cfg_i[_C_D]
-    G = cfg_i[_C_G]
-    compat = cfg_i[_C_COMPAT]
-    m = iv[_I_M]
+@njit(cache=True, inline="always")
+def _sample(cfg, st):
+    """Step 5: descent through the active depths; X_t uniform in the final cell (into ``st.x``)."""
+    d = cfg.d
+    G = cfg.n_children
+    cell_offset = cfg.cell_offset
+    act = st.active
+    rs = st.rng
+    on = st.depth_on
+    x = st.x
+    m = st.counters[_I_M]
     j = 1
-    while dep[j, _D_ON] == 0:
+    while on[j] == 0:
         j += 1
-    nj = lay[_L_N, j]
-    b0 = lay[_L_NOFF, j]
+    nj = cfg.n_cells[j]
+    b0 = cell_offset[j]
     c = 0
     for b in range(nj):
         c += act[b0 + b]
@@ -463,18 +541,18 @@ def _sample(rs, cfg_i, lay, iv, dep, act, cnt, x):
             k -= 1
     while True:
         j2 = j + 1
-        while j2 <= m and dep[j2, _D_ON] == 0:
+        while j2 <= m and on[j2] == 0:
             j2 += 1
         if j2 > m:
             break
-        if compat == 1 and j2 != j + 1:
+        if cfg.code_compat == 1 and j2 != j + 1:
             break  # code quirk: only direct children are followed
-        c = cnt[lay[_L_NOFF, j] + a]
+        c = st.n_desc[cell_offset[j] + a]
         if c == 0:
             break
         k = min(int(_rand(rs) * c), c - 1)
         r = G ** (j2 - j)
-        b0 = lay[_L_NOFF, j2]
+        b0 = cell_offset[j2]
         na = -1
         for b in range(a * r, (a + 1) * r):
             if act[b0 + b] == 1:
@@ -484,8 +562,8 @@ def _sample(rs, cfg_i, lay, iv, dep, act, cnt, x):
                 k -= 1
         a = na
         j = j2
-    iv[_I_FINJ] = j
-    iv[_I_FINA] = a
+    st.counters[_I_FINJ] = j
+    st.counters[_I_FINA] = a
     ci = np.empty(d, np.int64)
     _coords(a, j, d, ci)
     scale = 2.0 ** (j - 1)
@@ -494,12 +572,12 @@ def _sample(rs, cfg_i, lay, iv, dep, act, cnt, x):
 
 
 @njit(cache=True)
-def _cell_of_x(j, cfg_i, iv, x):
-    """Index of the depth-``j`` cell containing X_t (exact ancestor of the final cell when
-    ``j`` is not finer than it; else floor(X 2^{j-1}) clamped inside the final cell)."""
-    d = cfg_i[_C_D]
-    jf = iv[_I_FINJ]
-    af = iv[_I_FINA]
+def _cell_of_x(d, final_depth, final_cell, x, j):
+    """Index of the depth-``j`` cell containing X_t = ``x``, drawn in cell ``final_cell`` of depth
+    ``final_depth`` (exact ancestor of the final cell when ``j`` is not finer than it; else
+    floor(X 2^{j-1}) clamped inside the final cell)."""
+    jf = final_depth
+    af = final_cell
     if j <= jf:
         return af >> (d * (jf - j))
     cf = np.empty(d, np.int64)
@@ -515,20 +593,25 @@ def _cell_of_x(j, cfg_i, iv, x):
     return _encode(c, j, d)
 
 
+# Speed: numba passes a NamedTuple to a function it does not inline field by field (~190 words for
+# Config + State), which costs more than a round's work. The per-round kernels are therefore inlined
+# (``inline="always"``) into the two entry points, and the helpers below, which run once per tested window
+# (O(log n) times per depth and round), take the arrays they need, by keyword.
 @njit(cache=True)
-def _prefix_at(j, qpos, lay, ln, lv, ck, out):
-    """out[b] = sum of the depth-``j`` estimates of cell b over window positions ``[0, qpos)``."""
-    nj = lay[_L_N, j]
-    C = lay[_L_C, j]
-    cidx = qpos // C
-    base = lay[_L_COFF, j] + cidx * nj
-    for b in range(nj):
-        out[b] = ck[base + b]
-    l0 = lay[_L_LOFF, j]
-    for r in range(cidx * C, qpos):
-        node = ln[l0 + r]
+def _prefix_at(checkpoints, log_cell, log_value, n_cells, checkpoint_start, log_start, checkpoint_every, qpos, out):
+    """out[b] = sum of one depth's estimates of cell b over window positions ``[0, qpos)``.
+
+    ``checkpoints[checkpoint_start + k * n_cells + b]``: that sum over ``[0, k * checkpoint_every)``;
+    ``log_cell[log_start + r]`` / ``log_value[log_start + r]``: the cell hit at position ``r`` and its
+    estimate (State fields)."""
+    cidx = qpos // checkpoint_every
+    base = checkpoint_start + cidx * n_cells
+    for b in range(n_cells):
+        out[b] = checkpoints[base + b]
+    for r in range(cidx * checkpoint_every, qpos):
+        node = log_cell[log_start + r]
         if node >= 0:
-            out[node] += lv[l0 + r]
+            out[node] += log_value[log_start + r]
 
 
 @njit(cache=True)
@@ -539,41 +622,54 @@ def _threshold(n, j, d, c0log):
 
 
 @njit(cache=True)
-def _mark(nj, b0, act, ev, w, thr):
-    """All ordered pairs of one window at once: B' is evicted iff max_B W(B) - W(B') > thr."""
+def _mark(active, evict, cell_start, n_cells, w, thr):
+    """All ordered pairs of one window at once (``w[b]``: window sum of cell b of the depth whose cells
+    start at ``cell_start`` in ``active`` / ``evict``): B' is marked for eviction iff
+    max_B W(B) - W(B') > thr, B, B' active."""
     mx = -np.inf
     mn = np.inf
-    for b in range(nj):
-        if act[b0 + b] == 1:
+    for b in range(n_cells):
+        if active[cell_start + b] == 1:
             if w[b] > mx:
                 mx = w[b]
             if w[b] < mn:
                 mn = w[b]
     if mx - mn > thr:
-        for b in range(nj):
-            if act[b0 + b] == 1 and mx - w[b] > thr:
-                ev[b0 + b] = 1
+        for b in range(n_cells):
+            if active[cell_start + b] == 1 and mx - w[b] > thr:
+                evict[cell_start + b] = 1
         return True
     return False
 
 
-@njit(cache=True)
-def _test_depth_dyadic(j, e, cfg_i, lay, act, ev, ln, lv, ck, wend, wtmp, c0log):
-    """Windows [s1, e] with e - s1 a power of two, plus the whole window (positions, 0 = s_start)."""
-    d = cfg_i[_C_D]
-    nj = lay[_L_N, j]
-    b0 = lay[_L_NOFF, j]
+@njit(cache=True, inline="always")
+def _test_depth_dyadic(cfg, st, j, e, wend, wtmp):
+    """Windows [s1, e] with e - s1 a power of two, plus the whole window (positions, 0 = s_start);
+    ``wend``: the window sums over positions [0, e]; ``wtmp``: scratch."""
+    nj = cfg.n_cells[j]
+    b0 = cfg.cell_offset[j]
+    cstart = cfg.checkpoint_offset[j]
+    lstart = cfg.log_offset[j]
+    every = cfg.checkpoint_every[j]
+    d = cfg.d
+    c0log = st.c0_log[0]
+    ck = st.checkpoints
+    ln = st.log_cell
+    lv = st.log_value
+    act = st.active
+    ev = st.evict
     any_ev = False
     k = 0
     while True:
         q1 = e - (1 << k)
         if q1 <= 0:
             q1 = 0
-        _prefix_at(j, q1, lay, ln, lv, ck, wtmp)
+        _prefix_at(checkpoints=ck, log_cell=ln, log_value=lv, n_cells=nj, checkpoint_start=cstart,
+                   log_start=lstart, checkpoint_every=every, qpos=q1, out=wtmp)
         for b in range(nj):
             wtmp[b] = wend[b] - wtmp[b]
         n = e - q1 + 1
-        if _mark(nj, b0, act, ev, wtmp, _threshold(n, j, d, c0log)):
+        if _mark(active=act, evict=ev, cell_start=b0, n_cells=nj, w=wtmp, thr=_threshold(n, j, d, c0log)):
             any_ev = True
         if q1 == 0:
             break
@@ -581,14 +677,19 @@ def _test_depth_dyadic(j, e, cfg_i, lay, act, ev, ln, lv, ck, wend, wtmp, c0log)
     return any_ev
 
 
-@njit(cache=True)
-def _test_depth_all(j, e, cfg_i, lay, act, ev, ln, lv, w, c0log):
+@njit(cache=True, inline="always")
+def _test_depth_all(cfg, st, j, e, w):
     """Every window [s1, e], s1 = e-1 .. 0 (the code's grid), scanning the log backwards with
-    running max / min of the window sums over active cells."""
-    d = cfg_i[_C_D]
-    nj = lay[_L_N, j]
-    b0 = lay[_L_NOFF, j]
-    l0 = lay[_L_LOFF, j]
+    running max / min of the window sums ``w`` (scratch) over active cells."""
+    d = cfg.d
+    c0log = st.c0_log[0]
+    act = st.active
+    ev = st.evict
+    ln = st.log_cell
+    lv = st.log_value
+    nj = cfg.n_cells[j]
+    b0 = cfg.cell_offset[j]
+    l0 = cfg.log_offset[j]
     am = -1
     for b in range(nj):
         w[b] = 0.0
@@ -634,81 +735,96 @@ def _test_depth_all(j, e, cfg_i, lay, act, ev, ln, lv, w, c0log):
 
 
 @njit(cache=True)
-def _evict_subtree(j, b, m, G, lay, act):
-    """Evict cell b of depth j and all its descendants (every finer depth up to m)."""
-    act[lay[_L_NOFF, j] + b] = 0
+def _evict_subtree(cfg, active, j, b, m):
+    """Evict cell b of depth j and all its descendants (every finer depth up to m) in ``active``."""
+    G = cfg.n_children
+    cell_offset = cfg.cell_offset
+    active[cell_offset[j] + b] = 0
     for j2 in range(j + 1, m + 1):
         r = G ** (j2 - j)
-        b0 = lay[_L_NOFF, j2]
+        b0 = cell_offset[j2]
         for c in range(b * r, (b + 1) * r):
-            act[b0 + c] = 0
+            active[b0 + c] = 0
 
 
-@njit(cache=True)
-def _update_run(rs, y, cfg_i, cfg_f, lay, iv, fv, dep, act, master, ev, cnt, prob, q, ln, lv, ck, sched, rtimes, x, wa, wb):
-    """Feedback of round t (steps 6-10), then round t+1's bookkeeping and action (steps 4-5)."""
-    G = cfg_i[_C_G]
-    T = cfg_i[_C_T]
-    compat = cfg_i[_C_COMPAT]
+@njit(cache=True, inline="always")
+def _update_run(cfg, st, y, wa, wb):
+    """Feedback ``y`` of round t (steps 6-10), then round t+1's bookkeeping and action (steps 4-5).
+    ``wa``, ``wb``: scratch vectors of at least ``n_cells[max_depth]`` entries."""
+    T = cfg.horizon
+    compat = cfg.code_compat
+    n_cells = cfg.n_cells
+    cell_offset = cfg.cell_offset
+    iv = st.counters
+    on = st.depth_on
+    wstart = st.window_start
+    act = st.active
+    prob = st.prob
+    wsum = st.window_sum
+    ln = st.log_cell
+    lv = st.log_value
+    ck = st.checkpoints
+    ev = st.evict
+    master = st.master
     t = iv[_I_T]
     m = iv[_I_M]
     # ---- step 6: importance-weighted estimates of the active cells of every active depth
     for j in range(1, m + 1):
-        if dep[j, _D_ON] == 0:
+        if on[j] == 0:
             continue
-        p = t - dep[j, _D_START]
-        l0 = lay[_L_LOFF, j]
-        b0 = lay[_L_NOFF, j]
-        a = _cell_of_x(j, cfg_i, iv, x)
+        p = t - wstart[j]
+        l0 = cfg.log_offset[j]
+        b0 = cell_offset[j]
+        a = _cell_of_x(d=cfg.d, final_depth=iv[_I_FINJ], final_cell=iv[_I_FINA], x=st.x, j=j)
         if act[b0 + a] == 1 and prob[b0 + a] > 0.0:
             v = y / prob[b0 + a]
             ln[l0 + p] = a
             lv[l0 + p] = v
-            q[b0 + a] += v
+            wsum[b0 + a] += v
         else:
             ln[l0 + p] = -1
             lv[l0 + p] = 0.0
-        C = lay[_L_C, j]
-        if (p + 1) % C == 0:  # checkpoint of the prefix vector over positions [0, p]
-            c0 = lay[_L_COFF, j] + ((p + 1) // C) * lay[_L_N, j]
-            for b in range(lay[_L_N, j]):
-                ck[c0 + b] = q[b0 + b]
+        C = cfg.checkpoint_every[j]
+        if (p + 1) % C == 0:  # checkpoint of the window sums over positions [0, p]
+            c0 = cfg.checkpoint_offset[j] + ((p + 1) // C) * n_cells[j]
+            for b in range(n_cells[j]):
+                ck[c0 + b] = wsum[b0 + b]
     # ---- step 7: eviction tests on the round-start active sets, evictions applied afterwards
     any_ev = False
-    c0log = fv[0]
     for j in range(1, m + 1):
-        if dep[j, _D_ON] == 0:
+        if on[j] == 0:
             continue
-        p = t - dep[j, _D_START]
+        p = t - wstart[j]
         if p <= 2:  # no test while t - s_start <= 2
             continue
         e = p - compat  # window end: t (t - 1 in code_compat)
-        nj = lay[_L_N, j]
-        if cfg_i[_C_GRID] == 0:
+        if cfg.all_starts == 0:
             if compat == 1:
-                _prefix_at(j, e + 1, lay, ln, lv, ck, wb)
+                _prefix_at(checkpoints=ck, log_cell=ln, log_value=lv, n_cells=n_cells[j],
+                           checkpoint_start=cfg.checkpoint_offset[j], log_start=cfg.log_offset[j],
+                           checkpoint_every=cfg.checkpoint_every[j], qpos=e + 1, out=wb)
             else:
-                b0 = lay[_L_NOFF, j]
-                for b in range(nj):
-                    wb[b] = q[b0 + b]
-            if _test_depth_dyadic(j, e, cfg_i, lay, act, ev, ln, lv, ck, wb, wa, c0log):
+                b0 = cell_offset[j]
+                for b in range(n_cells[j]):
+                    wb[b] = wsum[b0 + b]
+            if _test_depth_dyadic(cfg, st, j, e, wb, wa):
                 any_ev = True
         else:
-            if _test_depth_all(j, e, cfg_i, lay, act, ev, ln, lv, wa, c0log):
+            if _test_depth_all(cfg, st, j, e, wa):
                 any_ev = True
     if any_ev:
         for j in range(1, m + 1):
-            if dep[j, _D_ON] == 0:
+            if on[j] == 0:
                 continue
-            b0 = lay[_L_NOFF, j]
-            for b in range(lay[_L_N, j]):
+            b0 = cell_offset[j]
+            for b in range(n_cells[j]):
                 if ev[b0 + b] == 1:
                     ev[b0 + b] = 0
-                    _evict_subtree(j, b, m, G, lay, act)
+                    _evict_subtree(cfg, act, j, b, m)
         # ---- step 8: B_MASTER <- B_MASTER ∩ active depth-m cells
-        b0 = lay[_L_NOFF, m]
+        b0 = cell_offset[m]
         nmaster = 0
-        for b in range(lay[_L_N, m]):
+        for b in range(n_cells[m]):
             if master[b] == 1 and act[b0 + b] == 0:
                 master[b] = 0
             nmaster += master[b]
@@ -719,46 +835,86 @@ def _update_run(rs, y, cfg_i, cfg_f, lay, iv, fv, dep, act, master, ev, cnt, pro
     iv[_I_T] = t
     if iv[_I_NMASTER] == 0:
         r = iv[_I_RESTARTS]
-        if r < rtimes.shape[0]:
-            rtimes[r] = t - 1
+        if r < st.restart_times.shape[0]:
+            st.restart_times[r] = t - 1
         iv[_I_RESTARTS] = r + 1
         if t <= T:
-            _new_block(rs, t, cfg_i[_C_MIN] + 1, cfg_i, cfg_f, lay, iv, fv, dep, act, master, q, ck, sched)
+            _new_block(cfg, st, t, cfg.min_depth + 1)
     elif t == iv[_I_T0] + iv[_I_BLEN]:
         if t <= T:
-            _new_block(rs, t, m + 1, cfg_i, cfg_f, lay, iv, fv, dep, act, master, q, ck, sched)
+            _new_block(cfg, st, t, m + 1)
     if t > T:
         return
     # ---- round t+1: steps 4-5
-    _round_start(t, cfg_i, lay, iv, dep, act, master, q, ck, sched)
+    _round_start(cfg, st, t)
     if iv[_I_DIRTY] == 1:
-        _recompute_probs(cfg_i, lay, iv, dep, act, cnt, prob)
-    _sample(rs, cfg_i, lay, iv, dep, act, cnt, x)
+        _recompute_probs(cfg, st)
+    _sample(cfg, st)
 
 
-@njit(cache=True)
-def _init_run(rs, cfg_i, cfg_f, lay, iv, fv, dep, act, master, cnt, prob, q, ck, sched, x):
+@njit(cache=True, inline="always")
+def _init_run(cfg, st):
     """Round 1: steps 1-2 (episode and first block), then steps 4-5."""
-    iv[:] = 0
-    iv[_I_T] = 1
-    _new_block(rs, 1, cfg_i[_C_MIN] + 1, cfg_i, cfg_f, lay, iv, fv, dep, act, master, q, ck, sched)
-    _round_start(1, cfg_i, lay, iv, dep, act, master, q, ck, sched)
-    _recompute_probs(cfg_i, lay, iv, dep, act, cnt, prob)
-    _sample(rs, cfg_i, lay, iv, dep, act, cnt, x)
+    st.counters[:] = 0
+    st.counters[_I_T] = 1
+    _new_block(cfg, st, 1, cfg.min_depth + 1)
+    _round_start(cfg, st, 1)
+    _recompute_probs(cfg, st)
+    _sample(cfg, st)
+
+
+@njit(cache=True, inline="always")
+def _run_state(S, i):
+    """Row ``i`` (run ``i``) of a batched ``State``: views of its arrays."""
+    return State(
+        S.rng[i], S.counters[i], S.c0_log[i], S.depth_on[i], S.window_start[i], S.window_end[i], S.active[i],
+        S.master[i], S.evict[i], S.n_desc[i], S.prob[i], S.window_sum[i], S.log_cell[i], S.log_value[i],
+        S.checkpoints[i], S.schedule[i], S.restart_times[i], S.x[i],
+    )
+
+
+# Calls from Python. numba's dispatcher types a plain tuple of arrays in C but a NamedTuple in Python
+# (~15 us more per call, more than a round of MDBE costs), and each argument leaf costs ~0.2 us: the two
+# entry points below therefore take the config packed in three arrays (``_pack_config``) and
+# ``tuple(state)``, and rebuild the named tuples first thing.
+_CONFIG_INTS = Config._fields[:10]
+_CONFIG_FLOATS = Config._fields[10:13]
+_CONFIG_ARRAYS = Config._fields[13:]
+assert _CONFIG_INTS[-1] == "absolute_schedule" and _CONFIG_FLOATS == ("c0", "log_T", "log_growth")
+
+
+def _pack_config(cfg: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``cfg`` as (int64 scalars, float scalars, int64 per-depth rows), in ``Config``'s field order."""
+    return (np.array([getattr(cfg, f) for f in _CONFIG_INTS], dtype=np.int64),
+            np.array([getattr(cfg, f) for f in _CONFIG_FLOATS], dtype=np.float64),
+            np.stack([getattr(cfg, f) for f in _CONFIG_ARRAYS]).astype(np.int64))
 
 
 @njit(cache=True)
-def _init_all(rs, cfg_i, cfg_f, lay, iv, fv, dep, act, master, cnt, prob, q, ck, sched, x):
-    for i in range(rs.shape[0]):
-        _init_run(rs[i], cfg_i, cfg_f, lay, iv[i], fv[i], dep[i], act[i], master[i], cnt[i], prob[i], q[i], ck[i], sched[i], x[i])
+def _unpack_config(ints, floats, rows):
+    """Inverse of ``_pack_config``."""
+    return Config(ints[0], ints[1], ints[2], ints[3], ints[4], ints[5], ints[6], ints[7], ints[8], ints[9],
+                  floats[0], floats[1], floats[2], rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], rows[6])
 
 
 @njit(cache=True)
-def _update_all(rs, actions, y, cfg_i, cfg_f, lay, iv, fv, dep, act, master, ev, cnt, prob, q, ln, lv, ck, sched,
-                rtimes, x, wa, wb):
-    """All runs, one round. Returns 0, or (nothing changed) 1 if an action is not the one proposed,
-    2 if a reward is not finite."""
-    n = rs.shape[0]
+def _init_all(packed_cfg, state_fields):
+    """Round 1 of every run of the batched state."""
+    cfg = _unpack_config(packed_cfg[0], packed_cfg[1], packed_cfg[2])
+    S = State(*state_fields)
+    for i in range(S.rng.shape[0]):
+        _init_run(cfg, _run_state(S, i))
+
+
+@njit(cache=True)
+def _update_all(packed_cfg, state_fields, actions, y, wa, wb):
+    """All runs of the batched state, one round (``actions`` (runs, d) played, rewards ``y``; ``wa``,
+    ``wb``: scratch). Returns 0, or (nothing changed) 1 if an action is not the one proposed, 2 if a
+    reward is not finite."""
+    cfg = _unpack_config(packed_cfg[0], packed_cfg[1], packed_cfg[2])
+    S = State(*state_fields)
+    n = S.rng.shape[0]
+    x = S.x
     for i in range(n):
         for k in range(x.shape[1]):
             if actions[i, k] != x[i, k]:
@@ -766,10 +922,7 @@ def _update_all(rs, actions, y, cfg_i, cfg_f, lay, iv, fv, dep, act, master, ev,
         if not np.isfinite(y[i]):
             return 2
     for i in range(n):
-        _update_run(
-            rs[i], y[i], cfg_i, cfg_f, lay, iv[i], fv[i], dep[i], act[i], master[i], ev[i], cnt[i], prob[i],
-            q[i], ln[i], lv[i], ck[i], sched[i], rtimes[i], x[i], wa, wb,
-        )
+        _update_run(cfg, _run_state(S, i), y[i], wa, wb)
     return 0
 
 
@@ -883,7 +1036,7 @@ class BatchedMDBE:
                 f"block reachable has depth {mmax} and the tree {n_cells:.3g} cells (limit {_MAX_CELLS:,}); "
                 "use a smaller d, horizon or min_depth"
             )
-        lay = np.zeros((7, mmax + 1), dtype=np.int64)
+        lay = np.zeros((7, mmax + 1), dtype=np.int64)  # rows: the Config fields n_cells .. growth_pow
         noff = loff = coff = 0
         for j in range(1, mmax + 1):
             nj = G ** (j - 1)
@@ -899,45 +1052,48 @@ class BatchedMDBE:
             noff += nj
             loff += length
             coff += ncheck * nj
-        self._lay = lay
-        self._cfg_i = np.array(
-            [d, G, growth, min_depth, mmax, T, _START_GRIDS.index(start_grid), int(bool(code_compat)),
-             _LOG_TERMS.index(log_term), int(replay_schedule == "absolute-round")],
-            dtype=np.int64,
+        self._cfg = Config(
+            d=d, n_children=G, growth=growth, min_depth=min_depth, max_depth=mmax, horizon=T,
+            all_starts=int(start_grid == "all"), code_compat=int(bool(code_compat)),
+            log_block=int(log_term == "block"), absolute_schedule=int(replay_schedule == "absolute-round"),
+            c0=float(c0), log_T=math.log(T) if T > 1 else 0.0, log_growth=math.log(growth),
+            n_cells=lay[0], cell_offset=lay[1], log_length=lay[2], log_offset=lay[3], checkpoint_every=lay[4],
+            checkpoint_offset=lay[5], growth_pow=lay[6],
         )
-        self._cfg_f = np.array([float(c0), math.log(T) if T > 1 else 0.0, math.log(growth)])
         nmax = G ** (mmax - 1)
         step = growth**min_depth
-        self._iv = np.zeros((n, _NIV), dtype=np.int64)
-        self._fv = np.zeros((n, 1))
-        self._dep = np.zeros((n, mmax + 1, 3), dtype=np.int64)
-        self._act = np.zeros((n, noff), dtype=np.int8)
-        self._master = np.zeros((n, nmax), dtype=np.int8)
-        self._ev = np.zeros((n, noff), dtype=np.int8)
-        self._cnt = np.zeros((n, noff), dtype=np.int64)
-        self._prob = np.zeros((n, noff))
-        self._q = np.zeros((n, noff))
-        self._ln = np.zeros((n, loff), dtype=np.int32)
-        self._lv = np.zeros((n, loff))
-        self._ck = np.zeros((n, coff))
-        self._sched = np.zeros((n, (T + 1) // step + 1, 2), dtype=np.int64)
-        self._rtimes = np.zeros((n, T // 4 + 2), dtype=np.int64)
-        self._x = np.zeros((n, d))
-        self._wa = np.zeros(nmax)
-        self._wb = np.zeros(nmax)
-        self._rs = np.stack([_rng_state(s) for s in seeds])
-        self._t = 1
-        _init_all(
-            self._rs, self._cfg_i, self._cfg_f, self._lay, self._iv, self._fv, self._dep, self._act, self._master,
-            self._cnt, self._prob, self._q, self._ck, self._sched, self._x,
+        self._state = State(  # one row per run (field meanings: State)
+            rng=np.stack([_rng_state(s) for s in seeds]),
+            counters=np.zeros((n, N_COUNTERS), dtype=np.int64),
+            c0_log=np.zeros((n, 1)),
+            depth_on=np.zeros((n, mmax + 1), dtype=np.int64),
+            window_start=np.zeros((n, mmax + 1), dtype=np.int64),
+            window_end=np.zeros((n, mmax + 1), dtype=np.int64),
+            active=np.zeros((n, noff), dtype=np.int8),
+            master=np.zeros((n, nmax), dtype=np.int8),
+            evict=np.zeros((n, noff), dtype=np.int8),
+            n_desc=np.zeros((n, noff), dtype=np.int64),
+            prob=np.zeros((n, noff)),
+            window_sum=np.zeros((n, noff)),
+            log_cell=np.zeros((n, loff), dtype=np.int32),
+            log_value=np.zeros((n, loff)),
+            checkpoints=np.zeros((n, coff)),
+            schedule=np.zeros((n, (T + 1) // step + 1, 2), dtype=np.int64),
+            restart_times=np.zeros((n, T // 4 + 2), dtype=np.int64),
+            x=np.zeros((n, d)),
         )
+        self._scratch_a = np.zeros(nmax)
+        self._scratch_b = np.zeros(nmax)
+        self._t = 1
+        self._packed_cfg, self._state_fields = _pack_config(self._cfg), tuple(self._state)  # see _pack_config
+        _init_all(self._packed_cfg, self._state_fields)
 
     # ------------------------------------------------------------------ protocol
     def act(self, observations: Any = None) -> np.ndarray:
         """Actions of the current round, ``(n_envs, d)`` in ``[0, 1]^d`` (observations unused)."""
         if self._t > self.T:
             raise RuntimeError(f"MDBE was built for horizon T={self.T}; all {self.T} rounds are played")
-        return self._x.copy()
+        return self._state.x.copy()
 
     def update(self, actions: Any, rewards: Any, observations: Any = None) -> None:
         """Feedback of the current round (rewards ``(n_envs,)``); prepares the next action."""
@@ -945,20 +1101,16 @@ class BatchedMDBE:
             raise RuntimeError(f"MDBE was built for horizon T={self.T}; update called for round {self._t}")
         a = np.asarray(actions, dtype=float)
         y = np.asarray(rewards, dtype=float)
-        if a.shape != self._x.shape:
-            a = a.reshape(self._x.shape) if a.size == self._x.size else a
+        if a.shape != self._state.x.shape:
+            a = a.reshape(self._state.x.shape) if a.size == self._state.x.size else a
         if y.shape != (self.n_envs,):
             y = y.reshape(-1)
-        if a.shape != self._x.shape or y.shape != (self.n_envs,):
+        if a.shape != self._state.x.shape or y.shape != (self.n_envs,):
             raise ValueError(
-                f"expected actions of shape {self._x.shape} and rewards of shape ({self.n_envs},), "
+                f"expected actions of shape {self._state.x.shape} and rewards of shape ({self.n_envs},), "
                 f"got {np.shape(actions)} and {np.shape(rewards)}"
             )
-        status = _update_all(
-            self._rs, a, y, self._cfg_i, self._cfg_f, self._lay, self._iv, self._fv, self._dep, self._act,
-            self._master, self._ev, self._cnt, self._prob, self._q, self._ln, self._lv, self._ck, self._sched,
-            self._rtimes, self._x, self._wa, self._wb,
-        )
+        status = _update_all(self._packed_cfg, self._state_fields, a, y, self._scratch_a, self._scratch_b)
         if status == 1:
             raise ValueError(
                 "actions must be the ones returned by act() for this round: MDBE's importance weights assume "
@@ -970,10 +1122,10 @@ class BatchedMDBE:
 
     def diagnostics(self) -> dict[str, list]:
         """``restarts``: shifts declared per run; ``restart_times``: the rounds at which they were."""
-        r = self._iv[:, _I_RESTARTS]
+        r = self._state.counters[:, _I_RESTARTS]
         return {
             "restarts": [int(v) for v in r],
-            "restart_times": [self._rtimes[i, : int(r[i])].tolist() for i in range(self.n_envs)],
+            "restart_times": [self._state.restart_times[i, : int(r[i])].tolist() for i in range(self.n_envs)],
         }
 
     # ------------------------------------------------------------------ inspection (tests, plots)
@@ -985,46 +1137,46 @@ class BatchedMDBE:
     @property
     def block_depth(self) -> np.ndarray:
         """Current block depth ``m`` of every run."""
-        return self._iv[:, _I_M].copy()
+        return self._state.counters[:, _I_M].copy()
 
     def block_start(self, run: int = 0) -> int:
-        return int(self._iv[run, _I_T0])
+        return int(self._state.counters[run, _I_T0])
 
     def schedule(self, run: int = 0) -> list[tuple[int, int]]:
         """Replay starts ``(key, depth)`` of the current block (key = the absolute round, or the block
         offset with ``replay_schedule="block-offset"``)."""
-        n = int(self._iv[run, _I_NSCHED])
-        return [(int(s), int(j)) for s, j in self._sched[run, :n]]
+        n = int(self._state.counters[run, _I_NSCHED])
+        return [(int(s), int(j)) for s, j in self._state.schedule[run, :n]]
 
     def active_depths(self, run: int = 0) -> list[int]:
-        return [j for j in range(1, self.max_depth + 1) if self._dep[run, j, _D_ON] == 1]
+        return [j for j in range(1, self.max_depth + 1) if self._state.depth_on[run, j] == 1]
 
     def window_start(self, depth: int, run: int = 0) -> int:
         """``s_start`` of an active depth (block start for ``m``, replay start otherwise)."""
-        return int(self._dep[run, depth, _D_START])
+        return int(self._state.window_start[run, depth])
 
     def _cells(self, arr: np.ndarray, depth: int, run: int) -> np.ndarray:
         if not 1 <= depth <= self.max_depth:
             raise ValueError(f"depth must be in 1..{self.max_depth}, got {depth!r}")
-        nj, b0 = self._lay[_L_N, depth], self._lay[_L_NOFF, depth]
+        nj, b0 = self._cfg.n_cells[depth], self._cfg.cell_offset[depth]
         return arr[run, b0 : b0 + nj].copy()
 
     def active_cells(self, depth: int, run: int = 0) -> np.ndarray:
         """Boolean mask of the active cells of ``depth`` (Morton order; left to right for d = 1)."""
-        return self._cells(self._act, depth, run).astype(bool)
+        return self._cells(self._state.active, depth, run).astype(bool)
 
     def probabilities(self, depth: int, run: int = 0) -> np.ndarray:
         """``P_t(B)`` of the cells of ``depth`` for the current round's descent."""
-        return self._cells(self._prob, depth, run)
+        return self._cells(self._state.prob, depth, run)
 
     def master_cells(self, run: int = 0) -> np.ndarray:
         """Boolean mask of ``B_MASTER`` over the depth-``m`` cells."""
-        m = int(self._iv[run, _I_M])
-        return self._master[run, : self._lay[_L_N, m]].astype(bool)
+        m = int(self._state.counters[run, _I_M])
+        return self._state.master[run, : self._cfg.n_cells[m]].astype(bool)
 
     def final_cell(self, run: int = 0) -> tuple[int, int]:
         """``(depth, index)`` of the cell the current action was drawn from."""
-        return int(self._iv[run, _I_FINJ]), int(self._iv[run, _I_FINA])
+        return int(self._state.counters[run, _I_FINJ]), int(self._state.counters[run, _I_FINA])
 
 
 class MDBE(PerRunFromBatched):
@@ -1141,7 +1293,7 @@ def calibrate_c0(d: int = 1, horizon: int = 2**15, noise: str = "bernoulli", sig
             obs, r, _, _, _ = venv.step(a)
             agent.update(a, r, obs)
             if t % _CALIBRATION_CHECK_EVERY == 0 or t == T:
-                alarms = int(np.count_nonzero(agent._iv[:, _I_RESTARTS]))
+                alarms = int(np.count_nonzero(agent._state.counters[:, _I_RESTARTS]))
                 if alarms > allowed:
                     break
         tried.append({"c0": c0, "alarm_runs": alarms, "rounds": t})
