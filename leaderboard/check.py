@@ -399,15 +399,12 @@ def _agent_run(env_id: str, cfg: Any, factory: Any, attr: str, seeds: Sequence[i
 
 # -------------------------------------------------------------------------------------- solver side
 def _solver_session_class() -> type:
-    from papergym.leaderboard.board.sandbox import (
-        InProcessSolverSession,
-        SandboxError,
-        _roundtrip,
-    )
+    from papergym.leaderboard.board.public import roundtrip
+    from papergym.leaderboard.board.sandbox import InProcessSolverSession, SandboxError
 
     def sendable(value: Any, what: str) -> Any:
         try:
-            return _roundtrip({"v": value})["v"]
+            return roundtrip({"v": value})["v"]
         except TypeError as exc:
             raise SandboxError("error", f"the {what} cannot be sent out of the sandbox: {exc} (use numbers, "
                                         "strings, lists, dicts and numpy arrays)") from None

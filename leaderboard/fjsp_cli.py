@@ -44,8 +44,8 @@ _SUFFIXES = (".fjs", ".json", ".txt")
 
 
 def _cli_error():
-    # imported lazily: leaderboard/cli.py imports this module, and CLIError lives there
-    from papergym.leaderboard.cli import CLIError
+    # imported lazily: leaderboard/cli.py imports this module
+    from papergym.leaderboard.commands.common import CLIError
 
     return CLIError
 

@@ -355,7 +355,7 @@ class EvaluatorConfig:
     boards: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-def _config_path() -> Path:
+def config_path() -> Path:
     env = os.environ.get(CONFIG_ENV)
     if env:
         return Path(env)
@@ -370,7 +370,7 @@ def load_evaluator_config(*, create_secret: bool = False) -> EvaluatorConfig:
     being created with mode 0600. A malformed file is a ``ValueError`` naming it."""
     from papergym.envs.tasks.base import SECRET_ENV
 
-    path = _config_path()
+    path = config_path()
     data: dict[str, Any] = {}
     if path.exists():
         try:
@@ -445,9 +445,9 @@ def _source_hash(benchmark_id: str, kind: str) -> str:
     import sys
 
     if kind == "task":
-        from papergym.envs.tasks.base import _TASK_MODULES, check_task_id
+        from papergym.envs.tasks.base import TASK_MODULES, check_task_id
 
-        mod = importlib.import_module(_TASK_MODULES[check_task_id(benchmark_id)])
+        mod = importlib.import_module(TASK_MODULES[check_task_id(benchmark_id)])
     else:
         import gymnasium as gym
         import papergym.envs as penvs

@@ -148,7 +148,7 @@ def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, p
     """The actions the vector env can step with; rows the env refuses end their runs (invalid_action).
 
     ``actions`` come from the agent (for a sandboxed one: a numeric array whose first dimension is the
-    number of runs, checked by :func:`papergym.leaderboard.board.sandbox._check_actions`); whatever
+    number of runs, checked by :func:`papergym.leaderboard.board.protocol.check_actions`); whatever
     a row provokes in the env's checks (a wrong shape or dtype, NaN, out of bounds, a value numpy
     cannot convert) ends that run as ``invalid_action`` with the exception's message -- never an
     exception out of here."""
@@ -428,12 +428,12 @@ def _sandbox_error(status: str, message: str, tail: str = "") -> Exception:
 
 def _registry_code_sha256(*factories: Any) -> str:
     """Full SHA-256 of the source files of a registered agent's / solver's factories."""
-    from papergym.agents.base import _module_file_bytes
+    from papergym.agents.base import module_file_bytes
 
     h = hashlib.sha256()
     for f in factories:
         if f is not None:
-            h.update(_module_file_bytes(f))
+            h.update(module_file_bytes(f))
     return h.hexdigest()
 
 

@@ -310,13 +310,13 @@ class _BoardCache:
         self.entries: dict[str, tuple[str, Any]] = {}
 
     def _key(self, benchmark_id: str | None) -> str:
-        from papergym.leaderboard.board.configs import _config_path
+        from papergym.leaderboard.board.configs import config_path
 
         subs = self.store.submissions(benchmark_id)
         h = hashlib.sha256()
         for sid, status in zip(subs["submission_id"].tolist(), subs["status"].tolist()):
             h.update(f"{sid}:{status};".encode())
-        path = _config_path()
+        path = config_path()
         try:
             st = path.stat()
             h.update(f"{st.st_mtime_ns}:{st.st_size}".encode())

@@ -2,7 +2,7 @@
 
 * fuzzing: a seeded byte mutator over valid frames of every op the child sends, and hypothesis-built
   messages and array headers, through the parent's own checks (``channel.decode``, then
-  ``sandbox._check_reply`` / ``_check_actions`` / ``_check_solver_message`` / ``_hosted_error``, and
+  ``protocol.check_reply`` / ``check_actions`` / ``check_solver_message`` / ``hosted_error``, and
   ``evaluate._checked_actions`` with a real vector env): each frame yields a valid message or raises
   ``ChannelProtocolError`` / ``ProtocolError``, never anything else;
 * end to end: sandboxed submissions (tests/leaderboard/submissions/forge_*.py) forge frames from inside
@@ -31,18 +31,20 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from papergym.leaderboard.board import channel as ch
-from papergym.leaderboard.board.sandbox import (
+from papergym.leaderboard.board.protocol import (
     MAX_CALL_BYTES,
     MAX_MESSAGE_CHARS,
+    check_actions,
+    check_reply,
+    check_solver_message,
+    hosted_error,
+)
+from papergym.leaderboard.board.sandbox import (
     Limits,
     ProtocolError,
     SandboxedAgentSession,
     SandboxedSolverSession,
     SandboxError,
-    _check_actions,
-    _check_reply,
-    _check_solver_message,
-    _hosted_error,
     bwrap_available,
 )
 from papergym.leaderboard.board.terminal import clean_terminal
@@ -95,8 +97,8 @@ def parent_side(payload: bytearray, env: _Step) -> str:
 
     op, v = ch.decode(payload)
     if op in SOLVER_OPS:
-        _check_reply(op, v, "solve", SOLVER_OPS)
-        msg = _check_solver_message(op, v, CALLABLES)
+        check_reply(op, v, "solve", SOLVER_OPS)
+        msg = check_solver_message(op, v, CALLABLES)
         if msg[0] == "call":
             assert msg[1] in CALLABLES and isinstance(msg[2], list) and isinstance(msg[3], dict)
         elif msg[0] == "report":
@@ -104,8 +106,8 @@ def parent_side(payload: bytearray, env: _Step) -> str:
             assert it is None or (type(it) is int and abs(it) < 2**63)
             assert work is None or (type(work) in (int, float) and math.isfinite(work))
         return msg[0]
-    _check_reply(op, v, "step", (ch.OP_ACTIONS,))  # an error message raises its SandboxError here
-    actions, failed = _check_actions(v, N)
+    check_reply(op, v, "step", (ch.OP_ACTIONS,))  # an error message raises its SandboxError here
+    actions, failed = check_actions(v, N)
     assert isinstance(actions, np.ndarray) and actions.dtype.kind in "biuf" and actions.shape[0] == N
     assert all(type(k) is int and 0 <= k < N and isinstance(m, str) and len(m) <= MAX_MESSAGE_CHARS
                for k, m in failed.items())
@@ -252,7 +254,7 @@ _action_arrays = st.one_of(
 
 
 def _expected_actions_ok(v) -> bool:
-    """The protocol's rule for an actions message, written independently of sandbox._check_actions."""
+    """The protocol's rule for an actions message, written independently of protocol.check_actions."""
     if isinstance(v, list):
         a, failed = (v[0], {}) if len(v) == 1 else (None, None)
     elif isinstance(v, dict) and sorted(v) == ["actions", "failed"] and isinstance(v["failed"], dict):
@@ -445,14 +447,14 @@ def test_channel_large_frames_grow_with_the_data():
 ])
 def test_check_actions_refuses(v, match):
     with pytest.raises(ProtocolError, match=match):
-        _check_actions(v, N)
+        check_actions(v, N)
 
 
 def test_check_actions_accepts_and_caps():
     a = np.zeros((N, 2), np.int8)
-    out, failed = _check_actions({"actions": a, "failed": {"0": "x" * 10_000, "2": "ValueError: y"}}, N)
+    out, failed = check_actions({"actions": a, "failed": {"0": "x" * 10_000, "2": "ValueError: y"}}, N)
     assert out is a and failed == {0: "x" * MAX_MESSAGE_CHARS, 2: "ValueError: y"}
-    assert _check_actions([a], N) == (a, {})
+    assert check_actions([a], N) == (a, {})
 
 
 @pytest.mark.parametrize("op, v, match", [
@@ -470,28 +472,28 @@ def test_check_actions_accepts_and_caps():
 ])
 def test_check_solver_message_refuses(op, v, match):
     with pytest.raises(ProtocolError, match=match):
-        _check_solver_message(op, v, CALLABLES)
+        check_solver_message(op, v, CALLABLES)
 
 
 def test_check_solver_message_accepts():
-    assert _check_solver_message(ch.OP_RPC_CALL, {"name": "rhs", "args": [1.0], "kwargs": {"k": 2}}, CALLABLES) \
+    assert check_solver_message(ch.OP_RPC_CALL, {"name": "rhs", "args": [1.0], "kwargs": {"k": 2}}, CALLABLES) \
         == ("call", "rhs", [1.0], {"k": 2})
-    assert _check_solver_message(ch.OP_REPORT, {"solution": [1], "iteration": 3, "work": 1e6}, CALLABLES) \
+    assert check_solver_message(ch.OP_REPORT, {"solution": [1], "iteration": 3, "work": 1e6}, CALLABLES) \
         == ("report", [1], 3, 1e6)
-    assert _check_solver_message(ch.OP_SOLUTION, {"solution": None}, CALLABLES) == ("solution", None)
+    assert check_solver_message(ch.OP_SOLUTION, {"solution": None}, CALLABLES) == ("solution", None)
 
 
 def test_hosted_error_and_reply_ops():
-    err = _hosted_error({"type": "MemoryError", "message": "m" * 9000, "traceback": "tb\n"}, "tail")
+    err = hosted_error({"type": "MemoryError", "message": "m" * 9000, "traceback": "tb\n"}, "tail")
     assert type(err) is SandboxError and err.status == "oom" and err.stderr_tail == "tail"
     assert err.message.startswith("MemoryError: " + "m" * MAX_MESSAGE_CHARS + "\nTraceback")
     for bad in ({"type": ["x"], "message": "m"}, {"message": "m"}, {"type": "E", "message": {}}, "E", None,
                 {"type": "E", "message": "m", "other": 1}):
-        assert isinstance(_hosted_error(bad, ""), ProtocolError)
+        assert isinstance(hosted_error(bad, ""), ProtocolError)
     with pytest.raises(ProtocolError, match="unexpected message op 69 during step"):
-        _check_reply(ch.OP_SOLUTION, {"solution": 1}, "step", (ch.OP_ACTIONS,))
+        check_reply(ch.OP_SOLUTION, {"solution": 1}, "step", (ch.OP_ACTIONS,))
     with pytest.raises(SandboxError, match="ValueError: v") as info:
-        _check_reply(ch.OP_ERROR, {"type": "ValueError", "message": "v", "traceback": ""}, "step", (ch.OP_ACTIONS,))
+        check_reply(ch.OP_ERROR, {"type": "ValueError", "message": "v", "traceback": ""}, "step", (ch.OP_ACTIONS,))
     assert not isinstance(info.value, ProtocolError)
 
 
@@ -625,7 +627,8 @@ def test_leaderboard_table_strips_escapes_of_names_authors_messages(board_env, c
     from papergym.leaderboard.board.configs import board_config
     from papergym.leaderboard.board.evaluate import SubmissionInfo, evaluate_agent
     from papergym.leaderboard.board.ranking import build_benchmark_board
-    from papergym.leaderboard.cli import _rank_line, main
+    from papergym.leaderboard.cli import main
+    from papergym.leaderboard.commands.submit import rank_line
 
     cfg = board_config("NonStatLipschitz-v0")
     rows = [{"split": "test", "stratum": "a", "seed_index": i, "status": "error", "metrics": {}, "curve": None,
@@ -640,7 +643,7 @@ def test_leaderboard_table_strips_escapes_of_names_authors_messages(board_env, c
     out = capsys.readouterr().out
     assert "evilname" in out and "mallory" in out and "failed" in out, out
     _no_terminal_controls(out)
-    line = _rank_line(build_benchmark_board(board_env, "NonStatLipschitz-v0"), sid)
+    line = rank_line(build_benchmark_board(board_env, "NonStatLipschitz-v0"), sid)
     assert line.startswith("not ranked (error)") and "failed" in line
     _no_terminal_controls(line)
 
@@ -650,14 +653,15 @@ def test_sandboxed_submission_printing_escapes(board_env, bwrap, capsys):
     stderr tail and message keep them (data), the terminal renderings strip them."""
     from papergym.leaderboard.board.evaluate import submit
     from papergym.leaderboard.board.ranking import build_benchmark_board
-    from papergym.leaderboard.cli import _rank_line, main
+    from papergym.leaderboard.cli import main
+    from papergym.leaderboard.commands.submit import rank_line
 
     sid = submit(board_env, f"{SUB / 'escapes.py'}:Agent", "NonStatLipschitz-v0", author="tester", sandbox=bwrap,
                  limits=FAST, secret=SECRET)
     sub = board_env.submissions("NonStatLipschitz-v0").set_index("submission_id").loc[sid]
     assert sub.status == "error" and "boom" in sub.message
     assert "\x1b]0;pwned\x07" in sub.message and "\x1b]0;pwned\x07" in sub.stderr_tail
-    line = _rank_line(build_benchmark_board(board_env, "NonStatLipschitz-v0"), sid)
+    line = rank_line(build_benchmark_board(board_env, "NonStatLipschitz-v0"), sid)
     assert "boom" in line
     _no_terminal_controls(line)
     assert main(["leaderboard", "NonStatLipschitz-v0"]) == 0

@@ -152,12 +152,12 @@ def test_agents_from_files_run_and_a_failing_agent_exits_1(tmp_path, capsys):
 
 
 def test_ctrl_c_ends_with_one_line_saying_how_to_resume(monkeypatch, capsys):
-    import papergym.leaderboard.cli as cli
+    import papergym.leaderboard.commands.compare as cli_compare
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_cmd_compare", interrupted)
+    monkeypatch.setattr(cli_compare, "cmd_compare", interrupted)
     assert main(["compare", ENV]) == 130
     err = capsys.readouterr().err.strip()
     assert err == "papergym: interrupted; finished runs are cached: run the same command again to resume"

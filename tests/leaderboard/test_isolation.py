@@ -19,7 +19,7 @@ import numpy as np
 import papergym.envs  # noqa: F401 - registers the envs
 import pytest
 from papergym.leaderboard.board import isolation as iso
-from papergym.leaderboard.board import sandbox as sb_mod
+from papergym.leaderboard.board import process as sb_mod
 from papergym.leaderboard.board.sandbox import (
     Limits,
     SandboxedAgentSession,

@@ -221,11 +221,11 @@ def test_load_entry(tmp_path):
 
 def test_problem_to_public_rebuilds_spaces():
     from papergym.leaderboard.board import _sandbox_child as child
-    from papergym.leaderboard.board.sandbox import _roundtrip
+    from papergym.leaderboard.board.public import roundtrip
 
     spec = gym.make("MSetSemiBandit-v0").unwrapped.problem
     pub = problem_to_public(spec)
-    p = child.problem_from_public(_roundtrip(pub))
+    p = child.problem_from_public(roundtrip(pub))
     assert isinstance(p.action_space, gym.spaces.MultiBinary) and p.action_space.n == spec.action_space.n
     assert p.action_space.m == spec.action_space.m and p.action_space.d == spec.action_space.d
     obs_desc = space_to_public(spec.observation_space)
@@ -234,7 +234,7 @@ def test_problem_to_public_rebuilds_spaces():
     assert p.horizon == spec.horizon and p.env_id == spec.env_id
     for k, v in spec.params.items():
         assert getattr(p, k) == v
-    box = child.problem_from_public(_roundtrip(problem_to_public(gym.make("NonStatLipschitz-v0").unwrapped.problem)))
+    box = child.problem_from_public(roundtrip(problem_to_public(gym.make("NonStatLipschitz-v0").unwrapped.problem)))
     assert box.action_space == gym.spaces.Box(0.0, 1.0, (1,), np.float64)
 
 
@@ -477,20 +477,22 @@ def test_missing_attribute(problem):
 def test_unsafe_rlimits_never_runs_code_as_root(problem, monkeypatch):
     """As root, the unsafe mode drops to an unprivileged uid; where it cannot (a Python installation
     that other users cannot read), it refuses instead of running the submission as root."""
+    from papergym.leaderboard.board import bwrap as bw_mod
     from papergym.leaderboard.board import sandbox as sb_mod
 
     if os.geteuid() != 0:
         pytest.skip("only root can run a submission as root")
-    monkeypatch.setattr(sb_mod, "_python_reachable_by_nobody", lambda: (False, "/root is not accessible"))
+    monkeypatch.setattr(bw_mod, "python_reachable_by_nobody", lambda: (False, "/root is not accessible"))
     err = _fails(_session("good_batched", sandbox="unsafe-rlimits"), problem, [1])
     assert isinstance(err, sb_mod.SandboxUnavailable)
     assert "as root" in err.message and "/root is not accessible" in err.message
 
 
 def test_unsafe_rlimits_runs_with_a_warning(problem):
-    from papergym.leaderboard.board.sandbox import SandboxWarning, _python_reachable_by_nobody
+    from papergym.leaderboard.board.bwrap import python_reachable_by_nobody
+    from papergym.leaderboard.board.sandbox import SandboxWarning
 
-    if os.geteuid() == 0 and not _python_reachable_by_nobody()[0]:
+    if os.geteuid() == 0 and not python_reachable_by_nobody()[0]:
         pytest.skip("as root with a Python installation other users cannot read, the unsafe mode refuses to run "
                     "(test_unsafe_rlimits_never_runs_code_as_root)")
     with pytest.warns(SandboxWarning, match="no filesystem isolation"):
