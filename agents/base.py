@@ -184,7 +184,7 @@ def _source_modules(obj: Any) -> list[Any]:
     return [seen[k] for k in sorted(seen)]
 
 
-def _module_file_bytes(obj: Any) -> bytes:
+def module_file_bytes(obj: Any) -> bytes:
     """Source of ``obj``'s module and of the papergym modules it depends on (:func:`_source_modules`),
     each prefixed by its name; ``repr(obj)`` where no source is found."""
     parts = []
@@ -203,7 +203,7 @@ def _code_hash(*objs: Any) -> str:
     h = hashlib.sha256()
     for o in objs:
         if o is not None:
-            h.update(_module_file_bytes(o))
+            h.update(module_file_bytes(o))
     return h.hexdigest()[:16]
 
 

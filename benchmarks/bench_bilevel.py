@@ -30,7 +30,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from papergym.envs.tasks.decentralized_bilevel_report import annotate
+from papergym.envs.tasks.decentralized_bilevel.report import annotate
 from papergym.leaderboard import bench
 
 DEC = "DecentralizedBilevel-v0"
@@ -119,7 +119,7 @@ def simple(instances, seeds, jobs, extra: dict | None = None) -> None:
         kw["instance"] = instances
     t0 = time.perf_counter()
     res = bench(SIMPLE, solvers=SIMPLE_SOLVERS, task_kwargs=kw, n_jobs=jobs, cache=False, progress=False)
-    from papergym.envs.tasks.simple_bilevel_report import first_stationary_iteration
+    from papergym.envs.tasks.simple_bilevel.report import first_stationary_iteration
 
     iters = first_stationary_iteration(res.curves)
     runs = res.runs[res.runs.status.isin(["ok", "diverged"])].copy()  # diverged: scored with the PAR-2 cap

@@ -17,7 +17,7 @@ to 1, so every time is a single-core number.
    relative RMSE of each against the exact solution, the difference of the relative RMSEs in units of
    the task's gate, and the paper's relative difference ``|rel_rmse_nys - rel_rmse_dual| /
    rel_rmse_dual`` (the "< 0.13 %" claim) only where both errors are at least ``GAP_FLOOR`` (0.1) x the
-   gate (:func:`papergym.envs.tasks.ode_report.accuracy_comparison`). LS-SVM fit times
+   gate (:func:`papergym.envs.tasks.ode.report.accuracy_comparison`). LS-SVM fit times
    are the best of ``--repeat`` solves (one solve for ``dual-lssvm`` at ``n >= 4000``). A second block
    gives whole-``solve()`` wall times (selection included). ``dual-lssvm`` at ``n = 10^4`` is run on
    linear problems only (a dense ``n x n`` Gauss-Newton system per iteration on nonlinear ones). A solver
@@ -55,7 +55,7 @@ import numpy as np  # noqa: E402
 
 from papergym.agents.base import UnknownSolverError, get_solver_info, make_solver  # noqa: E402
 from papergym.envs.tasks.base import Budget, BudgetExceeded, make_task  # noqa: E402
-from papergym.envs.tasks.ode_report import GAP_FLOOR, accuracy_comparison  # noqa: E402
+from papergym.envs.tasks.ode.report import GAP_FLOOR, accuracy_comparison  # noqa: E402
 
 TASK = "NystromODE-v0"
 LINEAR = ("L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8", "L9")

@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 
-from papergym.envs.tasks.plrf_report import config_of, outscaling_regime
+from papergym.envs.tasks.power_law_features.report import config_of, outscaling_regime
 from papergym.envs.tasks.power_law_features import DEFAULT_PAIRS
 from papergym.leaderboard import bench
 

@@ -17,7 +17,7 @@ The final regrets of both must be equal (checked). BLAS threads are pinned to 1.
 
 Then two sandboxed evaluations at once (the last number of seeds each, in two processes), against one
 alone: a machine that runs several sandboxes stops the busy-wait while they compete for the CPUs (the
-spin gate of :class:`papergym.leaderboard.board.sandbox._Sandbox`).
+spin gate of :class:`papergym.leaderboard.board.process.SandboxProcess`).
 
 Then the shared board's overhead per submission (``--service N`` submissions, 0 skips it): a real
 ``papergym serve --workers 1`` on a free port of 127.0.0.1 over an SQLite store, with a small board
@@ -28,7 +28,7 @@ evaluating (the store's ``wall_seconds``): HTTP, the queue (the worker polls eve
 the result's transaction. Target: under 1 s.
 
 A short in-process run first warms up the env's compiled kernels. ``--spin 0`` turns off the
-sandbox's bounded busy-wait (:data:`papergym.leaderboard.board.sandbox.SPIN_SECONDS`) to show what it buys.
+sandbox's bounded busy-wait (:data:`papergym.leaderboard.board.process.SPIN_SECONDS`) to show what it buys.
 
 Measured (2-vCPU KVM VM, otherwise idle, sandbox full, T = 10^5, loop = play):
 
@@ -58,7 +58,7 @@ import gymnasium as gym
 import numpy as np
 import papergym.envs  # noqa: F401 - registers the envs
 from gymnasium.envs.registration import load_env_creator
-from papergym.leaderboard.board import sandbox as sandbox_module
+from papergym.leaderboard.board import process as process_module
 from papergym.leaderboard.board.sandbox import (
     SANDBOX_MODES,
     InProcessAgentSession,
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.spin is not None:
         if args.spin < 0:
             ap.error("--spin must be >= 0")
-        sandbox_module.SPIN_SECONDS = args.spin
+        process_module.SPIN_SECONDS = args.spin
     loop = args.loop
     if loop == "auto":
         try:
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     run = play_loop if loop == "play" else own_loop
     mode = resolve_sandbox(args.sandbox)  # SandboxUnavailable (naming what is missing) rather than no sandbox
     print(f"# {ENV}, UCB1 on a grid of 32 arms, T = {args.horizon}, loop = {loop}, "
-          f"sandbox: {mode}, spin: {sandbox_module.SPIN_SECONDS:g} s")
+          f"sandbox: {mode}, spin: {process_module.SPIN_SECONDS:g} s")
     print(f"{'seeds':>5}  {'in-process s':>12}  {'sandboxed s':>11}  {'ratio':>5}  {'us/step added':>13}")
     factory = _factory()
     run(InProcessAgentSession(factory), [1, 2], min(args.horizon, 2000))  # warm-up: compiled kernels

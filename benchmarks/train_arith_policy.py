@@ -1,6 +1,6 @@
-"""Rewrite the shipped arithmetic policy of ``RLDataSelection-v0`` (``envs/tasks/weights/arith_policy.npz``) and its
+"""Rewrite the shipped arithmetic policy of ``RLDataSelection-v0`` (``envs/tasks/data_selection/weights/arith_policy.npz``) and its
 card (``arith_policy.md``) with the deterministic pre-training
-:func:`papergym.envs.tasks.data_selection_model.pretrain_policy` (one torch thread).
+:func:`papergym.envs.tasks.data_selection.model.pretrain_policy` (one torch thread).
 
     python benchmarks/train_arith_policy.py                # defaults of the shipped weights
     python benchmarks/train_arith_policy.py --out /tmp/w   # write elsewhere
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from papergym.envs.tasks.data_selection_model import PRETRAIN_DEFAULTS, WEIGHTS_PATH, pretrain_policy
+from papergym.envs.tasks.data_selection.model import PRETRAIN_DEFAULTS, WEIGHTS_PATH, pretrain_policy
 
 CARD = """# Arithmetic policy of RLDataSelection-v0 (papergym)
 
@@ -25,7 +25,7 @@ CARD = """# Arithmetic policy of RLDataSelection-v0 (papergym)
 (GELU), pre-LayerNorm, learned positions ({max_len} positions), output tied to the token embedding;
 {n_params:,} parameters, float32, `arith_policy.npz` ({size_kb:.0f} kB; numpy arrays by parameter name plus
 `config`). Tokenizer: one token per character of `_$0123456789+-=` (`_` pad, `$` EOS). Architecture and
-tokenizer: `papergym/envs/tasks/data_selection_model.py`.
+tokenizer: `papergym/envs/tasks/data_selection/model.py`.
 
 **How trained** (`pretrain_policy`): supervised cross-entropy on the answer tokens and EOS of freshly generated
 problems `a+b=` / `a-b=` (a >= b), sizes (digits of the longer operand) 1, 2, 3 with probabilities

@@ -1,4 +1,4 @@
-"""Rewrite the stand-in backbone of ``ContinualDomains-v0`` (``envs/tasks/weights/continual_backbone.npz``) and its card
+"""Rewrite the stand-in backbone of ``ContinualDomains-v0`` (``envs/tasks/continual_domains/weights/continual_backbone.npz``) and its card
 (``continual_backbone.md``), deterministically: :func:`papergym.envs.tasks.continual_domains.train_backbone` on the
 fixed 297-image source split of ``load_digits`` (torch, one thread, seed 0).
 

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from papergym.envs.tasks.preference import SIZES, WEIGHTS_DIR, train_reference
+from papergym.envs.tasks.preference.task import SIZES, WEIGHTS_DIR, train_reference
 
 RECIPE = {"n_captions": 5000, "halluc_frac": 0.2, "epochs": 40, "lr": 3e-3, "batch_size": 64, "seed": 0}
 

@@ -57,9 +57,9 @@ SHIPPED = {
     "calibrate_mdbe.py": ["agents/bandits/mdbe_calibration_table.py"],
     "fjsp_references.py": ["envs/scheduling/fjsp/data/references.json"],
     "mistar_card.py": ["agents/scheduling/mistar/weights/sd2-10x5.card.json"],
-    "train_arith_policy.py": ["envs/tasks/weights/arith_policy.npz"],
-    "train_continual_backbone.py": ["envs/tasks/weights/continual_backbone.npz"],
-    "train_preference_ref.py": ["envs/tasks/weights/preference_ref.npz", "envs/tasks/weights/preference_ref_o24.npz"],
+    "train_arith_policy.py": ["envs/tasks/data_selection/weights/arith_policy.npz"],
+    "train_continual_backbone.py": ["envs/tasks/continual_domains/weights/continual_backbone.npz"],
+    "train_preference_ref.py": ["envs/tasks/preference/weights/preference_ref.npz", "envs/tasks/preference/weights/preference_ref_o24.npz"],
 }
 
 

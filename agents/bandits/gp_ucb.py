@@ -180,7 +180,7 @@ class GPAgent:
         }
 
 
-def _check_x1(x1: Any) -> str:
+def check_x1(x1: Any) -> str:
     if x1 not in ("centre", "random"):
         raise ValueError(f"x1 must be 'centre' or 'random', got {x1!r}")
     return x1
@@ -195,7 +195,7 @@ class GPUCB(GPAgent):
         super().__init__(problem, seed=seed, jitter=jitter)
         beta_sqrt = positive_float(beta_sqrt, "beta_sqrt", allow_none=True)
         self.beta_sqrt_fixed = beta_sqrt
-        self.x1 = _check_x1(x1)
+        self.x1 = check_x1(x1)
 
     def width(self, t: int) -> float:
         """``beta_t^{1/2}`` at round ``t``: the constant ``B`` (step 3) unless ``beta_sqrt`` is given."""

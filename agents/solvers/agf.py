@@ -46,7 +46,8 @@ import numpy as np
 
 from papergym.agents.base import register_solver
 
-__all__ = ["Step", "agf_diagonal", "agf_linear", "activation_phase", "check_data", "linear_rescale", "linear_path", "agf_modular"]
+__all__ = ["Step", "agf_diagonal", "agf_linear", "activation_phase", "check_data", "linear_rescale", "linear_path", "agf_modular",
+           "greedy_memoryless", "as_solution"]
 
 
 class Step(NamedTuple):
@@ -364,8 +365,30 @@ def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: fl
     return steps, work
 
 
+def greedy_memoryless(X, y, alpha: float, lr: float = 1.0, grad_tol: float = 1e-12) -> list[Step]:
+    """Greedy selection without memory (the ``memory=False`` ablation of ``agf`` on the diagonal-linear
+    setting; also the ``greedy-memoryless`` baseline of :mod:`papergym.baselines.solvers.staircase`)."""
+    X, y = check_data(X, y)
+    n, d = X.shape
+    S = activation_phase(alpha)
+    active: list[int] = []
+    t, r, steps = 0.0, y.copy(), []
+    for _ in range(d):
+        g = X.T @ r / n
+        g[active] = 0.0
+        i = int(np.argmax(np.abs(g)))
+        if abs(g[i]) <= grad_tol:
+            break
+        t += S / (2.0 * abs(g[i]))
+        active.append(i)
+        b = np.linalg.lstsq(X[:, active], y, rcond=None)[0]
+        r = y - X[:, active] @ b
+        steps.append(Step(t / lr, 0.5 * float(np.mean(r ** 2)), i))
+    return steps
+
+
 # ------------------------------------------------------------------------------------------ solver
-def _as_solution(steps: list[Step]) -> list[tuple[float, float, int]]:
+def as_solution(steps: list[Step]) -> list[tuple[float, float, int]]:
     return [(float(s.t), float(s.level), int(s.feature)) for s in steps]
 
 
@@ -392,7 +415,7 @@ def modular_solution(problem, budget, report, **kw) -> list[tuple[float, float, 
         mw = 0.95 * float(budget.max_work)
     steps, work = agf_modular(problem.X, problem.y, problem.init["W_in"], problem.init["W_out"], problem.lr,
                               problem.momentum, problem.horizon, deadline=dl, max_work=mw, **kw)
-    merged = merge_steps(_as_solution(steps), problem.l0, problem.horizon)
+    merged = merge_steps(as_solution(steps), problem.l0, problem.horizon)
     sol = merged or [(float(problem.horizon) * 2.0, float(problem.l0), -1)]
     if report is not None:
         report(sol, iteration=len(steps), work=work)
@@ -414,13 +437,11 @@ class AGF:
     def solve(self, problem, budget, report):
         if problem.setting == "diagonal-linear":
             if not self.memory:
-                from papergym.baselines.solvers.staircase import greedy_memoryless
-
-                return _as_solution(greedy_memoryless(problem.X, problem.y, problem.alpha, lr=problem.lr))
-            return _as_solution(agf_diagonal(problem.X, problem.y, problem.alpha, lr=problem.lr))
+                return as_solution(greedy_memoryless(problem.X, problem.y, problem.alpha, lr=problem.lr))
+            return as_solution(agf_diagonal(problem.X, problem.y, problem.alpha, lr=problem.lr))
         if problem.setting == "linear":
             Sxx, Syx, syy = linear_problem_stats(problem)
-            return _as_solution(agf_linear(Sxx, Syx, syy, problem.alpha, lr=problem.lr, memory=self.memory))
+            return as_solution(agf_linear(Sxx, Syx, syy, problem.alpha, lr=problem.lr, memory=self.memory))
         if problem.setting == "modular-addition":
             return modular_solution(problem, budget, report, memory=self.memory, eta=self.eta)
         raise ValueError(f"agf has no rule for setting {problem.setting!r}")

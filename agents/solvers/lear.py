@@ -339,7 +339,7 @@ class StreamLearner:
             return run_stream(problem, self, budget, report)
 
 
-def _route(dist: np.ndarray, sizes: Sequence[int], per_sample: bool) -> tuple[list[np.ndarray], list[Any]]:
+def route(dist: np.ndarray, sizes: Sequence[int], per_sample: bool) -> tuple[list[np.ndarray], list[Any]]:
     """Expert choice from ``dist`` (``E × n``, rows of the stacked batches): per batch (argmin of the batch's mean
     distance) or per sample. Returns the per-row expert of every batch and the ``experts`` entry for the stream."""
     rows, entries, i = [], [], 0
@@ -503,7 +503,7 @@ class LEAR(StreamLearner):
             g, loc = torch.relu(self.G(h)), torch.relu(self.L(h))
             preds = np.stack([e["offset"] + e["clf"](torch.cat([g, e["fc"](loc)], dim=1)).argmax(1).numpy()
                               for e in self.experts])                      # E × n
-        rows, entries = _route(dist, sizes, self.selection == "sample")
+        rows, entries = route(dist, sizes, self.selection == "sample")
         labels, i = [], 0
         for b, k in zip(sizes, rows):
             labels.append(preds[k, np.arange(i, i + b)].astype(np.int64))

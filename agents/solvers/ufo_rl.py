@@ -42,12 +42,12 @@ __all__ = ["UFORL", "confidence", "ufo_scores", "top_k", "TASK"]
 TASK = "RLDataSelection-v0"
 
 
-def _get(problem: Any, name: str) -> Any:
+def get_field(problem: Any, name: str) -> Any:
     return problem[name] if isinstance(problem, dict) else getattr(problem, name)
 
 
-def _policy_call(problem: Any, name: str) -> Callable[..., Any]:
-    pol = _get(problem, "policy")
+def policy_call(problem: Any, name: str) -> Callable[..., Any]:
+    pol = get_field(problem, "policy")
     return pol[name] if isinstance(pol, dict) else getattr(pol, name)
 
 
@@ -74,8 +74,8 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 
 def pool_confidence(problem: Any, include_eos: bool = False) -> np.ndarray:
     """``Conf`` of every pool problem from one batched ``policy.logprobs`` call."""
-    prompts, answers = list(_get(problem, "prompts")), list(_get(problem, "answers"))
-    lp = np.asarray(_policy_call(problem, "logprobs")(prompts, answers), dtype=float)
+    prompts, answers = list(get_field(problem, "prompts")), list(get_field(problem, "answers"))
+    lp = np.asarray(policy_call(problem, "logprobs")(prompts, answers), dtype=float)
     return confidence(lp, np.array([len(a) for a in answers]), include_eos)
 
 
@@ -90,10 +90,10 @@ class UFORL:
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
         conf = pool_confidence(problem, self.include_eos)
         sc = ufo_scores(conf)
-        idx = top_k(sc, int(_get(problem, "k")))
+        idx = top_k(sc, int(get_field(problem, "k")))
         s = np.exp(conf)
         return {"indices": idx.astype(np.int64),
-                "meta": {"forwards": float(_policy_call(problem, "work_used")()), "mu": float(s.mean()),
+                "meta": {"forwards": float(policy_call(problem, "work_used")()), "mu": float(s.mean()),
                          "conf_mean": float(conf.mean())}}
 
 

@@ -50,7 +50,7 @@ import numpy as np
 from numba import njit
 from papergym.agents.base import PerRunFromBatched, register_agent
 from papergym.agents.rng import rand_exponential, rand_uniform, rng_state
-from papergym.baselines.bandits.combucb import ENV_ID, _n_runs, _problem_dm
+from papergym.baselines.bandits.combucb import ENV_ID, n_runs, problem_dm
 
 __all__ = ["BatchedCombTS", "CombTS", "sample_beta"]
 
@@ -176,8 +176,8 @@ class BatchedCombTS:
 
     def __init__(self, problem: Any, *, seeds: Sequence[Any], prior_a: float = 1.0, prior_b: float = 1.0):
         self.problem = problem
-        self.n_envs = n = _n_runs(seeds)
-        self.d, self.m = _problem_dm(problem)
+        self.n_envs = n = n_runs(seeds)
+        self.d, self.m = problem_dm(problem)
         d = self.d
         self.prior_a = _check_prior(prior_a, "prior_a")
         self.prior_b = _check_prior(prior_b, "prior_b")

@@ -91,7 +91,7 @@ def check_width(width: Any) -> float:
     return w
 
 
-def _problem_dm(problem: Any) -> tuple[int, int]:
+def problem_dm(problem: Any) -> tuple[int, int]:
     try:
         d, m = int(problem.d), int(problem.m)
     except AttributeError:
@@ -100,7 +100,7 @@ def _problem_dm(problem: Any) -> tuple[int, int]:
     return d, m
 
 
-def _n_runs(seeds: Sequence[Any]) -> int:
+def n_runs(seeds: Sequence[Any]) -> int:
     n = len(seeds)
     if n < 1:
         raise ValueError("seeds must hold at least one seed (one per run)")
@@ -113,8 +113,8 @@ class BatchedCombUCB:
 
     def __init__(self, problem: Any, *, seeds: Sequence[Any], width: float = 1.0):
         self.problem = problem
-        self.n_envs = n = _n_runs(seeds)
-        self.d, self.m = d, m = _problem_dm(problem)
+        self.n_envs = n = n_runs(seeds)
+        self.d, self.m = d, m = problem_dm(problem)
         self.width = check_width(width)
         self.sweep_rounds = -(-d // m)  # ceil(d / m)
         self.counts = np.zeros((n, d))  # T_j

@@ -51,7 +51,7 @@ import math
 from typing import Any
 
 import numpy as np
-from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, _check_x1
+from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, check_x1
 from papergym.agents.base import register_agent
 from papergym.validate import positive_float
 from scipy.special import erfcx, ndtr
@@ -123,7 +123,7 @@ class GPEI(GPAgent):
                  x1: str = "centre"):
         xi = _check_xi(xi)
         jitter = positive_float(jitter, "jitter")
-        x1 = _check_x1(x1)
+        x1 = check_x1(x1)
         super().__init__(problem, seed=seed, jitter=jitter)
         self.xi = xi
         self.x1 = x1

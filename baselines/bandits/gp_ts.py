@@ -60,7 +60,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, _check_x1
+from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, check_x1
 from papergym.agents.base import register_agent
 from papergym.validate import positive_float, positive_int
 from scipy.linalg.lapack import dpstrf
@@ -98,7 +98,7 @@ class GPTS(GPAgent):
             raise ValueError(f"n_random + n_top must be >= 1, got n_random={n_random}, n_top={n_top}")
         rank_tol = positive_float(rank_tol, "rank_tol")
         jitter = positive_float(jitter, "jitter")
-        x1 = _check_x1(x1)
+        x1 = check_x1(x1)
         super().__init__(problem, seed=seed, jitter=jitter)
         self.n_random, self.n_top, self.rank_tol, self.x1 = n_random, n_top, rank_tol, x1
         self.queried = np.zeros(self.N, dtype=bool)

@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, _check_x1
+from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, check_x1
 from papergym.agents.base import register_agent
 from papergym.validate import positive_float
 
@@ -50,7 +50,7 @@ class MVR(GPAgent):
 
     def __init__(self, problem: Any, *, seed: Any = None, jitter: float = 1e-10, x1: str = "centre"):
         jitter = positive_float(jitter, "jitter")
-        x1 = _check_x1(x1)
+        x1 = check_x1(x1)
         super().__init__(problem, seed=seed, jitter=jitter)
         self.x1 = x1
 

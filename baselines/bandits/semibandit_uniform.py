@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from papergym.agents.base import PerRunFromBatched, register_agent
-from papergym.baselines.bandits.combucb import ENV_ID, _n_runs, _problem_dm, m_smallest
+from papergym.baselines.bandits.combucb import ENV_ID, n_runs, problem_dm, m_smallest
 from papergym.envs.spec import UniformStream
 
 __all__ = ["BatchedSemiBanditUniform", "SemiBanditUniform"]
@@ -32,8 +32,8 @@ class BatchedSemiBanditUniform:
 
     def __init__(self, problem: Any, *, seeds: Sequence[Any]):
         self.problem = problem
-        self.n_envs = _n_runs(seeds)
-        self.d, self.m = _problem_dm(problem)
+        self.n_envs = n_runs(seeds)
+        self.d, self.m = problem_dm(problem)
         self._stream = UniformStream(list(seeds))
         self.t = 0
 

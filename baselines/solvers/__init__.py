@@ -6,7 +6,7 @@ from papergym.baselines.solvers import (  # noqa: F401  (registers them; pinn im
     deep_gd,
     distributed,
     dual_lssvm,
-    lipschitz,
+    lipschitz_nets,
     low_rank,
     persistent_homology,
     pinn,

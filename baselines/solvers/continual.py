@@ -70,7 +70,7 @@ from papergym.agents.solvers.lear import (
     SCORES,
     SELECTIONS,
     StreamLearner,
-    _route,
+    route,
     expert_score,
     ledoit_wolf_gaussian,
 )
@@ -373,7 +373,7 @@ class ExpertsOnly(StreamLearner):
                          for e in self.experts])
         with self.torch.no_grad():
             preds = np.stack([e["offset"] + e["head"](f).argmax(1).numpy() for e in self.experts])
-        rows, entries = _route(dist, sizes, self.selection == "sample")
+        rows, entries = route(dist, sizes, self.selection == "sample")
         labels, i = [], 0
         for b, k in zip(sizes, rows):
             labels.append(preds[k, np.arange(i, i + b)].astype(np.int64))

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
-from papergym.agents.solvers.ufo_rl import _get, _policy_call, pool_confidence, top_k
+from papergym.agents.solvers.ufo_rl import get_field, policy_call, pool_confidence, top_k
 from papergym.envs.tasks.base import BudgetExceeded
 
 __all__ = ["MultiSampleAcc", "RandomSelect", "ConfSelect", "FullData", "sample_accuracy", "dapo_order"]
@@ -73,8 +73,8 @@ class MultiSampleAcc:
         """Accuracy estimate per pool problem (NaN where the budget ran out first)."""
         t0 = time.perf_counter()
         rng = np.random.default_rng(self.seed)
-        prompts, answers = list(_get(problem, "prompts")), list(_get(problem, "answers"))
-        sample = _policy_call(problem, "sample")
+        prompts, answers = list(get_field(problem, "prompts")), list(get_field(problem, "answers"))
+        sample = policy_call(problem, "sample")
         acc = np.full(len(prompts), np.nan)
         max_s = getattr(budget, "max_seconds", None) if budget is not None else None
         for s in range(0, len(prompts), self.chunk):
@@ -95,8 +95,8 @@ class MultiSampleAcc:
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
         acc = self.estimate(problem, budget)
         rng = np.random.default_rng([0 if self.seed is None else int(self.seed), 1])
-        idx = dapo_order(acc, int(_get(problem, "k")), rng)
-        return {"indices": idx, "meta": {"forwards": float(_policy_call(problem, "work_used")()),
+        idx = dapo_order(acc, int(get_field(problem, "k")), rng)
+        return {"indices": idx, "meta": {"forwards": float(policy_call(problem, "work_used")()),
                                          "estimated": int(np.isfinite(acc).sum()),
                                          "in_band": int(((acc > 0) & (acc < 1)).sum())}}
 
@@ -108,8 +108,8 @@ class RandomSelect:
         self.seed = seed
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:
-        n = len(_get(problem, "prompts"))
-        return np.random.default_rng(self.seed).choice(n, size=int(_get(problem, "k")), replace=False)
+        n = len(get_field(problem, "prompts"))
+        return np.random.default_rng(self.seed).choice(n, size=int(get_field(problem, "k")), replace=False)
 
 
 class ConfSelect:
@@ -122,7 +122,7 @@ class ConfSelect:
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:
         conf = pool_confidence(problem, self.include_eos)
-        return top_k(-conf if self.hardest else conf, int(_get(problem, "k")))
+        return top_k(-conf if self.hardest else conf, int(get_field(problem, "k")))
 
 
 class FullData:
@@ -136,7 +136,7 @@ class FullData:
         if oracle is None or not hasattr(oracle, "allow_full_pool"):
             raise ValueError("full-data needs the private problem.oracle (a trusted, in-process reference run)")
         oracle.allow_full_pool()
-        return np.arange(len(_get(problem, "prompts")), dtype=np.int64)
+        return np.arange(len(get_field(problem, "prompts")), dtype=np.int64)
 
 
 def _multi_sample_acc(*, seed: Any = None, **hp: Any) -> MultiSampleAcc:

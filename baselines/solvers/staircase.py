@@ -27,7 +27,15 @@ import math
 import numpy as np
 
 from papergym.agents.base import register_solver
-from papergym.agents.solvers.agf import Step, activation_phase, agf_diagonal, check_data, linear_path, linear_rescale
+from papergym.agents.solvers.agf import (
+    Step,
+    activation_phase,
+    agf_diagonal,
+    check_data,
+    greedy_memoryless,
+    linear_path,
+    linear_rescale,
+)
 
 TASK = "FeatureStaircase-v0"
 
@@ -47,26 +55,6 @@ def pesme_flammarion(X, y, alpha: float, lr: float = 1.0) -> list[Step]:
     """AGF with the asymptotic activation phase ``2 log(1/α)`` (module docstring)."""
     activation_phase(alpha)  # same domain check
     return agf_diagonal(X, y, alpha, lr=lr, phase=2.0 * math.log(1.0 / float(alpha)))
-
-
-def greedy_memoryless(X, y, alpha: float, lr: float = 1.0, grad_tol: float = 1e-12) -> list[Step]:
-    X, y = check_data(X, y)
-    n, d = X.shape
-    S = activation_phase(alpha)
-    active: list[int] = []
-    t, r, steps = 0.0, y.copy(), []
-    for _ in range(d):
-        g = X.T @ r / n
-        g[active] = 0.0
-        i = int(np.argmax(np.abs(g)))
-        if abs(g[i]) <= grad_tol:
-            break
-        t += S / (2.0 * abs(g[i]))
-        active.append(i)
-        b = np.linalg.lstsq(X[:, active], y, rcond=None)[0]
-        r = y - X[:, active] @ b
-        steps.append(Step(t / lr, 0.5 * float(np.mean(r ** 2)), i))
-    return steps
 
 
 def independent_modes(X, y, alpha: float, lr: float = 1.0, grad_tol: float = 1e-12) -> list[Step]:
@@ -126,12 +114,12 @@ class StaircaseBaseline:
         self.rule = rule
 
     def solve(self, problem, budget, report):
-        from papergym.agents.solvers.agf import _as_solution, agf_linear, linear_problem_stats
+        from papergym.agents.solvers.agf import agf_linear, as_solution, linear_problem_stats
 
         if problem.setting == "diagonal-linear":
             fn = {"pesme-flammarion": pesme_flammarion, "greedy-memoryless": greedy_memoryless,
                   "independent-modes": independent_modes, "one-jump": one_jump}[self.rule]
-            return _as_solution(fn(problem.X, problem.y, problem.alpha, lr=problem.lr))
+            return as_solution(fn(problem.X, problem.y, problem.alpha, lr=problem.lr))
         if problem.setting == "linear":
             if self.rule == "pesme-flammarion":
                 from papergym.envs.tasks.base import NotApplicable
@@ -140,9 +128,9 @@ class StaircaseBaseline:
                                     "for the linear setting")
             Sxx, Syx, syy = linear_problem_stats(problem)
             if self.rule == "greedy-memoryless":
-                return _as_solution(agf_linear(Sxx, Syx, syy, problem.alpha, lr=problem.lr, memory=False))
+                return as_solution(agf_linear(Sxx, Syx, syy, problem.alpha, lr=problem.lr, memory=False))
             fn = independent_modes_linear if self.rule == "independent-modes" else one_jump_linear
-            return _as_solution(fn(Sxx, Syx, syy, problem.alpha, lr=problem.lr))
+            return as_solution(fn(Sxx, Syx, syy, problem.alpha, lr=problem.lr))
         if problem.setting == "modular-addition":
             from papergym.agents.solvers.agf import modular_solution
 

@@ -188,7 +188,7 @@ class OracleSubspace:
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
         from papergym.agents.solvers.diffusion_disentangle import ddim_transfer
-        from papergym.envs.tasks.subspace_disentangle import (
+        from papergym.envs.tasks.subspace_disentangle.task import (
             DigitsTruth,
             LSGMMTruth,
             gmm_logpdf,

@@ -173,21 +173,21 @@ def hidden_seeds(task_id: str, key: str, k: int, secret: str | bytes | None = No
 _TASKS: dict[str, tuple[str, Callable[..., Task] | None]] = {}
 # task id -> module that registers it (imported lazily, so a task whose extra is missing does not
 # break the others)
-_TASK_MODULES: dict[str, str] = {
-    "NystromODE-v0": "papergym.envs.tasks.ode",
-    "PowerLawRandomFeatures-v0": "papergym.envs.tasks.power_law_features",
-    "DistributedRegression-v0": "papergym.envs.tasks.distributed_regression",
-    "DeepRegression-v0": "papergym.envs.tasks.deep_regression",
-    "LowRankRecovery-v0": "papergym.envs.tasks.low_rank",
-    "DecentralizedBilevel-v0": "papergym.envs.tasks.decentralized_bilevel",
-    "SimpleBilevel-v0": "papergym.envs.tasks.simple_bilevel",
-    "PointCloudPH-v0": "papergym.envs.tasks.persistent_homology",
-    "FeatureStaircase-v0": "papergym.envs.tasks.staircase",
-    "SubspaceDisentangle-v0": "papergym.envs.tasks.subspace_disentangle",
-    "LipschitzApprox-v0": "papergym.envs.tasks.lipschitz_approx",
-    "ContinualDomains-v0": "papergym.envs.tasks.continual_domains",
-    "PreferenceHallucination-v0": "papergym.envs.tasks.preference",
-    "RLDataSelection-v0": "papergym.envs.tasks.data_selection",
+TASK_MODULES: dict[str, str] = {
+    "NystromODE-v0": "papergym.envs.tasks.ode.task",
+    "PowerLawRandomFeatures-v0": "papergym.envs.tasks.power_law_features.task",
+    "DistributedRegression-v0": "papergym.envs.tasks.distributed_regression.task",
+    "DeepRegression-v0": "papergym.envs.tasks.deep_regression.task",
+    "LowRankRecovery-v0": "papergym.envs.tasks.low_rank.task",
+    "DecentralizedBilevel-v0": "papergym.envs.tasks.decentralized_bilevel.task",
+    "SimpleBilevel-v0": "papergym.envs.tasks.simple_bilevel.task",
+    "PointCloudPH-v0": "papergym.envs.tasks.persistent_homology.task",
+    "FeatureStaircase-v0": "papergym.envs.tasks.staircase.task",
+    "SubspaceDisentangle-v0": "papergym.envs.tasks.subspace_disentangle.task",
+    "LipschitzApprox-v0": "papergym.envs.tasks.lipschitz_approx.task",
+    "ContinualDomains-v0": "papergym.envs.tasks.continual_domains.task",
+    "PreferenceHallucination-v0": "papergym.envs.tasks.preference.task",
+    "RLDataSelection-v0": "papergym.envs.tasks.data_selection.task",
 }
 
 
@@ -199,13 +199,13 @@ def register_task(task_id: str, factory: Callable[..., Task]) -> None:
 
 def list_tasks() -> list[str]:
     """Ids of every papergym solver-benchmark task."""
-    return sorted(set(_TASK_MODULES) | set(_TASKS))
+    return sorted(set(TASK_MODULES) | set(_TASKS))
 
 
 def check_task_id(task_id: str) -> str:
     """The plain id, or :class:`UnknownTaskError` listing the valid ids."""
     base = task_id.split(":")[-1]
-    if base not in _TASK_MODULES and base not in _TASKS:
+    if base not in TASK_MODULES and base not in _TASKS:
         raise UnknownTaskError(f"unknown task {task_id!r}; valid tasks: {', '.join(list_tasks()) or '(none)'}")
     return base
 
@@ -213,9 +213,9 @@ def check_task_id(task_id: str) -> str:
 def _factory(task_id: str) -> Callable[..., Task]:
     base = check_task_id(task_id)
     if base not in _TASKS or _TASKS[base][1] is None:
-        importlib.import_module(_TASK_MODULES[base])
+        importlib.import_module(TASK_MODULES[base])
     if base not in _TASKS:
-        raise UnknownTaskError(f"module {_TASK_MODULES[base]} did not register task {base!r}")
+        raise UnknownTaskError(f"module {TASK_MODULES[base]} did not register task {base!r}")
     return _TASKS[base][1]  # type: ignore[return-value]
 
 

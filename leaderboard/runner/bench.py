@@ -351,8 +351,6 @@ class BenchResult:
         """Per-instance rows (instance, solver, status and the task's metrics) then the summary. The status
         column is :meth:`display_status` (``gate-failed`` for an ``ok`` run that failed the accuracy gate);
         where the task has an accuracy gate the summary counts the runs that passed it (``gate ok``)."""
-        from papergym.leaderboard.runner.compare import _fmt_num
-
         lines: list[str] = []
         shown = [self.primary] + [m for m in (self.table_metrics or self.metrics) if m != self.primary]
         if per_instance and not self.runs.empty:
@@ -380,7 +378,6 @@ class BenchResult:
                              str(int(r["n_ok"])), str(int(r["n_failed"]))] + gate
                             + [_fmt_sig(r.get(f"median_{m}", np.nan)) for m in shown if m != self.primary])
             lines += _table(head, rows)
-        _ = _fmt_num
         return "\n".join(lines)
 
     def plot(self, path: str | os.PathLike | None = None):
@@ -611,7 +608,7 @@ def bench(
     from papergym.envs.tasks.base import Budget, InstanceRef, check_task_id, instances_by_name, make_task, task_factory
     from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_jobs
     from papergym.leaderboard.runner import cache as cellcache
-    from papergym.leaderboard.runner.compare import default_cache_dir
+    from papergym.leaderboard.runner.cache import default_cache_dir
 
     base = check_task_id(task_id)
     if backend not in BACKENDS:

@@ -55,6 +55,7 @@ __all__ = [
     "DIGEST_KEY",
     "META_KEY",
     "atomic_write_bytes",
+    "default_cache_dir",
     "read_json",
     "read_table",
     "table_digest",
@@ -68,6 +69,16 @@ CHECKSUM_FIELD = "sha256"
 META_KEY = b"papergym"
 DIGEST_KEY = b"papergym.sha256"
 _JSON_TAIL = re.compile(rb'(,\s*)?"' + CHECKSUM_FIELD.encode() + rb'":\s*"([0-9a-f]{64})"\s*}\s*\Z')
+
+
+def default_cache_dir() -> Path:
+    """User cache folder of cell files (``$PAPERGYM_CACHE`` overrides it)."""
+    env = os.environ.get("PAPERGYM_CACHE")
+    if env:
+        return Path(env)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("papergym")) / "cells"
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

@@ -64,6 +64,7 @@ from papergym.agents.base import get_agent_info, list_agents, make_agent, make_b
 from papergym.canonical import canonical_json as _canonical_json
 from papergym.canonical import to_json_value
 from papergym.leaderboard.runner import cache as cellcache
+from papergym.leaderboard.runner.cache import default_cache_dir  # noqa: F401  (re-exported)
 from papergym.leaderboard.runner.episode import N_LIN_POINTS, N_LOG_POINTS, checkpoints  # noqa: F401
 from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_jobs
 from papergym.leaderboard.runner.progress import DEFAULT_EVERY, RunProgress
@@ -77,16 +78,6 @@ RESULT_FORMAT = 2  # bump when the content of a cell file changes
 
 
 # ------------------------------------------------------------------------------------------ helpers
-def default_cache_dir() -> Path:
-    """User cache folder of cell files (``$PAPERGYM_CACHE`` overrides it)."""
-    env = os.environ.get("PAPERGYM_CACHE")
-    if env:
-        return Path(env)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("papergym")) / "cells"
-
-
 def _canon(obj: Any) -> Any:
     """JSON data of kwargs / hyperparameters (:func:`papergym.canonical.to_json_value`); non-finite
     floats become ``"inf"`` / ``"-inf"`` / ``"nan"``, the rule of the cell keys."""
@@ -100,9 +91,9 @@ def canonical_json(obj: Any) -> str:
 
 def _file_hash(obj: Any) -> str:
     """Hash of the source of ``obj``'s module and of the papergym modules it depends on."""
-    from papergym.agents.base import _module_file_bytes
+    from papergym.agents.base import module_file_bytes
 
-    return hashlib.sha256(_module_file_bytes(obj)).hexdigest()[:16]
+    return hashlib.sha256(module_file_bytes(obj)).hexdigest()[:16]
 
 
 def _env_spec(env_id: str) -> gym.envs.registration.EnvSpec:

@@ -13,7 +13,7 @@ torch = require("torch", "torch")
 from papergym.agents.base import make_solver  # noqa: E402
 from papergym.agents.solvers.ufo_rl import confidence, top_k, ufo_scores  # noqa: E402
 from papergym.envs.tasks.base import make_task  # noqa: E402
-from papergym.envs.tasks.data_selection_model import EOS, build_policy, encode, load_weights  # noqa: E402
+from papergym.envs.tasks.data_selection.model import EOS, build_policy, encode, load_weights  # noqa: E402
 
 TID = "RLDataSelection-v0"
 TINY = dict(pool_size=40, test_size=30, max_digits=3, rl_epochs=1, batch_prompts=8, group_size=2, seeds=[0])

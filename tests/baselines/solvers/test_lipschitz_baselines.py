@@ -14,7 +14,7 @@ torch = require("torch", "torch")
 
 from papergym.agents.base import list_solvers, make_solver
 from papergym.agents.solvers.lip_resnet import count_lip_resnet
-from papergym.baselines.solvers.lipschitz import (
+from papergym.baselines.solvers.lipschitz_nets import (
     AOL,
     CPL,
     SLL,

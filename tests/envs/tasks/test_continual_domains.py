@@ -281,7 +281,7 @@ def test_report_and_figures(tmp_path):
     task = make_task(TASK)
     txt = task.report(runs)
     assert "lear" in txt and "finetune" in txt and "0.800" in txt and "0.400" in txt
-    from papergym.envs.tasks.continual_domains_report import mean_matrix
+    from papergym.envs.tasks.continual_domains.report import mean_matrix
 
     np.testing.assert_allclose(mean_matrix(runs[runs.label == "lear"]), [[0.9, 0.1], [0.8, 0.8]])
     figs = task.figures(runs, tmp_path)

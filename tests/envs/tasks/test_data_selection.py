@@ -15,7 +15,7 @@ torch = require("torch", "torch")
 
 from papergym.envs.tasks.base import BudgetExceeded, InstanceRef, MissingSecretError, make_task  # noqa: E402
 from papergym.envs.tasks.data_selection import DataSelectionTask, check_selection  # noqa: E402
-from papergym.envs.tasks.data_selection_model import (  # noqa: E402
+from papergym.envs.tasks.data_selection.model import (  # noqa: E402
     EOS,
     build_policy,
     decode,

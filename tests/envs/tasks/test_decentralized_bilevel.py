@@ -411,7 +411,7 @@ def test_bench_end_to_end(tmp_path):
     assert (folder / "curves_syn.png").exists() and (folder / "curves_digits.svg").exists()
     text = res.extra_report()
     assert "worst" in text and "adasdbo" in text and "[digits]" in text
-    from papergym.envs.tasks.decentralized_bilevel_report import config_of
+    from papergym.envs.tasks.decentralized_bilevel.report import config_of
 
     assert config_of("adasdbo[step_rule=independent,gamma=0.01]") == "adasdbo[step_rule=independent]"
     assert config_of("sldbo[gamma=10]") == "sldbo" and config_of("dbo") == "dbo"

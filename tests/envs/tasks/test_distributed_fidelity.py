@@ -10,7 +10,7 @@ import pytest
 
 from papergym.agents.base import make_solver
 from papergym.envs.tasks.base import make_task
-from papergym.envs.tasks.distributed_regression import FAIL_RATIO
+from papergym.envs.tasks.distributed_regression.task import FAIL_RATIO
 from papergym_tests import find_private
 
 TASK = "DistributedRegression-v0"

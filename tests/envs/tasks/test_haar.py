@@ -88,10 +88,10 @@ def _h(*arrs):
 
 def test_task_instances_unchanged():
     """Digests of instances measured with the per-task formulas, before the sampler was shared."""
-    from papergym.envs.tasks import distributed_regression as DR
-    from papergym.envs.tasks import low_rank as LR
-    from papergym.envs.tasks import simple_bilevel as SB
-    from papergym.envs.tasks import subspace_disentangle as SD
+    from papergym.envs.tasks.distributed_regression import task as DR
+    from papergym.envs.tasks.low_rank import task as LR
+    from papergym.envs.tasks.simple_bilevel import task as SB
+    from papergym.envs.tasks.subspace_disentangle import task as SD
 
     d = DR.DistributedInstance(6, 3, 0.5, 1.0, 0.1, 3)
     assert _h(np.zeros(1), *[v for _, v in sorted(vars(d).items()) if isinstance(v, np.ndarray)]) == "113280afe2552d72"

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from papergym.envs.tasks.lipschitz_approx import (
+from papergym.envs.tasks.lipschitz_approx.task import (
     _matrix_bound,
     certified_bound,
     empirical_lipschitz,

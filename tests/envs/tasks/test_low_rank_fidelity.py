@@ -10,7 +10,7 @@ import pytest
 from papergym.agents.base import make_solver
 from papergym.agents.solvers.radagrad import retract, robust_svd, tangent_project
 from papergym.envs.tasks.base import Budget, InstanceRef, make_task
-from papergym.envs.tasks.low_rank import DIVERGED_REL_ERR, TOL, matrix_of
+from papergym.envs.tasks.low_rank.task import DIVERGED_REL_ERR, TOL, matrix_of
 from papergym_tests import find_private
 
 TASK = "LowRankRecovery-v0"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from papergym.envs.tasks import base
-from papergym.envs.tasks import ode
+from papergym.envs.tasks.ode import task as ode
 from papergym.envs.tasks.base import Budget, InstanceRef, MissingSecretError, make_task
 
 ALL = ode.PROBLEMS

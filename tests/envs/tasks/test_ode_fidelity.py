@@ -16,9 +16,9 @@ from papergym.agents.solvers.nystrom_lssvm import (
     make_landmarks,
     rank_tol,
 )
-from papergym.envs.tasks import ode
+from papergym.envs.tasks.ode import task as ode
 from papergym.envs.tasks.base import Budget, InstanceRef, make_task
-from papergym.envs.tasks.ode_report import GAP_FLOOR, accuracy_comparison
+from papergym.envs.tasks.ode.report import GAP_FLOOR, accuracy_comparison
 from papergym_tests import find_private
 
 TASK = "NystromODE-v0"

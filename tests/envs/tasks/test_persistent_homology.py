@@ -16,7 +16,7 @@ require("gudhi", "tda")
 from papergym.agents.base import list_solvers, make_solver  # noqa: E402
 from papergym.agents.solvers.flood import sampling_error_bound  # noqa: E402
 from papergym.envs.tasks.base import Budget, InstanceRef, make_task  # noqa: E402
-from papergym.envs.tasks.persistent_homology import (  # noqa: E402
+from papergym.envs.tasks.persistent_homology.task import (  # noqa: E402
     GAP,
     annulus,
     bottleneck,

@@ -23,7 +23,7 @@ from papergym.envs.tasks.persistent_homology import (  # noqa: E402
     solve_clouds,
     wasserstein1,
 )
-from papergym.envs.tasks.persistent_homology_classify import (  # noqa: E402
+from papergym.envs.tasks.persistent_homology.classify import (  # noqa: E402
     FEATURES,
     classify_set,
     features,
@@ -243,7 +243,7 @@ def test_report_columns_from_a_bench(tmp_path):
 
 
 def test_reference_disk_cache_for_dev_instances_only(tmp_path, monkeypatch):
-    import papergym.envs.tasks.persistent_homology as ph
+    import papergym.envs.tasks.persistent_homology.task as ph
 
     monkeypatch.setenv("PAPERGYM_CACHE", str(tmp_path / "cells"))
     monkeypatch.setattr(ph, "DISK_CACHE_MIN_N", 0)

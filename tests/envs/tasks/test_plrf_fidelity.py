@@ -106,7 +106,7 @@ def test_headline_on_fresh_seeds():
 
 
 def test_outscaling_regime_formula():
-    from papergym.envs.tasks.plrf_report import outscaling_regime
+    from papergym.envs.tasks.power_law_features.report import outscaling_regime
 
     r = outscaling_regime(1.0, 0.7, 100, 400, 100_000)
     assert r["t_x"] == pytest.approx((0.5 * 5.7 * 1.5 / 0.1) ** 2)  # alpha = 1: exponent 1/(1 - 1/2) = 2
@@ -120,7 +120,7 @@ def test_outscaling_regime_formula():
 def test_report_counts_diverged_runs_and_states_the_regime():
     import pandas as pd
 
-    from papergym.envs.tasks.plrf_report import slope_table
+    from papergym.envs.tasks.power_law_features.report import slope_table
 
     base = {"param_alpha": 1.0, "param_beta": 0.7, "param_d": 100, "param_v": 400, "param_steps": 100_000}
     rows = [dict(base, instance=f"a=1,b=0.7/d=100/s{s}", label=lab, status=st, slope=sl, log10_excess=ex,
@@ -139,7 +139,7 @@ def test_dana_wins_where_the_outscaling_range_exists():
     """At (alpha, beta, d) = (1.2, 0.7, 200) the outscaling range [t_x, t_floor] of dana-decaying spans ~0.8
     decades (``outscaling_regime``), and there DANA-decaying ends clearly below SGD on fresh seeds (the loss-level
     form of the paper's claim; single-run slopes over < 1 decade are too noisy to test the exponent ratio)."""
-    from papergym.envs.tasks.plrf_report import outscaling_regime
+    from papergym.envs.tasks.power_law_features.report import outscaling_regime
 
     assert outscaling_regime(1.2, 0.7, 200, 800, 20_000)["decades"] > 0.5
     task = make_task(TASK, alpha=1.2, beta=0.7, d=[200], steps=20_000, seeds=[2100, 2101, 2102])

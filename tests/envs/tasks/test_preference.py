@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from papergym.envs.tasks.base import Budget, InstanceRef, MissingSecretError, make_task
-from papergym.envs.tasks.preference import (
+from papergym.envs.tasks.preference.task import (
     MAX_LEN,
     PAD,
     WEIGHT_KEYS,

@@ -9,7 +9,7 @@ import pytest
 
 from papergym_tests import find_private  # the helper of tests/conftest.py
 
-from papergym.envs.tasks.preference import make_instance
+from papergym.envs.tasks.preference.task import make_instance
 
 
 @pytest.mark.parametrize("seed", [2100, 2101])

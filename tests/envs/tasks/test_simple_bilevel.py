@@ -12,7 +12,7 @@ import pytest
 from papergym.agents.base import list_solvers, make_solver
 from papergym.agents.solvers.dbgd import dbgd_direction
 from papergym.envs.tasks.base import Budget, BudgetExceeded, MissingSecretError, make_task
-from papergym.envs.tasks.simple_bilevel import (
+from papergym.envs.tasks.simple_bilevel.task import (
     CircleInstance,
     FactorisationInstance,
     NetworkInstance,

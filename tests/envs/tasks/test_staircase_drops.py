@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from papergym.agents.solvers.agf import agf_modular
 from papergym.envs.tasks.base import make_task
-from papergym.envs.tasks.staircase import (
+from papergym.envs.tasks.staircase.task import (
     _GT_VERSION,
     MIN_DROP,
     MIN_PLATEAU,
@@ -19,7 +19,7 @@ from papergym.envs.tasks.staircase import (
     extract_staircase,
     merge_steps,
 )
-from papergym.envs.tasks.staircase_modular import (
+from papergym.envs.tasks.staircase.modular import (
     modular_init,
     modular_instance,
     modular_lr,

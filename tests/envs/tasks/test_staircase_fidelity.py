@@ -12,7 +12,7 @@ import pytest
 from papergym.agents.base import make_solver
 from papergym.envs.tasks.base import make_task
 from papergym.envs.tasks.staircase import TASK_ID
-from papergym.envs.tasks.staircase_modular import (
+from papergym.envs.tasks.staircase.modular import (
     AMPLITUDES,
     modular_instance,
     modular_lr,

@@ -10,7 +10,7 @@ from papergym.agents.base import make_solver
 from papergym.agents.solvers.agf import agf_modular
 from papergym.envs.tasks.base import make_task
 from papergym.envs.tasks.staircase import TASK_ID, extract_staircase
-from papergym.envs.tasks.staircase_modular import (
+from papergym.envs.tasks.staircase.modular import (
     AMPLITUDES,
     fourier_power,
     gd_modular,

@@ -37,7 +37,7 @@ SMALL = {"setting": ["diagonal-linear", "linear"], "d": 5, "a": 1.0, "alpha": [1
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PAPERGYM_CACHE", str(tmp_path / "cache"))
-    from papergym.envs.tasks import staircase
+    from papergym.envs.tasks.staircase import task as staircase
 
     staircase._GT_MEMO.clear()
 
@@ -165,7 +165,7 @@ def test_hostile_solutions_are_named():
 
 
 def test_ground_truth_cache_dev_only(tmp_path):
-    from papergym.envs.tasks import staircase
+    from papergym.envs.tasks.staircase import task as staircase
 
     task = make_task(TASK_ID, setting="diagonal-linear", d=5, a=1.0, alpha=[1e-4, 1e-8], horizon=20_000, seeds=[1])
     ref = task.instances("dev")[0]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from papergym.envs.tasks.base import MissingSecretError, make_task
-from papergym.envs.tasks.subspace_disentangle import (
+from papergym.envs.tasks.subspace_disentangle.task import (
     TINTS,
     gmm_logpdf,
     gmm_score,
