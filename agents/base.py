@@ -150,7 +150,9 @@ class UnavailableAgent:
     @property
     def reason(self) -> str:
         if self.extra:
-            return f"needs the {self.extra} extra ({self.missing} is not installed): pip install 'papergym[{self.extra}]'"
+            return (
+                f"needs the {self.extra} extra ({self.missing} is not installed): pip install 'papergym[{self.extra}]'"
+            )
         return f"needs the package {self.missing!r}, which is not installed"
 
 
@@ -241,8 +243,10 @@ def register_agent(
     clash = [e for e in entries if set(e.envs) & set(info.envs)]
     for e in clash:
         if _qualname(e.factory) != _qualname(factory):
-            raise ValueError(f"agent {name!r} is already registered for {sorted(set(e.envs) & set(info.envs))} "
-                             f"by {_qualname(e.factory)}")
+            raise ValueError(
+                f"agent {name!r} is already registered for {sorted(set(e.envs) & set(info.envs))} "
+                f"by {_qualname(e.factory)}"
+            )
         entries.remove(e)  # re-registration of the same factory (e.g. a module reloaded)
     entries.append(info)
 
@@ -266,8 +270,9 @@ def extra_of(package: str) -> str | None:
     return _EXTRA_OF.get(package.split(".")[0])
 
 
-def optional_agent_module(module: str, names: Iterable[str], envs: Iterable[str], role: Role = "baseline", *,
-                          requires: Iterable[str] = ()) -> types.ModuleType | None:
+def optional_agent_module(
+    module: str, names: Iterable[str], envs: Iterable[str], role: Role = "baseline", *, requires: Iterable[str] = ()
+) -> types.ModuleType | None:
     """Import ``module``, which the agents ``names`` (for ``envs``) need, and return it. ``requires``: optional
     packages the module imports only when an agent runs; they are checked to be installed, not imported.
 
@@ -301,8 +306,12 @@ def _mark_unavailable(module: str, names: tuple[str, ...], envs: tuple[str, ...]
         entries[:] = [e for e in entries if not set(e.envs) & set(envs)]
         entries.append(UnavailableAgent(name, envs, role, module, missing, extra))
     how = f"the {extra} extra: pip install 'papergym[{extra}]'" if extra else f"the package {missing!r}"
-    warnings.warn(f"agent(s) {', '.join(names)} unavailable: importing {module} failed because {missing!r} is not "
-                  f"installed; they need {how}", RuntimeWarning, stacklevel=3)
+    warnings.warn(
+        f"agent(s) {', '.join(names)} unavailable: importing {module} failed because {missing!r} is not "
+        f"installed; they need {how}",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def _packages_for(env_id: str | None) -> list[str]:
@@ -330,8 +339,12 @@ def _load_all(env_id: str | None = None) -> None:
                 raise
             extra = extra_of(missing)
             how = f"the {extra} extra: pip install 'papergym[{extra}]'" if extra else f"the package {missing!r}"
-            warnings.warn(f"the agents of {pkg} are unavailable: importing it failed because {missing!r} is not "
-                          f"installed; they need {how}", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"the agents of {pkg} are unavailable: importing it failed because {missing!r} is not "
+                f"installed; they need {how}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         _LOADED.add(pkg)
 
 
@@ -350,9 +363,13 @@ def list_unavailable_agents(env_id: str | None = None) -> list[UnavailableAgent]
     """Agents (for ``env_id`` if given) that are known but cannot be built here, each with its ``reason`` (the
     missing optional package and the extra that installs it), papers first, then by name."""
     _load_all(env_id)
-    out = [u for entries in _UNAVAILABLE.values() for u in entries
-           if (env_id is None or _env_matches(env_id, u.envs))
-           and not any(_env_matches(e, u.envs) for a in _REGISTRY.get(u.name, []) for e in a.envs)]
+    out = [
+        u
+        for entries in _UNAVAILABLE.values()
+        for u in entries
+        if (env_id is None or _env_matches(env_id, u.envs))
+        and not any(_env_matches(e, u.envs) for a in _REGISTRY.get(u.name, []) for e in a.envs)
+    ]
     order = {r: i for i, r in enumerate(ROLES)}
     return sorted(out, key=lambda u: (order.get(u.role, len(order)), u.name))
 
@@ -547,8 +564,10 @@ def register_solver(
     entries = _SOLVERS.setdefault(name, [])
     for e in [e for e in entries if set(e.tasks) & set(info.tasks)]:
         if _qualname(e.factory) != _qualname(factory):
-            raise ValueError(f"solver {name!r} is already registered for {sorted(set(e.tasks) & set(info.tasks))} "
-                             f"by {_qualname(e.factory)}")
+            raise ValueError(
+                f"solver {name!r} is already registered for {sorted(set(e.tasks) & set(info.tasks))} "
+                f"by {_qualname(e.factory)}"
+            )
         entries.remove(e)
     entries.append(info)
 
@@ -587,8 +606,17 @@ def get_solver_info(name: str, task_id: str | None = None) -> SolverInfo:
     return entries[0]
 
 
-_EXTRA_OF = {"gudhi": "tda", "sklearn": "bilevel", "networkx": "bilevel", "torch": "torch", "torch_geometric": "torch",
-             "ortools": "fjsp", "pettingzoo": "games", "dask": "dask", "distributed": "dask"}
+_EXTRA_OF = {
+    "gudhi": "tda",
+    "sklearn": "bilevel",
+    "networkx": "bilevel",
+    "torch": "torch",
+    "torch_geometric": "torch",
+    "ortools": "fjsp",
+    "pettingzoo": "games",
+    "dask": "dask",
+    "distributed": "dask",
+}
 # optional package (top-level import name) -> the extra that installs it
 
 
@@ -599,8 +627,9 @@ def make_solver(name: str, task_id: str, *, seed: Any = None, **hyperparameters:
         try:
             importlib.import_module(pkg)
         except ImportError:
-            raise ImportError(f"solver {name!r} needs the optional package {pkg!r}: "
-                              f"pip install 'papergym[{_EXTRA_OF.get(pkg, pkg)}]'") from None
+            raise ImportError(
+                f"solver {name!r} needs the optional package {pkg!r}: pip install 'papergym[{_EXTRA_OF.get(pkg, pkg)}]'"
+            ) from None
     return info.factory(seed=seed, **hyperparameters)
 
 

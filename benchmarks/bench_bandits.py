@@ -32,9 +32,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from papergym.leaderboard.runner.compare import run_cells  # noqa: E402
+from papergym.leaderboard.runner.compare import run_cells
 
 ENV = "NonStatLipschitz-v0"
 SMPY_UCB_US_PER_STEP = 11.5  # anchor: SMPyBandits 0.9.7 UCB, K = 32, T = 1e5, this kind of machine
@@ -75,8 +75,9 @@ def _smpy_ucb_us(python: str | None):
 
     if not python:
         return None
-    r = subprocess.run([python, "-c", _SMPY_SNIPPET], capture_output=True, text=True,
-                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+    r = subprocess.run(
+        [python, "-c", _SMPY_SNIPPET], capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     if r.returncode != 0:
         print(f"   (SMPyBandits run failed: {r.stderr.strip().splitlines()[-1] if r.stderr else r.returncode})")
         return None
@@ -86,13 +87,17 @@ def _smpy_ucb_us(python: str | None):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny sizes (4 seeds, T <= 512): exercises every row in seconds")
+    ap.add_argument(
+        "--smoke", action="store_true", help="tiny sizes (4 seeds, T <= 512): exercises every row in seconds"
+    )
     ap.add_argument("--compare", action="store_true", help="also time the default papergym compare")
-    ap.add_argument("--smpy-python", default=os.environ.get("SMPY_PYTHON"),
-                    help="python of a venv with SMPyBandits 0.9.7 (scipy<1.14) to time its UCB side by side, e.g. "
-                         "python -m venv /tmp/smpy && /tmp/smpy/bin/pip install SMPyBandits==0.9.7 'scipy<1.14' "
-                         "'numpy<2'")
+    ap.add_argument(
+        "--smpy-python",
+        default=os.environ.get("SMPY_PYTHON"),
+        help="python of a venv with SMPyBandits 0.9.7 (scipy<1.14) to time its UCB side by side, e.g. "
+        "python -m venv /tmp/smpy && /tmp/smpy/bin/pip install SMPyBandits==0.9.7 'scipy<1.14' "
+        "'numpy<2'",
+    )
     args = ap.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
@@ -110,8 +115,10 @@ def main(argv=None):
         _time_cells(agent, [0, 1], 64, "batched")
         _time_cells(agent, [0], 64, "per-run")
 
-    print(f"1. runner throughput, T = {T_runner}: batched over {n_batch} seeds vs per-seed Gymnasium loop "
-          f"({n_loop} seeds)")
+    print(
+        f"1. runner throughput, T = {T_runner}: batched over {n_batch} seeds vs per-seed Gymnasium loop "
+        f"({n_loop} seeds)"
+    )
     print(f"   {'agent':<14}{'batched µs/agent-step':>24}{'per-seed µs/agent-step':>25}{'speed-up':>10}")
     for agent in ("binning-ucb", "mdbe"):
         wb, _ = _time_cells(agent, list(range(n_batch)), T_runner, "batched")
@@ -125,25 +132,33 @@ def main(argv=None):
     ub = rows[0][1]
     src = "measured now, same machine" if smpy is not None else "anchor; pass --smpy-python to measure"
     smpy = SMPY_UCB_US_PER_STEP if smpy is None else smpy
-    print(f"\n2. binning-ucb batched (env step + regret + agent) vs SMPyBandits UCB alone "
-          f"(K = 32; {src}: {smpy:.2f} µs/step)")
+    print(
+        f"\n2. binning-ucb batched (env step + regret + agent) vs SMPyBandits UCB alone "
+        f"(K = 32; {src}: {smpy:.2f} µs/step)"
+    )
     print(f"   papergym {ub:.3f} µs/agent-step  ->  {smpy / ub:.1f}x faster  (target >= 50x, <= 0.25 µs)")
 
     print("\n3. MDBE on two-peak-cyclic: seconds per run (whole run: env, regret, agent)")
-    print(f"   {'T':>8}{'gym loop':>10}{'batched n=1':>13}{'batched n=' + str(n_ten):>14}{'s/1e4 (n=1)':>13}"
-          f"{'restarts':>10}{'final regret':>14}")
+    print(
+        f"   {'T':>8}{'gym loop':>10}{'batched n=1':>13}{'batched n=' + str(n_ten):>14}{'s/1e4 (n=1)':>13}"
+        f"{'restarts':>10}{'final regret':>14}"
+    )
     horizons = (512,) if args.smoke else ((10_000, 30_000) if args.quick else (10_000, 100_000))
     for T in horizons:
         w_loop, _ = _time_cells("mdbe", [0], T, "per-run")
         w_one, res = _time_cells("mdbe", [0], T, "batched")
         w_ten, _ = _time_cells("mdbe", list(range(n_ten)), T, "batched")
         r = res[0]
-        print(f"   {T:>8}{w_loop:>10.2f}{w_one:>13.2f}{w_ten / n_ten:>14.2f}{1e4 * w_one / T:>13.3f}"
-              f"{r['diagnostics'].get('restarts', '-'):>10}{r['cum_regret'][-1]:>14.1f}")
+        print(
+            f"   {T:>8}{w_loop:>10.2f}{w_one:>13.2f}{w_ten / n_ten:>14.2f}{1e4 * w_one / T:>13.3f}"
+            f"{r['diagnostics'].get('restarts', '-'):>10}{r['cum_regret'][-1]:>14.1f}"
+        )
     if horizons[-1] == 100_000:
-        print(f"   vs the official implementation at T = 1e5 (anchor {OFFICIAL_MDBE_S_T1E5:.0f} s per run): "
-              f"{OFFICIAL_MDBE_S_T1E5 / w_loop:.0f}x (gym loop), {OFFICIAL_MDBE_S_T1E5 / w_one:.0f}x (batched n=1), "
-              f"{OFFICIAL_MDBE_S_T1E5 / (w_ten / 10):.0f}x (batched n=10)  (target >= 100x)")
+        print(
+            f"   vs the official implementation at T = 1e5 (anchor {OFFICIAL_MDBE_S_T1E5:.0f} s per run): "
+            f"{OFFICIAL_MDBE_S_T1E5 / w_loop:.0f}x (gym loop), {OFFICIAL_MDBE_S_T1E5 / w_one:.0f}x (batched n=1), "
+            f"{OFFICIAL_MDBE_S_T1E5 / (w_ten / 10):.0f}x (batched n=10)  (target >= 100x)"
+        )
     tracemalloc.start()
     _time_cells("mdbe", [0], horizons[-1], "batched")
     _, peak = tracemalloc.get_traced_memory()
@@ -154,10 +169,15 @@ def main(argv=None):
         import subprocess
 
         t0 = time.perf_counter()
-        subprocess.run(["papergym", "compare", ENV, "--no-cache", "--quiet", "--out", "/tmp/papergym-bench-compare"],
-                       check=True, stdout=subprocess.DEVNULL)
-        print(f"\n4. `papergym compare {ENV}` with defaults (all agents, 100 seeds, T = 1e5, "
-              f"joblib, no cache): {time.perf_counter() - t0:.1f} s wall")
+        subprocess.run(
+            ["papergym", "compare", ENV, "--no-cache", "--quiet", "--out", "/tmp/papergym-bench-compare"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        print(
+            f"\n4. `papergym compare {ENV}` with defaults (all agents, 100 seeds, T = 1e5, "
+            f"joblib, no cache): {time.perf_counter() - t0:.1f} s wall"
+        )
 
 
 if __name__ == "__main__":

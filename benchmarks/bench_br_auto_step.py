@@ -29,8 +29,13 @@ from papergym.envs.spec import agent_seed
 
 # instance -> step budget K
 FAMILIES = {
-    "EntropicMeanField-v0": {"curie-weiss": 200, "double-well": 200, "interaction": 200,
-                             "curie-weiss-unstable": 200, "double-well-broken": 200},
+    "EntropicMeanField-v0": {
+        "curie-weiss": 200,
+        "double-well": 200,
+        "interaction": 200,
+        "curie-weiss-unstable": 200,
+        "double-well-broken": 200,
+    },
     "EntropicMatrixGame-v0": {"rps": 500, "rps-cold": 2000, "rps-nonconvex": 500, "random": 500},
     "EntropicMarkovGame-v0": {"random": 500, "random-cold": 3000, "random-medium": 500, "single-state": 500},
 }
@@ -52,9 +57,15 @@ def run(env_id: str, instance: str, seed: int, K: int, tol: float, h) -> dict:
             break
     m = env.oracle.episode_metrics()
     d = agent.diagnostics()
-    return {"h": agent.h, "status": m["status"], "steps": m["steps_to_tol"] if m["steps_to_tol"] <= len(env._gaps) else np.inf,
-            "rate": m["rate"], "pred": env.oracle.predicted_rate(agent.h), "bound": d["rate_bound"],
-            "kappa": m["contraction_bound"]}
+    return {
+        "h": agent.h,
+        "status": m["status"],
+        "steps": m["steps_to_tol"] if m["steps_to_tol"] <= len(env._gaps) else np.inf,
+        "rate": m["rate"],
+        "pred": env.oracle.predicted_rate(agent.h),
+        "bound": d["rate_bound"],
+        "kappa": m["contraction_bound"],
+    }
 
 
 def fmt(v: float, spec: str) -> str:
@@ -81,10 +92,14 @@ def main(argv=None) -> None:
     t_all = time.perf_counter()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     for env_id in envs:
-        print(f"\n{env_id}  (br-flow, h={'auto' if args.h is None else args.h}; gap <= {args.tol:g}; seeds "
-              f"{seeds.start}..{seeds.stop - 1})")
-        head = (f"{'instance':<22}{'K':>6}{'h (median)':>12}{'kappa':>8}{'converged':>11}{'steps med':>10}{'steps max':>10}"
-                f"{'rate':>9}{'predicted':>10}{'bound':>8}  other status")
+        print(
+            f"\n{env_id}  (br-flow, h={'auto' if args.h is None else args.h}; gap <= {args.tol:g}; seeds "
+            f"{seeds.start}..{seeds.stop - 1})"
+        )
+        head = (
+            f"{'instance':<22}{'K':>6}{'h (median)':>12}{'kappa':>8}{'converged':>11}{'steps med':>10}{'steps max':>10}"
+            f"{'rate':>9}{'predicted':>10}{'bound':>8}  other status"
+        )
         print(head + "\n" + "-" * len(head))
         for inst, K in list(FAMILIES[env_id].items())[:1] if args.smoke else FAMILIES[env_id].items():
             K = min(K, 50) if args.smoke else K
@@ -96,11 +111,13 @@ def main(argv=None) -> None:
                 return float(np.median([r[k] for r in rs]))
 
             smax = steps.max()
-            print(f"{inst:<22}{K:>6}{med('h'):>12.4g}{med('kappa'):>8.3g}"
-                  f"{sum(r['status'] == 'converged' for r in rs):>8}/{len(rs):<2}"
-                  f"{fmt(np.median(steps), '.0f') if np.median(steps) <= K else '>' + str(K):>10}"
-                  f"{fmt(smax, '.0f') if smax <= K else '>' + str(K):>10}"
-                  f"{fmt(med('rate'), '.4f'):>9}{fmt(med('pred'), '.4f'):>10}{fmt(med('bound'), '.4f'):>8}  {', '.join(other)}")
+            print(
+                f"{inst:<22}{K:>6}{med('h'):>12.4g}{med('kappa'):>8.3g}"
+                f"{sum(r['status'] == 'converged' for r in rs):>8}/{len(rs):<2}"
+                f"{fmt(np.median(steps), '.0f') if np.median(steps) <= K else '>' + str(K):>10}"
+                f"{fmt(smax, '.0f') if smax <= K else '>' + str(K):>10}"
+                f"{fmt(med('rate'), '.4f'):>9}{fmt(med('pred'), '.4f'):>10}{fmt(med('bound'), '.4f'):>8}  {', '.join(other)}"
+            )
     print(f"\n{time.perf_counter() - t_all:.0f} s in all")
 
 

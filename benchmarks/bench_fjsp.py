@@ -39,13 +39,13 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from papergym.envs.scheduling.fjsp.construct import FJSPEnv  # noqa: E402
-from papergym.envs.scheduling.fjsp.graph import apply_move, evaluate, evaluate_moves_full, job_links, neighbourhood  # noqa: E402
-from papergym.envs.scheduling.fjsp.improve import FJSPImproveEnv, dispatch_solution  # noqa: E402
-from papergym.envs.scheduling.fjsp.instance import Instance  # noqa: E402
-from papergym.envs.scheduling.fjsp.sets import load_instance, load_set  # noqa: E402
+from papergym.envs.scheduling.fjsp.construct import FJSPEnv
+from papergym.envs.scheduling.fjsp.graph import apply_move, evaluate, evaluate_moves_full, job_links, neighbourhood
+from papergym.envs.scheduling.fjsp.improve import FJSPImproveEnv, dispatch_solution
+from papergym.envs.scheduling.fjsp.instance import Instance
+from papergym.envs.scheduling.fjsp.sets import load_instance, load_set
 
 
 def table(head, rows):
@@ -124,11 +124,15 @@ def section_construct(quick: bool, smoke: bool = False) -> None:
         ours = run_papergym_construct(env, eps * 3)
         minimal = run_jsl(jsl, [FeatureObserverType.IS_READY], eps)
         full = run_jsl(jsl, list(FeatureObserverType), eps)
-        rows += [["ft10 (10x10)", "papergym FJSP-v0", f"{ours:,.0f}", "1.00"],
-                 ["ft10 (10x10)", "job-shop-lib, is_ready observer", f"{minimal:,.0f}", f"{ours / minimal:.1f}x"],
-                 ["ft10 (10x10)", "job-shop-lib, all 7 observers", f"{full:,.0f}", f"{ours / full:.1f}x"]]
-    for label, kw in (("mk01 (10x6, 55 ops)", dict(instance="brandimarte/mk01")),
-                      ("SD2 10x5 (50 ops)", dict(instances="sd2-10x5"))):
+        rows += [
+            ["ft10 (10x10)", "papergym FJSP-v0", f"{ours:,.0f}", "1.00"],
+            ["ft10 (10x10)", "job-shop-lib, is_ready observer", f"{minimal:,.0f}", f"{ours / minimal:.1f}x"],
+            ["ft10 (10x10)", "job-shop-lib, all 7 observers", f"{full:,.0f}", f"{ours / full:.1f}x"],
+        ]
+    for label, kw in (
+        ("mk01 (10x6, 55 ops)", dict(instance="brandimarte/mk01")),
+        ("SD2 10x5 (50 ops)", dict(instances="sd2-10x5")),
+    ):
         env = FJSPEnv(**kw)
         run_papergym_construct(env, 1)
         rows.append([label, "papergym FJSP-v0", f"{run_papergym_construct(env, eps if smoke else eps * 3):,.0f}", ""])
@@ -139,8 +143,11 @@ def section_improve(quick: bool, smoke: bool = False) -> None:
     print("2. FJSPImprove-v0 throughput (uniform random legal moves; exact neighbourhood per step)")
     steps = 20 if smoke else (200 if quick else 1000)
     rows = []
-    cases = (("SD2 10x5", dict(instances="sd2-10x5")), ("SD2 20x10", dict(instances="sd2-20x10")),
-             ("mk10 (20x15, 240 ops)", dict(instance="brandimarte/mk10")))
+    cases = (
+        ("SD2 10x5", dict(instances="sd2-10x5")),
+        ("SD2 20x10", dict(instances="sd2-20x10")),
+        ("mk10 (20x15, 240 ops)", dict(instance="brandimarte/mk10")),
+    )
     for label, kw in cases[:1] if smoke else cases:
         env = FJSPImproveEnv(horizon=steps, **kw)
         obs, _ = env.reset(seed=0)
@@ -152,8 +159,15 @@ def section_improve(quick: bool, smoke: bool = False) -> None:
             n_moves += legal.size
             obs, *_ = env.step(int(legal[rng.integers(legal.size)]))
         dt = time.perf_counter() - t0
-        rows.append([label, f"{steps / dt:,.0f}", f"{1e3 * dt / steps:.3f}", f"{n_moves / steps:.0f}",
-                     f"{400 * 100 * dt / steps / 60:.1f}"])
+        rows.append(
+            [
+                label,
+                f"{steps / dt:,.0f}",
+                f"{1e3 * dt / steps:.3f}",
+                f"{n_moves / steps:.0f}",
+                f"{400 * 100 * dt / steps / 60:.1f}",
+            ]
+        )
     table(["instance", "steps/s", "ms/step", "legal moves/step", "min for 400 steps x 100 inst."], rows)
 
 
@@ -187,13 +201,40 @@ def section_moves(quick: bool, smoke: bool = False) -> None:
         for key, t in (("inc", t_inc), ("full", t_full), ("py", t_py)):
             tot[key][0] += t
             tot[key][1] += n
-        rows.append([inst.name, n, f"{n / t_inc:,.0f}", f"{n / t_full:,.0f}", f"{n / t_py:,.0f}",
-                     f"{t_full / t_inc:.1f}x", f"{t_py / t_inc:.0f}x"])
-    rows.append(["all", tot["inc"][1], f"{tot['inc'][1] / tot['inc'][0]:,.0f}",
-                 f"{tot['full'][1] / tot['full'][0]:,.0f}", f"{tot['py'][1] / tot['py'][0]:,.0f}",
-                 f"{tot['full'][0] / tot['inc'][0]:.1f}x", f"{tot['py'][0] / tot['inc'][0]:.0f}x"])
-    table(["instance", "moves", "O(1) on G- evals/s", "full (numba) evals/s", "full (python) evals/s",
-           "O(1) vs full", "O(1) vs python"], rows)
+        rows.append(
+            [
+                inst.name,
+                n,
+                f"{n / t_inc:,.0f}",
+                f"{n / t_full:,.0f}",
+                f"{n / t_py:,.0f}",
+                f"{t_full / t_inc:.1f}x",
+                f"{t_py / t_inc:.0f}x",
+            ]
+        )
+    rows.append(
+        [
+            "all",
+            tot["inc"][1],
+            f"{tot['inc'][1] / tot['inc'][0]:,.0f}",
+            f"{tot['full'][1] / tot['full'][0]:,.0f}",
+            f"{tot['py'][1] / tot['py'][0]:,.0f}",
+            f"{tot['full'][0] / tot['inc'][0]:.1f}x",
+            f"{tot['py'][0] / tot['inc'][0]:.0f}x",
+        ]
+    )
+    table(
+        [
+            "instance",
+            "moves",
+            "O(1) on G- evals/s",
+            "full (numba) evals/s",
+            "full (python) evals/s",
+            "O(1) vs full",
+            "O(1) vs python",
+        ],
+        rows,
+    )
 
 
 def section_quality(quick: bool, paper: bool, smoke: bool = False) -> None:
@@ -204,21 +245,40 @@ def section_quality(quick: bool, paper: bool, smoke: bool = False) -> None:
     print(f"4. Mean gap to the reference and mean seconds per instance (FJSPImprove-v0: init mwkr, T = {T})")
     rows = []
     for set_name, seeds in (("brandimarte", range(1 if smoke else 10)), ("sd2-10x5", range(n_sd2))):
-        for env_id, agents in (("FJSP-v0", ["fifo", "mor", "spt", "mwkr", "random-dispatch", "cpsat"]),
-                               ("FJSPImprove-v0", ["initial-solution", "gd-search", "bi-search", "fi-search",
-                                                   "random-p-search"])):
+        for env_id, agents in (
+            ("FJSP-v0", ["fifo", "mor", "spt", "mwkr", "random-dispatch", "cpsat"]),
+            ("FJSPImprove-v0", ["initial-solution", "gd-search", "bi-search", "fi-search", "random-p-search"]),
+        ):
             kw = {"instances": set_name}
             t0 = time.perf_counter()
-            res = compare(env_id, agents=agents, seeds=seeds, horizon=T if env_id == "FJSPImprove-v0" else None,
-                          env_kwargs=kw, backend="joblib", n_jobs=1 if smoke else 2, cache=False, progress=False)
+            res = compare(
+                env_id,
+                agents=agents,
+                seeds=seeds,
+                horizon=T if env_id == "FJSPImprove-v0" else None,
+                env_kwargs=kw,
+                backend="joblib",
+                n_jobs=1 if smoke else 2,
+                cache=False,
+                progress=False,
+            )
             wall = time.perf_counter() - t0
             runs = res.runs[res.runs.status == "ok"]
             for a in agents:
                 r = runs[runs.agent == a]
                 g = r.gap.to_numpy(dtype=float)
                 g = g[np.isfinite(g)]
-                rows.append([set_name, env_id, a, len(r), f"{100 * g.mean():+.2f}%" if g.size else "-",
-                             f"{r.makespan.mean():.1f}", f"{r.seconds.mean():.3f}"])
+                rows.append(
+                    [
+                        set_name,
+                        env_id,
+                        a,
+                        len(r),
+                        f"{100 * g.mean():+.2f}%" if g.size else "-",
+                        f"{r.makespan.mean():.1f}",
+                        f"{r.seconds.mean():.3f}",
+                    ]
+                )
             print(f"   {set_name} {env_id}: {wall:.1f} s wall")
     print()
     table(["set", "env", "agent", "instances", "mean gap", "mean C_max", "s / instance"], rows)
@@ -260,8 +320,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--paper", action="store_true", help="quality table at T = 400 on 100 SD2 10x5 instances")
     ap.add_argument("--sections", default="1,2,3,4,5")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run: every section on one instance per set, a few steps, CP-SAT and compare on 1 worker")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run: every section on one instance per set, a few steps, CP-SAT and compare on 1 worker",
+    )
     args = ap.parse_args()
     from threadpoolctl import threadpool_limits
 

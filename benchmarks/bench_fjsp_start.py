@@ -27,6 +27,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
+
 from papergym.envs.scheduling.fjsp.graph import evaluate, neighbourhood
 from papergym.envs.scheduling.fjsp.improve import initial_solution
 from papergym.envs.scheduling.fjsp.sets import load_set, reference
@@ -65,8 +66,16 @@ def starts(count: int | None = None) -> None:
                 ref = reference(inst.name).ub
                 gaps.append((c - ref) / ref)
                 improving += int(neighbourhood(inst, sol).cmax.min()) < c
-            rows.append([name, init, len(insts), f"{100 * np.mean(gaps):.2f}%", f"{1000 * np.mean(secs):.1f}",
-                         f"{improving}/{len(insts)}"])
+            rows.append(
+                [
+                    name,
+                    init,
+                    len(insts),
+                    f"{100 * np.mean(gaps):.2f}%",
+                    f"{1000 * np.mean(secs):.1f}",
+                    f"{improving}/{len(insts)}",
+                ]
+            )
     table(["set", "init", "n", "mean gap", "ms/start", "improving move"], rows)
 
 
@@ -80,11 +89,29 @@ def searches(init: str, horizon: int, n_sd2: int, n_hurink: int, n_brandimarte: 
     with tempfile.TemporaryDirectory() as tmp:
         for name, n in sets:
             kw = {"instances": name, "init": init}
-            res = compare("FJSPImprove-v0", agents=agents, seeds=range(n), horizon=horizon, env_kwargs=kw,
-                          backend="serial", out=tmp, cache=False, progress=False)
-            r30 = compare("FJSPImprove-v0", agents=["gd-search"], seeds=range(n), horizon=horizon, env_kwargs=kw,
-                          backend="serial", out=tmp, cache=False, progress=False,
-                          hyperparameters={"gd-search": {"tabu_tenure": 30}})
+            res = compare(
+                "FJSPImprove-v0",
+                agents=agents,
+                seeds=range(n),
+                horizon=horizon,
+                env_kwargs=kw,
+                backend="serial",
+                out=tmp,
+                cache=False,
+                progress=False,
+            )
+            r30 = compare(
+                "FJSPImprove-v0",
+                agents=["gd-search"],
+                seeds=range(n),
+                horizon=horizon,
+                env_kwargs=kw,
+                backend="serial",
+                out=tmp,
+                cache=False,
+                progress=False,
+                hyperparameters={"gd-search": {"tabu_tenure": 30}},
+            )
             runs = res.runs
             cells = []
             for a in agents:
@@ -93,10 +120,24 @@ def searches(init: str, horizon: int, n_sd2: int, n_hurink: int, n_brandimarte: 
             ra = r30.runs
             cells.append(f"{100 * ra.gap.mean():.2f}% ({ra.seconds.mean():.2f} s)")
             p = PAPER.get(name, {})
-            cells += [f"{p[k]:.2f}%" if isinstance(p.get(k), float) else "-" for k in ("gd-search", "bi-search", "mistar")]
+            cells += [
+                f"{p[k]:.2f}%" if isinstance(p.get(k), float) else "-" for k in ("gd-search", "bi-search", "mistar")
+            ]
             rows.append([f"{name} ({n})"] + cells)
-    table(["set", "start", "bi-search", "fi-search", "gd-search", "gd tenure 30", "paper GD-400", "paper BI-400",
-           "paper MIStar-400"], rows)
+    table(
+        [
+            "set",
+            "start",
+            "bi-search",
+            "fi-search",
+            "gd-search",
+            "gd tenure 30",
+            "paper GD-400",
+            "paper BI-400",
+            "paper MIStar-400",
+        ],
+        rows,
+    )
 
 
 def main() -> None:
@@ -106,8 +147,11 @@ def main() -> None:
     ap.add_argument("--sd2", type=int, default=20, help="first N SD2 10x5 test instances")
     ap.add_argument("--hurink", type=int, default=40, help="first N Hurink edata instances (la01..)")
     ap.add_argument("--starts-only", action="store_true")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run: starts on the first 2 instances of each set, searches on 1 per set at T = 10")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run: starts on the first 2 instances of each set, searches on 1 per set at T = 10",
+    )
     args = ap.parse_args()
     t0 = time.perf_counter()
     starts(2 if args.smoke else None)

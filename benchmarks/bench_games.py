@@ -44,7 +44,7 @@ def run(env_id: str, instance: str, learner: str, seed: int, tol: float, horizon
     obs, _ = env.reset(seed=seed)
     agent = make_agent(learner, env.problem, seed=agent_seed(seed))
     spent, to_tol = 0.0, np.nan
-    for k in range(1, env.horizon + 1):
+    for _k in range(1, env.horizon + 1):
         t0 = time.perf_counter()
         a = agent.act(obs)
         spent += time.perf_counter() - t0
@@ -55,8 +55,14 @@ def run(env_id: str, instance: str, learner: str, seed: int, tol: float, horizon
         if term or trunc:
             break
     m = env.oracle.episode_metrics()
-    return {"steps": m["steps_to_tol"], "seconds": to_tol, "gap": m["gap_last"], "rate": m["rate"],
-            "K": env.horizon, "diverged": agent.diagnostics().get("diverged", 0.0)}
+    return {
+        "steps": m["steps_to_tol"],
+        "seconds": to_tol,
+        "gap": m["gap_last"],
+        "rate": m["rate"],
+        "K": env.horizon,
+        "diverged": agent.diagnostics().get("diverged", 0.0),
+    }
 
 
 def fmt(v: float, spec: str) -> str:
@@ -69,8 +75,9 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--tol", type=float, default=1e-6)
     ap.add_argument("--horizon", type=int, default=None, help="steps per run (default: each env's default)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run: the first instance of each env, 1 seed, 50 steps, every learner")
+    ap.add_argument(
+        "--smoke", action="store_true", help="tiny run: the first instance of each env, 1 seed, 50 steps, every learner"
+    )
     args = ap.parse_args(argv)
     if args.smoke:
         args.seeds, args.horizon = 1, 50
@@ -83,8 +90,10 @@ def main(argv=None) -> None:
     t_all = time.perf_counter()
     for env_id in envs:
         print(f"\n{env_id}  (gap <= {args.tol:g}; medians over {args.seeds} seeds; self-play for the games)")
-        head = (f"{'instance':<22}{'learner':<26}{'BR evals':>9}{'evals/br-flow':>14}{'learner s':>11}"
-                f"{'final gap':>11}{'rate':>8}{'diverged':>9}")
+        head = (
+            f"{'instance':<22}{'learner':<26}{'BR evals':>9}{'evals/br-flow':>14}{'learner s':>11}"
+            f"{'final gap':>11}{'rate':>8}{'diverged':>9}"
+        )
         print(head + "\n" + "-" * len(head))
         for inst in INSTANCES[env_id][:1] if args.smoke else INSTANCES[env_id]:
             res = {ln: [run(env_id, inst, ln, s, args.tol, args.horizon) for s in range(args.seeds)] for ln in LEARNERS}
@@ -98,9 +107,11 @@ def main(argv=None) -> None:
                 ratio = "-" if med > K or ref > K else f"{med / ref:.2f}"
                 secs = np.array([r["seconds"] if r["steps"] <= K else np.inf for r in rs])  # never reached: +inf
                 sec = float(np.median(secs))
-                print(f"{inst:<22}{ln:<26}{evals:>9}{ratio:>14}{fmt(sec, '.2e'):>11}"
-                      f"{fmt(np.median([r['gap'] for r in rs]), '.1e'):>11}{fmt(np.median([r['rate'] for r in rs]), '.3f'):>8}"
-                      f"{np.mean([r['diverged'] for r in rs]):>9.2f}")
+                print(
+                    f"{inst:<22}{ln:<26}{evals:>9}{ratio:>14}{fmt(sec, '.2e'):>11}"
+                    f"{fmt(np.median([r['gap'] for r in rs]), '.1e'):>11}{fmt(np.median([r['rate'] for r in rs]), '.3f'):>8}"
+                    f"{np.mean([r['diverged'] for r in rs]):>9.2f}"
+                )
     print(f"\n{time.perf_counter() - t_all:.0f} s in all")
 
 

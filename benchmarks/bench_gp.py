@@ -56,13 +56,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-import gymnasium as gym  # noqa: E402
-import numpy as np  # noqa: E402
-from scipy.linalg import cho_factor, cho_solve, solve_triangular  # noqa: E402
+import gymnasium as gym
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
-from papergym.agents.bandits.gp_ucb import GPUCB  # noqa: E402
-from papergym.envs.bandits.gp import NoiseFreeGP, kernel_matrix  # noqa: E402
-from papergym.envs.spec import ProblemSpec  # noqa: E402
+from papergym.agents.bandits.gp_ucb import GPUCB
+from papergym.envs.bandits.gp import NoiseFreeGP, kernel_matrix
+from papergym.envs.spec import ProblemSpec
 
 ENV = "NoiseFreeGPBandit-v0"
 JITTER = 1e-10
@@ -87,9 +87,13 @@ def rkhs_function(C, kernel, lengthscale, B=1.0, J=20, seed=0) -> np.ndarray:
 
 def problem(C, kernel, lengthscale, B, horizon) -> ProblemSpec:
     N, d = C.shape
-    return ProblemSpec(ENV, gym.spaces.Discrete(N), gym.spaces.Box(-np.inf, np.inf, (1,), np.float64), horizon,
-                       {"d": d, "kernel": kernel, "lengthscale": lengthscale, "B": B, "candidates": C,
-                        "action_mode": "discrete"})
+    return ProblemSpec(
+        ENV,
+        gym.spaces.Discrete(N),
+        gym.spaces.Box(-np.inf, np.inf, (1,), np.float64),
+        horizon,
+        {"d": d, "kernel": kernel, "lengthscale": lengthscale, "B": B, "candidates": C, "action_mode": "discrete"},
+    )
 
 
 def new_point_sequence(C, f, kernel, lengthscale, B, n) -> np.ndarray:
@@ -172,8 +176,11 @@ def time_dense(step, t, w, rep):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="t <= 300, shorter windows")
-    ap.add_argument("--compare", action="store_true",
-                    help="also time compare('NoiseFreeGPBandit-v0', seeds=range(20), d=2, joblib, 2 jobs)")
+    ap.add_argument(
+        "--compare",
+        action="store_true",
+        help="also time compare('NoiseFreeGPBandit-v0', seeds=range(20), d=2, joblib, 2 jobs)",
+    )
     ap.add_argument("--kernel", default="se", choices=("se", "matern-1.5", "matern-2.5"))
     ap.add_argument("--lengthscale", type=float, default=0.2)
     ap.add_argument("--window", type=int, default=None, help="steps per timed window (default 20; quick 5)")
@@ -200,8 +207,7 @@ def main(argv=None):
     sk_step = make_sklearn(kernel, ell)
 
     print(f"papergym GP benchmark  (python {sys.version.split()[0]}, numpy {np.__version__}; BLAS threads 1)")
-    print(f"N = {N} candidates (50x50 grid), kernel {kernel}, l = {ell}, B = {B}; window {w} steps, "
-          f"best of {rep}\n")
+    print(f"N = {N} candidates (50x50 grid), kernel {kernel}, l = {ell}, B = {B}; window {w} steps, best of {rep}\n")
     if sk_step is None:
         print("   scikit-learn is not installed: the sklearn column is skipped (pip install scikit-learn)\n")
 
@@ -219,8 +225,10 @@ def main(argv=None):
     agent = GPUCB(problem(C, kernel, ell, B, n_total + 1), jitter=JITTER)
     agent.act(None)  # round 1 (the centre = seq[0])
     done = 0  # points absorbed by the agent
-    head = (f"   {'t':>5}{'gp-ucb ms':>11}{'refactor ms':>13}{'sklearn ms':>12}{'refactor/gp-ucb':>17}"
-            f"{'sklearn/gp-ucb':>16}{'max|dmu|':>11}{'max|dsd|':>11}{'|dsd| unq':>11}{'argmax':>8}")
+    head = (
+        f"   {'t':>5}{'gp-ucb ms':>11}{'refactor ms':>13}{'sklearn ms':>12}{'refactor/gp-ucb':>17}"
+        f"{'sklearn/gp-ucb':>16}{'max|dmu|':>11}{'max|dsd|':>11}{'|dsd| unq':>11}{'argmax':>8}"
+    )
     print("1. seconds per step (absorb the t-th point, posterior on all N, UCB argmax), same query sequence")
     print(head)
     rows = {}
@@ -256,19 +264,25 @@ def main(argv=None):
         dsd_u = max(float(np.max(np.abs(s - sd_i)[unq])) for s in sds)
         agree = sum(len(set(v)) == 1 for v in zip(*choices))
         rows[t] = (t_ucb, t_ref, t_sk)
-        print(f"   {t:>5}{1e3 * t_ucb:>11.3f}{1e3 * t_ref:>13.2f}{1e3 * t_sk:>12.2f}{t_ref / t_ucb:>16.1f}x"
-              f"{t_sk / t_ucb:>15.1f}x{dmu:>11.1e}{dsd:>11.1e}{dsd_u:>11.1e}{agree:>5}/{w}")
+        print(
+            f"   {t:>5}{1e3 * t_ucb:>11.3f}{1e3 * t_ref:>13.2f}{1e3 * t_sk:>12.2f}{t_ref / t_ucb:>16.1f}x"
+            f"{t_sk / t_ucb:>15.1f}x{dmu:>11.1e}{dsd:>11.1e}{dsd_u:>11.1e}{agree:>5}/{w}"
+        )
         if g.gp.refactorisations:
-            print(f"         (NoiseFreeGP raised its jitter to {g.gp.jitter:.0e}: "
-                  f"{g.gp.refactorisations} refactorisation(s))")
+            print(
+                f"         (NoiseFreeGP raised its jitter to {g.gp.jitter:.0e}: "
+                f"{g.gp.refactorisations} refactorisation(s))"
+            )
 
     t_ucb, _, t_sk = rows[target_t]
     if target_t != TARGET_T:
         print(f"\n   at t = {target_t}: sklearn / gp-ucb = {t_sk / t_ucb:.1f}x (the target is set at t = {TARGET_T})")
     elif np.isfinite(t_sk):
         ok = t_sk / t_ucb >= TARGET_RATIO
-        print(f"\n   target at t = {TARGET_T}, N = {N}: gp-ucb >= {TARGET_RATIO:.0f}x faster than the sklearn refit: "
-              f"{t_sk / t_ucb:.1f}x ({1e3 * t_ucb:.3f} ms vs {1e3 * t_sk:.2f} ms)  ->  {'PASS' if ok else 'FAIL'}")
+        print(
+            f"\n   target at t = {TARGET_T}, N = {N}: gp-ucb >= {TARGET_RATIO:.0f}x faster than the sklearn refit: "
+            f"{t_sk / t_ucb:.1f}x ({1e3 * t_ucb:.3f} ms vs {1e3 * t_sk:.2f} ms)  ->  {'PASS' if ok else 'FAIL'}"
+        )
     else:
         print(f"\n   target at t = {TARGET_T} (>= {TARGET_RATIO:.0f}x vs sklearn): n/a without scikit-learn")
 
@@ -284,9 +298,11 @@ def main(argv=None):
     wall = time.perf_counter() - t0
     cum = float(np.sum(f.max() - f[played]))
     simple = float(f.max() - f[own.recommendation])
-    print(f"\n2. gp-ucb's own run, T = {T}: {1e3 * wall / T:.3f} ms/step, {own.gp.n} distinct points "
-          f"({own.repeats} re-queries), cumulative regret {cum:.3f}, simple regret {simple:.1e}, "
-          f"sum sigma {own.diagnostics()['sum_sigma']:.3f}")
+    print(
+        f"\n2. gp-ucb's own run, T = {T}: {1e3 * wall / T:.3f} ms/step, {own.gp.n} distinct points "
+        f"({own.repeats} re-queries), cumulative regret {cum:.3f}, simple regret {simple:.1e}, "
+        f"sum sigma {own.diagnostics()['sum_sigma']:.3f}"
+    )
 
     if args.compare and not args.smoke:
         _compare_section()
@@ -295,16 +311,25 @@ def main(argv=None):
 def _compare_section():
     from papergym.envs import list_envs
 
-    print("\n3. default comparison: compare('NoiseFreeGPBandit-v0', seeds=range(20), "
-          "env_kwargs={'d': 2, 'lengthscale': 0.2}, backend='joblib', n_jobs=2, cache=False)")
+    print(
+        "\n3. default comparison: compare('NoiseFreeGPBandit-v0', seeds=range(20), "
+        "env_kwargs={'d': 2, 'lengthscale': 0.2}, backend='joblib', n_jobs=2, cache=False)"
+    )
     if ENV not in list_envs():
         print(f"   skipped: {ENV} is not registered yet (not in papergym.envs.list_envs())")
         return
     from papergym.leaderboard import compare
 
     t0 = time.perf_counter()
-    res = compare(ENV, seeds=range(20), env_kwargs={"d": 2, "lengthscale": 0.2}, backend="joblib", n_jobs=2,
-                  cache=False, progress=False)
+    res = compare(
+        ENV,
+        seeds=range(20),
+        env_kwargs={"d": 2, "lengthscale": 0.2},
+        backend="joblib",
+        n_jobs=2,
+        cache=False,
+        progress=False,
+    )
     wall = time.perf_counter() - t0
     agents = sorted(res.summary["agent"]) if "agent" in res.summary.columns else list(res.summary.index)
     print(f"   {len(agents)} agents x 20 seeds: {wall:.1f} s wall  (target: about 60 s on 2 cores)")

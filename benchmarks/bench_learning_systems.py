@@ -66,53 +66,76 @@ SMOKE_KWARGS = {
 
 def continual(seeds: int, jobs: int | None, extra: dict | None = None) -> None:
     t0 = time.perf_counter()
-    res = bench(CONT, task_kwargs={"seeds": list(range(seeds)), **(extra or {})}, n_jobs=jobs, cache=False,
-                progress=False)
-    _table(res, ("final_acc", "final_acc_sample", "avg_inc_acc", "forgetting", "bwt", "fwt", "selection_acc"),
-           f"{CONT}: means over instances ({time.perf_counter() - t0:.0f} s wall, dev seeds 0-{seeds - 1})")
+    res = bench(
+        CONT, task_kwargs={"seeds": list(range(seeds)), **(extra or {})}, n_jobs=jobs, cache=False, progress=False
+    )
+    _table(
+        res,
+        ("final_acc", "final_acc_sample", "avg_inc_acc", "forgetting", "bwt", "fwt", "selection_acc"),
+        f"{CONT}: means over instances ({time.perf_counter() - t0:.0f} s wall, dev seeds 0-{seeds - 1})",
+    )
 
 
 def preference(seeds: int, jobs: int | None, extra: dict | None = None) -> None:
     t0 = time.perf_counter()
-    res = bench(PREF, task_kwargs={"seeds": list(range(seeds)), **(extra or {})}, n_jobs=jobs, cache=False,
-                progress=False)
-    _table(res, ("f1", "chair_i", "chair_s", "recall", "partner_halluc"),
-           f"{PREF}: means over instances ({time.perf_counter() - t0:.0f} s wall, dev seeds 0-{seeds - 1})")
+    res = bench(
+        PREF, task_kwargs={"seeds": list(range(seeds)), **(extra or {})}, n_jobs=jobs, cache=False, progress=False
+    )
+    _table(
+        res,
+        ("f1", "chair_i", "chair_s", "recall", "partner_halluc"),
+        f"{PREF}: means over instances ({time.perf_counter() - t0:.0f} s wall, dev seeds 0-{seeds - 1})",
+    )
 
 
 def data_selection(seeds: int, jobs: int | None, extra: dict | None = None) -> None:
     t0 = time.perf_counter()
-    res = bench(DATA, task_kwargs={"seeds": list(range(seeds)), **(extra or {})}, n_jobs=jobs, cache=False,
-                progress=False)
-    t = _table(res, ("test_acc", "acc_gain", "select_seconds", "select_forwards", "train_seconds"),
-               f"{DATA}: means over instances ({time.perf_counter() - t0:.0f} s wall, dev seeds 0-{seeds - 1})")
+    res = bench(
+        DATA, task_kwargs={"seeds": list(range(seeds)), **(extra or {})}, n_jobs=jobs, cache=False, progress=False
+    )
+    t = _table(
+        res,
+        ("test_acc", "acc_gain", "select_seconds", "select_forwards", "train_seconds"),
+        f"{DATA}: means over instances ({time.perf_counter() - t0:.0f} s wall, dev seeds 0-{seeds - 1})",
+    )
     if {"multi-sample-acc", "ufo-rl"} <= set(t.index):
         r = t.loc["multi-sample-acc", "select_seconds"] / t.loc["ufo-rl", "select_seconds"]
         f = t.loc["multi-sample-acc", "select_forwards"] / t.loc["ufo-rl", "select_forwards"]
-        print(f"\nscoring cost, multi-sample-acc / ufo-rl: {r:.1f}x seconds, {f:.1f}x token-forwards "
-              "(paper: up to 185x faster data evaluation)")
+        print(
+            f"\nscoring cost, multi-sample-acc / ufo-rl: {r:.1f}x seconds, {f:.1f}x token-forwards "
+            "(paper: up to 185x faster data evaluation)"
+        )
     if {"full-data", "ufo-rl"} <= set(t.index):
-        print(f"test accuracy: ufo-rl (10 % of the pool) {t.loc['ufo-rl', 'test_acc']:.3f} vs full-data "
-              f"{t.loc['full-data', 'test_acc']:.3f}; RL training seconds {t.loc['ufo-rl', 'train_seconds']:.1f} vs "
-              f"{t.loc['full-data', 'train_seconds']:.1f}")
+        print(
+            f"test accuracy: ufo-rl (10 % of the pool) {t.loc['ufo-rl', 'test_acc']:.3f} vs full-data "
+            f"{t.loc['full-data', 'test_acc']:.3f}; RL training seconds {t.loc['ufo-rl', 'train_seconds']:.1f} vs "
+            f"{t.loc['full-data', 'train_seconds']:.1f}"
+        )
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=["continual", "preference", "data"], action="append",
-                    help="run only these tasks (repeatable)")
+    ap.add_argument(
+        "--only", choices=["continual", "preference", "data"], action="append", help="run only these tasks (repeatable)"
+    )
     ap.add_argument("--seeds", type=int, default=3, help="dev seeds 0..K-1 per configuration (default 3)")
     ap.add_argument("--jobs", type=int, default=None, help="joblib workers (default: all cores)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run: every method on the smallest instances (SMOKE_KWARGS), 1 seed, 1 worker")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run: every method on the smallest instances (SMOKE_KWARGS), 1 seed, 1 worker",
+    )
     a = ap.parse_args(argv)
     if a.seeds < 1:
         ap.error("--seeds must be >= 1")
     if a.smoke:
         a.seeds, a.jobs = 1, 1
     todo = a.only or ["continual", "preference", "data"]
-    for name, fn, task in (("continual", continual, CONT), ("preference", preference, PREF),
-                           ("data", data_selection, DATA)):
+    for name, fn, task in (
+        ("continual", continual, CONT),
+        ("preference", preference, PREF),
+        ("data", data_selection, DATA),
+    ):
         if name in todo:
             fn(a.seeds, a.jobs, SMOKE_KWARGS[task] if a.smoke else None)
 

@@ -62,11 +62,17 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("env_ids", nargs="*", help="env ids (default: every registered one)")
     ap.add_argument("--kwargs", default="{}", help="JSON kwargs for gym.make")
-    ap.add_argument("--families", action="store_true",
-                    help="one row per instance family of each id (its module's INSTANCES, as instance=)")
+    ap.add_argument(
+        "--families",
+        action="store_true",
+        help="one row per instance family of each id (its module's INSTANCES, as instance=)",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="fresh processes per row; the median is printed")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run: the first env id (default: the first registered) and its first family only")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run: the first env id (default: the first registered) and its first family only",
+    )
     args = ap.parse_args()
     try:
         kwargs = json.loads(args.kwargs)
@@ -93,8 +99,10 @@ def main() -> int:
         if isinstance(r, str):
             print(f"{env_id:<28} {fam or '-':<22} failed: {r}")
             continue
-        print(f"{env_id:<28} {fam or '-':<22} {r['import_s']:>9.3f} {r['make_reset_s']:>13.3f} {r['max_s']:>7.3f}  "
-              f"{', '.join(r['heavy']) or '-'}")
+        print(
+            f"{env_id:<28} {fam or '-':<22} {r['import_s']:>9.3f} {r['make_reset_s']:>13.3f} {r['max_s']:>7.3f}  "
+            f"{', '.join(r['heavy']) or '-'}"
+        )
     return 0
 
 

@@ -26,9 +26,9 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from papergym.leaderboard.runner.compare import compare  # noqa: E402
+from papergym.leaderboard.runner.compare import compare
 
 ENV = "NonStatLipschitz-v0"
 
@@ -46,14 +46,25 @@ def paired_ratio(runs, a: str, b: str, n_boot: int = 10_000, seed: int = 0) -> t
     return float(x.sum() / y.sum()), float(lo), float(hi), int((x < y).sum()), len(seeds)
 
 
-def run(title: str, agents: list[str], pairs: list[tuple[str, str]], seeds: int, horizon: int, cache: bool = True,
-        **env) -> None:
+def run(
+    title: str, agents: list[str], pairs: list[tuple[str, str]], seeds: int, horizon: int, cache: bool = True, **env
+) -> None:
     t0 = time.perf_counter()
-    res = compare(ENV, agents=agents, seeds=range(seeds), horizon=horizon, env_kwargs=env, n_jobs=1,
-                  progress=False, **({} if cache else {"cache": False}))
+    res = compare(
+        ENV,
+        agents=agents,
+        seeds=range(seeds),
+        horizon=horizon,
+        env_kwargs=env,
+        n_jobs=1,
+        progress=False,
+        **({} if cache else {"cache": False}),
+    )
     kw = " ".join(f"--{k.replace('_', '-')} {str(v).lower() if isinstance(v, bool) else v}" for k, v in env.items())
-    print(f"\n=== {title}\n$ papergym compare {ENV} {kw} --horizon {horizon} --seeds {seeds} "
-          f"--agents {','.join(agents)} --n-jobs 1   ({time.perf_counter() - t0:.0f} s)\n")
+    print(
+        f"\n=== {title}\n$ papergym compare {ENV} {kw} --horizon {horizon} --seeds {seeds} "
+        f"--agents {','.join(agents)} --n-jobs 1   ({time.perf_counter() - t0:.0f} s)\n"
+    )
     print(res.format_table())
     for a, b in pairs:
         r, lo, hi, wins, n = paired_ratio(res.runs, a, b)
@@ -75,15 +86,45 @@ def main(argv: list[str] | None = None) -> int:
     ref = ["mdbe", "mdbe-calibrated", "binning-ucb", "binning-ucb-oracle", "restart-oracle"]
     ratios = [("mdbe", "restart-oracle"), ("mdbe-calibrated", "restart-oracle"), ("mdbe", "binning-ucb-oracle")]
     for T in dict.fromkeys((small, big)):
-        run(f"benign-changes, T = {T}: every round changes, no significant shift", ref, ratios, n, T,
-            instance="benign-changes", **c)
+        run(
+            f"benign-changes, T = {T}: every round changes, no significant shift",
+            ref,
+            ratios,
+            n,
+            T,
+            instance="benign-changes",
+            **c,
+        )
     cal = [("mdbe-calibrated", "mdbe")]
-    run("two-peak-cyclic (the paper's experiment)", ["mdbe", "mdbe-calibrated", "binning-ucb"], cal, n, big,
-        instance="two-peak-cyclic", **c)
-    run("stationary: benign-changes static twin", ["mdbe", "mdbe-calibrated", "binning-ucb"], cal, n, big,
-        instance="benign-changes", static=True, **c)
-    run("stationary: one seeded tent", ["mdbe", "mdbe-calibrated", "binning-ucb"], cal, n, big,
-        instance="piecewise-tents", phases=1, **c)
+    run(
+        "two-peak-cyclic (the paper's experiment)",
+        ["mdbe", "mdbe-calibrated", "binning-ucb"],
+        cal,
+        n,
+        big,
+        instance="two-peak-cyclic",
+        **c,
+    )
+    run(
+        "stationary: benign-changes static twin",
+        ["mdbe", "mdbe-calibrated", "binning-ucb"],
+        cal,
+        n,
+        big,
+        instance="benign-changes",
+        static=True,
+        **c,
+    )
+    run(
+        "stationary: one seeded tent",
+        ["mdbe", "mdbe-calibrated", "binning-ucb"],
+        cal,
+        n,
+        big,
+        instance="piecewise-tents",
+        phases=1,
+        **c,
+    )
     return 0
 
 

@@ -43,8 +43,10 @@ from papergym.leaderboard.runner.stats import bootstrap_ci
 
 TABLE_AGENTS = ("initial-solution", "mistar", "bi-search", "gd-search", "fi-search")
 POLICY_AGENTS = ("mistar", "mistar-untrained", "mistar-uniform")
-PAPER = {"sd2-10x5": {"mistar": 4.98, "bi-search": 7.18, "gd-search": 10.40, "initial-solution": 11.96},
-         "brandimarte": {"mistar": 2.96, "bi-search": 3.44, "gd-search": 3.72}}
+PAPER = {
+    "sd2-10x5": {"mistar": 4.98, "bi-search": 7.18, "gd-search": 10.40, "initial-solution": 11.96},
+    "brandimarte": {"mistar": 2.96, "bi-search": 3.44, "gd-search": 3.72},
+}
 FRESH_SEED = 91_824_000  # fresh SD2 10x5 instances: env seeds FRESH_SEED + i (used nowhere else)
 INIT = "sampled-dispatch"
 
@@ -54,8 +56,7 @@ def run_one(source: str, index: int, agent: str, horizon: int, p: int | None = N
 
     torch.set_num_threads(1)
     if source == "fresh":
-        env = gym.make("FJSPImprove-v0", family="sd2", n_jobs=10, n_machines=5, horizon=horizon,
-                       init=INIT).unwrapped
+        env = gym.make("FJSPImprove-v0", family="sd2", n_jobs=10, n_machines=5, horizon=horizon, init=INIT).unwrapped
         obs, _ = env.reset(seed=FRESH_SEED + index)
     else:
         env = gym.make("FJSPImprove-v0", instances=source, horizon=horizon, init=INIT).unwrapped
@@ -65,25 +66,35 @@ def run_one(source: str, index: int, agent: str, horizon: int, p: int | None = N
     play_episode(pol, env, obs)
     secs = time.perf_counter() - t0
     ref = env.oracle.reference
-    return {"set": source, "index": index, "agent": agent, "p": p, "makespan": int(env.makespan),
-            "gap": float("nan") if ref is None else 100.0 * env.oracle.gap(env.makespan), "seconds": secs}
+    return {
+        "set": source,
+        "index": index,
+        "agent": agent,
+        "p": p,
+        "makespan": int(env.makespan),
+        "gap": float("nan") if ref is None else 100.0 * env.oracle.gap(env.makespan),
+        "seconds": secs,
+    }
 
 
 def pricing_times(count: int, horizon: int) -> dict:
     """Per-instance seconds of the pieces of one step, measured on the states of a ``bi-search`` walk."""
     from papergym.agents.scheduling.mistar.agent import load_policy
     from papergym.agents.scheduling.mistar.infer import NumpyPolicy
-    from papergym.envs.scheduling.fjsp.graph import (apply_move, evaluate, evaluate_moves_full, job_links,
-                                                     neighbourhood)
-    from papergym.envs.scheduling.fjsp.sets import load_set
+    from papergym.envs.scheduling.fjsp.graph import apply_move, evaluate, evaluate_moves_full, job_links, neighbourhood
     from papergym.envs.scheduling.fjsp.improve import initial_solution
+    from papergym.envs.scheduling.fjsp.sets import load_set
 
     policy, meta = load_policy("sd2-10x5")
     pol = NumpyPolicy(policy)
     p_deployed = int((meta.get("search") or {}).get("p", 16))
     rng = np.random.default_rng(0)
-    acc = {"legal+O(1) pricing": 0.0, "full pricing, all moves": 0.0, "full pricing, P moves": 0.0,
-           "network forward": 0.0}
+    acc = {
+        "legal+O(1) pricing": 0.0,
+        "full pricing, all moves": 0.0,
+        "full pricing, P moves": 0.0,
+        "network forward": 0.0,
+    }
     insts = load_set("sd2-10x5")[:count]
     for inst in insts:
         links = job_links(inst)
@@ -117,11 +128,17 @@ def main(argv=None) -> None:
     ap.add_argument("--brandimarte", type=int, default=10, help="Brandimarte instances (default all 10)")
     ap.add_argument("--fresh", type=int, default=20, help="fresh SD2 10x5 instances for the policy test (default 20)")
     ap.add_argument("--horizon", type=int, default=400)
-    ap.add_argument("--policy-p", default="16,4",
-                    help="P values of the policy test, comma-separated (default 16,4: the deployed P and P = 4)")
+    ap.add_argument(
+        "--policy-p",
+        default="16,4",
+        help="P values of the policy test, comma-separated (default 16,4: the deployed P and P = 4)",
+    )
     ap.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run: 1 SD2 10x5 and 1 Brandimarte instance, 3 fresh ones, T = 10, P = 4, 1 worker")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run: 1 SD2 10x5 and 1 Brandimarte instance, 3 fresh ones, T = 10, P = 4, 1 worker",
+    )
     args = ap.parse_args(argv)
     if args.smoke:
         args.sd2, args.brandimarte, args.fresh, args.horizon, args.policy_p, args.jobs = 1, 1, 3, 10, "4", 1
@@ -136,14 +153,17 @@ def main(argv=None) -> None:
     if args.sd2 > 100 or args.brandimarte > 10:
         ap.error("--sd2 is at most 100 and --brandimarte at most 10")
     ps = sorted({int(x) for x in args.policy_p.split(",")}, reverse=True)
-    tasks = [(s, i, a, None) for s, n in (("sd2-10x5", args.sd2), ("brandimarte", args.brandimarte))
-             for i in range(n) for a in TABLE_AGENTS]
+    tasks = [
+        (s, i, a, None)
+        for s, n in (("sd2-10x5", args.sd2), ("brandimarte", args.brandimarte))
+        for i in range(n)
+        for a in TABLE_AGENTS
+    ]
     tasks += [("fresh", i, a, p) for p in ps for i in range(args.fresh) for a in POLICY_AGENTS]
     t0 = time.perf_counter()
     rows = Parallel(n_jobs=args.jobs)(delayed(run_one)(s, i, a, args.horizon, p) for s, i, a, p in tasks)
     wall = time.perf_counter() - t0
-    print(f"FJSPImprove-v0, init={INIT}, T={args.horizon}, agent seed 0; {wall:.0f} s wall on {args.jobs} "
-          f"worker(s)\n")
+    print(f"FJSPImprove-v0, init={INIT}, T={args.horizon}, agent seed 0; {wall:.0f} s wall on {args.jobs} worker(s)\n")
 
     print("1. The paper's table (gap % to the set's references; seconds per instance, one core)")
     for s in ("sd2-10x5", "brandimarte"):
@@ -156,18 +176,24 @@ def main(argv=None) -> None:
         for a in TABLE_AGENTS:
             rs = [r for r in sub if r["agent"] == a]
             paper = PAPER.get(s, {}).get(a)
-            print(f"{a:<18}{np.mean([r['gap'] for r in rs]):>8.2f}{'' if paper is None else f'{paper:.2f}':>12}"
-                  f"{np.mean([r['makespan'] for r in rs]):>10.1f}{np.mean([r['seconds'] for r in rs]):>9.3f}")
+            print(
+                f"{a:<18}{np.mean([r['gap'] for r in rs]):>8.2f}{'' if paper is None else f'{paper:.2f}':>12}"
+                f"{np.mean([r['makespan'] for r in rs]):>10.1f}{np.mean([r['seconds'] for r in rs]):>9.3f}"
+            )
         print()
 
     for p in ps if args.fresh else ():
         from scipy.stats import wilcoxon
 
         fresh = [r for r in rows if r["set"] == "fresh" and r["p"] == p]
-        print(f"2. Does the learned policy matter? {args.fresh} fresh SD2 10x5 instances (env seeds "
-              f"{FRESH_SEED}..{FRESH_SEED + args.fresh - 1}), the same search with P = {p}, T = {args.horizon}")
-        by = {a: np.array([r["makespan"] for r in sorted(fresh, key=lambda r: r["index"]) if r["agent"] == a])
-              for a in POLICY_AGENTS}
+        print(
+            f"2. Does the learned policy matter? {args.fresh} fresh SD2 10x5 instances (env seeds "
+            f"{FRESH_SEED}..{FRESH_SEED + args.fresh - 1}), the same search with P = {p}, T = {args.horizon}"
+        )
+        by = {
+            a: np.array([r["makespan"] for r in sorted(fresh, key=lambda r: r["index"]) if r["agent"] == a])
+            for a in POLICY_AGENTS
+        }
         secs = {a: np.mean([r["seconds"] for r in fresh if r["agent"] == a]) for a in POLICY_AGENTS}
         print(f"{'proposals':<18}{'mean makespan':>14}{'s/inst':>9}")
         for a in POLICY_AGENTS:
@@ -176,9 +202,11 @@ def main(argv=None) -> None:
             d = (by["mistar"] - by[other]).astype(float)
             est, lo, hi = bootstrap_ci(d)
             pv = wilcoxon(by["mistar"], by[other]).pvalue if np.any(d != 0) else 1.0
-            print(f"  mistar - {other}: {est:+.2f} makespan units, 95% bootstrap CI [{lo:+.2f}, {hi:+.2f}]; "
-                  f"better on {int((d < 0).sum())}, equal on {int((d == 0).sum())}, worse on {int((d > 0).sum())}; "
-                  f"two-sided Wilcoxon signed-rank p = {pv:.2g}")
+            print(
+                f"  mistar - {other}: {est:+.2f} makespan units, 95% bootstrap CI [{lo:+.2f}, {hi:+.2f}]; "
+                f"better on {int((d < 0).sum())}, equal on {int((d == 0).sum())}, worse on {int((d > 0).sum())}; "
+                f"two-sided Wilcoxon signed-rank p = {pv:.2g}"
+            )
         print()
 
     n = min(max(args.sd2, 1), 5)
@@ -189,8 +217,10 @@ def main(argv=None) -> None:
         print(f"    {k:<26}{v:>8.3f}")
     bi_paper = pt["legal+O(1) pricing"] + pt["full pricing, all moves"]
     mi_paper = pt["legal+O(1) pricing"] + pt["full pricing, P moves"] + pt["network forward"]
-    print(f"(b) the paper's accounting (moves priced by recomputing the schedule): BI {bi_paper:.3f} s, "
-          f"MIStar {mi_paper:.3f} s, MIStar / BI = {mi_paper / bi_paper:.2f} (paper: 1/5 to 1/3)")
+    print(
+        f"(b) the paper's accounting (moves priced by recomputing the schedule): BI {bi_paper:.3f} s, "
+        f"MIStar {mi_paper:.3f} s, MIStar / BI = {mi_paper / bi_paper:.2f} (paper: 1/5 to 1/3)"
+    )
 
 
 if __name__ == "__main__":

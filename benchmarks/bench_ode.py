@@ -51,11 +51,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from papergym.agents.base import UnknownSolverError, get_solver_info, make_solver  # noqa: E402
-from papergym.envs.tasks.base import Budget, BudgetExceeded, make_task  # noqa: E402
-from papergym.envs.tasks.ode.report import GAP_FLOOR, accuracy_comparison  # noqa: E402
+from papergym.agents.base import UnknownSolverError, get_solver_info, make_solver
+from papergym.envs.tasks.base import Budget, BudgetExceeded, make_task
+from papergym.envs.tasks.ode.report import GAP_FLOOR, accuracy_comparison
 
 TASK = "NystromODE-v0"
 LINEAR = ("L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8", "L9")
@@ -112,8 +112,14 @@ def run(name: str, problem, evaluator, budget: Budget, repeat: int, hp: dict) ->
         fixed = hp | {"sigma": float(meta["sigma"]), "gamma": float(meta["gamma"])}
         fits = [_timed_solve(name, problem, budget, fixed)[0] for _ in range(repeat)]
     metrics = evaluator.evaluate(sol)
-    return {"fit": min(fits), "wall": min(walls), "rel_rmse": float(metrics["rel_rmse"]),
-            "gate": bool(metrics["passed_gate"]), "gate_value": float(evaluator.gate), "meta": meta}
+    return {
+        "fit": min(fits),
+        "wall": min(walls),
+        "rel_rmse": float(metrics["rel_rmse"]),
+        "gate": bool(metrics["passed_gate"]),
+        "gate_value": float(evaluator.gate),
+        "meta": meta,
+    }
 
 
 def safe_run(name, problem, evaluator, budget, repeat, hp) -> dict:
@@ -143,13 +149,21 @@ def main(argv=None):
     ap.add_argument("--pinn-problems", default=None, help="problems pinn runs on (default L2,L7; quick L2)")
     ap.add_argument("--pinn-sizes", default=None, help="sizes pinn runs at (default: --sizes; quick 1000)")
     ap.add_argument("--m", type=int, default=50, help="Nyström landmarks (default 50, the paper's headline)")
-    ap.add_argument("--eig-tol", type=float, default=None, help="nystrom-lssvm eig_tol (default: its own, the numerical rank m * eps)")
+    ap.add_argument(
+        "--eig-tol",
+        type=float,
+        default=None,
+        help="nystrom-lssvm eig_tol (default: its own, the numerical rank m * eps)",
+    )
     ap.add_argument("--repeat", type=int, default=3, help="LS-SVM solves per cell, best fit time kept")
     ap.add_argument("--max-seconds", type=float, default=600.0, help="Budget.max_seconds of every solve")
     ap.add_argument("--slope-problem", default="L2")
     ap.add_argument("--slope-sizes", default=None, help="default 250,500,1000,2000,4000,10000 (quick: up to 4000)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run: L2 at n = 100, pinn there for 50 Adam steps, slope on n = 100, 200, 1 repeat")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run: L2 at n = 100, pinn there for 50 Adam steps, slope on n = 100, 200, 1 repeat",
+    )
     args = ap.parse_args(argv)
     if args.smoke:
         args.problems, args.sizes, args.pinn_problems, args.pinn_sizes = "L2", "100", "L2", "100"
@@ -170,12 +184,17 @@ def main(argv=None):
     problems = args.problems.split(",") if args.problems else (["L2", "L7", "L9"] if args.quick else list(LINEAR))
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1000] if args.quick else [1000, 10000])
     extra = [("L2", 10000)] if args.quick and not args.sizes else []
-    pinn_problems = [] if args.no_pinn else (args.pinn_problems.split(",") if args.pinn_problems
-                                             else (["L2"] if args.quick else ["L2", "L7"]))
-    pinn_sizes = ([int(s) for s in args.pinn_sizes.split(",")] if args.pinn_sizes
-                  else ([1000] if args.quick else sizes))
-    slope_sizes = ([int(s) for s in args.slope_sizes.split(",")] if args.slope_sizes
-                   else ([250, 500, 1000, 2000, 4000] if args.quick else [250, 500, 1000, 2000, 4000, 10000]))
+    pinn_problems = (
+        []
+        if args.no_pinn
+        else (args.pinn_problems.split(",") if args.pinn_problems else (["L2"] if args.quick else ["L2", "L7"]))
+    )
+    pinn_sizes = [int(s) for s in args.pinn_sizes.split(",")] if args.pinn_sizes else ([1000] if args.quick else sizes)
+    slope_sizes = (
+        [int(s) for s in args.slope_sizes.split(",")]
+        if args.slope_sizes
+        else ([250, 500, 1000, 2000, 4000] if args.quick else [250, 500, 1000, 2000, 4000, 10000])
+    )
     # no max_iterations: it means Gauss-Newton iterations to the LS-SVMs (their own cap is 50) but
     # optimiser steps to pinn (its own default is 5,000 Adam steps)
     budget = Budget(max_seconds=args.max_seconds)
@@ -184,10 +203,13 @@ def main(argv=None):
     why = {s: available(s) for s in (NYS, DUAL, PINN)}
     if why[NYS] is not None:
         sys.exit(f"{NYS} is not available: {why[NYS]}")
-    print(f"papergym NystromODE-v0 benchmark  (python {sys.version.split()[0]}, numpy {np.__version__}; "
-          f"BLAS/torch threads 1)")
-    print(f"nystrom-lssvm hp {nys_hp}; budget max_seconds = {args.max_seconds:g}; LS-SVM fit times best of "
-          f"{args.repeat}")
+    print(
+        f"papergym NystromODE-v0 benchmark  (python {sys.version.split()[0]}, numpy {np.__version__}; "
+        f"BLAS/torch threads 1)"
+    )
+    print(
+        f"nystrom-lssvm hp {nys_hp}; budget max_seconds = {args.max_seconds:g}; LS-SVM fit times best of {args.repeat}"
+    )
     for s in (DUAL, PINN):
         if why[s] is not None:
             print(f"   {s}: skipped ({why[s]})")
@@ -208,12 +230,16 @@ def main(argv=None):
         print(f"   ran {p} n={n}", file=sys.stderr)
 
     # ------------------------------------------------------------------ 1. the speed-up table
-    print(f"1. fit seconds measured here (solve() with the selected (sigma, gamma) fixed: final fit at full n +"
-          f" prediction; pinn: whole solve), m = {args.m}; rel_rmse vs the exact solution; diff/gate = "
-          f"|rel_rmse_nys - rel_rmse_dual| / gate; rel % = that difference / rel_rmse_dual, only where both "
-          f"errors are >= {GAP_FLOOR:g} x gate")
-    head = (f"   {'prob':<5}{'n':>6}{'nys ms':>9}{'dual s':>9}{'dual/nys':>10}{'pinn s':>9}{'pinn/nys':>10}"
-            f"{'rmse nys':>10}{'rmse dual':>10}{'rmse pinn':>10}{'diff/gate':>10}{'rel %':>9}{'m_eff':>6}")
+    print(
+        f"1. fit seconds measured here (solve() with the selected (sigma, gamma) fixed: final fit at full n +"
+        f" prediction; pinn: whole solve), m = {args.m}; rel_rmse vs the exact solution; diff/gate = "
+        f"|rel_rmse_nys - rel_rmse_dual| / gate; rel % = that difference / rel_rmse_dual, only where both "
+        f"errors are >= {GAP_FLOOR:g} x gate"
+    )
+    head = (
+        f"   {'prob':<5}{'n':>6}{'nys ms':>9}{'dual s':>9}{'dual/nys':>10}{'pinn s':>9}{'pinn/nys':>10}"
+        f"{'rmse nys':>10}{'rmse dual':>10}{'rmse pinn':>10}{'diff/gate':>10}{'rel %':>9}{'m_eff':>6}"
+    )
     print(head)
     gaps, speed = [], {n: {DUAL: [], PINN: []} for n in sorted({n for _, n in cells})}
     for p, n in cells:
@@ -232,10 +258,12 @@ def main(argv=None):
         if r_q is not None:
             speed[n][PINN].append(r_q)
         dual_s = d.get("fit") if "fit" in d else None
-        print(f"   {p:<5}{n:>6}{1e3 * a['fit']:>9.2f}{_f(dual_s, '.3f', 9)}{_f(r_d, '.0f', 9)}"
-              f"{'x' if r_d else ' '}{_f(q.get('fit'), '.1f', 9)}{_f(r_q, '.0f', 9)}{'x' if r_q else ' '}"
-              f"{a['rel_rmse']:>10.1e}{_f(d.get('rel_rmse'), '.1e', 10)}{_f(q.get('rel_rmse'), '.1e', 10)}"
-              f"{_f(dg, '.1e', 10)}{_f(None if gap is None else 100 * gap, '.2f', 9)}{a['meta']['m']:>6}")
+        print(
+            f"   {p:<5}{n:>6}{1e3 * a['fit']:>9.2f}{_f(dual_s, '.3f', 9)}{_f(r_d, '.0f', 9)}"
+            f"{'x' if r_d else ' '}{_f(q.get('fit'), '.1f', 9)}{_f(r_q, '.0f', 9)}{'x' if r_q else ' '}"
+            f"{a['rel_rmse']:>10.1e}{_f(d.get('rel_rmse'), '.1e', 10)}{_f(q.get('rel_rmse'), '.1e', 10)}"
+            f"{_f(dg, '.1e', 10)}{_f(None if gap is None else 100 * gap, '.2f', 9)}{a['meta']['m']:>6}"
+        )
         if "status" in d:
             print(f"         dual-lssvm: {d['status']}")
     print("\n   whole solve() wall seconds (selection on the coarse copy + final fit + prediction)")
@@ -244,39 +272,53 @@ def main(argv=None):
         a, d, q = res.get((p, n, NYS), {}), res.get((p, n, DUAL), {}), res.get((p, n, PINN), {})
         if "wall" in a:
             r = d["wall"] / a["wall"] if "wall" in d else None
-            print(f"   {p:<5}{n:>6}{a['wall']:>9.3f}{_f(d.get('wall'), '.3f', 9)}{_f(r, '.1f', 9)}"
-                  f"{'x' if r else ' '}{_f(q.get('wall'), '.1f', 9)}")
+            print(
+                f"   {p:<5}{n:>6}{a['wall']:>9.3f}{_f(d.get('wall'), '.3f', 9)}{_f(r, '.1f', 9)}"
+                f"{'x' if r else ' '}{_f(q.get('wall'), '.1f', 9)}"
+            )
 
     # ------------------------------------------------------------------------- 2. summary
     print("\n2. summary")
     for n, by in speed.items():
         for s, v in by.items():
             if v:
-                print(f"   n = {n:>5}: measured fit-time speed-up over {s:<10} geometric mean {math.exp(np.mean(np.log(v))):8.1f}x "
-                      f"(min {min(v):.1f}x, max {max(v):.1f}x, {len(v)} problems)")
+                print(
+                    f"   n = {n:>5}: measured fit-time speed-up over {s:<10} geometric mean {math.exp(np.mean(np.log(v))):8.1f}x "
+                    f"(min {min(v):.1f}x, max {max(v):.1f}x, {len(v)} problems)"
+                )
     if gaps:
         dg = np.array([x[3] for x in gaps], dtype=float)
         g = np.array([x[2] for x in gaps], dtype=float)
         res_g = g[np.isfinite(g)]
-        print(f"   |rel_rmse_nys - rel_rmse_dual| / gate: median {np.median(dg):.1e}, max {np.max(dg):.1e} "
-              f"({len(dg)} cells)")
+        print(
+            f"   |rel_rmse_nys - rel_rmse_dual| / gate: median {np.median(dg):.1e}, max {np.max(dg):.1e} "
+            f"({len(dg)} cells)"
+        )
         if len(res_g):
             within = int(np.sum(res_g <= PAPER_GAP))
-            print(f"   relative RMSE difference where both errors are >= {GAP_FLOOR:g} x gate: median "
-                  f"{100 * np.median(res_g):.2f} %, {within}/{len(res_g)} cells within the paper's "
-                  f"{100 * PAPER_GAP:.2f} %")
+            print(
+                f"   relative RMSE difference where both errors are >= {GAP_FLOOR:g} x gate: median "
+                f"{100 * np.median(res_g):.2f} %, {within}/{len(res_g)} cells within the paper's "
+                f"{100 * PAPER_GAP:.2f} %"
+            )
         else:
-            print(f"   relative RMSE difference: not resolved on any cell (every error < {GAP_FLOOR:g} x gate: "
-                  f"both LS-SVMs are exact to the task's resolution)")
+            print(
+                f"   relative RMSE difference: not resolved on any cell (every error < {GAP_FLOOR:g} x gate: "
+                f"both LS-SVMs are exact to the task's resolution)"
+            )
         v4 = speed.get(10000, {}).get(DUAL, [])
         if v4:
             ok = min(v4) >= TARGET_SPEEDUP
-            print(f"   target: >= {TARGET_SPEEDUP:.0f}x over dual-lssvm at n = 10^4 on every linear problem run: "
-                  f"min {min(v4):.0f}x  ->  {'PASS' if ok else 'FAIL'}")
+            print(
+                f"   target: >= {TARGET_SPEEDUP:.0f}x over dual-lssvm at n = 10^4 on every linear problem run: "
+                f"min {min(v4):.0f}x  ->  {'PASS' if ok else 'FAIL'}"
+            )
         # accuracy target at the task's resolution: nystrom-lssvm passes the gate wherever the dual does
         lost = [f"{x[0]}/n={x[1]}" for x in gaps if x[5] and not x[4]]
-        print(f"   target: nystrom-lssvm passes the accuracy gate wherever dual-lssvm does: "
-              f"{len(gaps) - len(lost)}/{len(gaps)}  ->  {'PASS' if not lost else 'FAIL (' + ', '.join(lost) + ')'}")
+        print(
+            f"   target: nystrom-lssvm passes the accuracy gate wherever dual-lssvm does: "
+            f"{len(gaps) - len(lost)}/{len(gaps)}  ->  {'PASS' if not lost else 'FAIL (' + ', '.join(lost) + ')'}"
+        )
 
     # -------------------------------------------------------------------- 3. time vs n
     p = args.slope_problem
@@ -296,16 +338,20 @@ def main(argv=None):
         if "fit" in d:
             rows[DUAL].append((n, d["fit"]))
         r = d["fit"] / a["fit"] if "fit" in d and "fit" in a else None
-        print(f"   {n:>6}{_f(1e3 * a['fit'] if 'fit' in a else None, '.2f', 10)}{_f(d.get('fit'), '.3f', 10)}"
-              f"{_f(r, '.0f', 9)}{'x' if r else ' '}{_f(a.get('rel_rmse'), '.1e', 10)}{_f(d.get('rel_rmse'), '.1e', 10)}"
-              + (f"   dual: {d['status']}" if "status" in d else ""))
+        print(
+            f"   {n:>6}{_f(1e3 * a['fit'] if 'fit' in a else None, '.2f', 10)}{_f(d.get('fit'), '.3f', 10)}"
+            f"{_f(r, '.0f', 9)}{'x' if r else ' '}{_f(a.get('rel_rmse'), '.1e', 10)}{_f(d.get('rel_rmse'), '.1e', 10)}"
+            + (f"   dual: {d['status']}" if "status" in d else "")
+        )
     for s, target in ((NYS, 1.0), (DUAL, 3.0)):
         pts = rows[s]
         if len(pts) >= 2:
             ns, ts = zip(*pts)
             top = slope(ns[-3:], ts[-3:]) if len(pts) >= 3 else float("nan")
-            print(f"   log-log slope of {s:<14}: {slope(ns, ts):.2f} over n = {ns[0]}..{ns[-1]}, "
-                  f"{top:.2f} over the three largest  (expected ~{target:.0f})")
+            print(
+                f"   log-log slope of {s:<14}: {slope(ns, ts):.2f} over n = {ns[0]}..{ns[-1]}, "
+                f"{top:.2f} over the three largest  (expected ~{target:.0f})"
+            )
 
 
 if __name__ == "__main__":

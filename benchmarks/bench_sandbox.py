@@ -56,8 +56,9 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import gymnasium as gym
 import numpy as np
-import papergym.envs  # noqa: F401 - registers the envs
 from gymnasium.envs.registration import load_env_creator
+
+import papergym.envs  # noqa: F401 - registers the envs
 from papergym.leaderboard.board import process as process_module
 from papergym.leaderboard.board.sandbox import (
     SANDBOX_MODES,
@@ -97,8 +98,13 @@ def play_loop(session, seeds: list[int], horizon: int) -> np.ndarray:
     bad = [r for r in runs if r["status"] != "ok"]
     if bad:
         raise RuntimeError(f"runs failed: {bad[0].get('error')}")
-    return np.array([next(iter(r["metrics"].values())) if "final_regret" not in r["metrics"]
-                     else r["metrics"]["final_regret"] for r in runs], dtype=float)
+    return np.array(
+        [
+            next(iter(r["metrics"].values())) if "final_regret" not in r["metrics"] else r["metrics"]["final_regret"]
+            for r in runs
+        ],
+        dtype=float,
+    )
 
 
 def _factory():
@@ -113,16 +119,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--horizon", type=int, default=100_000)
     ap.add_argument("--seeds", default="1,5,20", help="numbers of seeds evaluated together (comma-separated)")
     ap.add_argument("--loop", choices=("auto", "play", "own"), default="auto")
-    ap.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto",
-                    help="the sandbox mode (papergym.leaderboard.board.sandbox, Isolation); auto: full when available")
-    ap.add_argument("--no-concurrent", dest="concurrent", action="store_false",
-                    help="skip the two-evaluations-at-once measurement")
-    ap.add_argument("--service", type=int, default=5, metavar="N",
-                    help="submissions through a local service to measure its overhead (0: skip)")
-    ap.add_argument("--spin", type=float, default=None,
-                    help="seconds each end busy-waits for a reply (default: the sandbox's SPIN_SECONDS)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run: T = 200, seeds 1 and 2, both columns, two at once, one service submission")
+    ap.add_argument(
+        "--sandbox",
+        choices=SANDBOX_MODES,
+        default="auto",
+        help="the sandbox mode (papergym.leaderboard.board.sandbox, Isolation); auto: full when available",
+    )
+    ap.add_argument(
+        "--no-concurrent", dest="concurrent", action="store_false", help="skip the two-evaluations-at-once measurement"
+    )
+    ap.add_argument(
+        "--service",
+        type=int,
+        default=5,
+        metavar="N",
+        help="submissions through a local service to measure its overhead (0: skip)",
+    )
+    ap.add_argument(
+        "--spin",
+        type=float,
+        default=None,
+        help="seconds each end busy-waits for a reply (default: the sandbox's SPIN_SECONDS)",
+    )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run: T = 200, seeds 1 and 2, both columns, two at once, one service submission",
+    )
     args = ap.parse_args(argv)
     if args.smoke:
         args.horizon, args.seeds, args.service = 200, "1,2", 1
@@ -134,13 +157,16 @@ def main(argv: list[str] | None = None) -> int:
     if loop == "auto":
         try:
             from papergym.leaderboard.board.evaluate import play  # noqa: F401
+
             loop = "play"
         except ImportError:
             loop = "own"
     run = play_loop if loop == "play" else own_loop
     mode = resolve_sandbox(args.sandbox)  # SandboxUnavailable (naming what is missing) rather than no sandbox
-    print(f"# {ENV}, UCB1 on a grid of 32 arms, T = {args.horizon}, loop = {loop}, "
-          f"sandbox: {mode}, spin: {process_module.SPIN_SECONDS:g} s")
+    print(
+        f"# {ENV}, UCB1 on a grid of 32 arms, T = {args.horizon}, loop = {loop}, "
+        f"sandbox: {mode}, spin: {process_module.SPIN_SECONDS:g} s"
+    )
     print(f"{'seeds':>5}  {'in-process s':>12}  {'sandboxed s':>11}  {'ratio':>5}  {'us/step added':>13}")
     factory = _factory()
     run(InProcessAgentSession(factory), [1, 2], min(args.horizon, 2000))  # warm-up: compiled kernels
@@ -159,8 +185,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         ratio = t_sb / t_in
         worst = ratio if n >= 20 else worst
-        print(f"{n:>5}  {t_in:>12.2f}  {t_sb:>11.2f}  {ratio:>5.2f}  {(t_sb - t_in) / args.horizon * 1e6:>13.1f}",
-              flush=True)
+        print(
+            f"{n:>5}  {t_in:>12.2f}  {t_sb:>11.2f}  {ratio:>5.2f}  {(t_sb - t_in) / args.horizon * 1e6:>13.1f}",
+            flush=True,
+        )
     if worst:
         print(f"target (ratio <= 2 at 20 seeds): {'met' if worst <= 2 else 'NOT met'}")
     if args.concurrent:
@@ -170,9 +198,11 @@ def main(argv: list[str] | None = None) -> int:
 
         with mp.get_context("spawn").Pool(2) as pool:
             both = pool.map(_sandboxed_seconds, [(mode, n, args.horizon, loop)] * 2)
-        print(f"\n# two sandboxed evaluations at once ({n} seeds each, {len(os.sched_getaffinity(0))} CPUs): "
-              f"{both[0]:.2f} s and {both[1]:.2f} s, against {alone:.2f} s alone (x{max(both) / alone:.2f}; "
-              "spin gate closed while they compete)")
+        print(
+            f"\n# two sandboxed evaluations at once ({n} seeds each, {len(os.sched_getaffinity(0))} CPUs): "
+            f"{both[0]:.2f} s and {both[1]:.2f} s, against {alone:.2f} s alone (x{max(both) / alone:.2f}; "
+            "spin gate closed while they compete)"
+        )
     if args.service > 0:
         return service_overhead(args.service)
     return 0
@@ -197,17 +227,28 @@ def service_overhead(n: int) -> int:
     import tempfile
 
     import httpx
+
     from papergym.leaderboard.board.client import BoardClient
     from papergym.leaderboard.board.configs import CONFIG_ENV
     from papergym.leaderboard.board.store import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="papergym-bench-service-"))
-    (tmp / "evaluator.json").write_text(json.dumps({
-        "secret": "bench-service-secret-0123456789abcdef",
-        "boards": {ENV: {"strata": {"two-peak-cyclic": {"instance": "two-peak-cyclic"}}, "seeds": 2,
-                         "horizon": 200}}}))
-    env = {**os.environ, CONFIG_ENV: str(tmp / "evaluator.json"), "XDG_DATA_HOME": str(tmp / "data"),
-           "XDG_CONFIG_HOME": str(tmp / "config")}
+    (tmp / "evaluator.json").write_text(
+        json.dumps(
+            {
+                "secret": "bench-service-secret-0123456789abcdef",
+                "boards": {
+                    ENV: {"strata": {"two-peak-cyclic": {"instance": "two-peak-cyclic"}}, "seeds": 2, "horizon": 200}
+                },
+            }
+        )
+    )
+    env = {
+        **os.environ,
+        CONFIG_ENV: str(tmp / "evaluator.json"),
+        "XDG_DATA_HOME": str(tmp / "data"),
+        "XDG_CONFIG_HOME": str(tmp / "config"),
+    }
     env.pop("PAPERGYM_TEST_SECRET", None)
     url = f"sqlite:///{tmp / 'board.db'}"
     with socket.socket() as sock:
@@ -216,8 +257,12 @@ def service_overhead(n: int) -> int:
     with Store(url) as st:
         token = st.create_token("bench")
     log = open(tmp / "serve.log", "wb")  # noqa: SIM115 - closed in the finally below
-    serve = subprocess.Popen([sys.executable, "-m", "papergym.leaderboard.cli", "serve", "--db", url, "--port",
-                              str(port), "--workers", "1"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "papergym.leaderboard.cli", "serve", "--db", url, "--port", str(port), "--workers", "1"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -231,8 +276,10 @@ def service_overhead(n: int) -> int:
                 print(f"papergym serve did not start: {(tmp / 'serve.log').read_text()[-2000:]}", file=sys.stderr)
                 return 1
             time.sleep(0.1)
-        print(f"\n# the shared board's overhead: {n} submissions through `papergym serve --workers 1` "
-              "(SQLite, HTTP on 127.0.0.1)")
+        print(
+            f"\n# the shared board's overhead: {n} submissions through `papergym serve --workers 1` "
+            "(SQLite, HTTP on 127.0.0.1)"
+        )
         print(f"{'#':>3}  {'end-to-end s':>12}  {'evaluation s':>12}  {'overhead s':>10}")
         overheads = []
         with BoardClient(base, token) as client:

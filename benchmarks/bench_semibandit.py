@@ -145,8 +145,10 @@ def _gr_per_round(key, before, after, warmup, window):
 def section_ftpl_vs_ftrl(args):
     warmup, window = (20, 10) if args.smoke else ((300, 100) if args.quick else (args.warmup, args.window))
     sizes = SIZES[:1] if args.smoke else SIZES
-    print(f"1. seconds per round (act + update), stochastic family g = {GAP}, after {warmup} warm-up rounds, "
-          f"averaged over the next {window}")
+    print(
+        f"1. seconds per round (act + update), stochastic family g = {GAP}, after {warmup} warm-up rounds, "
+        f"averaged over the next {window}"
+    )
     names = ("ftpl-frechet", "ftrl-hybrid")
     missing = [n for n in names if not _registered(n)]
     for n in missing:
@@ -157,8 +159,10 @@ def section_ftpl_vs_ftrl(args):
     for n in present:  # numba compilation / cache loading is not what we measure
         time_agent(n, 10, 3, 5, 5, None)
         time_agent(n, 10, 3, 5, 5, 2)
-    hdr = (f"   {'(d, m)':<10}{'agent':<14}{'1 run ms/round':>15}{f'{N_BATCH} runs ms/round':>18}"
-           f"{'µs/agent-round':>16}{'GR draws/round':>16}{'regret/run':>12}")
+    hdr = (
+        f"   {'(d, m)':<10}{'agent':<14}{'1 run ms/round':>15}{f'{N_BATCH} runs ms/round':>18}"
+        f"{'µs/agent-round':>16}{'GR draws/round':>16}{'regret/run':>12}"
+    )
     print(hdr)
     rows = {}
     for d, m in sizes:
@@ -169,8 +173,10 @@ def section_ftpl_vs_ftrl(args):
             grb = _gr_per_round(keyb, bb, ab, warmup, window)
             rows[(d, m, n)] = (s1, sb)
             grs = "-" if gr is None else f"{gr:.0f} / {grb:.0f}" if grb is not None else f"{gr:.0f}"
-            print(f"   {(d, m)!s:<10}{n:<14}{1e3 * s1:>15.3f}{1e3 * sb:>18.3f}{1e6 * sb / N_BATCH:>16.1f}"
-                  f"{grs:>16}{regb:>12.1f}")
+            print(
+                f"   {(d, m)!s:<10}{n:<14}{1e3 * s1:>15.3f}{1e3 * sb:>18.3f}{1e6 * sb / N_BATCH:>16.1f}"
+                f"{grs:>16}{regb:>12.1f}"
+            )
         if len(present) == 2:
             f1, fb = rows[(d, m, names[0])]
             r1, rb = rows[(d, m, names[1])]
@@ -180,12 +186,16 @@ def section_ftpl_vs_ftrl(args):
         for d, m in sizes:
             f1, fb = rows[(d, m, names[0])]
             r1, rb = rows[(d, m, names[1])]
-            verdict.append(f"(d, m) = {(d, m)}: FTPL {'faster' if f1 < r1 else 'slower'} per run "
-                           f"({r1 / f1 if f1 < r1 else f1 / r1:.1f}x), {'faster' if fb < rb else 'slower'} "
-                           f"batched ({rb / fb if fb < rb else fb / rb:.1f}x)")
+            verdict.append(
+                f"(d, m) = {(d, m)}: FTPL {'faster' if f1 < r1 else 'slower'} per run "
+                f"({r1 / f1 if f1 < r1 else f1 / r1:.1f}x), {'faster' if fb < rb else 'slower'} "
+                f"batched ({rb / fb if fb < rb else fb / rb:.1f}x)"
+            )
         print("   " + "\n   ".join(verdict))
-    print("   (GR draws/round: 1 run / batched mean per run over the window, from FTPL's diagnostics; '-' where "
-          "not reported. regret/run: pseudo-regret of the batched runs over warm-up + window)")
+    print(
+        "   (GR draws/round: 1 run / batched mean per run over the window, from FTPL's diagnostics; '-' where "
+        "not reported. regret/run: pseudo-regret of the batched runs over warm-up + window)"
+    )
 
 
 def _time_cells(agent, seeds, horizon, mode, d=10, m=3, **hp):
@@ -204,8 +214,10 @@ def _time_cells(agent, seeds, horizon, mode, d=10, m=3, **hp):
 def section_runner(args):
     T = 200 if args.smoke else (2000 if args.quick else 10_000)
     n_batch, n_loop = (4, 1) if args.smoke else ((20, 3) if args.quick else (100, 5))
-    print(f"\n2. runner throughput, d = 10, m = 3, n = {T}: batched over {n_batch} seeds vs per-seed Gymnasium "
-          f"loop ({n_loop} seeds)")
+    print(
+        f"\n2. runner throughput, d = 10, m = 3, n = {T}: batched over {n_batch} seeds vs per-seed Gymnasium "
+        f"loop ({n_loop} seeds)"
+    )
     if not _env_registered():
         print(f"   skipped: {ENV} is not registered yet (not in papergym.envs.list_envs())")
         return
@@ -216,8 +228,10 @@ def section_runner(args):
     for a in agents:  # warm-up: imports and numba compilation
         _time_cells(a, [0, 1], 32, "batched")
         _time_cells(a, [0], 32, "per-run")
-    print(f"   {'agent':<18}{'batched µs/agent-step':>24}{'per-seed µs/agent-step':>25}{'speed-up':>10}"
-          f"{'same regret':>13}")
+    print(
+        f"   {'agent':<18}{'batched µs/agent-step':>24}{'per-seed µs/agent-step':>25}{'speed-up':>10}"
+        f"{'same regret':>13}"
+    )
     for a in agents:
         wb, rb = _time_cells(a, list(range(n_batch)), T, "batched")
         wl, rl = _time_cells(a, list(range(n_loop)), T, "per-run")
@@ -252,8 +266,11 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=2000, help="warm-up rounds before the timed window (section 1)")
     ap.add_argument("--window", type=int, default=300, help="timed rounds (section 1)")
     ap.add_argument("--skip-agents", action="store_true", help="skip section 1")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run: (d, m) = (10, 3), 20 + 10 rounds, n = 200 runner rows over 4 / 1 seeds")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run: (d, m) = (10, 3), 20 + 10 rounds, n = 200 runner rows over 4 / 1 seeds",
+    )
     args = ap.parse_args(argv)
     from threadpoolctl import threadpool_limits
 

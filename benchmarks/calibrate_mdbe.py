@@ -21,7 +21,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from papergym.agents.bandits.mdbe import _MDBE_HP, CALIBRATION_DEFAULTS, DEFAULTS, calibrate_c0  # noqa: E402
+from papergym.agents.bandits.mdbe import _MDBE_HP, CALIBRATION_DEFAULTS, DEFAULTS, calibrate_c0
 
 DEFAULT_HORIZONS = [2**k for k in range(8, 19)] + [100_000]
 TABLE_PATH = Path(__file__).resolve().parents[1] / "agents" / "bandits" / "mdbe_calibration_table.py"
@@ -45,23 +45,33 @@ def format_entry(entry: dict) -> str:
 
 
 def render_table(lines: list[str]) -> str:
-    settings = {"c0_grid": list(CALIBRATION_DEFAULTS["c0_grid"]),
-                "false_alarm_target": CALIBRATION_DEFAULTS["false_alarm_target"],
-                "calibration_runs": CALIBRATION_DEFAULTS["calibration_runs"],
-                "mdbe": {k: DEFAULTS[k] for k in _MDBE_HP}}
-    return (HEADER + f"#: the settings every entry was made with (mdbe-calibrated's defaults)\nSETTINGS: dict = {settings!r}\n\n"
-            + "#: one calibrate_c0 record per (d, T, noise, sigma)\nENTRIES: list = [\n"
-            + "".join(f"    {x},\n" for x in lines) + "]\n")
+    settings = {
+        "c0_grid": list(CALIBRATION_DEFAULTS["c0_grid"]),
+        "false_alarm_target": CALIBRATION_DEFAULTS["false_alarm_target"],
+        "calibration_runs": CALIBRATION_DEFAULTS["calibration_runs"],
+        "mdbe": {k: DEFAULTS[k] for k in _MDBE_HP},
+    }
+    return (
+        HEADER
+        + f"#: the settings every entry was made with (mdbe-calibrated's defaults)\nSETTINGS: dict = {settings!r}\n\n"
+        + "#: one calibrate_c0 record per (d, T, noise, sigma)\nENTRIES: list = [\n"
+        + "".join(f"    {x},\n" for x in lines)
+        + "]\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--horizons", help="comma list of horizons (default: 2^8 .. 2^18 and 100000)")
     ap.add_argument("--d", type=int, default=1, help="dimension (default 1)")
-    ap.add_argument("--out", default=None, help="the module to write (default: the shipped table; --smoke: a "
-                    "temporary folder)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run: T = 256 only (unless --horizons), never the shipped table unless --out names it")
+    ap.add_argument(
+        "--out", default=None, help="the module to write (default: the shipped table; --smoke: a temporary folder)"
+    )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run: T = 256 only (unless --horizons), never the shipped table unless --out names it",
+    )
     args = ap.parse_args(argv)
     if args.out is None:
         if args.smoke:
@@ -78,9 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         rec = calibrate_c0(args.d, T, "bernoulli", **CALIBRATION_DEFAULTS)
         lines.append(format_entry({"d": args.d, "T": T, "noise": "bernoulli", "sigma": None, **rec}))
-        print(f"d={args.d} T={T:>7}: c0 = {rec['c0']:<5} false alarms {rec['false_alarm_rate']:.3f}  "
-              f"tried {[(x['c0'], x['alarm_runs']) for x in rec['tried']]}  ({time.perf_counter() - t0:.1f} s)",
-              flush=True)
+        print(
+            f"d={args.d} T={T:>7}: c0 = {rec['c0']:<5} false alarms {rec['false_alarm_rate']:.3f}  "
+            f"tried {[(x['c0'], x['alarm_runs']) for x in rec['tried']]}  ({time.perf_counter() - t0:.1f} s)",
+            flush=True,
+        )
     Path(args.out).write_text(render_table(lines))
     print(f"written: {args.out}")
     return 0

@@ -31,10 +31,17 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=30.0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--count", type=int, default=None, help="first COUNT instances of each set")
-    ap.add_argument("--out", default=None, help="the references file to write (default: the shipped one; its entries "
-                    "are read first either way; --smoke: a temporary folder)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run: the first instance of each set, 1 s, 1 worker, never the shipped file unless --out")
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="the references file to write (default: the shipped one; its entries "
+        "are read first either way; --smoke: a temporary folder)",
+    )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run: the first instance of each set, 1 s, 1 worker, never the shipped file unless --out",
+    )
     args = ap.parse_args()
     if args.smoke:
         args.count, args.time_limit, args.workers = 1, 1.0, 1
@@ -55,12 +62,22 @@ def main() -> None:
             opt = r.status == "optimal"  # never a claim an independent check refuted (solve_cpsat)
             n_opt += opt
             check = r.settings.get("optimality_check", "")
-            note = (", optimum " + check.split(":", 1)[0]) if opt else (
-                f", {check.split(':', 1)[0]} claim" if check.startswith("contradiction") else ", limit reached")
-            src = (f"papergym CP-SAT (ortools {r.settings['ortools']}, {args.workers} workers, "
-                   f"{args.time_limit:g} s{note})")
-            doc["instances"][inst.name] = {"lb": int(r.lower_bound), "ub": int(r.makespan), "optimal": bool(opt),
-                                           "source": src, "seconds": round(r.wall_time, 2)}
+            note = (
+                (", optimum " + check.split(":", 1)[0])
+                if opt
+                else (f", {check.split(':', 1)[0]} claim" if check.startswith("contradiction") else ", limit reached")
+            )
+            src = (
+                f"papergym CP-SAT (ortools {r.settings['ortools']}, {args.workers} workers, "
+                f"{args.time_limit:g} s{note})"
+            )
+            doc["instances"][inst.name] = {
+                "lb": int(r.lower_bound),
+                "ub": int(r.makespan),
+                "optimal": bool(opt),
+                "source": src,
+                "seconds": round(r.wall_time, 2),
+            }
             print(f"{inst.name}: {r.status} C={r.makespan} LB={r.lower_bound} {r.wall_time:.1f}s", flush=True)
         doc["version"] = dt.date.today().isoformat()
         doc["generated_by"] = "benchmarks/fjsp_references.py"
@@ -68,8 +85,11 @@ def main() -> None:
         tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         os.replace(tmp, path)
         mean = sum(doc["instances"][i.name]["ub"] for i in insts) / len(insts)
-        print(f"== {name}: {len(insts)} instances, {n_opt} proved optimal, mean makespan {mean:.2f}, "
-              f"{time.perf_counter() - t0:.0f} s", flush=True)
+        print(
+            f"== {name}: {len(insts)} instances, {n_opt} proved optimal, mean makespan {mean:.2f}, "
+            f"{time.perf_counter() - t0:.0f} s",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -66,8 +66,9 @@ def choose_p(name: str, count: int, horizon: int, grid=(1, 2, 4, 8, 16)) -> int:
     best = None
     for p in grid:
         c = np.mean([greedy_search(pol, inst, horizon, p=p, seed=0, tabu=tabu, temperature=temp) for inst in val])
-        u = np.mean([greedy_search(pol, inst, horizon, p=p, seed=0, tabu=tabu, temperature=temp, uniform=True)
-                     for inst in val])
+        u = np.mean(
+            [greedy_search(pol, inst, horizon, p=p, seed=0, tabu=tabu, temperature=temp, uniform=True) for inst in val]
+        )
         print(f"{p:>4}{c:>10.2f}{u:>10.2f}", flush=True)
         if best is None or c < best[1]:
             best = (p, c)
@@ -87,9 +88,21 @@ def check(name: str, count: int, horizon: int, out_dir: str | None = None) -> No
         names.append(env.instance.name)
         cmax.append(int(env.makespan))
         gaps.append(env.oracle.gap(env.makespan))
-    card = {"weights": f"{name}.pt", "agent": agent, "training": meta,
-            "check": {"set": "sd2-10x5", "init": "sampled-dispatch", "instances": names, "horizon": horizon, "seed": 0, "makespans": cmax,
-                      "mean_gap": float(np.mean(gaps)), "torch": str(torch.__version__)}}
+    card = {
+        "weights": f"{name}.pt",
+        "agent": agent,
+        "training": meta,
+        "check": {
+            "set": "sd2-10x5",
+            "init": "sampled-dispatch",
+            "instances": names,
+            "horizon": horizon,
+            "seed": 0,
+            "makespans": cmax,
+            "mean_gap": float(np.mean(gaps)),
+            "torch": str(torch.__version__),
+        },
+    }
     out = (WEIGHTS_DIR if out_dir is None else Path(out_dir)) / f"{name}.card.json"
     out.write_text(json.dumps(card, indent=1) + "\n")
     print(json.dumps(card["check"], indent=1))
@@ -97,14 +110,17 @@ def check(name: str, count: int, horizon: int, out_dir: str | None = None) -> No
 
 
 def curve(history: str) -> None:
-    h = json.loads(open(history).read())
+    with open(history) as fh:
+        h = json.loads(fh.read())
     print("| batch | episodes | validation mean makespan | wall time (s) |")
     print("|---|---|---|---|")
     n_envs = h["config"]["n_envs"]
     for v in h["validation"]:
         print(f"| {v['batch']} | {v['batch'] * n_envs} | {v['mean_cmax']:.2f} | {v['seconds']:.0f} |")
-    print(f"\nbest: batch {h.get('best_batch')} ({h['best_validation']:.2f}); {h['transitions']} transitions in "
-          f"{h['seconds']:.0f} s")
+    print(
+        f"\nbest: batch {h.get('best_batch')} ({h['best_validation']:.2f}); {h['transitions']} transitions in "
+        f"{h['seconds']:.0f} s"
+    )
 
 
 def main(argv=None) -> None:
@@ -114,9 +130,12 @@ def main(argv=None) -> None:
     ap.add_argument("--count", type=int, default=None)
     ap.add_argument("--horizon", type=int, default=100)
     ap.add_argument("--out-dir", default=None, help="check: folder of the card (default: the weights folder)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny run of tune, choose-p (P in 1, 2) and check (1 instance, T = 5, card to a temp folder), "
-                         "then curve of a tiny training run written there")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run of tune, choose-p (P in 1, 2) and check (1 instance, T = 5, card to a temp folder), "
+        "then curve of a tiny training run written there",
+    )
     args = ap.parse_args(argv)
     if args.smoke:
         if args.command is not None:
@@ -127,8 +146,19 @@ def main(argv=None) -> None:
         check(args.weights, 1, 5, out_dir)
         from papergym.agents.scheduling.mistar.train import TrainConfig, train_to_file
 
-        cfg = TrainConfig(episodes=2, n_envs=2, horizon=5, n_step=5, epochs=1, p=2, hidden=8, layers=1,
-                          validate_every=1, validate_count=1, validate_horizon=5)
+        cfg = TrainConfig(
+            episodes=2,
+            n_envs=2,
+            horizon=5,
+            n_step=5,
+            epochs=1,
+            p=2,
+            hidden=8,
+            layers=1,
+            validate_every=1,
+            validate_count=1,
+            validate_horizon=5,
+        )
         train_to_file(cfg, Path(out_dir) / "smoke.pt", log=lambda _msg: None)
         curve(str(Path(out_dir) / "smoke.pt.history.json"))
         return

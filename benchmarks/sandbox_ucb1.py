@@ -45,8 +45,9 @@ def _main(argv=None) -> int:
     import argparse
 
     import gymnasium as gym
-    import papergym.envs  # noqa: F401 - registers the envs
     from gymnasium.envs.registration import load_env_creator
+
+    import papergym.envs  # noqa: F401 - registers the envs
 
     ap = argparse.ArgumentParser(description="UCB1 on a grid of arms, played in-process on NonStatLipschitz-v0")
     ap.add_argument("--horizon", type=int, default=10_000)

@@ -62,11 +62,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--warmup", type=int, default=PRETRAIN_DEFAULTS["warmup"])
     ap.add_argument("--eval-n", type=int, default=PRETRAIN_DEFAULTS["eval_n"])
     ap.add_argument("--min-lr-ratio", type=float, default=PRETRAIN_DEFAULTS["min_lr_ratio"])
-    ap.add_argument("--out", type=Path, default=None, help="folder of arith_policy.npz / .md (default: the shipped "
-                    "weights' folder; --smoke: a temporary folder)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny training (5 steps of 16 problems, 1 warm-up step, 16 evaluation problems per size) "
-                         "written to a temporary folder unless --out names one")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="folder of arith_policy.npz / .md (default: the shipped weights' folder; --smoke: a temporary folder)",
+    )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny training (5 steps of 16 problems, 1 warm-up step, 16 evaluation problems per size) "
+        "written to a temporary folder unless --out names one",
+    )
     a = ap.parse_args(argv)
     if a.smoke:
         import tempfile
@@ -76,22 +83,48 @@ def main(argv: list[str] | None = None) -> None:
     a.out = a.out or WEIGHTS_PATH.parent
     digit_probs = PRETRAIN_DEFAULTS["digit_probs"]
     t0 = time.perf_counter()
-    w, card = pretrain_policy(seed=a.seed, steps=a.steps, batch_size=a.batch_size, lr=a.lr, warmup=a.warmup,
-                              digit_probs=digit_probs, eval_n=a.eval_n, min_lr_ratio=a.min_lr_ratio,
-                              log=lambda s: print(f"{s} ({time.perf_counter() - t0:.0f} s)", flush=True))
+    w, card = pretrain_policy(
+        seed=a.seed,
+        steps=a.steps,
+        batch_size=a.batch_size,
+        lr=a.lr,
+        warmup=a.warmup,
+        digit_probs=digit_probs,
+        eval_n=a.eval_n,
+        min_lr_ratio=a.min_lr_ratio,
+        log=lambda s: print(f"{s} ({time.perf_counter() - t0:.0f} s)", flush=True),
+    )
     secs = time.perf_counter() - t0
     a.out.mkdir(parents=True, exist_ok=True)
     npz = a.out / "arith_policy.npz"
     np.savez_compressed(npz, **w)
     acc = card["accuracy_by_digits"]
-    args = {"seed": a.seed, "steps": a.steps, "batch_size": a.batch_size, "lr": a.lr, "warmup": a.warmup,
-            "eval_n": a.eval_n, "min_lr_ratio": a.min_lr_ratio}
-    text = CARD.format(max_len=int(w["config"][4]), n_params=card["n_params"], size_kb=npz.stat().st_size / 1024,
-                       digit_probs=", ".join(f"{p:g}" for p in digit_probs), steps=a.steps, batch_size=a.batch_size,
-                       lr=a.lr, warmup=a.warmup, min_lr_ratio=a.min_lr_ratio, seed=a.seed, seconds=secs,
-                       final_loss=card["final_loss"],
-                       args=json.dumps(args), eval_n=a.eval_n,
-                       acc=" | ".join(f"{acc[d]:.3f}" for d in range(1, 7)))
+    args = {
+        "seed": a.seed,
+        "steps": a.steps,
+        "batch_size": a.batch_size,
+        "lr": a.lr,
+        "warmup": a.warmup,
+        "eval_n": a.eval_n,
+        "min_lr_ratio": a.min_lr_ratio,
+    }
+    text = CARD.format(
+        max_len=int(w["config"][4]),
+        n_params=card["n_params"],
+        size_kb=npz.stat().st_size / 1024,
+        digit_probs=", ".join(f"{p:g}" for p in digit_probs),
+        steps=a.steps,
+        batch_size=a.batch_size,
+        lr=a.lr,
+        warmup=a.warmup,
+        min_lr_ratio=a.min_lr_ratio,
+        seed=a.seed,
+        seconds=secs,
+        final_loss=card["final_loss"],
+        args=json.dumps(args),
+        eval_n=a.eval_n,
+        acc=" | ".join(f"{acc[d]:.3f}" for d in range(1, 7)),
+    )
     (a.out / "arith_policy.md").write_text(text)
     print(json.dumps({"accuracy_by_digits": acc, "seconds": round(secs, 1), "n_params": card["n_params"]}))
 

@@ -54,12 +54,19 @@ python benchmarks/train_continual_backbone.py
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="retrain and compare with the shipped weights")
-    ap.add_argument("--out", type=Path, default=None,
-                    help="folder of continual_backbone.npz / .md (default: the shipped weights' folder; --smoke: a "
-                         "temporary folder)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny training (2 epochs) written to a temporary folder unless --out names one; with "
-                         "--check, compares the 2-epoch weights with the shipped ones")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="folder of continual_backbone.npz / .md (default: the shipped weights' folder; --smoke: a "
+        "temporary folder)",
+    )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny training (2 epochs) written to a temporary folder unless --out names one; with "
+        "--check, compares the 2-epoch weights with the shipped ones",
+    )
     args = ap.parse_args()
     import torch
 
@@ -76,13 +83,26 @@ def main() -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez(path, **w)
     data = path.read_bytes()
-    card = CARD.format(size=len(data), sha=hashlib.sha256(data).hexdigest(), n_source=info["n_source"],
-                       n_pool=info["n_pool"], seed=info["seed"], lr=info["lr"], wd=info["weight_decay"],
-                       epochs=info["epochs"], bs=info["batch_size"], acc_src=info["source_accuracy"],
-                       acc_pool=info["pool_accuracy"], secs=secs, torch_version=torch.__version__)
+    card = CARD.format(
+        size=len(data),
+        sha=hashlib.sha256(data).hexdigest(),
+        n_source=info["n_source"],
+        n_pool=info["n_pool"],
+        seed=info["seed"],
+        lr=info["lr"],
+        wd=info["weight_decay"],
+        epochs=info["epochs"],
+        bs=info["batch_size"],
+        acc_src=info["source_accuracy"],
+        acc_pool=info["pool_accuracy"],
+        secs=secs,
+        torch_version=torch.__version__,
+    )
     path.with_suffix(".md").write_text(card)
-    print(f"wrote {path} ({len(data)} bytes) and its card; source {info['source_accuracy']:.4f}, "
-          f"pool {info['pool_accuracy']:.4f}, {secs:.1f} s")
+    print(
+        f"wrote {path} ({len(data)} bytes) and its card; source {info['source_accuracy']:.4f}, "
+        f"pool {info['pool_accuracy']:.4f}, {secs:.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -25,11 +25,15 @@ RECIPE = {"n_captions": 5000, "halluc_frac": 0.2, "epochs": 40, "lr": 3e-3, "bat
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="default,paper-scale", help="comma list of sizes (default, paper-scale)")
-    ap.add_argument("--out", default=None, help="output folder (default: the package's weights; --smoke: a "
-                    "temporary folder)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny training (size default, 200 captions, 1 epoch), written to a temporary folder unless "
-                         "--out names one")
+    ap.add_argument(
+        "--out", default=None, help="output folder (default: the package's weights; --smoke: a temporary folder)"
+    )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny training (size default, 200 captions, 1 epoch), written to a temporary folder unless "
+        "--out names one",
+    )
     args = ap.parse_args(argv)
     recipe = dict(RECIPE)
     if args.smoke:
@@ -45,9 +49,18 @@ def main(argv: list[str] | None = None) -> int:
         W, stats = train_reference(n_objects=d["n_objects"], n_pairs=d["n_pairs"], **recipe)
         path = f"{args.out}/{d['weights']}"
         np.savez_compressed(path, **W)
-        print(json.dumps({"size": size, "file": path, "seconds": round(time.perf_counter() - t, 1),
-                          "n_params": int(sum(v.size for v in W.values())), **recipe,
-                          **{k: round(float(v), 4) for k, v in stats.items()}}))
+        print(
+            json.dumps(
+                {
+                    "size": size,
+                    "file": path,
+                    "seconds": round(time.perf_counter() - t, 1),
+                    "n_params": int(sum(v.size for v in W.values())),
+                    **recipe,
+                    **{k: round(float(v), 4) for k, v in stats.items()},
+                }
+            )
+        )
     return 0
 
 

@@ -51,16 +51,26 @@ _ENVS: dict[str, tuple[str, str | None]] = {
         "papergym.envs.bandits.semibandit:MSetSemiBanditEnv",
         "papergym.envs.bandits.semibandit:MSetSemiBanditVectorEnv",
     ),
-    "FJSP-v0": ("papergym.envs.scheduling.fjsp.construct:FJSPEnv",
-                "papergym.envs.scheduling.fjsp.vector:FJSPVectorEnv"),
-    "FJSPImprove-v0": ("papergym.envs.scheduling.fjsp.improve:FJSPImproveEnv",
-                       "papergym.envs.scheduling.fjsp.vector:FJSPImproveVectorEnv"),
-    "EntropicMeanField-v0": ("papergym.envs.games.mean_field:EntropicMeanFieldEnv",
-                             "papergym.envs.games.vector:EntropicMeanFieldVectorEnv"),
-    "EntropicMatrixGame-v0": ("papergym.envs.games.matrix_game:EntropicMatrixGameEnv",
-                              "papergym.envs.games.vector:EntropicMatrixGameVectorEnv"),
-    "EntropicMarkovGame-v0": ("papergym.envs.games.markov_game:EntropicMarkovGameEnv",
-                              "papergym.envs.games.vector:EntropicMarkovGameVectorEnv"),
+    "FJSP-v0": (
+        "papergym.envs.scheduling.fjsp.construct:FJSPEnv",
+        "papergym.envs.scheduling.fjsp.vector:FJSPVectorEnv",
+    ),
+    "FJSPImprove-v0": (
+        "papergym.envs.scheduling.fjsp.improve:FJSPImproveEnv",
+        "papergym.envs.scheduling.fjsp.vector:FJSPImproveVectorEnv",
+    ),
+    "EntropicMeanField-v0": (
+        "papergym.envs.games.mean_field:EntropicMeanFieldEnv",
+        "papergym.envs.games.vector:EntropicMeanFieldVectorEnv",
+    ),
+    "EntropicMatrixGame-v0": (
+        "papergym.envs.games.matrix_game:EntropicMatrixGameEnv",
+        "papergym.envs.games.vector:EntropicMatrixGameVectorEnv",
+    ),
+    "EntropicMarkovGame-v0": (
+        "papergym.envs.games.markov_game:EntropicMarkovGameEnv",
+        "papergym.envs.games.vector:EntropicMarkovGameVectorEnv",
+    ),
 }
 
 

@@ -42,13 +42,21 @@ class BatchedLoopOracle:
     def regret(self, actions: Any, t: int) -> np.ndarray:
         """Per-run regret of round ``t`` (before or after the step, like the single oracle)."""
         a = np.asarray(actions)
-        return np.array([0.0 if end < t else e.oracle.regret(a[i], t)
-                         for i, (e, end) in enumerate(zip(self._venv.envs, self._venv.ended_at))])
+        return np.array(
+            [
+                0.0 if end < t else e.oracle.regret(a[i], t)
+                for i, (e, end) in enumerate(zip(self._venv.envs, self._venv.ended_at))
+            ]
+        )
 
     def mean_reward(self, actions: Any, t: int) -> np.ndarray:
         a = np.asarray(actions)
-        return np.array([0.0 if done else e.oracle.mean_reward(a[i], t)
-                         for i, (e, done) in enumerate(zip(self._venv.envs, self._venv.done))])
+        return np.array(
+            [
+                0.0 if done else e.oracle.mean_reward(a[i], t)
+                for i, (e, done) in enumerate(zip(self._venv.envs, self._venv.done))
+            ]
+        )
 
     def optimal_value(self, t: int) -> np.ndarray:
         return np.array([e.oracle.optimal_value(t) for e in self._venv.envs])

@@ -81,7 +81,11 @@ class ProblemSpec:
 
     def public_dict(self) -> dict[str, Any]:
         """A JSON-serialisable summary (used in cell keys and sent to sandboxed agents)."""
-        return {"env_id": self.env_id, "horizon": int(self.horizon), **{k: _jsonable(v) for k, v in self.params.items()}}
+        return {
+            "env_id": self.env_id,
+            "horizon": int(self.horizon),
+            **{k: _jsonable(v) for k, v in self.params.items()},
+        }
 
 
 def _jsonable(v: Any) -> Any:

@@ -68,9 +68,11 @@ VALIDATION_SEEDS = 3
 #: run statuses of a valid submission: ``diverged`` is the solver's failure on one instance (scored with the
 #: task's failure value, as the board does), not a broken protocol, so ``check`` reports it without failing
 SCORED_STATUSES = ("ok", "diverged")
-NOTE = ("note: the board runs the file in its sandbox (no network, no papergym import, time / memory / CPU "
-        "limits per call and per submission) on hidden test seeds and instances with the full horizon / "
-        "budget; this check ran it in-process, unsandboxed, on public seeds only.")
+NOTE = (
+    "note: the board runs the file in its sandbox (no network, no papergym import, time / memory / CPU "
+    "limits per call and per submission) on hidden test seeds and instances with the full horizon / "
+    "budget; this check ran it in-process, unsandboxed, on public seeds only."
+)
 
 
 @dataclass
@@ -104,10 +106,19 @@ class CheckReport:
         return len(self.checks) == len(CHECKS) and all(c.status == "pass" for c in self.checks)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"entry": self.entry, "benchmark": self.benchmark_id, "kind": self.kind, "in_process": True,
-                "quick": self.quick, "metric": self.metric, "direction": self.direction, "passed": self.passed,
-                "checks": [{"name": c.name, "status": c.status, "detail": c.detail} for c in self.checks],
-                "runs": [dict(r) for r in self.runs], "note": NOTE}
+        return {
+            "entry": self.entry,
+            "benchmark": self.benchmark_id,
+            "kind": self.kind,
+            "in_process": True,
+            "quick": self.quick,
+            "metric": self.metric,
+            "direction": self.direction,
+            "passed": self.passed,
+            "checks": [{"name": c.name, "status": c.status, "detail": c.detail} for c in self.checks],
+            "runs": [dict(r) for r in self.runs],
+            "note": NOTE,
+        }
 
     def format(self) -> str:
         out = [f"papergym check {self.entry} --to {self.benchmark_id} ({self.kind}; run in-process, not sandboxed)"]
@@ -118,12 +129,15 @@ class CheckReport:
                 for r in self.runs:
                     value = "-" if r["value"] is None else f"{r['value']:.6g}"
                     tail = "" if r["status"] == "ok" else f"  [{r['status']}: {r['error']}]"
-                    out.append(f"       {r['stratum']!s:<{width}}  seed {r['seed']!s:<11} "
-                               f"{self.metric} = {value}{tail}")
+                    out.append(
+                        f"       {r['stratum']!s:<{width}}  seed {r['seed']!s:<11} {self.metric} = {value}{tail}"
+                    )
         n_pass = sum(c.status == "pass" for c in self.checks)
         failed = [c.name for c in self.checks if c.status == "fail"]
-        out.append(f"{n_pass} of {len(CHECKS)} checks passed"
-                   + (f"; failed: {', '.join(failed)}" if failed else "; ready to submit"))
+        out.append(
+            f"{n_pass} of {len(CHECKS)} checks passed"
+            + (f"; failed: {', '.join(failed)}" if failed else "; ready to submit")
+        )
         out.append(NOTE)
         return "\n".join(out)
 
@@ -156,8 +170,9 @@ def _describe(obj: Any) -> str:
 
     if isinstance(obj, type):
         methods = [m for m in ("act", "update", "solve") if callable(getattr(obj, m, None))]
-        return f"class {obj.__name__}" + (f" (with {', '.join(m + '()' for m in methods)})" if methods
-                                          else " (with none of act(), update(), solve())")
+        return f"class {obj.__name__}" + (
+            f" (with {', '.join(m + '()' for m in methods)})" if methods else " (with none of act(), update(), solve())"
+        )
     if callable(obj):
         try:
             sig = str(inspect.signature(obj))
@@ -189,32 +204,41 @@ def _kind_error(factory: Any, attr: str, kind: str, benchmark_id: str) -> str | 
     found = _describe(factory)
     if not callable(factory):
         return f"{attr} is a {found}, not callable: expected " + (
-            "an agent factory or class" if kind == "agent" else "a solver class or factory")
+            "an agent factory or class" if kind == "agent" else "a solver class or factory"
+        )
     if kind == "agent":
         if isinstance(factory, type) and not _is_agent(factory):
             what = "a solver class" if _is_solver(factory) else "not an agent class"
-            return (f"{attr} is {found}: {what}; {benchmark_id} is an environment and needs an agent "
-                    "(act(observation), update(action, reward, observation))")
+            return (
+                f"{attr} is {found}: {what}; {benchmark_id} is an environment and needs an agent "
+                "(act(observation), update(action, reward, observation))"
+            )
         call = "seeds=[0]" if child.accepts(factory, "seeds") else "seed=0"
         try:
             inspect.signature(factory).bind(object(), **({"seeds": [0]} if call == "seeds=[0]" else {"seed": 0}))
         except TypeError as exc:
-            return (f"{attr} is {found}, which cannot be called as {attr}(problem, {call}) ({exc}): "
-                    f"{benchmark_id} is an environment; the board calls an agent factory as "
-                    f"{attr}(problem, seed=..., **hp) (or seeds=[...] for a batched agent)")
+            return (
+                f"{attr} is {found}, which cannot be called as {attr}(problem, {call}) ({exc}): "
+                f"{benchmark_id} is an environment; the board calls an agent factory as "
+                f"{attr}(problem, seed=..., **hp) (or seeds=[...] for a batched agent)"
+            )
         except ValueError:  # no signature (a builtin): the protocol check decides
             pass
         return None
     if isinstance(factory, type) and not _is_solver(factory):
         what = "an agent class" if _is_agent(factory) else "not a solver class"
-        return (f"{attr} is {found}: {what}; {benchmark_id} is a solver task and needs a solver "
-                "(solve(problem, budget, report))")
+        return (
+            f"{attr} is {found}: {what}; {benchmark_id} is a solver task and needs a solver "
+            "(solve(problem, budget, report))"
+        )
     kw = {"seed": 0} if child.accepts(factory, "seed") else {}
     try:
         inspect.signature(factory).bind(**kw)
     except TypeError as exc:
-        return (f"{attr} is {found}, which cannot be called as {attr}({'seed=0' if kw else ''}) ({exc}): "
-                f"{benchmark_id} is a solver task; the board builds a solver as {attr}(seed=..., **hp)")
+        return (
+            f"{attr} is {found}, which cannot be called as {attr}({'seed=0' if kw else ''}) ({exc}): "
+            f"{benchmark_id} is a solver task; the board builds a solver as {attr}(seed=..., **hp)"
+        )
     except ValueError:
         pass
     return None
@@ -273,8 +297,11 @@ class _RecordingAgentSession:
         call = f"{self.attr}(problem, seeds=[...])" if host.batched else f"{self.attr}(problem, seed=...)"
         for obj in built:
             if not _is_agent(obj):
-                raise SandboxError("error", f"{call} returned {_describe(obj)}, not an agent: it needs "
-                                            "act(observation) and update(action, reward, observation)")
+                raise SandboxError(
+                    "error",
+                    f"{call} returned {_describe(obj)}, not an agent: it needs "
+                    "act(observation) and update(action, reward, observation)",
+                )
 
     def step(self, observations: Any, rewards: np.ndarray | None, active: np.ndarray):
         if rewards is not None:
@@ -290,6 +317,7 @@ class _RecordingAgentSession:
 def _env_horizon(env_id: str, env_kwargs: Mapping[str, Any], seed: int) -> int:
     """The horizon of ``env_id`` built with ``env_kwargs`` (reset on ``seed``)."""
     import gymnasium as gym
+
     import papergym.envs as penvs
 
     spec = gym.spec(penvs.check_env_id(env_id))
@@ -301,8 +329,15 @@ def _env_horizon(env_id: str, env_kwargs: Mapping[str, Any], seed: int) -> int:
         env.close()
 
 
-def _play_capped(env_id: str, env_kwargs: Mapping[str, Any], cap: int, env_seeds: Sequence[int],
-                 session: Any, agent_seeds: Sequence[int], hp: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int, int]:
+def _play_capped(
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    cap: int,
+    env_seeds: Sequence[int],
+    session: Any,
+    agent_seeds: Sequence[int],
+    hp: Mapping[str, Any],
+) -> tuple[list[dict[str, Any]], int, int]:
     """:func:`~papergym.leaderboard.board.evaluate.play` with the horizon capped at ``cap`` rounds (an env
     whose horizon is fixed by its instance keeps it): ``(runs, horizon played, horizon of the board)``."""
     from papergym.leaderboard.board.evaluate import play
@@ -320,48 +355,76 @@ def _play_capped(env_id: str, env_kwargs: Mapping[str, Any], cap: int, env_seeds
     return runs, played, full
 
 
-def _agent_protocol(env_id: str, factory: Any, attr: str, seed: int, hp: Mapping[str, Any]
-                    ) -> tuple[CheckResult, _RecordingAgentSession | None]:
+def _agent_protocol(
+    env_id: str, factory: Any, attr: str, seed: int, hp: Mapping[str, Any]
+) -> tuple[CheckResult, _RecordingAgentSession | None]:
     session = _RecordingAgentSession(factory, attr)
     runs, T, _ = _play_capped(env_id, {}, PROTOCOL_HORIZON, [seed], session, [seed], hp)
     r = runs[0]
     if r["status"] != "ok":
         what = "an action the env refused" if r["status"] == "invalid_action" else r["status"]
-        return CheckResult("protocol", "fail", f"{what} in the {T}-round episode on seed {seed}: "
-                                               f"{_short(r['error'])}"), None
+        return CheckResult(
+            "protocol", "fail", f"{what} in the {T}-round episode on seed {seed}: {_short(r['error'])}"
+        ), None
     value = r["metrics"].get("regret")
     if not _finite(value):
-        return CheckResult("protocol", "fail", f"the episode on seed {seed} ended with a non-finite regret "
-                                               f"({value})"), None
-    return CheckResult("protocol", "pass", f"{T}-round episode of {env_id} (default instance) on seed {seed}: "
-                                           f"{len(session.actions)} actions accepted by the env, no exception, "
-                                           f"regret {float(value):.6g}"), session
+        return CheckResult(
+            "protocol", "fail", f"the episode on seed {seed} ended with a non-finite regret ({value})"
+        ), None
+    return CheckResult(
+        "protocol",
+        "pass",
+        f"{T}-round episode of {env_id} (default instance) on seed {seed}: "
+        f"{len(session.actions)} actions accepted by the env, no exception, "
+        f"regret {float(value):.6g}",
+    ), session
 
 
-def _agent_determinism(env_id: str, factory: Any, attr: str, seed: int, hp: Mapping[str, Any],
-                       first: _RecordingAgentSession) -> CheckResult:
+def _agent_determinism(
+    env_id: str, factory: Any, attr: str, seed: int, hp: Mapping[str, Any], first: _RecordingAgentSession
+) -> CheckResult:
     again = _RecordingAgentSession(factory, attr)
     runs, _, _ = _play_capped(env_id, {}, PROTOCOL_HORIZON, [seed], again, [seed], hp)
     if runs[0]["status"] != "ok":
-        return CheckResult("determinism", "fail", f"the second episode on seed {seed} ended {runs[0]['status']}: "
-                                                  f"{_short(runs[0]['error'])}")
+        return CheckResult(
+            "determinism",
+            "fail",
+            f"the second episode on seed {seed} ended {runs[0]['status']}: {_short(runs[0]['error'])}",
+        )
     n = min(len(first.actions), len(again.actions))
     for t in range(n):
         if not _same(first.actions[t], again.actions[t]):
-            return CheckResult("determinism", "fail", f"seed {seed} twice: the actions differ at round {t + 1} "
-                                                      f"({_short(first.actions[t][0], 80)} vs "
-                                                      f"{_short(again.actions[t][0], 80)}); draw randomness only "
-                                                      "from numpy.random.default_rng(seed), never from the global "
-                                                      "np.random / random state or the clock")
+            return CheckResult(
+                "determinism",
+                "fail",
+                f"seed {seed} twice: the actions differ at round {t + 1} "
+                f"({_short(first.actions[t][0], 80)} vs "
+                f"{_short(again.actions[t][0], 80)}); draw randomness only "
+                "from numpy.random.default_rng(seed), never from the global "
+                "np.random / random state or the clock",
+            )
     if len(first.actions) != len(again.actions) or not _same(first.rewards, again.rewards):
-        return CheckResult("determinism", "fail", f"seed {seed} twice: the episodes differ "
-                                                  f"({len(first.actions)} vs {len(again.actions)} actions)")
-    return CheckResult("determinism", "pass", f"seed {seed} twice: identical {n} actions and rewards "
-                                              "(a different seed may differ)")
+        return CheckResult(
+            "determinism",
+            "fail",
+            f"seed {seed} twice: the episodes differ ({len(first.actions)} vs {len(again.actions)} actions)",
+        )
+    return CheckResult(
+        "determinism", "pass", f"seed {seed} twice: identical {n} actions and rewards (a different seed may differ)"
+    )
 
 
-def _agent_run(env_id: str, cfg: Any, factory: Any, attr: str, seeds: Sequence[int] | None, quick: bool,
-               hp: Mapping[str, Any], report: CheckReport, progress: Callable[[str], None] | None) -> CheckResult:
+def _agent_run(
+    env_id: str,
+    cfg: Any,
+    factory: Any,
+    attr: str,
+    seeds: Sequence[int] | None,
+    quick: bool,
+    hp: Mapping[str, Any],
+    report: CheckReport,
+    progress: Callable[[str], None] | None,
+) -> CheckResult:
     from papergym.leaderboard.board.configs import stratum_seeds
     from papergym.leaderboard.board.evaluate import VALIDATION_KEY
 
@@ -380,21 +443,38 @@ def _agent_run(env_id: str, cfg: Any, factory: Any, attr: str, seeds: Sequence[i
         if progress:
             progress(f"{env_id} / {stratum}: {len(env_seeds)} runs")
         session = _RecordingAgentSession(factory, attr)
-        runs, T, full = _play_capped(env_id, env_kwargs, QUICK_HORIZON if quick else sys.maxsize, env_seeds,
-                                     session, agent_seeds, hp)
+        runs, T, full = _play_capped(
+            env_id, env_kwargs, QUICK_HORIZON if quick else sys.maxsize, env_seeds, session, agent_seeds, hp
+        )
         horizons.add((T, full))
         for label, r in zip(labels, runs):
             value = r["metrics"].get(cfg.metric) if r["status"] == "ok" else None
-            report.runs.append({"stratum": stratum, "seed": label, "status": r["status"], "metric": cfg.metric,
-                                "value": float(value) if _finite(value) else None,
-                                "error": _short(r["error"]) if r["error"] else None})
-    where = f"public seeds {', '.join(map(str, seeds))}" if seeds is not None else \
-        f"the board's public validation split (first {k} instances of each stratum)"
+            report.runs.append(
+                {
+                    "stratum": stratum,
+                    "seed": label,
+                    "status": r["status"],
+                    "metric": cfg.metric,
+                    "value": float(value) if _finite(value) else None,
+                    "error": _short(r["error"]) if r["error"] else None,
+                }
+            )
+    where = (
+        f"public seeds {', '.join(map(str, seeds))}"
+        if seeds is not None
+        else f"the board's public validation split (first {k} instances of each stratum)"
+    )
     shortened = sorted({f"{full} -> {T}" for T, full in horizons if T < full})
-    how = (f"quick: horizon {', '.join(shortened)}" if shortened else
-           f"horizon {', '.join(str(T) for T in sorted({T for T, _ in horizons}))} (the board's)")
-    return _run_result(report, f"{len(cfg.strata)} strata x {len(report.runs) // max(1, len(cfg.strata))} "
-                                f"runs on {where}; {how}; ranked metric {cfg.metric} ({cfg.direction})")
+    how = (
+        f"quick: horizon {', '.join(shortened)}"
+        if shortened
+        else f"horizon {', '.join(str(T) for T in sorted({T for T, _ in horizons}))} (the board's)"
+    )
+    return _run_result(
+        report,
+        f"{len(cfg.strata)} strata x {len(report.runs) // max(1, len(cfg.strata))} "
+        f"runs on {where}; {how}; ranked metric {cfg.metric} ({cfg.direction})",
+    )
 
 
 # -------------------------------------------------------------------------------------- solver side
@@ -406,8 +486,11 @@ def _solver_session_class() -> type:
         try:
             return roundtrip({"v": value})["v"]
         except TypeError as exc:
-            raise SandboxError("error", f"the {what} cannot be sent out of the sandbox: {exc} (use numbers, "
-                                        "strings, lists, dicts and numpy arrays)") from None
+            raise SandboxError(
+                "error",
+                f"the {what} cannot be sent out of the sandbox: {exc} (use numbers, "
+                "strings, lists, dicts and numpy arrays)",
+            ) from None
 
     class RecordingSolverSession(InProcessSolverSession):
         """In-process solver session whose reported and returned solutions go through the sandbox channel's
@@ -417,13 +500,23 @@ def _solver_session_class() -> type:
             super().__init__(factory)
             self.solutions: list[Any] = []
 
-        def solve(self, problem: Any, callables: Any, budget: Any, hyperparameters: Any, seed: Any, *,
-                  report: Callable[..., None], timeout: float) -> tuple[Any, float]:
+        def solve(
+            self,
+            problem: Any,
+            callables: Any,
+            budget: Any,
+            hyperparameters: Any,
+            seed: Any,
+            *,
+            report: Callable[..., None],
+            timeout: float,
+        ) -> tuple[Any, float]:
             def rep(solution: Any, iteration: Any = None, work: Any = None) -> None:
                 report(sendable(solution, "reported solution"), iteration, work)
 
-            solution, seconds = super().solve(problem, callables, budget, hyperparameters, seed, report=rep,
-                                              timeout=timeout)
+            solution, seconds = super().solve(
+                problem, callables, budget, hyperparameters, seed, report=rep, timeout=timeout
+            )
             solution = sendable(solution, "solution")
             self.solutions.append(solution)
             return solution, seconds
@@ -454,56 +547,86 @@ def _solve_once(task: Any, ref: Any, factory: Any, seed: int, hp: Mapping[str, A
     return run, (sols[-1] if sols else None)
 
 
-def _solver_protocol(task_id: str, factory: Any, attr: str, seed: int, hp: Mapping[str, Any]
-                     ) -> tuple[CheckResult, Any]:
+def _solver_protocol(
+    task_id: str, factory: Any, attr: str, seed: int, hp: Mapping[str, Any]
+) -> tuple[CheckResult, Any]:
     from papergym.envs.tasks.base import make_task
     from papergym.leaderboard.board import _sandbox_child as child
 
     try:
         built = child.make_solver(factory, seed, dict(hp))
     except Exception as exc:  # noqa: BLE001 - the submitter's constructor: name what it raised
-        return CheckResult("protocol", "fail", f"building {attr}(seed={seed}) raised {type(exc).__name__}: "
-                                               f"{_short(exc)}"), None
+        return CheckResult(
+            "protocol", "fail", f"building {attr}(seed={seed}) raised {type(exc).__name__}: {_short(exc)}"
+        ), None
     if not _is_solver(built):
-        return CheckResult("protocol", "fail", f"{attr}(seed={seed}) returned {_describe(built)}, not a solver: "
-                                               "it needs solve(problem, budget, report)"), None
+        return CheckResult(
+            "protocol",
+            "fail",
+            f"{attr}(seed={seed}) returned {_describe(built)}, not a solver: it needs solve(problem, budget, report)",
+        ), None
     task = make_task(task_id)
     ref = _first_instance(task, seed)
     run, solution = _solve_once(task, ref, factory, seed, hp)
     primary = task.primary
     if run["status"] not in SCORED_STATUSES:
-        return CheckResult("protocol", "fail", f"solving {ref.name} (seed {seed}) ended {run['status']}: "
-                                               f"{_short(run['error'])}"), None
+        return CheckResult(
+            "protocol", "fail", f"solving {ref.name} (seed {seed}) ended {run['status']}: {_short(run['error'])}"
+        ), None
     value = run["metrics"].get(primary)
     if not _finite(value):
-        return CheckResult("protocol", "fail", f"{ref.name}: the task's metric {primary} of the solution is not "
-                                               f"finite ({value})"), None
+        return CheckResult(
+            "protocol", "fail", f"{ref.name}: the task's metric {primary} of the solution is not finite ({value})"
+        ), None
     secs = run.get("seconds")
-    note = (" (the run diverged: the board scores it with the failure value, like a timeout)"
-            if run["status"] == "diverged" else "")
-    return CheckResult("protocol", "pass", f"solved {ref.name} of {task_id} (default task) with seed {seed}"
-                                           + (f" in {secs:.3g} s" if _finite(secs) else "")
-                                           + f": the solution passes the channel and the task's evaluator, "
-                                           f"{primary} = {float(value):.6g}{note}"), (task, ref, solution)
+    note = (
+        " (the run diverged: the board scores it with the failure value, like a timeout)"
+        if run["status"] == "diverged"
+        else ""
+    )
+    return CheckResult(
+        "protocol",
+        "pass",
+        f"solved {ref.name} of {task_id} (default task) with seed {seed}"
+        + (f" in {secs:.3g} s" if _finite(secs) else "")
+        + f": the solution passes the channel and the task's evaluator, "
+        f"{primary} = {float(value):.6g}{note}",
+    ), (task, ref, solution)
 
 
 def _solver_determinism(factory: Any, seed: int, hp: Mapping[str, Any], first: Any) -> CheckResult:
     task, ref, solution = first
     run, again = _solve_once(task, ref, factory, seed, hp)
     if run["status"] not in SCORED_STATUSES:
-        return CheckResult("determinism", "fail", f"the second solve of {ref.name} (seed {seed}) ended "
-                                                  f"{run['status']}: {_short(run['error'])}")
+        return CheckResult(
+            "determinism",
+            "fail",
+            f"the second solve of {ref.name} (seed {seed}) ended {run['status']}: {_short(run['error'])}",
+        )
     if not _same(solution, again):
-        return CheckResult("determinism", "fail", f"{ref.name} with seed {seed} twice: the solutions differ; draw "
-                                                  "randomness only from numpy.random.default_rng(seed) (never "
-                                                  "the global np.random / random state) and do not stop on "
-                                                  "wall-clock time")
-    return CheckResult("determinism", "pass", f"{ref.name} with seed {seed} twice: identical solutions "
-                                              "(a different seed may differ)")
+        return CheckResult(
+            "determinism",
+            "fail",
+            f"{ref.name} with seed {seed} twice: the solutions differ; draw "
+            "randomness only from numpy.random.default_rng(seed) (never "
+            "the global np.random / random state) and do not stop on "
+            "wall-clock time",
+        )
+    return CheckResult(
+        "determinism", "pass", f"{ref.name} with seed {seed} twice: identical solutions (a different seed may differ)"
+    )
 
 
-def _solver_run(task_id: str, cfg: Any, factory: Any, seeds: Sequence[int] | None, quick: bool,
-                hp: Mapping[str, Any], report: CheckReport, progress: Callable[[str], None] | None) -> CheckResult:
+def _solver_run(
+    task_id: str,
+    cfg: Any,
+    factory: Any,
+    seeds: Sequence[int] | None,
+    quick: bool,
+    hp: Mapping[str, Any],
+    report: CheckReport,
+    progress: Callable[[str], None] | None,
+) -> CheckResult:
     from papergym.envs.tasks.base import make_task
     from papergym.leaderboard.board.evaluate import (
         VALIDATION_KEY,
@@ -515,17 +638,27 @@ def _solver_run(task_id: str, cfg: Any, factory: Any, seeds: Sequence[int] | Non
     report.metric = cfg.metric or task.primary
     report.direction = cfg.direction or task.metrics.get(report.metric, "")
     if seeds is not None:
-        plan = [(ref, ref.name.rsplit("/", 1)[0], str(ref.seed), int(ref.seed)) for ref in task.instances("dev")
-                if int(ref.seed) in set(seeds)]
+        plan = [
+            (ref, ref.name.rsplit("/", 1)[0], str(ref.seed), int(ref.seed))
+            for ref in task.instances("dev")
+            if int(ref.seed) in set(seeds)
+        ]
         if not plan:
             valid = sorted({int(r.seed) for r in task.instances("dev")})
-            return CheckResult("run", "fail", f"no public instance of {task_id} has seed "
-                                              f"{', '.join(map(str, seeds))}; its public seeds: "
-                                              f"{', '.join(map(str, valid))}")
+            return CheckResult(
+                "run",
+                "fail",
+                f"no public instance of {task_id} has seed "
+                f"{', '.join(map(str, seeds))}; its public seeds: "
+                f"{', '.join(map(str, valid))}",
+            )
         where = f"public seeds {', '.join(map(str, seeds))}"
     else:
-        plan = [(ref, st, f"validation/{i}", seed) for ref, st, i, seed in task_plan(task, task_id, VALIDATION_KEY)
-                if i < VALIDATION_SEEDS]
+        plan = [
+            (ref, st, f"validation/{i}", seed)
+            for ref, st, i, seed in task_plan(task, task_id, VALIDATION_KEY)
+            if i < VALIDATION_SEEDS
+        ]
         where = f"the board's public validation split (first {VALIDATION_SEEDS} instances of each stratum)"
     strata = list(dict.fromkeys(p[1] for p in plan))
     how = "budget: the board's"
@@ -536,11 +669,18 @@ def _solver_run(task_id: str, cfg: Any, factory: Any, seeds: Sequence[int] | Non
         progress(f"{task_id}: {len(plan)} instances")
     cls = _solver_session_class()
     runs = evaluate_solver(task, [p[0] for p in plan], lambda: cls(factory), dict(hp), [p[3] for p in plan])
-    for (ref, st, label, _), r in zip(plan, runs):
+    for (_ref, st, label, _), r in zip(plan, runs):
         value = r["metrics"].get(report.metric)
-        report.runs.append({"stratum": st, "seed": label, "status": r["status"], "metric": report.metric,
-                            "value": float(value) if _finite(value) else None,
-                            "error": _short(r["error"]) if r["error"] else None})
+        report.runs.append(
+            {
+                "stratum": st,
+                "seed": label,
+                "status": r["status"],
+                "metric": report.metric,
+                "value": float(value) if _finite(value) else None,
+                "error": _short(r["error"]) if r["error"] else None,
+            }
+        )
     summary = f"{len(plan)} instances on {where}; {how}; ranked metric {report.metric} ({report.direction})"
     success = getattr(cfg, "profile_success", "")
     if success and all(success in r["metrics"] for r in runs):  # information for the submitter, not a failure
@@ -553,13 +693,19 @@ def _run_result(report: CheckReport, summary: str) -> CheckResult:
     bad = [r for r in report.runs if r["status"] not in SCORED_STATUSES]
     if bad:
         r = bad[0]
-        return CheckResult("run", "fail", f"{len(bad)} of {len(report.runs)} runs failed (first: {r['stratum']} seed "
-                                          f"{r['seed']}: {r['status']}: {r['error']}); {summary}")
+        return CheckResult(
+            "run",
+            "fail",
+            f"{len(bad)} of {len(report.runs)} runs failed (first: {r['stratum']} seed "
+            f"{r['seed']}: {r['status']}: {r['error']}); {summary}",
+        )
     diverged = [r for r in report.runs if r["status"] == "diverged"]
     if diverged:  # the solver's honest failure on an instance, not a broken submission: reported, not failed
         r = diverged[0]
-        summary += (f"; {len(diverged)} of {len(report.runs)} runs diverged (first: {r['stratum']} seed {r['seed']}), "
-                    "scored with the failure value as the board would")
+        summary += (
+            f"; {len(diverged)} of {len(report.runs)} runs diverged (first: {r['stratum']} seed {r['seed']}), "
+            "scored with the failure value as the board would"
+        )
     return CheckResult("run", "pass", summary)
 
 
@@ -577,9 +723,15 @@ def _resolve(benchmark_id: str) -> str:
     return "solver" if benchmark_id in list_tasks() else "agent"
 
 
-def run_checks(entry: str, benchmark_id: str, *, seeds: Sequence[int] | None = None, quick: bool = True,
-               hyperparameters: Mapping[str, Any] | None = None,
-               progress: Callable[[str], None] | None = None) -> CheckReport:
+def run_checks(
+    entry: str,
+    benchmark_id: str,
+    *,
+    seeds: Sequence[int] | None = None,
+    quick: bool = True,
+    hyperparameters: Mapping[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> CheckReport:
     """Run the checks of the module docstring on ``entry`` (``"FILE.py:ATTR"``) for ``benchmark_id``.
 
     The submitted code runs in this process, unsandboxed (its prints go to stderr). ``seeds``: the
@@ -599,11 +751,17 @@ def run_checks(entry: str, benchmark_id: str, *, seeds: Sequence[int] | None = N
             raise ValueError(f"seeds must be a non-empty list of non-negative integers, got {seeds!r}")
     hp = dict(hyperparameters or {})
     cfg = board_config(benchmark_id)
-    report = CheckReport(entry=entry, benchmark_id=benchmark_id, kind=kind, quick=quick,
-                         metric=getattr(cfg, "metric", "") or "", direction=getattr(cfg, "direction", "") or "")
+    report = CheckReport(
+        entry=entry,
+        benchmark_id=benchmark_id,
+        kind=kind,
+        quick=quick,
+        metric=getattr(cfg, "metric", "") or "",
+        direction=getattr(cfg, "direction", "") or "",
+    )
 
     def skip_rest() -> CheckReport:
-        for name in CHECKS[len(report.checks):]:
+        for name in CHECKS[len(report.checks) :]:
             report.checks.append(CheckResult(name, "skip", "not run: an earlier check failed"))
         return report
 
@@ -611,8 +769,7 @@ def run_checks(entry: str, benchmark_id: str, *, seeds: Sequence[int] | None = N
     try:
         tree = ast.parse(path.read_bytes(), filename=str(path))
     except SyntaxError as exc:
-        report.checks.append(CheckResult("static", "fail", f"{path.name} does not parse: line {exc.lineno}: "
-                                                           f"{exc.msg}"))
+        report.checks.append(CheckResult("static", "fail", f"{path.name} does not parse: line {exc.lineno}: {exc.msg}"))
         return skip_rest()
     try:
         check_entry_statically(path, attr)
@@ -621,13 +778,20 @@ def run_checks(entry: str, benchmark_id: str, *, seeds: Sequence[int] | None = N
         return skip_rest()
     lines = _unguarded_papergym_imports(tree)
     if lines:
-        report.checks.append(CheckResult("static", "fail", f"{path.name} imports papergym (line "
-                                                           f"{', '.join(map(str, lines))}), which the board's "
-                                                           "sandbox does not provide: a submission must be "
-                                                           "self-contained (numpy, scipy, torch, ...)"))
+        report.checks.append(
+            CheckResult(
+                "static",
+                "fail",
+                f"{path.name} imports papergym (line "
+                f"{', '.join(map(str, lines))}), which the board's "
+                "sandbox does not provide: a submission must be "
+                "self-contained (numpy, scipy, torch, ...)",
+            )
+        )
         return skip_rest()
-    report.checks.append(CheckResult("static", "pass", f"{path.name} parses; {attr.split('.')[0]} is defined at "
-                                                       "its top level"))
+    report.checks.append(
+        CheckResult("static", "pass", f"{path.name} parses; {attr.split('.')[0]} is defined at its top level")
+    )
     seed = seeds[0] if seeds is not None else 0
     with contextlib.redirect_stdout(sys.stderr):  # the submission's prints, as in the sandbox
         # 2. import
@@ -636,18 +800,32 @@ def run_checks(entry: str, benchmark_id: str, *, seeds: Sequence[int] | None = N
         except child.HostedError as exc:
             tb = exc.traceback.strip().splitlines()
             where = f" ({tb[-2].strip()})" if len(tb) >= 2 else ""
-            report.checks.append(CheckResult("import", "fail", f"importing {path.name} and resolving {attr}: "
-                                                               f"{exc.type}: {_short(exc.message)}{where}"))
+            report.checks.append(
+                CheckResult(
+                    "import",
+                    "fail",
+                    f"importing {path.name} and resolving {attr}: {exc.type}: {_short(exc.message)}{where}",
+                )
+            )
             return skip_rest()
         why = _kind_error(factory, attr, kind, benchmark_id)
         if why is not None:
             report.checks.append(CheckResult("import", "fail", why))
             return skip_rest()
-        report.checks.append(CheckResult("import", "pass", f"{attr} is {_describe(factory)}: "
-                                                           + ("a batched agent factory" if kind == "agent"
-                                                              and child.accepts(factory, "seeds")
-                                                              else f"an {kind} factory" if kind == "agent"
-                                                              else "a solver factory")))
+        report.checks.append(
+            CheckResult(
+                "import",
+                "pass",
+                f"{attr} is {_describe(factory)}: "
+                + (
+                    "a batched agent factory"
+                    if kind == "agent" and child.accepts(factory, "seeds")
+                    else f"an {kind} factory"
+                    if kind == "agent"
+                    else "a solver factory"
+                ),
+            )
+        )
         # 3. protocol, 4. determinism, 5. run
         if kind == "agent":
             result, first = _agent_protocol(benchmark_id, factory, attr, seed, hp)

@@ -52,13 +52,21 @@ def _cli_error():
 
 def add_fjsp_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``fjsp`` subcommand (with ``show``, ``list``, ``convert``) to ``subparsers``."""
-    f = subparsers.add_parser("fjsp", allow_abbrev=False, help="flexible job shop: show, solve, plot, convert instances",
-                              description="Flexible job-shop instances: 'show' solves one and prints it against its "
-                                          "reference, 'list' the catalogue, 'convert' writes .fjs.")
+    f = subparsers.add_parser(
+        "fjsp",
+        allow_abbrev=False,
+        help="flexible job shop: show, solve, plot, convert instances",
+        description="Flexible job-shop instances: 'show' solves one and prints it against its "
+        "reference, 'list' the catalogue, 'convert' writes .fjs.",
+    )
     fs = f.add_subparsers(dest="fjsp_command", required=True, metavar="{show,list,convert,train-mistar}")
-    s = fs.add_parser("show", allow_abbrev=False, help="solve an instance and compare with its reference",
-                      description="Solve one instance (CP-SAT or a dispatching rule) and print the makespan "
-                                  "against the reference; --gantt writes the chart.")
+    s = fs.add_parser(
+        "show",
+        allow_abbrev=False,
+        help="solve an instance and compare with its reference",
+        description="Solve one instance (CP-SAT or a dispatching rule) and print the makespan "
+        "against the reference; --gantt writes the chart.",
+    )
     s.add_argument("instance", help="catalogue name (brandimarte/mk01, or mk01 alone) or a .fjs/.json/.txt file")
     s.add_argument("--solver", default="cpsat", help=f"one of {', '.join(SOLVERS)} (default cpsat)")
     s.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT seconds (default 10)")
@@ -67,21 +75,36 @@ def add_fjsp_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--gantt", metavar="PATH", help="write the Gantt chart to PATH's stem .png and .svg")
     _add_base_flags(s)
     fs.add_parser("list", help="the instance sets with sizes and reference counts")
-    c = fs.add_parser("convert", allow_abbrev=False, help="read any supported format, write 1-based .fjs",
-                      description="Read an instance (.fjs, .txt, .json or a catalogue name) and write its .fjs form.")
+    c = fs.add_parser(
+        "convert",
+        allow_abbrev=False,
+        help="read any supported format, write 1-based .fjs",
+        description="Read an instance (.fjs, .txt, .json or a catalogue name) and write its .fjs form.",
+    )
     c.add_argument("input", metavar="IN", help="input file or catalogue name")
     c.add_argument("output", metavar="OUT", help="output .fjs file")
     _add_base_flags(c)
-    t = fs.add_parser("train-mistar", allow_abbrev=False, help="train MIStar weights (n-step PPO; torch extra)",
-                      description="Train a MIStar policy with n-step PPO on generated instances of one family "
-                                  "and size (MIStar, NeurIPS 2025) and write the weights file the 'mistar' agent loads "
-                                  "with weights=PATH. Progress is logged per batch of episodes; the run is "
-                                  "reproducible from --seed (same threads and library versions).")
-    t.add_argument("--instances", default="sd2-10x5",
-                   help="generator family and size, FAMILY-NxM with FAMILY sd1 or sd2 (default sd2-10x5); "
-                        "validation uses DANIEL's SD2 validation split of that size")
-    t.add_argument("--episodes", type=int, default=2000,
-                   help="instances to improve (one episode = one instance for --horizon steps; default 2000)")
+    t = fs.add_parser(
+        "train-mistar",
+        allow_abbrev=False,
+        help="train MIStar weights (n-step PPO; torch extra)",
+        description="Train a MIStar policy with n-step PPO on generated instances of one family "
+        "and size (MIStar, NeurIPS 2025) and write the weights file the 'mistar' agent loads "
+        "with weights=PATH. Progress is logged per batch of episodes; the run is "
+        "reproducible from --seed (same threads and library versions).",
+    )
+    t.add_argument(
+        "--instances",
+        default="sd2-10x5",
+        help="generator family and size, FAMILY-NxM with FAMILY sd1 or sd2 (default sd2-10x5); "
+        "validation uses DANIEL's SD2 validation split of that size",
+    )
+    t.add_argument(
+        "--episodes",
+        type=int,
+        default=2000,
+        help="instances to improve (one episode = one instance for --horizon steps; default 2000)",
+    )
     t.add_argument("--out", required=True, help="weights file to write (.pt); <out>.history.json holds the log")
     t.add_argument("--envs", type=int, default=20, help="parallel instances per batch (default 20)")
     t.add_argument("--horizon", type=int, default=100, help="improvement steps per training episode (default 100)")
@@ -96,36 +119,67 @@ def add_fjsp_parser(subparsers: Any) -> argparse.ArgumentParser:
     t.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     t.add_argument("--validate-every", type=int, default=10, help="validate every K batches (default 10)")
     t.add_argument("--validate-count", type=int, default=20, help="validation instances (default 20; 0 = none)")
-    t.add_argument("--validate-horizon", type=int, default=100,
-                   help="search steps of each validation run (default 100)")
-    t.add_argument("--rollout", choices=("search", "single"), default="search",
-                   help="'search' (default): each training step samples --p moves and executes the best, as the "
-                        "deployed parallel search does; 'single': one sampled move per step (the paper's n-step PPO)")
+    t.add_argument(
+        "--validate-horizon", type=int, default=100, help="search steps of each validation run (default 100)"
+    )
+    t.add_argument(
+        "--rollout",
+        choices=("search", "single"),
+        default="search",
+        help="'search' (default): each training step samples --p moves and executes the best, as the "
+        "deployed parallel search does; 'single': one sampled move per step (the paper's n-step PPO)",
+    )
     t.add_argument("--p", type=int, default=16, help="moves sampled per step with --rollout search (default 16)")
-    t.add_argument("--temperature", type=float, default=1.0,
-                   help="sampling temperature of training, validation and the agent's default (default 1)")
-    t.add_argument("--tabu", choices=("reverse", "visited"), default="visited",
-                   help="tabu rule of the search in training and validation (default visited)")
-    t.add_argument("--init", default="sampled-dispatch",
-                   help="start solution of every episode, an FJSPImprove-v0 init (default sampled-dispatch)")
-    t.add_argument("--teacher", type=float, default=0.0,
-                   help="weight of the optional teacher loss (default 0: pure PPO)")
-    t.add_argument("--teacher-target", choices=("improving", "delta"), default="improving",
-                   help="teacher: softmax(beta*[move improves C_max]) ('improving', default) or "
-                        "softmax(-beta*dC_max/C_max) ('delta')")
+    t.add_argument(
+        "--temperature",
+        type=float,
+        default=1.0,
+        help="sampling temperature of training, validation and the agent's default (default 1)",
+    )
+    t.add_argument(
+        "--tabu",
+        choices=("reverse", "visited"),
+        default="visited",
+        help="tabu rule of the search in training and validation (default visited)",
+    )
+    t.add_argument(
+        "--init",
+        default="sampled-dispatch",
+        help="start solution of every episode, an FJSPImprove-v0 init (default sampled-dispatch)",
+    )
+    t.add_argument(
+        "--teacher", type=float, default=0.0, help="weight of the optional teacher loss (default 0: pure PPO)"
+    )
+    t.add_argument(
+        "--teacher-target",
+        choices=("improving", "delta"),
+        default="improving",
+        help="teacher: softmax(beta*[move improves C_max]) ('improving', default) or "
+        "softmax(-beta*dC_max/C_max) ('delta')",
+    )
     t.add_argument("--teacher-beta", type=float, default=5.0, help="teacher sharpness beta (default 5)")
-    t.add_argument("--resume", action="store_true",
-                   help="continue an interrupted run from <out>.ckpt (same arguments)")
+    t.add_argument("--resume", action="store_true", help="continue an interrupted run from <out>.ckpt (same arguments)")
     t.add_argument("--max-minutes", type=float, default=None, help="stop after this many minutes (default none)")
     return f
 
 
 def _add_base_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--zero-based", dest="one_based", action="store_const", const=False, default=None,
-                   help="machine ids in the file are 0-based (default for .txt)")
-    g.add_argument("--one-based", dest="one_based", action="store_const", const=True,
-                   help="machine ids in the file are 1-based (default for .fjs)")
+    g.add_argument(
+        "--zero-based",
+        dest="one_based",
+        action="store_const",
+        const=False,
+        default=None,
+        help="machine ids in the file are 0-based (default for .txt)",
+    )
+    g.add_argument(
+        "--one-based",
+        dest="one_based",
+        action="store_const",
+        const=True,
+        help="machine ids in the file are 1-based (default for .fjs)",
+    )
 
 
 # ------------------------------------------------------------------------------------------- instances
@@ -155,8 +209,9 @@ def _read_file(text: str, one_based: bool | None):
         return read_instance(p, one_based=one_based)
     except (InstanceError, OSError, UnicodeDecodeError) as exc:
         msg = str(exc)
-        raise CLIError(f"cannot read the instance file: {msg}" if str(p) in msg
-                       else f"cannot read the instance file {text}: {msg}") from None
+        raise CLIError(
+            f"cannot read the instance file: {msg}" if str(p) in msg else f"cannot read the instance file {text}: {msg}"
+        ) from None
 
 
 def resolve_instance(text: str, *, one_based: bool | None = None):
@@ -187,9 +242,11 @@ def resolve_instance(text: str, *, one_based: bool | None = None):
         return matches[0]
     if len(matches) > 1:
         raise CLIError(f"instance {text!r} is ambiguous; name one of: {', '.join(i.name for i in matches)}")
-    raise CLIError(f"unknown instance {text!r}: not a file and no catalogue member of that name; names look like "
-                   f"'brandimarte/mk01' (or 'mk01' alone when unique) or a path ending in .fjs/.json/.txt; "
-                   f"sets: {', '.join(list_sets())} (see 'papergym fjsp list')")
+    raise CLIError(
+        f"unknown instance {text!r}: not a file and no catalogue member of that name; names look like "
+        f"'brandimarte/mk01' (or 'mk01' alone when unique) or a path ending in .fjs/.json/.txt; "
+        f"sets: {', '.join(list_sets())} (see 'papergym fjsp list')"
+    )
 
 
 # ------------------------------------------------------------------------------------------- commands
@@ -217,16 +274,20 @@ def _cmd_show(args: argparse.Namespace) -> int:
         try:
             import ortools  # noqa: F401
         except ImportError:
-            raise CLIError("--solver cpsat needs OR-Tools: pip install 'papergym[fjsp]' "
-                           f"(or use a dispatching rule: {', '.join(RULE_SOLVERS)})") from None
+            raise CLIError(
+                "--solver cpsat needs OR-Tools: pip install 'papergym[fjsp]' "
+                f"(or use a dispatching rule: {', '.join(RULE_SOLVERS)})"
+            ) from None
     if not 0 <= args.seed < 2**31:
         raise CLIError(f"--seed must be in [0, 2**31), got {args.seed}")
     inst = resolve_instance(args.instance, one_based=args.one_based)
     ref = reference(inst.name) if inst.name else None
 
     print(f"instance    {inst.name or args.instance}")
-    print(f"size        {inst.n_jobs} jobs x {inst.n_machines} machines, {inst.n_ops} operations, "
-          f"flexibility {inst.flexibility:.2f}")
+    print(
+        f"size        {inst.n_jobs} jobs x {inst.n_machines} machines, {inst.n_ops} operations, "
+        f"flexibility {inst.flexibility:.2f}"
+    )
     if ref is None:
         print("reference   none")
     else:
@@ -245,16 +306,22 @@ def _cmd_show(args: argparse.Namespace) -> int:
         cp = solve_cpsat(inst, time_limit=float(args.time_limit), num_workers=int(args.workers), seed=int(args.seed))
         seconds = time.perf_counter() - t0
         if cp.solution is None:
-            print(f"solver      cpsat (OR-Tools {cp.settings['ortools']}, {args.workers} workers, "
-                  f"{args.time_limit:g} s limit, seed {args.seed})")
-            print(f"makespan    none: CP-SAT found no solution within the limit (status {cp.status}, "
-                  f"bound {cp.lower_bound})")
+            print(
+                f"solver      cpsat (OR-Tools {cp.settings['ortools']}, {args.workers} workers, "
+                f"{args.time_limit:g} s limit, seed {args.seed})"
+            )
+            print(
+                f"makespan    none: CP-SAT found no solution within the limit (status {cp.status}, "
+                f"bound {cp.lower_bound})"
+            )
             print(f"seconds     {seconds:.2f}")
             return 1
         machine, start, makespan = cp.machine, cp.start, int(cp.makespan)
         sol = cp.solution
-        label = (f"cpsat (OR-Tools {cp.settings['ortools']}, {args.workers} workers, {args.time_limit:g} s limit, "
-                 f"seed {args.seed}, hint mwkr = {cp.settings['hint_makespan']})")
+        label = (
+            f"cpsat (OR-Tools {cp.settings['ortools']}, {args.workers} workers, {args.time_limit:g} s limit, "
+            f"seed {args.seed}, hint mwkr = {cp.settings['hint_makespan']})"
+        )
     else:
         from papergym.envs.scheduling.fjsp.improve import dispatch_solution
 
@@ -289,8 +356,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
         bounds.append(("CP-SAT's bound", int(cp.lower_bound)))
     for what, b in bounds:
         if makespan < b:
-            print(f"ERROR: makespan {makespan} is below {what} {b}: the instance data or the solver is wrong",
-                  file=sys.stderr)
+            print(
+                f"ERROR: makespan {makespan} is below {what} {b}: the instance data or the solver is wrong",
+                file=sys.stderr,
+            )
             code = 1
 
     if args.gantt:
@@ -322,15 +391,25 @@ def _cmd_list() -> int:
             rows.append((name, "-", "-", "-", f"unavailable: {exc}"))
             continue
         sizes = sorted({(i.n_jobs, i.n_machines) for i in insts})
-        size = (f"{sizes[0][0]}x{sizes[0][1]}" if len(sizes) == 1
-                else f"{sizes[0][0]}x{sizes[0][1]} .. {sizes[-1][0]}x{sizes[-1][1]}")
+        size = (
+            f"{sizes[0][0]}x{sizes[0][1]}"
+            if len(sizes) == 1
+            else f"{sizes[0][0]}x{sizes[0][1]} .. {sizes[-1][0]}x{sizes[-1][1]}"
+        )
         ops = [i.n_ops for i in insts]
         n_ref = sum(1 for i in insts if i.name in table)
         n_opt = sum(1 for i in insts if i.name in table and table[i.name].optimal and not table[i.name].flag)
         first = insts[0].name.split("/", 1)[1]
         last = insts[-1].name.split("/", 1)[1]
-        rows.append((name, str(len(insts)), size, f"{min(ops)}-{max(ops)}" if min(ops) != max(ops) else str(ops[0]),
-                     f"{n_ref} ({n_opt} optimal); members {first}..{last}"))
+        rows.append(
+            (
+                name,
+                str(len(insts)),
+                size,
+                f"{min(ops)}-{max(ops)}" if min(ops) != max(ops) else str(ops[0]),
+                f"{n_ref} ({n_opt} optimal); members {first}..{last}",
+            )
+        )
     head = ("set", "instances", "jobs x machines", "operations", "references")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
     print("  ".join(h.ljust(w) for h, w in zip(head, widths + [0])).rstrip())
@@ -378,8 +457,9 @@ def _cmd_train_mistar(args: argparse.Namespace) -> int:
     CLIError = _cli_error()
     m = re.fullmatch(r"(sd1|sd2)-(\d+)x(\d+)", str(args.instances).strip().lower())
     if not m:
-        raise CLIError(f"--instances: expected FAMILY-NxM with FAMILY sd1 or sd2 (e.g. sd2-10x5), got "
-                       f"{args.instances!r}")
+        raise CLIError(
+            f"--instances: expected FAMILY-NxM with FAMILY sd1 or sd2 (e.g. sd2-10x5), got {args.instances!r}"
+        )
     out = Path(args.out)
     if out.suffix != ".pt":
         raise CLIError(f"--out: the weights file must end in .pt, got {args.out!r}")
@@ -390,18 +470,38 @@ def _cmd_train_mistar(args: argparse.Namespace) -> int:
     try:
         from papergym.agents.scheduling.mistar.train import TrainConfig, train_to_file
     except ModuleNotFoundError as exc:
-        raise CLIError(f"train-mistar needs the torch extra ({exc.name} is missing): "
-                       "pip install 'papergym[torch]'") from None
-    cfg = TrainConfig(family=m.group(1), n_jobs=int(m.group(2)), n_machines=int(m.group(3)),
-                      episodes=args.episodes, n_envs=args.envs, horizon=args.horizon, n_step=args.n_step,
-                      epochs=args.epochs, lr=args.lr, hidden=args.hidden, layers=args.layers,
-                      memory=not args.no_memory, seed=args.seed, threads=args.threads,
-                      validate_every=args.validate_every, validate_count=args.validate_count,
-                      validate_horizon=args.validate_horizon, rollout=args.rollout, p=args.p,
-                      search_temperature=args.temperature, search_tabu=args.tabu, init=args.init,
-                      entropy_coef=args.entropy_coef, distill_coef=args.teacher, distill_target=args.teacher_target,
-                      distill_beta=args.teacher_beta,
-                      max_seconds=None if args.max_minutes is None else 60.0 * args.max_minutes)
+        raise CLIError(
+            f"train-mistar needs the torch extra ({exc.name} is missing): pip install 'papergym[torch]'"
+        ) from None
+    cfg = TrainConfig(
+        family=m.group(1),
+        n_jobs=int(m.group(2)),
+        n_machines=int(m.group(3)),
+        episodes=args.episodes,
+        n_envs=args.envs,
+        horizon=args.horizon,
+        n_step=args.n_step,
+        epochs=args.epochs,
+        lr=args.lr,
+        hidden=args.hidden,
+        layers=args.layers,
+        memory=not args.no_memory,
+        seed=args.seed,
+        threads=args.threads,
+        validate_every=args.validate_every,
+        validate_count=args.validate_count,
+        validate_horizon=args.validate_horizon,
+        rollout=args.rollout,
+        p=args.p,
+        search_temperature=args.temperature,
+        search_tabu=args.tabu,
+        init=args.init,
+        entropy_coef=args.entropy_coef,
+        distill_coef=args.teacher,
+        distill_target=args.teacher_target,
+        distill_beta=args.teacher_beta,
+        max_seconds=None if args.max_minutes is None else 60.0 * args.max_minutes,
+    )
     try:
         cfg.check()
     except ValueError as exc:

@@ -62,8 +62,14 @@ class NonFiniteError(ValueError):
     """A NaN or infinity under ``nonfinite="raise"``."""
 
 
-def to_json_value(obj: Any, *, nonfinite: NonFinite = "raise", strict_keys: bool = False,
-                  unknown: Literal["raise", "keep"] = "raise", where: str = "value") -> Any:
+def to_json_value(
+    obj: Any,
+    *,
+    nonfinite: NonFinite = "raise",
+    strict_keys: bool = False,
+    unknown: Literal["raise", "keep"] = "raise",
+    where: str = "value",
+) -> Any:
     """Plain JSON data for ``obj`` under the rule of the module docstring. ``where`` names the value
     in error messages (``"spec"`` -> ``spec['a'][2]: ...``)."""
     if nonfinite not in NONFINITE_RULES:
@@ -94,17 +100,19 @@ def _walk(obj: Any, nonfinite: str, strict_keys: bool, unknown: str, where: str)
         return [_walk(v, nonfinite, strict_keys, unknown, f"{where}[{i}]") for i, v in enumerate(obj)]
     if unknown == "keep":
         return obj
-    raise NotJSONError(f"{where}: {type(obj).__name__} value {obj!r} is not a JSON value (JSON values: "
-                       "dict, list, tuple, str, int, float, bool, None, numpy numbers and arrays)")
+    raise NotJSONError(
+        f"{where}: {type(obj).__name__} value {obj!r} is not a JSON value (JSON values: "
+        "dict, list, tuple, str, int, float, bool, None, numpy numbers and arrays)"
+    )
 
 
-def canonical_json(obj: Any, *, nonfinite: NonFinite = "raise", compact: bool = True,
-                   strict_keys: bool = False, where: str = "value") -> str:
+def canonical_json(
+    obj: Any, *, nonfinite: NonFinite = "raise", compact: bool = True, strict_keys: bool = False, where: str = "value"
+) -> str:
     """``obj`` as JSON text with sorted keys, under the rule of the module docstring; equal data give
     equal text whatever the key order or the numeric types (Python or numpy)."""
     data = to_json_value(obj, nonfinite=nonfinite, strict_keys=strict_keys, where=where)
-    return json.dumps(data, sort_keys=True, separators=(",", ":") if compact else None,
-                      allow_nan=nonfinite == "keep")
+    return json.dumps(data, sort_keys=True, separators=(",", ":") if compact else None, allow_nan=nonfinite == "keep")
 
 
 def digest(obj: Any, n: int = 16, *, nonfinite: NonFinite = "raise", compact: bool = True) -> str:

@@ -67,8 +67,15 @@ def positive_float(value: Any, name: str, *, allow_zero: bool = False, allow_non
     return float(value)
 
 
-def in_range(value: Any, name: str, low: float | None = None, high: float | None = None, *,
-             low_closed: bool = False, high_closed: bool = False) -> float:
+def in_range(
+    value: Any,
+    name: str,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_closed: bool = False,
+    high_closed: bool = False,
+) -> float:
     """``value`` as a ``float`` if it is a finite number in the interval from ``low`` to ``high``
     (``None``: unbounded on that side), open at each end unless ``low_closed`` / ``high_closed``."""
     ok = _is_real(value) and math.isfinite(value)

@@ -71,8 +71,9 @@ def find_private(root, private, *, scalars=(), max_nodes: int = 200_000) -> list
         if secret and isinstance(obj, (float, np.floating)) and float(obj) in secret:
             found.append(path)
             continue
-        if id(obj) in seen or isinstance(obj, (types.ModuleType, type, str, bytes, int, float, complex, bool,
-                                                  type(None), types.BuiltinFunctionType)):
+        if id(obj) in seen or isinstance(
+            obj, (types.ModuleType, type, str, bytes, int, float, complex, bool, type(None), types.BuiltinFunctionType)
+        ):
             continue
         seen.add(id(obj))
         if is_private(obj):
@@ -92,25 +93,30 @@ def find_private(root, private, *, scalars=(), max_nodes: int = 200_000) -> list
         if isinstance(obj, types.MethodType):
             kids += [(obj.__self__, f"{path}.__self__"), (obj.__func__, f"{path}.__func__")]
         if isinstance(obj, types.FunctionType):
-            kids += [(c.cell_contents, f"{path}.__closure__[{i}]") for i, c in enumerate(obj.__closure__ or ())
-                     if _cell_filled(c)]
+            kids += [
+                (c.cell_contents, f"{path}.__closure__[{i}]")
+                for i, c in enumerate(obj.__closure__ or ())
+                if _cell_filled(c)
+            ]
             kids += [(obj.__defaults__, f"{path}.__defaults__"), (obj.__kwdefaults__, f"{path}.__kwdefaults__")]
         if isinstance(obj, functools.partial):
             kids += [(obj.func, f"{path}.func"), (obj.args, f"{path}.args"), (obj.keywords, f"{path}.keywords")]
         for name in ("__wrapped__", "__self__", "__func__"):
             try:
                 kids.append((object.__getattribute__(obj, name), f"{path}.{name}"))
-            except Exception:  # noqa: BLE001 - absent, or refused
+            except Exception:  # noqa: BLE001, S110 - absent, or refused
                 pass
         try:
             kids += [(v, f"{path}.{k}") for k, v in vars(obj).items()]
         except TypeError:
             pass
         for cls in type(obj).__mro__:
-            for slot in getattr(cls, "__slots__", ()) if isinstance(getattr(cls, "__slots__", ()), (tuple, list)) else ():
+            for slot in (
+                getattr(cls, "__slots__", ()) if isinstance(getattr(cls, "__slots__", ()), (tuple, list)) else ()
+            ):
                 try:
                     kids.append((object.__getattribute__(obj, slot), f"{path}.{slot}"))
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001, S110
                     pass
         if not isinstance(obj, (dict, list, tuple, set, frozenset, types.FunctionType, types.MethodType)):
             for name in dir(obj):
@@ -118,7 +124,7 @@ def find_private(root, private, *, scalars=(), max_nodes: int = 200_000) -> list
                     continue
                 try:
                     kids.append((getattr(obj, name), f"{path}.{name}"))
-                except Exception:  # noqa: BLE001 - a property may refuse
+                except Exception:  # noqa: BLE001, S110 - a property may refuse
                     pass
         stack.extend(kids)
     return found
@@ -126,7 +132,7 @@ def find_private(root, private, *, scalars=(), max_nodes: int = 200_000) -> list
 
 def _cell_filled(cell) -> bool:
     try:
-        cell.cell_contents  # noqa: B018
+        cell.cell_contents
     except ValueError:
         return False
     return True

@@ -22,6 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
 from papergym_tests import IN_CI, require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,10 +47,21 @@ NEEDS: dict[str, list[tuple[str, str]]] = {
 
 #: seconds of a smoke run on a quiet 2-core machine; those of 8 s or more are marked slow
 SECONDS: dict[str, float] = {
-    "bench_sandbox.py": 40, "bench_learning_dynamics.py": 30, "bench_learning_systems.py": 20,
-    "bench_mdbe_adaptivity.py": 14, "mistar_card.py": 20, "train_continual_backbone.py": 14, "bench_ph.py": 11,
-    "bench_fjsp.py": 10, "train_preference_ref.py": 10, "train_arith_policy.py": 9, "bench_bilevel.py": 9,
-    "bench_optimizers.py": 9, "bench_ode.py": 8, "bench_fjsp_start.py": 8, "bench_mistar.py": 7,
+    "bench_sandbox.py": 40,
+    "bench_learning_dynamics.py": 30,
+    "bench_learning_systems.py": 20,
+    "bench_mdbe_adaptivity.py": 14,
+    "mistar_card.py": 20,
+    "train_continual_backbone.py": 14,
+    "bench_ph.py": 11,
+    "bench_fjsp.py": 10,
+    "train_preference_ref.py": 10,
+    "train_arith_policy.py": 9,
+    "bench_bilevel.py": 9,
+    "bench_optimizers.py": 9,
+    "bench_ode.py": 8,
+    "bench_fjsp_start.py": 8,
+    "bench_mistar.py": 7,
 }
 
 #: shipped files a tool rewrites without --smoke; a smoke run must leave them as they are
@@ -59,7 +71,10 @@ SHIPPED = {
     "mistar_card.py": ["agents/scheduling/mistar/weights/sd2-10x5.card.json"],
     "train_arith_policy.py": ["envs/tasks/data_selection/weights/arith_policy.npz"],
     "train_continual_backbone.py": ["envs/tasks/continual_domains/weights/continual_backbone.npz"],
-    "train_preference_ref.py": ["envs/tasks/preference/weights/preference_ref.npz", "envs/tasks/preference/weights/preference_ref_o24.npz"],
+    "train_preference_ref.py": [
+        "envs/tasks/preference/weights/preference_ref.npz",
+        "envs/tasks/preference/weights/preference_ref_o24.npz",
+    ],
 }
 
 
@@ -86,13 +101,27 @@ def _run(script: str, tmp: Path) -> subprocess.CompletedProcess | str:
     work = tmp / script.removesuffix(".py")
     for sub in ("tmp", "cache", "xdg-cache", "xdg-data", "xdg-config"):
         (work / sub).mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "TMPDIR": str(work / "tmp"), "PAPERGYM_CACHE": str(work / "cache"),
-           "XDG_CACHE_HOME": str(work / "xdg-cache"), "XDG_DATA_HOME": str(work / "xdg-data"),
-           "XDG_CONFIG_HOME": str(work / "xdg-config"), "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
-           "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "TMPDIR": str(work / "tmp"),
+        "PAPERGYM_CACHE": str(work / "cache"),
+        "XDG_CACHE_HOME": str(work / "xdg-cache"),
+        "XDG_DATA_HOME": str(work / "xdg-data"),
+        "XDG_CONFIG_HOME": str(work / "xdg-config"),
+        "MPLBACKEND": "Agg",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
     try:
-        return subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--smoke"], check=False,
-                              cwd=work, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+        return subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / script), "--smoke"],
+            check=False,
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         return f"timed out after {TIMEOUT} s; stdout so far:\n{out[-3000:]}"
@@ -116,8 +145,11 @@ class _Runs:
 
 @pytest.fixture(scope="module")
 def runs(request, tmp_path_factory):
-    mine = [item.callspec.params["script"] for item in request.session.items
-            if item.module is sys.modules[__name__] and hasattr(item, "callspec") and "script" in item.callspec.params]
+    mine = [
+        item.callspec.params["script"]
+        for item in request.session.items
+        if item.module is sys.modules[__name__] and hasattr(item, "callspec") and "script" in item.callspec.params
+    ]
     r = _Runs(mine, tmp_path_factory.mktemp("bench-smoke"))
     yield r
     r.pool.shutdown(wait=True, cancel_futures=True)
@@ -130,8 +162,9 @@ def test_scripts_found():
         assert name in SCRIPTS, f"{name} is listed here but not in benchmarks/"
 
 
-@pytest.mark.parametrize("script", [pytest.param(s, marks=[pytest.mark.slow] if SECONDS.get(s, 0) >= 8 else [])
-                                    for s in SCRIPTS])
+@pytest.mark.parametrize(
+    "script", [pytest.param(s, marks=[pytest.mark.slow] if SECONDS.get(s, 0) >= 8 else []) for s in SCRIPTS]
+)
 def test_smoke(script, runs):
     for module, extra in NEEDS.get(script, []):
         require(module, extra)

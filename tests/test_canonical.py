@@ -35,7 +35,7 @@ NONFIN = [{"x": math.inf, "y": -math.inf, "z": [math.nan, 1.0]}, {"arr": np.arra
 
 # former outputs (computed before the implementations were merged)
 COMPARE_JSON = [
-    '{}',
+    "{}",
     '{"horizon":1000,"n_arms":5}',
     '{"a":[1,2,3],"b":2.5,"c":{"x":"s","y":true,"z":null}}',
     '{"flag":true,"k":7,"lr":0.1,"m":[[1.0,0.0],[0.0,1.0]],"v":[0,1,2]}',
@@ -45,7 +45,7 @@ COMPARE_JSON = [
     '{"arr":[1.0,"inf"]}',
 ]
 STORE_JSON = [
-    '{}',
+    "{}",
     '{"horizon": 1000, "n_arms": 5}',
     '{"a": [1, 2, 3], "b": 2.5, "c": {"x": "s", "y": true, "z": null}}',
     '{"flag": true, "k": 7, "lr": 0.1, "m": [[1.0, 0.0], [0.0, 1.0]], "v": [0, 1, 2]}',
@@ -55,7 +55,7 @@ STORE_JSON = [
     '{"arr": [1.0, "Infinity"]}',
 ]
 BENCH_COLUMN_JSON = [
-    '{}',
+    "{}",
     '{"horizon": 1000, "n_arms": 5}',
     '{"a": [1, 2, 3], "b": 2.5, "c": {"x": "s", "y": true, "z": null}}',
     '{"flag": true, "k": 7, "lr": 0.1, "m": [[1.0, 0.0], [0.0, 1.0]], "v": [0, 1, 2]}',
@@ -65,31 +65,31 @@ BENCH_COLUMN_JSON = [
     '{"arr": [1.0, "inf"]}',
 ]
 INSTANCE_KEYS = [
-    'ef4fccb630aa3042',
-    'dc5645975cd8afe0',
-    'edc23e745124a5c6',
-    'e31c928d091596a6',
-    '69f7b9e95ce35bad',
-    '7b6320c8136825b7',
-    '13358c6f8d4bcab6',
-    'b9ef6c191090db96',
+    "ef4fccb630aa3042",
+    "dc5645975cd8afe0",
+    "edc23e745124a5c6",
+    "e31c928d091596a6",
+    "69f7b9e95ce35bad",
+    "7b6320c8136825b7",
+    "13358c6f8d4bcab6",
+    "b9ef6c191090db96",
 ]
 HIDDEN_SEEDS = [831627490, 2134179496, 1442553412]
 CELL_KEYS = [
-    '0f715f30430462ef4bd90a72b4279442',
-    'aff0b2e8c8116c0c61bdeb601f4fdc6a',
-    'e8dc5241206545033b4f5a1bfed06816',
-    'c6b55668f0bb1d246f57446b3164c936',
-    'd84f81953f993b6819b7a12842461042',
-    '67dbfc452d0d2f88ef25c2f27b7d5183',
+    "0f715f30430462ef4bd90a72b4279442",
+    "aff0b2e8c8116c0c61bdeb601f4fdc6a",
+    "e8dc5241206545033b4f5a1bfed06816",
+    "c6b55668f0bb1d246f57446b3164c936",
+    "d84f81953f993b6819b7a12842461042",
+    "67dbfc452d0d2f88ef25c2f27b7d5183",
 ]
 SOLVE_KEYS = [
-    '0c0f6a562c3772da0365b6b145c8bc4e',
-    '369913a8b0d20a7a09062e0cffced8d9',
-    '3118872e87560edf4e7461f0f044da91',
-    '5d0b52c2c93dc5d2fb28978a86d85ddb',
-    'df2ac9f0769e9a35a912a06ed7e07852',
-    '3dfee1ae959a2499edbc55aa9db3b2d4',
+    "0c0f6a562c3772da0365b6b145c8bc4e",
+    "369913a8b0d20a7a09062e0cffced8d9",
+    "3118872e87560edf4e7461f0f044da91",
+    "5d0b52c2c93dc5d2fb28978a86d85ddb",
+    "df2ac9f0769e9a35a912a06ed7e07852",
+    "3dfee1ae959a2499edbc55aa9db3b2d4",
 ]
 
 
@@ -130,8 +130,12 @@ def test_instance_keys_and_hidden_seeds_unchanged():
 def test_cell_keys_unchanged():
     cells = [C.Cell("E-v0", "abc", s, "agent", "def", {"lr": 0.5, "n": np.int32(3)}, 4) for s in SAMPLES]
     assert [C.cell_key(c) for c in cells] == CELL_KEYS
-    solve = [B.SolveCell("T-v0", "h", s, {"name": "x", "seed": 1}, "solver", "sh", {"eta": np.float64(1e-3)}, 2,
-                         {"max_seconds": 5.0}) for s in SAMPLES]
+    solve = [
+        B.SolveCell(
+            "T-v0", "h", s, {"name": "x", "seed": 1}, "solver", "sh", {"eta": np.float64(1e-3)}, 2, {"max_seconds": 5.0}
+        )
+        for s in SAMPLES
+    ]
     assert [c.key for c in solve] == SOLVE_KEYS
 
 
@@ -156,15 +160,21 @@ def test_key_order_does_not_matter():
 
 def test_numpy_values_hash_like_python_values():
     py = {"f": 0.25, "i": 3, "b": False, "l": [[1, 2], [3, 4]], "t": [1.5, 2]}
-    npv = {"f": np.float64(0.25), "i": np.int16(3), "b": np.bool_(False), "l": np.array([[1, 2], [3, 4]]),
-           "t": (np.float32(1.5), np.uint8(2))}
+    npv = {
+        "f": np.float64(0.25),
+        "i": np.int16(3),
+        "b": np.bool_(False),
+        "l": np.array([[1, 2], [3, 4]]),
+        "t": (np.float32(1.5), np.uint8(2)),
+    }
     assert canonical_json(npv) == canonical_json(py) and digest(npv) == digest(py)
     assert type(to_json_value(np.int64(7))) is int and type(to_json_value(np.float32(0.5))) is float
     assert to_json_value(np.zeros((0, 2))) == []
 
 
-@pytest.mark.parametrize(("rule", "nan", "pos", "neg"), [("repr", "nan", "inf", "-inf"),
-                                                        ("name", "NaN", "Infinity", "-Infinity")])
+@pytest.mark.parametrize(
+    ("rule", "nan", "pos", "neg"), [("repr", "nan", "inf", "-inf"), ("name", "NaN", "Infinity", "-Infinity")]
+)
 def test_nonfinite_as_strings(rule, nan, pos, neg):
     value = {"a": math.nan, "b": [math.inf, -math.inf], "c": np.float64(np.inf), "d": np.array([np.nan])}
     assert to_json_value(value, nonfinite=rule) == {"a": nan, "b": [pos, neg], "c": pos, "d": [nan]}

@@ -8,20 +8,42 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from papergym_tests import require
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
 PAPER_SLUGS = (
-    "nonstat-lipschitz", "noise-free-gp", "mset-semibandit", "fjsp-mistar", "best-response-games", "nystrom-ode",
-    "dana", "local-sgd", "bcd", "radagrad", "adasdbo", "dbgd", "flood", "agf", "lipschitz-resnets",
-    "diffusion-disentanglement", "lear", "symmpo", "ufo-rl",
+    "nonstat-lipschitz",
+    "noise-free-gp",
+    "mset-semibandit",
+    "fjsp-mistar",
+    "best-response-games",
+    "nystrom-ode",
+    "dana",
+    "local-sgd",
+    "bcd",
+    "radagrad",
+    "adasdbo",
+    "dbgd",
+    "flood",
+    "agf",
+    "lipschitz-resnets",
+    "diffusion-disentanglement",
+    "lear",
+    "symmpo",
+    "ufo-rl",
 )
-PAGES = ("index.md", "getting-started.md", "conventions.md", "adding-a-paper.md", "benchmarks.md",
-         "leaderboard/submitting.md", "leaderboard/operating.md", "leaderboard/threat-model.md")
+PAGES = (
+    "index.md",
+    "getting-started.md",
+    "conventions.md",
+    "adding-a-paper.md",
+    "benchmarks.md",
+    "leaderboard/submitting.md",
+    "leaderboard/operating.md",
+    "leaderboard/threat-model.md",
+)
 
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 _FENCE = re.compile(r"^```.*?^```", re.S | re.M)
@@ -76,8 +98,14 @@ def test_mkdocs_build_strict(tmp_path):
     require("mkdocstrings_handlers.python", "docs")
     require("material", "docs")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     site = tmp_path / "site"
     for slug in PAPER_SLUGS:

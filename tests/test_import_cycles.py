@@ -40,7 +40,7 @@ KNOWN_PRIVATE: dict[tuple[str, str], str] = {
     ("papergym.agents.solvers.lip_resnet", "_pos_int"): "baselines/solvers/lipschitz_nets.py: " + _SPLITTING,
     ("papergym.agents.solvers.lip_resnet", "_uniform"): "baselines/solvers/lipschitz_nets.py: " + _SPLITTING,
     ("papergym.leaderboard.board", "_sandbox_child"): "leaderboard/check.py (the sandbox is being split): "
-                                                      + _SPLITTING,
+    + _SPLITTING,
     ("papergym.leaderboard.board.evaluate", "_check_label"): "leaderboard/commands/ (the CLI): " + _SPLITTING,
     ("papergym.leaderboard.runner.bench", "_configs"): "leaderboard/commands/ (the CLI): " + _SPLITTING,
     ("papergym.leaderboard.runner.compare", "_env_class"): "leaderboard/commands/ (the CLI): " + _SPLITTING,
@@ -83,7 +83,8 @@ class Imports:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _private(name: str) -> bool:
@@ -96,9 +97,11 @@ def _package_of(module: str, files: dict[str, Path]) -> str:
 
 def _same_package(importer: str, home: str, files: dict[str, Path]) -> bool:
     """The private name's home module (for a private module: the module itself) lies in the importer's package."""
-    return _package_of(importer, files) == _package_of(home, files) or \
-        (files[home].name != "__init__.py" and home.rpartition(".")[0] == _package_of(importer, files)
-         and home.rpartition(".")[2].startswith("_"))
+    return _package_of(importer, files) == _package_of(home, files) or (
+        files[home].name != "__init__.py"
+        and home.rpartition(".")[0] == _package_of(importer, files)
+        and home.rpartition(".")[2].startswith("_")
+    )
 
 
 def scan() -> Imports:
@@ -145,8 +148,12 @@ def scan() -> Imports:
                         targets.add(sub)
                     elif src in files:
                         targets.add(src)
-                    if src in files and src != mod and _private(a.name) \
-                            and not _same_package(mod, sub if sub in files else src, files):
+                    if (
+                        src in files
+                        and src != mod
+                        and _private(a.name)
+                        and not _same_package(mod, sub if sub in files else src, files)
+                    ):
                         res.private.append((f"{rel_path}:{child.lineno}: from {src} import {a.name}", src, a.name))
             visit(child, in_func)
 
@@ -250,22 +257,32 @@ def test_cycle_finder_names_the_cycle():
 def test_no_module_level_import_cycle():
     found = cycles(scan().module_level)
     unknown = [c for c in found if tuple(sorted(set(c))) not in KNOWN_CYCLES]
-    assert not unknown, "module-level import cycles (break them by moving the shared piece to the lower layer):\n" \
+    assert not unknown, (
+        "module-level import cycles (break them by moving the shared piece to the lower layer):\n"
         + "\n".join(" -> ".join(c) for c in unknown)
+    )
     stale = sorted(set(KNOWN_CYCLES) - {tuple(sorted(set(c))) for c in found})
     assert not stale, f"KNOWN_CYCLES lists cycles that no longer exist: {stale}"
 
 
 def test_no_cross_module_private_import():
     found = [where for where, home, name in scan().private if (home, name) not in KNOWN_PRIVATE]
-    assert not found, "imports of another package's private name (make it public in its home module):\n" \
-        + "\n".join(found)
+    assert not found, "imports of another package's private name (make it public in its home module):\n" + "\n".join(
+        found
+    )
 
 
 def test_private_scan_sees_cross_package_imports():
     """The scanner flags a cross-package private import and lets a sibling module share one."""
-    f = {"p": Path("p/__init__.py"), "p.a": Path("p/a.py"), "p.b": Path("p/b.py"), "p._m": Path("p/_m.py"),
-         "p.q": Path("p/q/__init__.py"), "p.q.c": Path("p/q/c.py"), "r": Path("r.py")}
+    f = {
+        "p": Path("p/__init__.py"),
+        "p.a": Path("p/a.py"),
+        "p.b": Path("p/b.py"),
+        "p._m": Path("p/_m.py"),
+        "p.q": Path("p/q/__init__.py"),
+        "p.q.c": Path("p/q/c.py"),
+        "r": Path("r.py"),
+    }
     assert _same_package("p.a", "p.b", f)  # from p.b import _y in p/a.py
     assert _same_package("p.a", "p", f)  # from p import _y (defined in p/__init__.py)
     assert _same_package("p.a", "p._m", f)  # from p import _m (a private module of p)

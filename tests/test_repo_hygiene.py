@@ -46,15 +46,24 @@ DOCS_PATH = re.compile(r"(?<![\w./-])docs/[\w./-]*[\w-]\.md\b")
 
 def repo_files() -> list[str]:
     """Tracked files and new files git does not ignore, as paths relative to the repository root."""
-    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return sorted({f for f in out.splitlines() if f})
 
 
 def scanned_files() -> list[str]:
-    return [f for f in repo_files()
-            if (Path(f).suffix in SUFFIXES or f.startswith(".ci/"))
-            and not f.startswith(EXCLUDED_DIRS) and (ROOT / f).is_file()]
+    return [
+        f
+        for f in repo_files()
+        if (Path(f).suffix in SUFFIXES or f.startswith(".ci/"))
+        and not f.startswith(EXCLUDED_DIRS)
+        and (ROOT / f).is_file()
+    ]
 
 
 #: This file names the forbidden pointers and holds examples of them, so the scans leave it out.
@@ -84,9 +93,12 @@ def forbidden_hits(rel: str, text: str) -> list[str]:
 
 def missing_docs_paths(rel: str, text: str) -> list[str]:
     """``"file:line: 'docs/...md'"`` for every docs page path in ``text`` that the repository does not hold."""
-    return [f"{rel}:{i}: {m.group(0)!r}"
-            for i, line in enumerate(text.splitlines(), 1)
-            for m in DOCS_PATH.finditer(line) if not (ROOT / m.group(0)).is_file()]
+    return [
+        f"{rel}:{i}: {m.group(0)!r}"
+        for i, line in enumerate(text.splitlines(), 1)
+        for m in DOCS_PATH.finditer(line)
+        if not (ROOT / m.group(0)).is_file()
+    ]
 
 
 def _read(rel: str) -> str:
@@ -95,16 +107,23 @@ def _read(rel: str) -> str:
 
 def test_the_scan_covers_the_repository():
     files = scanned_files()
-    for f in ("pyproject.toml", "README.md", "tests/test_repo_hygiene.py", "envs/bandits/lipschitz/env.py",
-              "leaderboard/cli.py"):
+    for f in (
+        "pyproject.toml",
+        "README.md",
+        "tests/test_repo_hygiene.py",
+        "envs/bandits/lipschitz/env.py",
+        "leaderboard/cli.py",
+    ):
         assert f in files
     assert sum(f.endswith(".py") for f in files) > 100
 
 
 def test_no_pointers_to_files_the_repository_does_not_ship():
     hits = [h for f in scanned_files() if f != THIS for h in forbidden_hits(f, _read(f))]
-    assert not hits, ("pointers to documents the repository does not ship (cite the paper or a docs page "
-                      "instead):\n" + "\n".join(hits))
+    assert not hits, (
+        "pointers to documents the repository does not ship (cite the paper or a docs page "
+        "instead):\n" + "\n".join(hits)
+    )
 
 
 def test_every_docs_path_mentioned_exists():
@@ -112,30 +131,36 @@ def test_every_docs_path_mentioned_exists():
     assert not missing, "docs pages mentioned but not in the repository:\n" + "\n".join(missing)
 
 
-@pytest.mark.parametrize("line", [
-    "Spec: ``papers/bandits.md`` section 1.7.",
-    "Each step (spec ``games.md`` §7.1):",
-    "Metrics (spec section 6), over the query grid",
-    "bins per axis (spec 1.7)",
-    "Solver-benchmark tasks (DESIGN.md section 3)",
-    "see the design card",
-    "the command of issue 3.",
-    "Leaderboard scoring (issue #6)",
-    "read ../shared/papers first",
-    "below the lead's header",
-    "the task helper's part of the module",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Spec: ``papers/bandits.md`` section 1.7.",
+        "Each step (spec ``games.md`` §7.1):",
+        "Metrics (spec section 6), over the query grid",
+        "bins per axis (spec 1.7)",
+        "Solver-benchmark tasks (DESIGN.md section 3)",
+        "see the design card",
+        "the command of issue 3.",
+        "Leaderboard scoring (issue #6)",
+        "read ../shared/papers first",
+        "below the lead's header",
+        "the task helper's part of the module",
+    ],
+)
 def test_the_patterns_catch_the_old_pointers(line):
     assert forbidden_hits("envs/example.py", line)
 
 
-@pytest.mark.parametrize("line", [
-    "see ``docs/papers/nonstat-lipschitz.md`` (tags: see docs/conventions.md)",
-    "Nguyen, Gaucher & Vernade, *Non-Stationary Lipschitz Bandits*, NeurIPS 2025, arXiv:2505.18871",
-    "The public :class:`~papergym.envs.spec.ProblemSpec` of the env (``gym.spec(env_id)``)",
-    "the AGF paper §5, notebook ``modular arithmetic``",
-    "a changed spec needs a new version string",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "see ``docs/papers/nonstat-lipschitz.md`` (tags: see docs/conventions.md)",
+        "Nguyen, Gaucher & Vernade, *Non-Stationary Lipschitz Bandits*, NeurIPS 2025, arXiv:2505.18871",
+        "The public :class:`~papergym.envs.spec.ProblemSpec` of the env (``gym.spec(env_id)``)",
+        "the AGF paper §5, notebook ``modular arithmetic``",
+        "a changed spec needs a new version string",
+    ],
+)
 def test_the_patterns_leave_legitimate_text_alone(line):
     assert not forbidden_hits("envs/example.py", line)
 

@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 import pytest
-from papergym_tests import require
 
 from papergym.torch_threads import torch_threads
+from papergym_tests import require
 
 torch = require("torch", "torch")
 

@@ -271,8 +271,9 @@ def _gr_run(Lk, rs, eta, alpha, m, pending, p, cap, z, stamp, kout):
 
 
 @njit(cache=True)
-def _update_kernel(L, states, eta, alpha, m, actions, losses, only_on_loss, cap, z, stamp, pending, kout,
-                   draws, cap_hits, k_sum, k_cnt):
+def _update_kernel(
+    L, states, eta, alpha, m, actions, losses, only_on_loss, cap, z, stamp, pending, kout, draws, cap_hits, k_sum, k_cnt
+):
     """Steps 5-6 for every run; ``L`` updated in place after each run's resampling."""
     n, d = L.shape
     for k in range(n):
@@ -323,8 +324,19 @@ def geometric_resampling(
     rs = seed if isinstance(seed, np.ndarray) and seed.dtype == np.uint64 else _rng_state(seed)
     pending = np.asarray(list(arms), dtype=np.int64)
     kout = np.zeros(d, dtype=np.int64)
-    nd, _ = _gr_run(Lk, rs, float(eta), float(alpha), int(m), pending.copy(), pending.shape[0], int(cap),
-                    np.empty(d), np.zeros(d, dtype=np.int64), kout)
+    nd, _ = _gr_run(
+        Lk,
+        rs,
+        float(eta),
+        float(alpha),
+        int(m),
+        pending.copy(),
+        pending.shape[0],
+        int(cap),
+        np.empty(d),
+        np.zeros(d, dtype=np.int64),
+        kout,
+    )
     return kout[pending], int(nd)
 
 
@@ -333,8 +345,9 @@ def _problem_dm(problem: Any) -> tuple[int, int]:
     try:
         d, m = int(problem.d), int(problem.m)
     except (AttributeError, TypeError, ValueError) as exc:
-        raise ValueError(f"problem must carry the semi-bandit parameters d and m (make_problem), "
-                         f"got {problem!r}") from exc
+        raise ValueError(
+            f"problem must carry the semi-bandit parameters d and m (make_problem), got {problem!r}"
+        ) from exc
     if not 1 <= m <= d:
         raise ValueError(f"problem must have 1 <= m <= d, got d={d}, m={m}")
     return d, m
@@ -375,8 +388,12 @@ class BatchedFTPLFrechet:
         if isinstance(cap, (bool, np.bool_)) or not isinstance(cap, (int, np.integer)) or cap < 1:
             raise ValueError(f"cap must be an integer >= 1, got {cap!r}")
         if gr not in GR_MODES:
-            extra = (" (conditional geometric resampling of arXiv 2603.11764 is not implemented: its procedure "
-                     "could not be confirmed)" if gr == "conditional" else "")
+            extra = (
+                " (conditional geometric resampling of arXiv 2603.11764 is not implemented: its procedure "
+                "could not be confirmed)"
+                if gr == "conditional"
+                else ""
+            )
             raise ValueError(f"gr must be one of {GR_MODES}, got {gr!r}{extra}")
         if not isinstance(gr_only_on_loss, (bool, np.bool_)):
             raise ValueError(f"gr_only_on_loss must be a bool, got {gr_only_on_loss!r}")
@@ -431,9 +448,25 @@ class BatchedFTPLFrechet:
         a = np.asarray(actions)
         if a.shape != (n, d) or not np.array_equal(a != 0, self._actions != 0):
             raise ValueError("actions must be the m-sets the last act returned (GR weights assume FTPL's own draw)")
-        _update_kernel(self._L, self._states, self._eta, self.alpha, self.m, self._actions, losses,
-                       self.gr_only_on_loss, self.cap, self._z, self._stamp, self._pending, self._kout,
-                       self._draws, self._cap_hits, self._k_sum, self._k_cnt)
+        _update_kernel(
+            self._L,
+            self._states,
+            self._eta,
+            self.alpha,
+            self.m,
+            self._actions,
+            losses,
+            self.gr_only_on_loss,
+            self.cap,
+            self._z,
+            self._stamp,
+            self._pending,
+            self._kout,
+            self._draws,
+            self._cap_hits,
+            self._k_sum,
+            self._k_cnt,
+        )
         self._acted = False
         self.t += 1
 
@@ -461,6 +494,6 @@ register_agent(
     role="paper",
     batched_factory=BatchedFTPLFrechet,
     description="FTPL with Fréchet(alpha) perturbations, eta_t = c/sqrt(t), top-m selection and geometric "
-                "resampling (Zhan et al. 2025)",
+    "resampling (Zhan et al. 2025)",
     defaults=dict(DEFAULTS),
 )

@@ -105,8 +105,7 @@ class GPAgent:
             raise ValueError(f"problem.action_mode must be 'discrete' or 'continuous', got {mode!r}")
         self.continuous = mode == "continuous"
         self.rng = np.random.default_rng(seed)
-        self.gp = NoiseFreeGP(self.C, self.kernel, self.lengthscale, jitter=jitter,
-                              capacity=min(self.T, self.N) + 1)
+        self.gp = NoiseFreeGP(self.C, self.kernel, self.lengthscale, jitter=jitter, capacity=min(self.T, self.N) + 1)
         self.t = 0  # rounds played
         self.sigma_at_queries: list[float] = []
         self.repeats = 0
@@ -189,8 +188,15 @@ def check_x1(x1: Any) -> str:
 class GPUCB(GPAgent):
     """``gp-ucb``: ``x_t = argmax mu_{t-1} + beta^{1/2} sigma_{t-1}``, ``beta^{1/2} = B`` (the paper's rule)."""
 
-    def __init__(self, problem: Any, *, seed: Any = None, beta_sqrt: float | None = None,
-                 jitter: float = 1e-10, x1: str = "centre"):
+    def __init__(
+        self,
+        problem: Any,
+        *,
+        seed: Any = None,
+        beta_sqrt: float | None = None,
+        jitter: float = 1e-10,
+        x1: str = "centre",
+    ):
         jitter = positive_float(jitter, "jitter")
         super().__init__(problem, seed=seed, jitter=jitter)
         beta_sqrt = positive_float(beta_sqrt, "beta_sqrt", allow_none=True)

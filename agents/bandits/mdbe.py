@@ -171,11 +171,10 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from papergym.agents.rng import rand_uniform as _rand  # noqa: E402  (per-run xoshiro256**)
-from papergym.agents.rng import rng_state as _rng_state  # noqa: E402
-
+from papergym.agents.bandits import mdbe_calibration_table as _calibration_table
 from papergym.agents.base import PerRunFromBatched, register_agent
-from papergym.agents.bandits import mdbe_calibration_table as _calibration_table  # noqa: E402  (in the code hash)
+from papergym.agents.rng import rand_uniform as _rand
+from papergym.agents.rng import rng_state as _rng_state
 
 #: Most tree cells (all depths) MDBE allocates per run; a larger tree is refused with a clear error.
 _MAX_CELLS = 2**22
@@ -664,8 +663,17 @@ def _test_depth_dyadic(cfg, st, j, e, wend, wtmp):
         q1 = e - (1 << k)
         if q1 <= 0:
             q1 = 0
-        _prefix_at(checkpoints=ck, log_cell=ln, log_value=lv, n_cells=nj, checkpoint_start=cstart,
-                   log_start=lstart, checkpoint_every=every, qpos=q1, out=wtmp)
+        _prefix_at(
+            checkpoints=ck,
+            log_cell=ln,
+            log_value=lv,
+            n_cells=nj,
+            checkpoint_start=cstart,
+            log_start=lstart,
+            checkpoint_every=every,
+            qpos=q1,
+            out=wtmp,
+        )
         for b in range(nj):
             wtmp[b] = wend[b] - wtmp[b]
         n = e - q1 + 1
@@ -800,9 +808,17 @@ def _update_run(cfg, st, y, wa, wb):
         e = p - compat  # window end: t (t - 1 in code_compat)
         if cfg.all_starts == 0:
             if compat == 1:
-                _prefix_at(checkpoints=ck, log_cell=ln, log_value=lv, n_cells=n_cells[j],
-                           checkpoint_start=cfg.checkpoint_offset[j], log_start=cfg.log_offset[j],
-                           checkpoint_every=cfg.checkpoint_every[j], qpos=e + 1, out=wb)
+                _prefix_at(
+                    checkpoints=ck,
+                    log_cell=ln,
+                    log_value=lv,
+                    n_cells=n_cells[j],
+                    checkpoint_start=cfg.checkpoint_offset[j],
+                    log_start=cfg.log_offset[j],
+                    checkpoint_every=cfg.checkpoint_every[j],
+                    qpos=e + 1,
+                    out=wb,
+                )
             else:
                 b0 = cell_offset[j]
                 for b in range(n_cells[j]):
@@ -867,9 +883,24 @@ def _init_run(cfg, st):
 def _run_state(S, i):
     """Row ``i`` (run ``i``) of a batched ``State``: views of its arrays."""
     return State(
-        S.rng[i], S.counters[i], S.c0_log[i], S.depth_on[i], S.window_start[i], S.window_end[i], S.active[i],
-        S.master[i], S.evict[i], S.n_desc[i], S.prob[i], S.window_sum[i], S.log_cell[i], S.log_value[i],
-        S.checkpoints[i], S.schedule[i], S.restart_times[i], S.x[i],
+        S.rng[i],
+        S.counters[i],
+        S.c0_log[i],
+        S.depth_on[i],
+        S.window_start[i],
+        S.window_end[i],
+        S.active[i],
+        S.master[i],
+        S.evict[i],
+        S.n_desc[i],
+        S.prob[i],
+        S.window_sum[i],
+        S.log_cell[i],
+        S.log_value[i],
+        S.checkpoints[i],
+        S.schedule[i],
+        S.restart_times[i],
+        S.x[i],
     )
 
 
@@ -885,16 +916,38 @@ assert _CONFIG_INTS[-1] == "absolute_schedule" and _CONFIG_FLOATS == ("c0", "log
 
 def _pack_config(cfg: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``cfg`` as (int64 scalars, float scalars, int64 per-depth rows), in ``Config``'s field order."""
-    return (np.array([getattr(cfg, f) for f in _CONFIG_INTS], dtype=np.int64),
-            np.array([getattr(cfg, f) for f in _CONFIG_FLOATS], dtype=np.float64),
-            np.stack([getattr(cfg, f) for f in _CONFIG_ARRAYS]).astype(np.int64))
+    return (
+        np.array([getattr(cfg, f) for f in _CONFIG_INTS], dtype=np.int64),
+        np.array([getattr(cfg, f) for f in _CONFIG_FLOATS], dtype=np.float64),
+        np.stack([getattr(cfg, f) for f in _CONFIG_ARRAYS]).astype(np.int64),
+    )
 
 
 @njit(cache=True)
 def _unpack_config(ints, floats, rows):
     """Inverse of ``_pack_config``."""
-    return Config(ints[0], ints[1], ints[2], ints[3], ints[4], ints[5], ints[6], ints[7], ints[8], ints[9],
-                  floats[0], floats[1], floats[2], rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], rows[6])
+    return Config(
+        ints[0],
+        ints[1],
+        ints[2],
+        ints[3],
+        ints[4],
+        ints[5],
+        ints[6],
+        ints[7],
+        ints[8],
+        ints[9],
+        floats[0],
+        floats[1],
+        floats[2],
+        rows[0],
+        rows[1],
+        rows[2],
+        rows[3],
+        rows[4],
+        rows[5],
+        rows[6],
+    )
 
 
 @njit(cache=True)
@@ -1012,13 +1065,20 @@ class BatchedMDBE:
         if replay_schedule not in _REPLAY_SCHEDULES:
             raise ValueError(f"replay_schedule must be one of {_REPLAY_SCHEDULES}, got {replay_schedule!r}")
         if code_compat and replay_schedule != "absolute-round":
-            raise ValueError("code_compat=True reproduces the official code, whose replay schedule is "
-                             "'absolute-round'; it cannot be combined with replay_schedule='block-offset'")
+            raise ValueError(
+                "code_compat=True reproduces the official code, whose replay schedule is "
+                "'absolute-round'; it cannot be combined with replay_schedule='block-offset'"
+            )
         self.problem = problem
         self.d, self.T = d, T
         self.hyperparameters = dict(
-            c0=float(c0), log_term=log_term, min_depth=int(min_depth), growth=int(growth),
-            start_grid=start_grid, code_compat=bool(code_compat), replay_schedule=replay_schedule,
+            c0=float(c0),
+            log_term=log_term,
+            min_depth=int(min_depth),
+            growth=int(growth),
+            start_grid=start_grid,
+            code_compat=bool(code_compat),
+            replay_schedule=replay_schedule,
         )
         self.n_envs = n = len(seeds)
         min_depth, growth = int(min_depth), int(growth)
@@ -1053,12 +1113,26 @@ class BatchedMDBE:
             loff += length
             coff += ncheck * nj
         self._cfg = Config(
-            d=d, n_children=G, growth=growth, min_depth=min_depth, max_depth=mmax, horizon=T,
-            all_starts=int(start_grid == "all"), code_compat=int(bool(code_compat)),
-            log_block=int(log_term == "block"), absolute_schedule=int(replay_schedule == "absolute-round"),
-            c0=float(c0), log_T=math.log(T) if T > 1 else 0.0, log_growth=math.log(growth),
-            n_cells=lay[0], cell_offset=lay[1], log_length=lay[2], log_offset=lay[3], checkpoint_every=lay[4],
-            checkpoint_offset=lay[5], growth_pow=lay[6],
+            d=d,
+            n_children=G,
+            growth=growth,
+            min_depth=min_depth,
+            max_depth=mmax,
+            horizon=T,
+            all_starts=int(start_grid == "all"),
+            code_compat=int(bool(code_compat)),
+            log_block=int(log_term == "block"),
+            absolute_schedule=int(replay_schedule == "absolute-round"),
+            c0=float(c0),
+            log_T=math.log(T) if T > 1 else 0.0,
+            log_growth=math.log(growth),
+            n_cells=lay[0],
+            cell_offset=lay[1],
+            log_length=lay[2],
+            log_offset=lay[3],
+            checkpoint_every=lay[4],
+            checkpoint_offset=lay[5],
+            growth_pow=lay[6],
         )
         nmax = G ** (mmax - 1)
         step = growth**min_depth
@@ -1227,15 +1301,31 @@ def calibration_seeds(n: int, stream: int = 0) -> list[int]:
     return [int(w >> np.uint64(1)) for w in words]
 
 
-def _calibration_key(d: int, T: int, noise: str, sigma: float, c0_grid: Any, false_alarm_target: float,
-                     calibration_runs: int, mdbe_hp: dict[str, Any]) -> tuple:
+def _calibration_key(
+    d: int,
+    T: int,
+    noise: str,
+    sigma: float,
+    c0_grid: Any,
+    false_alarm_target: float,
+    calibration_runs: int,
+    mdbe_hp: dict[str, Any],
+) -> tuple:
     grid = tuple(float(c) for c in c0_grid)
     sig = None if noise == "bernoulli" else float(sigma)  # sigma only matters for Gaussian noise
     hp = {**{k: DEFAULTS[k] for k in _MDBE_HP}, **mdbe_hp}
     if hp["growth"] is None:
         hp["growth"] = 2 ** (d + 2)
-    return (int(d), int(T), str(noise), sig, grid, float(false_alarm_target), int(calibration_runs),
-            tuple(sorted(hp.items())))
+    return (
+        int(d),
+        int(T),
+        str(noise),
+        sig,
+        grid,
+        float(false_alarm_target),
+        int(calibration_runs),
+        tuple(sorted(hp.items())),
+    )
 
 
 def _check_calibration_args(c0_grid: Any, false_alarm_target: Any, calibration_runs: Any) -> tuple:
@@ -1245,17 +1335,32 @@ def _check_calibration_args(c0_grid: Any, false_alarm_target: Any, calibration_r
         raise ValueError(f"c0_grid must be a list of positive numbers, got {c0_grid!r}") from None
     if not grid or not all(math.isfinite(c) and c > 0 for c in grid):
         raise ValueError(f"c0_grid must be a non-empty list of positive finite numbers, got {c0_grid!r}")
-    if isinstance(false_alarm_target, bool) or not isinstance(false_alarm_target, (int, float, np.integer, np.floating)) \
-            or not 0.0 <= float(false_alarm_target) < 1.0:
+    if (
+        isinstance(false_alarm_target, bool)
+        or not isinstance(false_alarm_target, (int, float, np.integer, np.floating))
+        or not 0.0 <= float(false_alarm_target) < 1.0
+    ):
         raise ValueError(f"false_alarm_target must be a number in [0, 1), got {false_alarm_target!r}")
-    if isinstance(calibration_runs, bool) or not isinstance(calibration_runs, (int, np.integer)) or calibration_runs < 1:
+    if (
+        isinstance(calibration_runs, bool)
+        or not isinstance(calibration_runs, (int, np.integer))
+        or calibration_runs < 1
+    ):
         raise ValueError(f"calibration_runs must be an integer >= 1, got {calibration_runs!r}")
     return tuple(grid), float(false_alarm_target), int(calibration_runs)
 
 
-def calibrate_c0(d: int = 1, horizon: int = 2**15, noise: str = "bernoulli", sigma: float = 0.1, *,
-                 c0_grid: Any = C0_GRID, false_alarm_target: float = 0.05, calibration_runs: int = 60,
-                 **mdbe_hp: Any) -> dict[str, Any]:
+def calibrate_c0(
+    d: int = 1,
+    horizon: int = 2**15,
+    noise: str = "bernoulli",
+    sigma: float = 0.1,
+    *,
+    c0_grid: Any = C0_GRID,
+    false_alarm_target: float = 0.05,
+    calibration_runs: int = 60,
+    **mdbe_hp: Any,
+) -> dict[str, Any]:
     """Run the calibration of ``mdbe-calibrated`` (always computes; :func:`calibrated_c0` caches).
 
     For ``c0`` in ``c0_grid``, ascending: MDBE (``mdbe_hp``: its other hyperparameters) plays
@@ -1279,8 +1384,9 @@ def calibrate_c0(d: int = 1, horizon: int = 2**15, noise: str = "bernoulli", sig
     if unknown:
         raise ValueError(f"unknown MDBE hyperparameter(s) {unknown}; accepted: {', '.join(_MDBE_HP)}")
     seeds = calibration_seeds(n)
-    venv = NonStatLipschitzVectorEnv(num_envs=n, instance="piecewise-tents", phases=1, horizon=horizon, d=d,
-                                     noise=noise, sigma=sigma)
+    venv = NonStatLipschitzVectorEnv(
+        num_envs=n, instance="piecewise-tents", phases=1, horizon=horizon, d=d, noise=noise, sigma=sigma
+    )
     T = venv.horizon
     allowed = math.floor(target * n + 1e-9)
     tried: list[dict[str, Any]] = []
@@ -1310,16 +1416,31 @@ def shipped_calibrations() -> dict[tuple, dict[str, Any]]:
     SETTINGS = _calibration_table.SETTINGS
     out = {}
     for e in _calibration_table.ENTRIES:
-        key = _calibration_key(e["d"], e["T"], e["noise"], 0.1 if e["sigma"] is None else e["sigma"],
-                               SETTINGS["c0_grid"], SETTINGS["false_alarm_target"], SETTINGS["calibration_runs"],
-                               SETTINGS["mdbe"])
+        key = _calibration_key(
+            e["d"],
+            e["T"],
+            e["noise"],
+            0.1 if e["sigma"] is None else e["sigma"],
+            SETTINGS["c0_grid"],
+            SETTINGS["false_alarm_target"],
+            SETTINGS["calibration_runs"],
+            SETTINGS["mdbe"],
+        )
         out[key] = {k: e[k] for k in ("c0", "false_alarm_rate", "runs", "target", "tried")}
     return out
 
 
-def calibrated_c0(d: int, horizon: int, noise: str = "bernoulli", sigma: float = 0.1, *,
-                  c0_grid: Any = C0_GRID, false_alarm_target: float = 0.05, calibration_runs: int = 60,
-                  **mdbe_hp: Any) -> dict[str, Any]:
+def calibrated_c0(
+    d: int,
+    horizon: int,
+    noise: str = "bernoulli",
+    sigma: float = 0.1,
+    *,
+    c0_grid: Any = C0_GRID,
+    false_alarm_target: float = 0.05,
+    calibration_runs: int = 60,
+    **mdbe_hp: Any,
+) -> dict[str, Any]:
     """:func:`calibrate_c0`'s result for this class and horizon: from the shipped table
     (:mod:`papergym.agents.bandits.mdbe_calibration_table`, made by ``benchmarks/calibrate_mdbe.py``) when
     it holds the entry, else from this process's cache, else computed (and cached)."""
@@ -1327,8 +1448,9 @@ def calibrated_c0(d: int, horizon: int, noise: str = "bernoulli", sigma: float =
     key = _calibration_key(d, horizon, noise, sigma, grid, target, n, mdbe_hp)
     hit = shipped_calibrations().get(key) or _CALIBRATION_CACHE.get(key)
     if hit is None:
-        hit = calibrate_c0(d, horizon, noise, sigma, c0_grid=grid, false_alarm_target=target,
-                           calibration_runs=n, **mdbe_hp)
+        hit = calibrate_c0(
+            d, horizon, noise, sigma, c0_grid=grid, false_alarm_target=target, calibration_runs=n, **mdbe_hp
+        )
         _CALIBRATION_CACHE[key] = hit
     return {**hit, "tried": [dict(x) for x in hit["tried"]]}
 
@@ -1379,16 +1501,34 @@ class BatchedMDBECalibrated(BatchedMDBE):
         params = getattr(problem, "params", {}) or {}
         lip = params.get("lipschitz", 1.0)
         if lip != 1.0 or params.get("norm", "linf") != "linf":
-            raise ValueError(f"mdbe-calibrated calibrates on 1-Lipschitz (l-inf) instances; the problem has "
-                             f"lipschitz={lip!r}, norm={params.get('norm')!r}")
-        hp = dict(log_term=log_term, min_depth=min_depth, growth=growth, start_grid=start_grid,
-                  code_compat=code_compat, replay_schedule=replay_schedule)
-        self.calibration = calibrated_c0(d, T, params.get("noise", "bernoulli"), params.get("sigma", 0.1),
-                                         c0_grid=c0_grid, false_alarm_target=false_alarm_target,
-                                         calibration_runs=calibration_runs, **hp)
+            raise ValueError(
+                f"mdbe-calibrated calibrates on 1-Lipschitz (l-inf) instances; the problem has "
+                f"lipschitz={lip!r}, norm={params.get('norm')!r}"
+            )
+        hp = dict(
+            log_term=log_term,
+            min_depth=min_depth,
+            growth=growth,
+            start_grid=start_grid,
+            code_compat=code_compat,
+            replay_schedule=replay_schedule,
+        )
+        self.calibration = calibrated_c0(
+            d,
+            T,
+            params.get("noise", "bernoulli"),
+            params.get("sigma", 0.1),
+            c0_grid=c0_grid,
+            false_alarm_target=false_alarm_target,
+            calibration_runs=calibration_runs,
+            **hp,
+        )
         super().__init__(problem, seeds=seeds, c0=self.calibration["c0"], **hp)
-        self.hyperparameters.update(c0_grid=[float(c) for c in c0_grid], false_alarm_target=float(false_alarm_target),
-                                    calibration_runs=int(calibration_runs))
+        self.hyperparameters.update(
+            c0_grid=[float(c) for c in c0_grid],
+            false_alarm_target=float(false_alarm_target),
+            calibration_runs=int(calibration_runs),
+        )
 
     def diagnostics(self) -> dict[str, list]:
         out = super().diagnostics()

@@ -50,9 +50,17 @@ class MDBEReference:
     ``restarts`` lists the rounds at which a significant shift was declared.
     """
 
-    def __init__(self, horizon: int, seed: Any, c0: float = 0.12, start_grid: str = "dyadic",
-                 code_compat: bool = False, replay_schedule: str = "absolute-round", growth: int = 8,
-                 min_depth: int = 2):
+    def __init__(
+        self,
+        horizon: int,
+        seed: Any,
+        c0: float = 0.12,
+        start_grid: str = "dyadic",
+        code_compat: bool = False,
+        replay_schedule: str = "absolute-round",
+        growth: int = 8,
+        min_depth: int = 2,
+    ):
         if start_grid not in ("dyadic", "all"):
             raise ValueError(f"start_grid must be 'dyadic' or 'all', got {start_grid!r}")
         if replay_schedule not in ("absolute-round", "block-offset"):
@@ -96,8 +104,7 @@ class MDBEReference:
         # step 4: replays ending now are deactivated (code_compat: the coarsest depth whose schedule has an
         # entry at absolute round t - g^j, whether or not it started in this block)
         if self.compat:
-            ended = [j for j in range(self.min_depth, m)
-                     if 0 <= t - g**j < g**m and (t - g**j, j) in self.sched][:1]
+            ended = [j for j in range(self.min_depth, m) if 0 <= t - g**j < g**m and (t - g**j, j) in self.sched][:1]
         else:
             ended = [j for j, (_, e) in self.on.items() if j != m and e == t]
         for j in ended:
@@ -147,8 +154,11 @@ class MDBEReference:
         jf, af = self.fin
         # step 6: mu_hat_t(B) = Y_t 1{X_t in B} / P_t(B) for every active cell B of every active depth
         for j in self.on:
-            b = af >> (jf - j) if j <= jf else min(max(int(self.x * 2 ** (j - 1)), af << (j - jf)),
-                                                   ((af + 1) << (j - jf)) - 1)
+            b = (
+                af >> (jf - j)
+                if j <= jf
+                else min(max(int(self.x * 2 ** (j - 1)), af << (j - jf)), ((af + 1) << (j - jf)) - 1)
+            )
             v = np.zeros(2 ** (j - 1))
             if self.active[j][b] and self.P[j][b] > 0:
                 v[b] = y / self.P[j][b]

@@ -13,7 +13,12 @@ def _br_flow(problem, *, seed=None, **hp):
     return BRFlow(problem, seed=seed, **hp)
 
 
-register_agent("br-flow", _br_flow, envs=GAME_ENVS, role="paper",
-               description="Best Response flow: explicit Euler mu <- (1 - h) mu + h Psi(mu), Psi the Gibbs best response; "
-                           "h='auto' from the published spectral bounds of the linearised Psi",
-               defaults={"h": "auto", "schedule": "constant", "scheme": "euler"})
+register_agent(
+    "br-flow",
+    _br_flow,
+    envs=GAME_ENVS,
+    role="paper",
+    description="Best Response flow: explicit Euler mu <- (1 - h) mu + h Psi(mu), Psi the Gibbs best response; "
+    "h='auto' from the published spectral bounds of the linearised Psi",
+    defaults={"h": "auto", "schedule": "constant", "scheme": "euler"},
+)

@@ -86,15 +86,23 @@ def resolve_step(problem: Any) -> float:
     params = problem.params
     if len(params["blocks"]) == 1 and "sigma_max" not in params:
         return 1.0
-    raise ValueError("h='auto' needs the spectral bounds params['br_bounds'] of a two-player problem; "
-                     "pass a number h in (0, 1]")
+    raise ValueError(
+        "h='auto' needs the spectral bounds params['br_bounds'] of a two-player problem; pass a number h in (0, 1]"
+    )
 
 
 class BRFlow(GameLearner):
     """The Best Response flow learner (module docstring)."""
 
-    def __init__(self, problem: Any, *, seed: Any = None, h: float | str = "auto", schedule: str = "constant",
-                 scheme: str = "euler"):
+    def __init__(
+        self,
+        problem: Any,
+        *,
+        seed: Any = None,
+        h: float | str = "auto",
+        schedule: str = "constant",
+        scheme: str = "euler",
+    ):
         super().__init__(problem, seed=seed)
         if schedule not in ("constant", "harmonic"):
             raise ValueError(f"schedule must be 'constant' or 'harmonic', got {schedule!r}")
@@ -130,6 +138,9 @@ class BRFlow(GameLearner):
         out = super().diagnostics()
         const = self.schedule == "constant"
         out["h"] = self.h if const else float("nan")
-        out["rate_bound"] = (euler_factor_bound(self.weight(0), self._bounds["self"], self._bounds["cross"]) ** 2
-                             if const and self._bounds is not None else float("nan"))
+        out["rate_bound"] = (
+            euler_factor_bound(self.weight(0), self._bounds["self"], self._bounds["cross"]) ** 2
+            if const and self._bounds is not None
+            else float("nan")
+        )
         return out

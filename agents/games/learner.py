@@ -33,7 +33,7 @@ class GameLearner(abc.ABC):
         self.x = np.empty(shape)
         self._log_ref = []
         for b in self.blocks:
-            self.x[..., b["start"]:b["stop"]] = np.asarray(b["initial"], dtype=float)
+            self.x[..., b["start"] : b["stop"]] = np.asarray(b["initial"], dtype=float)
             with np.errstate(divide="ignore"):
                 self._log_ref.append(np.log(np.asarray(b["reference"], dtype=float)))
         self.k = 0
@@ -73,7 +73,7 @@ class GameLearner(abc.ABC):
     def _next(self, g: np.ndarray) -> np.ndarray:
         """``x_{k+1}`` from the feedback ``g`` at ``x_k``."""
 
-    def update(self, action: Any, reward: float, observation: Any) -> None:
+    def update(self, action: Any, reward: float, observation: Any) -> None:  # noqa: B027 - an optional hook, not abstract
         """Full-information learners use the next observation in ``act``; nothing to do here."""
 
     def diagnostics(self) -> dict[str, Any]:
@@ -81,10 +81,14 @@ class GameLearner(abc.ABC):
         ``boundary_mass`` (grid problems): mass of ``x`` in the outer 5 % of the grid; ``diverged``: 1 if the
         iterates ran into the truncation boundary (boundary mass above 1e−3: the continuum flow has no
         minimiser to converge to) or the residual grew tenfold, else 0."""
-        out: dict[str, Any] = {"residual_first": self._res_first if self._res_first is not None else float("nan"),
-                               "residual_last": self._res_last}
-        div = bool(not np.isfinite(self._res_last)
-                   or (self._res_first is not None and self._res_last > 10 * max(self._res_first, 1e-12)))
+        out: dict[str, Any] = {
+            "residual_first": self._res_first if self._res_first is not None else float("nan"),
+            "residual_last": self._res_last,
+        }
+        div = bool(
+            not np.isfinite(self._res_last)
+            or (self._res_first is not None and self._res_last > 10 * max(self._res_first, 1e-12))
+        )
         if self._grid is not None:
             mass = edge_mass(self.x, self._grid)
             out["boundary_mass"] = mass

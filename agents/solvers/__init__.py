@@ -1,4 +1,5 @@
 """Solvers of the papers' solver-benchmark tasks (importing this package registers them)."""
+
 from papergym.agents.solvers import (  # noqa: F401  (registers them)
     adasdbo,
     agf,

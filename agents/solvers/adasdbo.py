@@ -137,7 +137,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -154,8 +155,11 @@ STEP_RULES = ("independent", "hierarchical", "normalized", "normalized-max", "in
 def check_positive(name: str, v: Any, *, allow_none: bool = False) -> float | None:
     if v is None and allow_none:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (
-            math.isfinite(float(v)) and v > 0):
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float, np.integer, np.floating))
+        or not (math.isfinite(float(v)) and v > 0)
+    ):
         raise ValueError(f"{name} must be a finite number > 0{' or None' if allow_none else ''}, got {v!r}")
     return float(v)
 
@@ -217,8 +221,9 @@ class Comms:
     # -- reporting
     def report(self, X: np.ndarray, force: bool = False) -> None:
         """Report ``X`` when ``report_every`` rounds have passed since the last report (or ``force``)."""
-        if self.rounds == self._last_report or not (force or self.rounds - max(self._last_report, 0)
-                                                     >= self.report_every):
+        if self.rounds == self._last_report or not (
+            force or self.rounds - max(self._last_report, 0) >= self.report_every
+        ):
             return
         t = time.perf_counter()
         self._report(X.copy(), iteration=self.rounds, work=self.work)
@@ -232,10 +237,20 @@ def split_cols(Z: np.ndarray, sizes: list[int]) -> list[np.ndarray]:
 
 
 class AdaSDBO:
-    def __init__(self, *, seed: Any = None, gamma: float = 1.0, gamma_x: float | None = None,
-                 gamma_y: float | None = None, gamma_v: float | None = None, m0: float = 1.0,
-                 step_rule: str = "normalized", combine: str = "atc", v_radius: float | None = None,
-                 report_every: int = 10):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        gamma: float = 1.0,
+        gamma_x: float | None = None,
+        gamma_y: float | None = None,
+        gamma_v: float | None = None,
+        m0: float = 1.0,
+        step_rule: str = "normalized",
+        combine: str = "atc",
+        v_radius: float | None = None,
+        report_every: int = 10,
+    ):
         g = check_positive("gamma", gamma)
         if gamma_x == 0 and not isinstance(gamma_x, bool):  # gamma_x = 0 freezes x (the lower levels alone)
             self.gamma_x = 0.0
@@ -269,7 +284,7 @@ class AdaSDBO:
         if self.step_rule == "independent-scaled":
             return self.gamma_x / mx, self.gamma_y / my, self.gamma_v * rv / (ry * mv)
         mu = np.maximum(my / ry, mv / rv)  # the lower levels' growth factor μ = max(ρ^y, ρ^v), dimensionless
-        ev = self.gamma_v / (ry * mu)      # = γ_v (r^v/r^y) / max(m^v, m^y r^v/r^y)
+        ev = self.gamma_v / (ry * mu)  # = γ_v (r^v/r^y) / max(m^v, m^y r^v/r^y)
         if self.step_rule == "normalized-max":
             return self.gamma_x / np.maximum(mx, rv * mu), self.gamma_y / my, ev
         return self.gamma_x / (mx * mu), self.gamma_y / my, ev  # normalized
@@ -281,11 +296,11 @@ class AdaSDBO:
         X = np.tile(np.asarray(problem.x0, dtype=float), (n, 1))
         Y, V = np.zeros((n, dy)), np.zeros((n, dy))
         sizes = [dx, dy, dy]
-        H = np.zeros((n, dx + 2 * dy))      # trackers [h^x, h^y, h^v]
-        G_prev = np.zeros_like(H)           # g_{t-1}
-        m2 = np.full((n, 3), self.m0 ** 2)  # [(m^x)^2, (m^y)^2, (m^v)^2]
+        H = np.zeros((n, dx + 2 * dy))  # trackers [h^x, h^y, h^v]
+        G_prev = np.zeros_like(H)  # g_{t-1}
+        m2 = np.full((n, 3), self.m0**2)  # [(m^x)^2, (m^y)^2, (m^v)^2]
         norm = self.step_rule in STEP_RULES[2:]
-        r2 = None                           # tracked first-round references [(r^y)^2, (r^v)^2] (step 3b)
+        r2 = None  # tracked first-round references [(r^y)^2, (r^v)^2] (step 3b)
         while c.afford(1, 5):
             # step 1: local oracles at (x_i, y_i, v_i)
             gy = c.grad_y_l(X, Y)
@@ -295,16 +310,17 @@ class AdaSDBO:
             # one round: mix [x, y, v, trackers, accumulators]
             send = H + G - G_prev if self.combine == "atc" else H
             stack = [X, Y, V, send, m2] + ([r2] if norm and r2 is not None else [])
-            Xw, Yw, Vw, Hw, m2w, *r2w = split_cols(c.mix(np.hstack(stack)), [dx, dy, dy, dx + 2 * dy, 3]
-                                                  + ([2] if len(stack) == 6 else []))
+            Xw, Yw, Vw, Hw, m2w, *r2w = split_cols(
+                c.mix(np.hstack(stack)), [dx, dy, dy, dx + 2 * dy, 3] + ([2] if len(stack) == 6 else [])
+            )
             H = Hw if self.combine == "atc" else Hw + G - G_prev  # step 2
             G_prev = G
             hx, hy, hv = split_cols(H, sizes)
             m2 = m2w + np.stack([np.sum(hx * hx, 1), np.sum(hy * hy, 1), np.sum(hv * hv, 1)], axis=1)  # step 3
-            if norm:                        # first round: r^s = m^s_1; later rounds: r ← W r (mixed above)
+            if norm:  # first round: r^s = m^s_1; later rounds: r ← W r (mixed above)
                 r2 = m2[:, 1:].copy() if r2 is None else r2w[0]
-            ex, ey, ev = self.steps(m2, r2)                                                       # step 4
-            Y = Yw - ey[:, None] * hy                                                             # step 5
+            ex, ey, ev = self.steps(m2, r2)  # step 4
+            Y = Yw - ey[:, None] * hy  # step 5
             V = Vw - ev[:, None] * hv
             if self.v_radius is not None:
                 nv = np.linalg.norm(V, axis=1, keepdims=True)
@@ -323,8 +339,22 @@ def _adasdbo(*, seed=None, **hp):
     return AdaSDBO(seed=seed, **hp)
 
 
-register_solver("adasdbo", _adasdbo, tasks=[TASK], role="paper",
-                description="AdaSDBO: single-loop, gradient-tracked, parameter-free decentralized bilevel method "
-                            "(step sizes from tracked cumulative gradient norms)",
-                defaults={"gamma": 1.0, "gamma_x": None, "gamma_y": None, "gamma_v": None, "m0": 1.0,
-                          "step_rule": "normalized", "combine": "atc", "v_radius": None, "report_every": 10})
+register_solver(
+    "adasdbo",
+    _adasdbo,
+    tasks=[TASK],
+    role="paper",
+    description="AdaSDBO: single-loop, gradient-tracked, parameter-free decentralized bilevel method "
+    "(step sizes from tracked cumulative gradient norms)",
+    defaults={
+        "gamma": 1.0,
+        "gamma_x": None,
+        "gamma_y": None,
+        "gamma_v": None,
+        "m0": 1.0,
+        "step_rule": "normalized",
+        "combine": "atc",
+        "v_radius": None,
+        "report_every": 10,
+    },
+)

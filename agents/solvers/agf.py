@@ -46,8 +46,18 @@ import numpy as np
 
 from papergym.agents.base import register_solver
 
-__all__ = ["Step", "agf_diagonal", "agf_linear", "activation_phase", "check_data", "linear_rescale", "linear_path", "agf_modular",
-           "greedy_memoryless", "as_solution"]
+__all__ = [
+    "Step",
+    "agf_diagonal",
+    "agf_linear",
+    "activation_phase",
+    "check_data",
+    "linear_rescale",
+    "linear_path",
+    "agf_modular",
+    "greedy_memoryless",
+    "as_solution",
+]
 
 
 class Step(NamedTuple):
@@ -90,8 +100,16 @@ def _signed_lstsq(X: np.ndarray, y: np.ndarray, signs: np.ndarray) -> np.ndarray
     return lsq_linear(X, y, bounds=(lb, ub), method="bvls", tol=1e-12).x
 
 
-def agf_diagonal(X, y, alpha: float, lr: float = 1.0, max_steps: int | None = None,
-                 grad_tol: float = 1e-12, zero_tol: float = 1e-12, phase: float | None = None) -> list[Step]:
+def agf_diagonal(
+    X,
+    y,
+    alpha: float,
+    lr: float = 1.0,
+    max_steps: int | None = None,
+    grad_tol: float = 1e-12,
+    zero_tol: float = 1e-12,
+    phase: float | None = None,
+) -> list[Step]:
     """The AGF staircase of a diagonal linear network (module docstring): the list of predicted drops
     ``Step(t, level, feature)`` with ``t`` in iterations of GD with step ``lr`` (``lr = 1``: flow time).
     ``phase`` overrides the activation phase ``S`` (the ``α → 0`` baseline uses ``2 log(1/α)``)."""
@@ -138,7 +156,7 @@ def agf_diagonal(X, y, alpha: float, lr: float = 1.0, max_steps: int | None = No
         beta[:] = 0.0
         beta[idx] = b
         r = y - X @ beta
-        steps.append(Step(t / lr, 0.5 * float(np.mean(r ** 2)), i))
+        steps.append(Step(t / lr, 0.5 * float(np.mean(r**2)), i))
         if active.all():
             break
     return steps
@@ -172,8 +190,9 @@ def linear_path(Sxx, Syx, syy: float, directions) -> tuple[np.ndarray, list[floa
     return W_ols, levels
 
 
-def agf_linear(Sxx, Syx, syy: float, init: float, lr: float = 1.0, memory: bool = True,
-               tol: float = 1e-12) -> list[Step]:
+def agf_linear(
+    Sxx, Syx, syy: float, init: float, lr: float = 1.0, memory: bool = True, tol: float = 1e-12
+) -> list[Step]:
     """The AGF staircase of a two-layer linear network ``W₂W₁`` (width ≥ rank) trained on ``½ mean ‖y − W₂W₁x‖²``
     from scale ``init`` (authors' notebook ``fully-connected-linear-network``):
 
@@ -217,10 +236,10 @@ def agf_linear(Sxx, Syx, syy: float, init: float, lr: float = 1.0, memory: bool 
         if sig.size == 0 or sig[0] <= tol * max(1.0, float(np.abs(Syx).max())):
             break
         dt = max((1.0 - phi[k]) / sig[0], 0.0)
-        phi[k:k + sig.size] += sig * dt
+        phi[k : k + sig.size] += sig * dt
         tau += dt
         if not memory:
-            phi[k + 1:] = 0.0
+            phi[k + 1 :] = 0.0
         u = Ur[:, 0]
         dirs.append(u)
         level = linear_path(Sxx, Syx, syy, np.stack(dirs, axis=1))[1][-1]
@@ -234,7 +253,7 @@ def _quad_loss_grad(z: np.ndarray, X: np.ndarray, Y: np.ndarray, m: int) -> tupl
     its gradient."""
     N, q = X.shape
     Wi = z[: m * q].reshape(m, q)
-    Wo = z[m * q:].reshape(Y.shape[1], m)
+    Wo = z[m * q :].reshape(Y.shape[1], m)
     h = X @ Wi.T
     a = h * h
     r = Y - a @ Wo.T
@@ -243,8 +262,9 @@ def _quad_loss_grad(z: np.ndarray, X: np.ndarray, Y: np.ndarray, m: int) -> tupl
     return 0.5 * float(np.einsum("ij,ij->", r, r)) / N, np.concatenate([g_i.ravel(), g_o.ravel()])
 
 
-def _cost_flow(z: np.ndarray, X: np.ndarray, Y: np.ndarray, m: int, max_evals: int, stop: float,
-               cos_min: float = 0.9) -> tuple[np.ndarray, int]:
+def _cost_flow(
+    z: np.ndarray, X: np.ndarray, Y: np.ndarray, m: int, max_evals: int, stop: float, cos_min: float = 0.9
+) -> tuple[np.ndarray, int]:
     """Gradient flow of the active neurons' loss from ``z``, by Euler steps with step control: a step ``−h∇L`` is
     accepted when the loss does not increase and the new gradient stays within ``arccos(cos_min)`` of the old one
     (``h`` then grows by 1.25; otherwise it halves and the step is retried). Follows the flow through the transient
@@ -269,11 +289,25 @@ def _cost_flow(z: np.ndarray, X: np.ndarray, Y: np.ndarray, m: int, max_evals: i
     return z, ev
 
 
-def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: float | None = None,
-                eta: float = 0.05, threshold: float = 1.0, memory: bool = True, frozen_utility: bool = False,
-                cost_iters: int = 300, flow_evals: int = 1000, flow_stop: float = 0.03,
-                deadline: float | None = None, max_steps: int | None = None, max_work: float | None = None
-                ) -> tuple[list[Step], int]:
+def agf_modular(
+    X,
+    Y,
+    W_in,
+    W_out,
+    lr: float,
+    momentum: float = 0.0,
+    horizon: float | None = None,
+    eta: float = 0.05,
+    threshold: float = 1.0,
+    memory: bool = True,
+    frozen_utility: bool = False,
+    cost_iters: int = 300,
+    flow_evals: int = 1000,
+    flow_stop: float = 0.03,
+    deadline: float | None = None,
+    max_steps: int | None = None,
+    max_work: float | None = None,
+) -> tuple[list[Step], int]:
     """AGF for a two-layer network with quadratic activation, ``f(x) = Σ_i o_i (w_iᵀx)²`` (neuron ``θ_i = (w_i,
     o_i)``), as in the authors' modular-arithmetic notebook:
 
@@ -308,8 +342,13 @@ def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: fl
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     Wi0, Wo0 = np.array(W_in, dtype=np.float64), np.array(W_out, dtype=np.float64)
-    if X.ndim != 2 or Y.ndim != 2 or X.shape[0] != Y.shape[0] or Wi0.shape != (Wo0.shape[1], X.shape[1]) \
-            or Wo0.shape[0] != Y.shape[1]:
+    if (
+        X.ndim != 2
+        or Y.ndim != 2
+        or X.shape[0] != Y.shape[0]
+        or Wi0.shape != (Wo0.shape[1], X.shape[1])
+        or Wo0.shape[0] != Y.shape[1]
+    ):
         raise ValueError(f"shapes do not fit: X {X.shape}, Y {Y.shape}, W_in {Wi0.shape}, W_out {Wo0.shape}")
     if not (lr > 0 and 0 <= momentum < 1 and eta > 0 and threshold > 0):
         raise ValueError("lr, eta and threshold must be positive and momentum in [0, 1)")
@@ -332,9 +371,13 @@ def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: fl
             work += 1
             if rho.max() >= threshold:
                 break
-            speed = float((np.sqrt((gw ** 2).sum(1) + (go ** 2).sum(0)) / np.maximum(rho, 1e-300)).max())
-            if speed <= 1e-300 or t > t_max or (deadline is not None and time.perf_counter() > deadline) \
-                    or (max_work is not None and work >= max_work):
+            speed = float((np.sqrt((gw**2).sum(1) + (go**2).sum(0)) / np.maximum(rho, 1e-300)).max())
+            if (
+                speed <= 1e-300
+                or t > t_max
+                or (deadline is not None and time.perf_counter() > deadline)
+                or (max_work is not None and work >= max_work)
+            ):
                 return steps, work
             dt = eta / speed
             Wi[D] += dt * gw
@@ -345,11 +388,17 @@ def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: fl
         A = np.flatnonzero(~dormant)
         z0 = np.concatenate([Wi[A].ravel(), Wo[:, A].ravel()])
         z0, ev = _cost_flow(z0, X, Y, len(A), int(flow_evals), float(flow_stop)) if flow_evals > 0 else (z0, 0)
-        res = minimize(_quad_loss_grad, z0, args=(X, Y, len(A)), jac=True, method="L-BFGS-B",
-                       options={"maxiter": int(cost_iters), "gtol": 1e-9, "ftol": 1e-12})
+        res = minimize(
+            _quad_loss_grad,
+            z0,
+            args=(X, Y, len(A)),
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": int(cost_iters), "gtol": 1e-9, "ftol": 1e-12},
+        )
         work += ev + int(res.nfev)
         Wi[A] = res.x[: len(A) * q].reshape(len(A), q)
-        Wo[:, A] = res.x[len(A) * q:].reshape(Y.shape[1], len(A))
+        Wo[:, A] = res.x[len(A) * q :].reshape(Y.shape[1], len(A))
         level = float(res.fun)
         if not frozen_utility:
             h = X @ Wi[A].T
@@ -359,8 +408,12 @@ def agf_modular(X, Y, W_in, W_out, lr: float, momentum: float = 0.0, horizon: fl
             Wi[rest], Wo[:, rest] = Wi0[rest], Wo0[:, rest]
         spec = np.abs(np.fft.rfft(Wo[:, i]))
         steps.append(Step(t * to_iter, level, int(np.argmax(spec[1:]) + 1)))
-        if level < 1e-6 * l0 or (deadline is not None and time.perf_counter() > deadline) \
-                or (max_steps is not None and len(steps) >= max_steps) or (max_work is not None and work >= max_work):
+        if (
+            level < 1e-6 * l0
+            or (deadline is not None and time.perf_counter() > deadline)
+            or (max_steps is not None and len(steps) >= max_steps)
+            or (max_work is not None and work >= max_work)
+        ):
             break
     return steps, work
 
@@ -383,7 +436,7 @@ def greedy_memoryless(X, y, alpha: float, lr: float = 1.0, grad_tol: float = 1e-
         active.append(i)
         b = np.linalg.lstsq(X[:, active], y, rcond=None)[0]
         r = y - X[:, active] @ b
-        steps.append(Step(t / lr, 0.5 * float(np.mean(r ** 2)), i))
+        steps.append(Step(t / lr, 0.5 * float(np.mean(r**2)), i))
     return steps
 
 
@@ -413,8 +466,18 @@ def modular_solution(problem, budget, report, **kw) -> list[tuple[float, float, 
         dl = time.perf_counter() + 0.9 * float(budget.max_seconds)
     if budget is not None and getattr(budget, "max_work", None):
         mw = 0.95 * float(budget.max_work)
-    steps, work = agf_modular(problem.X, problem.y, problem.init["W_in"], problem.init["W_out"], problem.lr,
-                              problem.momentum, problem.horizon, deadline=dl, max_work=mw, **kw)
+    steps, work = agf_modular(
+        problem.X,
+        problem.y,
+        problem.init["W_in"],
+        problem.init["W_out"],
+        problem.lr,
+        problem.momentum,
+        problem.horizon,
+        deadline=dl,
+        max_work=mw,
+        **kw,
+    )
     merged = merge_steps(as_solution(steps), problem.l0, problem.horizon)
     sol = merged or [(float(problem.horizon) * 2.0, float(problem.l0), -1)]
     if report is not None:
@@ -431,7 +494,9 @@ class AGF:
         if not isinstance(memory, (bool, np.bool_)):
             raise ValueError(f"memory must be True or False, got {memory!r}")
         if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not 0 < eta <= 0.5:
-            raise ValueError(f"eta (relative step of the utility flow, modular-addition) must be in (0, 0.5], got {eta!r}")
+            raise ValueError(
+                f"eta (relative step of the utility flow, modular-addition) must be in (0, 0.5], got {eta!r}"
+            )
         self.memory, self.eta = bool(memory), float(eta)
 
     def solve(self, problem, budget, report):
@@ -451,7 +516,12 @@ def _agf(*, seed=None, **hp):
     return AGF(seed=seed, **hp)
 
 
-register_solver("agf", _agf, tasks=["FeatureStaircase-v0"], role="paper",
-                description="Alternating Gradient Flows: utility maximisation with memory over dormant units, "
-                            "(sign-constrained) least squares over active ones; predicts drop times, levels, features",
-                defaults={"memory": True, "eta": 0.05})
+register_solver(
+    "agf",
+    _agf,
+    tasks=["FeatureStaircase-v0"],
+    role="paper",
+    description="Alternating Gradient Flows: utility maximisation with memory over dormant units, "
+    "(sign-constrained) least squares over active ones; predicts drop times, levels, features",
+    defaults={"memory": True, "eta": 0.05},
+)

@@ -26,7 +26,8 @@ recomputes ``F`` from them) and ``aux_objective = F`` (the solver's own value, f
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -43,8 +44,16 @@ def _lam_max(V: np.ndarray) -> float:
 
 
 class BCD:
-    def __init__(self, *, seed: Any = None, gamma: float = 1.0, inner_steps: int = 1, exact_last: bool = False,
-                 max_halvings: int = 30, skip: bool | None = None):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        gamma: float = 1.0,
+        inner_steps: int = 1,
+        exact_last: bool = False,
+        max_halvings: int = 30,
+        skip: bool | None = None,
+    ):
         if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not (gamma > 0 and np.isfinite(gamma)):
             raise ValueError(f"gamma must be a finite number > 0, got {gamma!r}")
         if isinstance(inner_steps, bool) or not isinstance(inner_steps, int) or inner_steps < 1:
@@ -52,8 +61,9 @@ class BCD:
         self.gamma, self.inner_steps, self.exact_last = float(gamma), inner_steps, bool(exact_last)
         self.max_halvings, self.skip = int(max_halvings), skip
 
-    def _armijo(self, f: Callable[[np.ndarray], float], x: np.ndarray, g: np.ndarray, step: float,
-                project: bool) -> np.ndarray:
+    def _armijo(
+        self, f: Callable[[np.ndarray], float], x: np.ndarray, g: np.ndarray, step: float, project: bool
+    ) -> np.ndarray:
         f0 = f(x)
         t = step
         for _ in range(self.max_halvings):
@@ -108,8 +118,9 @@ class BCD:
 
                     Z = W[j - 1] @ Vp
                     g = 2.0 * gamma * ((s(Z) + extra - Vj) * ds(Z)) @ Vp.T
-                    W[j - 1] = self._armijo(f_w, W[j - 1], g, 1.0 / (2.0 * gamma * sp ** 2 * _lam_max(Vp) + 1e-300),
-                                            project=False)
+                    W[j - 1] = self._armijo(
+                        f_w, W[j - 1], g, 1.0 / (2.0 * gamma * sp**2 * _lam_max(Vp) + 1e-300), project=False
+                    )
                 if j >= 2:
                     for _ in range(self.inner_steps):
                         Wj, Vj, target = W[j - 1], V[j], pre(j - 1)
@@ -124,11 +135,14 @@ class BCD:
                         R = s(Z) + (v0 if use else 0.0) - Vj
                         g = 2.0 * gamma * (Wj.T @ (R * ds(Z)) + (R if use else 0.0) + (v0 - target))
                         nw = np.linalg.norm(Wj, 2)
-                        lip = 2.0 * gamma * (((1.0 + sp * nw) ** 2 if use else sp ** 2 * nw ** 2) + 1.0)
+                        lip = 2.0 * gamma * (((1.0 + sp * nw) ** 2 if use else sp**2 * nw**2) + 1.0)
                         V[j - 1] = self._armijo(f_v, v0, g, 1.0 / lip, project=skip)
             F = lifted_objective(W, V, Y, act, skip, gamma)
-            report({"weights": [w.copy() for w in W], "V": [v.copy() for v in V[1:]], "gamma": gamma,
-                    "aux_objective": F}, iteration=sweep + 1, work=(sweep + 1) * 3 * L)
+            report(
+                {"weights": [w.copy() for w in W], "V": [v.copy() for v in V[1:]], "gamma": gamma, "aux_objective": F},
+                iteration=sweep + 1,
+                work=(sweep + 1) * 3 * L,
+            )
         return {"weights": W, "V": V[1:], "gamma": gamma, "aux_objective": F}
 
 
@@ -140,9 +154,19 @@ def _bcd_skip(*, seed=None, **hp):
     return BCD(seed=seed, **{"skip": True, **hp})
 
 
-register_solver("bcd", _bcd, tasks=[TASK], role="paper",
-                description="block coordinate descent on the lifted objective (strictly monotone activations)",
-                defaults={"gamma": 1.0, "inner_steps": 1, "exact_last": False})
-register_solver("bcd-skip", _bcd_skip, tasks=[TASK], role="paper",
-                description="BCD with skip connections and V >= 0 projection (ReLU; the paper's modification)",
-                defaults={"gamma": 1.0, "inner_steps": 1, "exact_last": False})
+register_solver(
+    "bcd",
+    _bcd,
+    tasks=[TASK],
+    role="paper",
+    description="block coordinate descent on the lifted objective (strictly monotone activations)",
+    defaults={"gamma": 1.0, "inner_steps": 1, "exact_last": False},
+)
+register_solver(
+    "bcd-skip",
+    _bcd_skip,
+    tasks=[TASK],
+    role="paper",
+    description="BCD with skip connections and V >= 0 projection (ReLU; the paper's modification)",
+    defaults={"gamma": 1.0, "inner_steps": 1, "exact_last": False},
+)

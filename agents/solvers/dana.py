@@ -27,7 +27,8 @@ Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -38,9 +39,15 @@ __all__ = ["momentum_template", "DANA", "TASK"]
 TASK = "PowerLawRandomFeatures-v0"
 
 
-def momentum_template(problem: Any, report: Callable[..., None], *, gamma1: Callable[[int], float],
-                      gamma2: Callable[[int], float], gamma3: Callable[[int], float],
-                      delta: Callable[[int], float]) -> np.ndarray:
+def momentum_template(
+    problem: Any,
+    report: Callable[..., None],
+    *,
+    gamma1: Callable[[int], float],
+    gamma2: Callable[[int], float],
+    gamma3: Callable[[int], float],
+    delta: Callable[[int], float],
+) -> np.ndarray:
     """Run the template for ``problem.steps`` steps; report at ``problem.checkpoints``. Returns ``θ_T``.
     A run whose iterate stops being finite reports it once and stops (the evaluator scores it as diverged)."""
     theta = np.array(problem.theta0, dtype=float)
@@ -69,8 +76,16 @@ def _check(name: str, v: Any, *, low: float = 0.0, strict: bool = False) -> floa
 class DANA:
     """``schedule="decaying"`` (``dana-decaying``) or ``"constant"`` (``dana-constant``); module docstring."""
 
-    def __init__(self, *, seed: Any = None, schedule: str = "decaying", c2: float = 0.5, c3: float = 0.1,
-                 g3_scale: float = 0.1, delta: float | None = None):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        schedule: str = "decaying",
+        c2: float = 0.5,
+        c3: float = 0.1,
+        g3_scale: float = 0.1,
+        delta: float | None = None,
+    ):
         if schedule not in ("decaying", "constant"):
             raise ValueError(f"schedule must be 'decaying' or 'constant', got {schedule!r}")
         self.schedule = schedule
@@ -93,8 +108,15 @@ class DANA:
 
             def gamma3(t: int) -> float:
                 return g3
-        return momentum_template(problem, report, gamma1=lambda t: 1.0, gamma2=lambda t: g2, gamma3=gamma3,
-                                 delta=lambda t: 1.0 / (1.0 + t / dl))
+
+        return momentum_template(
+            problem,
+            report,
+            gamma1=lambda t: 1.0,
+            gamma2=lambda t: g2,
+            gamma3=gamma3,
+            delta=lambda t: 1.0 / (1.0 + t / dl),
+        )
 
 
 def _dana_decaying(*, seed=None, **hp):
@@ -105,9 +127,19 @@ def _dana_constant(*, seed=None, **hp):
     return DANA(seed=seed, schedule="constant", **hp)
 
 
-register_solver("dana-decaying", _dana_decaying, tasks=[TASK], role="paper",
-                description="DANA: momentum with gamma3(t) = c3/T_r (1+t)^(-1/(2 alpha)), Delta(t) = 1/(1 + t/delta)",
-                defaults={"c2": 0.5, "c3": 0.1, "delta": "4 + (alpha + beta)/alpha"})
-register_solver("dana-constant", _dana_constant, tasks=[TASK], role="paper",
-                description="DANA with constant gamma3 = 0.1 (B/d) min(1, B/T_r) (dimension-adapted)",
-                defaults={"c2": 0.5, "g3_scale": 0.1, "delta": "4 + (alpha + beta)/alpha"})
+register_solver(
+    "dana-decaying",
+    _dana_decaying,
+    tasks=[TASK],
+    role="paper",
+    description="DANA: momentum with gamma3(t) = c3/T_r (1+t)^(-1/(2 alpha)), Delta(t) = 1/(1 + t/delta)",
+    defaults={"c2": 0.5, "c3": 0.1, "delta": "4 + (alpha + beta)/alpha"},
+)
+register_solver(
+    "dana-constant",
+    _dana_constant,
+    tasks=[TASK],
+    role="paper",
+    description="DANA with constant gamma3 = 0.1 (B/d) min(1, B/T_r) (dimension-adapted)",
+    defaults={"c2": 0.5, "g3_scale": 0.1, "delta": "4 + (alpha + beta)/alpha"},
+)

@@ -59,7 +59,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -79,8 +80,10 @@ def check_positive(v: Any, name: str, *, allow_zero: bool = False, allow_none: b
         return None
     ok = not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(float(v))
     if not ok or float(v) < 0 or (float(v) == 0 and not allow_zero):
-        raise ValueError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}"
-                         f"{' or None' if allow_none else ''}, got {v!r}")
+        raise ValueError(
+            f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}"
+            f"{' or None' if allow_none else ''}, got {v!r}"
+        )
     return float(v)
 
 
@@ -99,8 +102,9 @@ def dbgd_direction(grad_f: np.ndarray, grad_g: np.ndarray, phi: float) -> tuple[
 class IterationLoop:
     """Budget, stopping and reporting shared by the solvers of ``SimpleBilevel-v0`` (module docstring)."""
 
-    def __init__(self, problem: Any, budget: Any, report: Callable[..., None], report_every: int,
-                 stop_at_stationary: bool):
+    def __init__(
+        self, problem: Any, budget: Any, report: Callable[..., None], report_every: int, stop_at_stationary: bool
+    ):
         self.oracle = problem.oracle
         caps = [float(problem.max_work)]
         if budget is not None and getattr(budget, "max_work", None) is not None:
@@ -157,9 +161,20 @@ def step_size(problem: Any, eta: float | None) -> float:
 
 
 class DBGD:
-    def __init__(self, *, seed: Any = None, beta: float = 1.0, q: float = 2.0, eta: float | None = None,
-                 p: float | None = None, line_search: bool = True, c_armijo: float = 1e-4, max_growth: float = 1.0,
-                 report_every: int = 100, stop_at_stationary: bool = True):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        beta: float = 1.0,
+        q: float = 2.0,
+        eta: float | None = None,
+        p: float | None = None,
+        line_search: bool = True,
+        c_armijo: float = 1e-4,
+        max_growth: float = 1.0,
+        report_every: int = 100,
+        stop_at_stationary: bool = True,
+    ):
         self.beta = check_positive(beta, "beta")
         self.q = check_positive(q, "q")
         self.eta = check_positive(eta, "eta", allow_none=True)
@@ -188,21 +203,21 @@ class DBGD:
         k = 0
         try:
             while loop.afford(1.0):
-                gf, gg = (np.asarray(v, dtype=float) for v in o.grads(x))            # step 1
+                gf, gg = (np.asarray(v, dtype=float) for v in o.grads(x))  # step 1
                 if loop.check(x, k, gf, gg):
                     break
-                phi, vals = self.barrier(o, loop, x, gg, vals)                        # step 2
+                phi, vals = self.barrier(o, loop, x, gg, vals)  # step 2
                 if phi is None:
                     break
-                d, lam = dbgd_direction(gf, gg, phi)                                  # step 3
-                if self.line_search:                                                  # step 4, Armijo option
+                d, lam = dbgd_direction(gf, gg, phi)  # step 3
+                if self.line_search:  # step 4, Armijo option
                     eta0 = min(2.0 * eta, eta_max) if grow else eta
                     eta, x_new, vals, trials = self._armijo(o, loop, x, d, lam, eta0, vals)
                     if x_new is None:
                         break
                     grow = trials == 1
                 else:
-                    x_new = x - eta * d                                               # step 4
+                    x_new = x - eta * d  # step 4
                 k += 1
                 x = x_new
                 if not np.all(np.isfinite(x)):
@@ -211,13 +226,22 @@ class DBGD:
             pass
         return loop.finish(x, k)
 
-    def barrier(self, o: Any, loop: IterationLoop, x: np.ndarray, grad_g: np.ndarray,
-                vals: tuple[float, float] | None) -> tuple[float | None, tuple[float, float] | None]:
+    def barrier(
+        self, o: Any, loop: IterationLoop, x: np.ndarray, grad_g: np.ndarray, vals: tuple[float, float] | None
+    ) -> tuple[float | None, tuple[float, float] | None]:
         """``φ(x_k) = β‖∇g_k‖^q`` (step 2; no oracle call). Returns ``(φ, vals)``; ``φ = None`` ends the run."""
         return self.beta * float(np.linalg.norm(grad_g)) ** self.q, vals
 
-    def _armijo(self, o: Any, loop: IterationLoop, x: np.ndarray, d: np.ndarray, lam: float, eta0: float,
-                vals: tuple[float, float] | None) -> tuple[float, np.ndarray | None, tuple[float, float] | None, int]:
+    def _armijo(
+        self,
+        o: Any,
+        loop: IterationLoop,
+        x: np.ndarray,
+        d: np.ndarray,
+        lam: float,
+        eta0: float,
+        vals: tuple[float, float] | None,
+    ) -> tuple[float, np.ndarray | None, tuple[float, float] | None, int]:
         """Backtracking on ``ψ = f + λg`` from ``η_0`` (module docstring, step 4): ``(η, x⁺, (f, g)(x⁺), trials)``;
         ``x⁺ = None`` if the budget ends first. ``vals``: ``(f, g)(x)`` if already known (saves a call)."""
         if vals is None:
@@ -242,7 +266,21 @@ def _dbgd(*, seed=None, **hp):
     return DBGD(seed=seed, **hp)
 
 
-register_solver("dbgd", _dbgd, tasks=[TASK], role="paper",
-                description="dynamic barrier GD (Cao et al. 2025 variant): barrier beta*||grad g||^q, Armijo step",
-                defaults={"beta": 1.0, "q": 2.0, "eta": None, "p": None, "line_search": True, "c_armijo": 1e-4,
-                          "max_growth": 1.0, "report_every": 100, "stop_at_stationary": True})
+register_solver(
+    "dbgd",
+    _dbgd,
+    tasks=[TASK],
+    role="paper",
+    description="dynamic barrier GD (Cao et al. 2025 variant): barrier beta*||grad g||^q, Armijo step",
+    defaults={
+        "beta": 1.0,
+        "q": 2.0,
+        "eta": None,
+        "p": None,
+        "line_search": True,
+        "c_armijo": 1e-4,
+        "max_growth": 1.0,
+        "report_every": 100,
+        "stop_at_stationary": True,
+    },
+)

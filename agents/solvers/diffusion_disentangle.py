@@ -125,8 +125,16 @@ import numpy as np
 
 from papergym.agents.base import register_solver
 
-__all__ = ["DiffusionDisentangle", "VPSchedule", "ddim_transfer", "balanced_pca_frame", "supervised_frame",
-           "style_moment", "principal_directions", "TASK"]
+__all__ = [
+    "DiffusionDisentangle",
+    "VPSchedule",
+    "ddim_transfer",
+    "balanced_pca_frame",
+    "supervised_frame",
+    "style_moment",
+    "principal_directions",
+    "TASK",
+]
 
 TASK = "SubspaceDisentangle-v0"
 ARCHITECTURES = ("dual", "full")
@@ -151,9 +159,16 @@ class VPSchedule:
         return np.sqrt(-np.expm1(-self.integral(np.asarray(t, dtype=float))))
 
 
-def ddim_transfer(eps_fn: Callable[[np.ndarray, float], np.ndarray], x_src: np.ndarray, U_hat: np.ndarray,
-                  schedule: VPSchedule, t_start: float, n_steps: int, rng: np.random.Generator,
-                  projector: np.ndarray | None = None) -> np.ndarray:
+def ddim_transfer(
+    eps_fn: Callable[[np.ndarray, float], np.ndarray],
+    x_src: np.ndarray,
+    U_hat: np.ndarray,
+    schedule: VPSchedule,
+    t_start: float,
+    n_steps: int,
+    rng: np.random.Generator,
+    projector: np.ndarray | None = None,
+) -> np.ndarray:
     """Style transfer by deterministic DDIM from the noised source (item (6); module docstring):
     ``eps_fn(x_t, t)`` is the (guided) noise prediction ``ε̂ = −σ_t s``; the content coordinates ``Ûᵀx`` are held on
     the source's forward path ``α_t Ûᵀx_src`` and equal ``Ûᵀx_src`` in the result. ``projector``: the content part
@@ -169,11 +184,11 @@ def ddim_transfer(eps_fn: Callable[[np.ndarray, float], np.ndarray], x_src: np.n
     for i in range(n_steps):
         t, tn = float(ts[i]), float(ts[i + 1])
         a, s = float(schedule.alpha(t)), float(schedule.sigma(t))
-        x = x - x @ P + a * content                       # keep the content on its forward path
+        x = x - x @ P + a * content  # keep the content on its forward path
         eps = eps_fn(x, t)
-        x0 = (x - s * eps) / a                            # DDIM: predicted x_0
+        x0 = (x - s * eps) / a  # DDIM: predicted x_0
         an, sn = float(schedule.alpha(tn)), float(schedule.sigma(tn))
-        x = an * x0 + sn * eps                            # deterministic DDIM step (η = 0)
+        x = an * x0 + sn * eps  # deterministic DDIM step (η = 0)
     return x0 - x0 @ P + content
 
 
@@ -193,10 +208,10 @@ def balanced_pca_frame(X: np.ndarray, k: int, m: int) -> np.ndarray:
     columns ``p_{2r+1}, …`` and style columns after them; orthonormal, spanning the top ``k + m`` directions."""
     P = principal_directions(X, k + m)
     r = min(k, m)
-    a, b = P[:, :r], P[:, r:2 * r]
-    rest = P[:, 2 * r:]
-    U0 = np.hstack([(a + b) / math.sqrt(2.0), rest[:, :k - r]])
-    V0 = np.hstack([(a - b) / math.sqrt(2.0), rest[:, k - r:]])
+    a, b = P[:, :r], P[:, r : 2 * r]
+    rest = P[:, 2 * r :]
+    U0 = np.hstack([(a + b) / math.sqrt(2.0), rest[:, : k - r]])
+    V0 = np.hstack([(a - b) / math.sqrt(2.0), rest[:, k - r :]])
     return np.hstack([U0, V0])
 
 
@@ -226,8 +241,9 @@ def style_moment(X: np.ndarray, labels: np.ndarray | None = None, X_view: np.nda
     return 0.5 * (C + C.T)
 
 
-def supervised_frame(X: np.ndarray, k: int, m: int, labels: np.ndarray | None = None,
-                     X_view: np.ndarray | None = None) -> np.ndarray:
+def supervised_frame(
+    X: np.ndarray, k: int, m: int, labels: np.ndarray | None = None, X_view: np.ndarray | None = None
+) -> np.ndarray:
     """The supervision-identified start of the frame (module docstring, "Initialisation"): ``V̂₀`` = the top ``m``
     eigenvectors of :func:`style_moment`, ``Û₀`` = the top ``k`` principal directions of the data inside the
     orthogonal complement of ``V̂₀``; returns ``[Û₀ V̂₀]`` (``D × (k + m)``, orthonormal)."""
@@ -237,21 +253,25 @@ def supervised_frame(X: np.ndarray, k: int, m: int, labels: np.ndarray | None = 
         raise ValueError(f"content_dim + style_dim = {k + m} exceeds the data dimension {D}")
     w, E = np.linalg.eigh(style_moment(X, labels, X_view))
     V0 = E[:, np.argsort(w, kind="stable")[::-1][:m]]
-    Q, _ = np.linalg.qr(np.hstack([V0, np.eye(D)]))                         # Q[:, m:D] spans the complement of V̂₀
+    Q, _ = np.linalg.qr(np.hstack([V0, np.eye(D)]))  # Q[:, m:D] spans the complement of V̂₀
     C = Q[:, m:D]
     U0 = C @ principal_directions(X @ C, k)
     return np.hstack([U0, V0])
 
 
-def _check(name: str, v: Any, kind: type, lo: float | None = None, hi: float | None = None,
-           lo_open: bool = False) -> Any:
+def _check(
+    name: str, v: Any, kind: type, lo: float | None = None, hi: float | None = None, lo_open: bool = False
+) -> Any:
     ok = not isinstance(v, bool) and isinstance(v, (int, float) if kind is float else int)
     if ok:
         fv = float(v)
         ok = math.isfinite(fv) and (lo is None or (fv > lo if lo_open else fv >= lo)) and (hi is None or fv <= hi)
     if not ok:
-        rng = f" in {'(' if lo_open else '['}{lo}, {hi}]" if hi is not None else \
-            (f" {'>' if lo_open else '>='} {lo}" if lo is not None else "")
+        rng = (
+            f" in {'(' if lo_open else '['}{lo}, {hi}]"
+            if hi is not None
+            else (f" {'>' if lo_open else '>='} {lo}" if lo is not None else "")
+        )
         raise ValueError(f"{name} must be a{'n integer' if kind is int else ' number'}{rng}, got {v!r}")
     return kind(v)
 
@@ -260,12 +280,31 @@ def _check(name: str, v: Any, kind: type, lo: float | None = None, hi: float | N
 class DiffusionDisentangle:
     """The paper-proxy method and its variants (module docstring)."""
 
-    def __init__(self, *, seed: Any = None, steps: int = 3000, lr: float = 2e-3, batch_size: int = 256,
-                 width: int = 64, p_uncond: float = 0.2, guidance: float = 2.0, content_sees_style: bool = False,
-                 lambda_sg: float = 0.1, t_start: float = 0.6, ddim_steps: int = 200, beta_min: float = 0.1,
-                 beta_max: float = 20.0, t_min: float = 1e-3, encoder_dim: int = 4, architecture: str = "dual",
-                 probe_t: float = 0.1, init: str = "supervised", report_every: int = 1000, stop_fraction: float = 0.75,
-                 frame_average: float = 0.5):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        steps: int = 3000,
+        lr: float = 2e-3,
+        batch_size: int = 256,
+        width: int = 64,
+        p_uncond: float = 0.2,
+        guidance: float = 2.0,
+        content_sees_style: bool = False,
+        lambda_sg: float = 0.1,
+        t_start: float = 0.6,
+        ddim_steps: int = 200,
+        beta_min: float = 0.1,
+        beta_max: float = 20.0,
+        t_min: float = 1e-3,
+        encoder_dim: int = 4,
+        architecture: str = "dual",
+        probe_t: float = 0.1,
+        init: str = "supervised",
+        report_every: int = 1000,
+        stop_fraction: float = 0.75,
+        frame_average: float = 0.5,
+    ):
         self.seed = seed
         self.frame_average = _check("frame_average", frame_average, float, 0.0, 1.0)
         if self.frame_average >= 1.0:
@@ -310,7 +349,7 @@ class DiffusionDisentangle:
     def _solve(self, torch: Any, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
         start = time.perf_counter()
         nprng = np.random.default_rng(self.seed)
-        gen = torch.Generator().manual_seed(int(nprng.integers(2 ** 62)))
+        gen = torch.Generator().manual_seed(int(nprng.integers(2**62)))
         X = torch.as_tensor(np.asarray(problem.X_train, dtype=np.float32))
         n, D = X.shape
         k, m = int(problem.content_dim), int(problem.style_dim)
@@ -324,10 +363,11 @@ class DiffusionDisentangle:
         net = _Net(torch, D, k, m, n_codes, self.width, self.architecture, self.content_sees_style, views, gen)
         if net.A is not None and self.init != "random":
             Xtr = np.asarray(problem.X_train, dtype=float)
-            if self.init == "supervised":                                   # (1) start identified by the supervision
-                A0 = supervised_frame(Xtr, k, m, labels=None if views else problem.labels,
-                                      X_view=problem.X_view if views else None)
-            else:                                                           # (1) [design] balanced PCA start
+            if self.init == "supervised":  # (1) start identified by the supervision
+                A0 = supervised_frame(
+                    Xtr, k, m, labels=None if views else problem.labels, X_view=problem.X_view if views else None
+                )
+            else:  # (1) [design] balanced PCA start
                 A0 = balanced_pca_frame(Xtr, k, m)
             with torch.no_grad():
                 net.A.copy_(torch.as_tensor(A0, dtype=torch.float32))
@@ -346,11 +386,13 @@ class DiffusionDisentangle:
 
         max_it = getattr(budget, "max_iterations", None)
         n_steps = min(self.steps, int(max_it)) if max_it else self.steps
-        t_stop = None if getattr(budget, "max_seconds", None) is None else self.stop_fraction * float(budget.max_seconds)
+        t_stop = (
+            None if getattr(budget, "max_seconds", None) is None else self.stop_fraction * float(budget.max_seconds)
+        )
         bs = min(self.batch_size, n)
         stopped, loss_v, step = "steps", float("nan"), 0
         avg_from = math.floor((1.0 - self.frame_average) * n_steps) + 1 if self.frame_average > 0 else None
-        self._P_sum, self._P_count = None, 0                              # tail average of ÛÛᵀ (Polyak–Ruppert)
+        self._P_sum, self._P_count = None, 0  # tail average of ÛÛᵀ (Polyak–Ruppert)
         for step in range(1, n_steps + 1):
             idx = torch.randint(0, n, (bs,), generator=gen)
             x0 = X[idx]
@@ -359,31 +401,34 @@ class DiffusionDisentangle:
             alpha = torch.exp(-0.5 * integ)
             sigma = torch.sqrt(-torch.expm1(-integ))
             eps = torch.randn(bs, D, generator=gen)
-            xt = alpha * x0 + sigma * eps                                   # (3) forward VP-SDE marginal
+            xt = alpha * x0 + sigma * eps  # (3) forward VP-SDE marginal
             c = codes_of(idx)
-            drop = torch.rand(bs, 1, generator=gen) < self.p_uncond         # (5) style dropout -> null token
+            drop = torch.rand(bs, 1, generator=gen) < self.p_uncond  # (5) style dropout -> null token
             cc = net.with_null(c, drop)
             W = net.frame()
             eps_hat = net.eps(xt, t, cc, W)
-            loss = ((eps_hat - eps) ** 2).sum(1).mean()                     # (4) E||σ_t s + ε||² = E||ε̂ − ε||²
+            loss = ((eps_hat - eps) ** 2).sum(1).mean()  # (4) E||σ_t s + ε||² = E||ε̂ − ε||²
             if self.content_sees_style and self.lambda_sg > 0:
                 c2 = net.with_null(codes_of(idx, other=True), torch.zeros_like(drop))
-                diff = (eps_hat - net.eps(xt, t, c2, W)) @ W[:, :k]         # Ûᵀ(ε̂(c) − ε̂(c′)), (5)
-                loss = loss + self.lambda_sg * (diff ** 2).sum(1).mean()
+                diff = (eps_hat - net.eps(xt, t, c2, W)) @ W[:, :k]  # Ûᵀ(ε̂(c) − ε̂(c′)), (5)
+                loss = loss + self.lambda_sg * (diff**2).sum(1).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             loss_v = float(loss.detach())
             if avg_from is not None and step >= avg_from and net.A is not None:
-                Uk = W.detach()[:, :k].double().numpy()                     # this step's frame (before its update)
+                Uk = W.detach()[:, :k].double().numpy()  # this step's frame (before its update)
                 self._P_sum = Uk @ Uk.T + (0.0 if self._P_sum is None else self._P_sum)
                 self._P_count += 1
             if not math.isfinite(loss_v):
                 stopped = "non-finite loss"
                 break
             if self.report_every and step % self.report_every == 0 and step < n_steps:
-                report(self._solution(torch, net, problem, nprng, step, loss_v, "running", start),
-                       iteration=step, work=step)
+                report(
+                    self._solution(torch, net, problem, nprng, step, loss_v, "running", start),
+                    iteration=step,
+                    work=step,
+                )
             if t_stop is not None and time.perf_counter() - start >= t_stop:
                 stopped = "max_seconds"
                 break
@@ -392,23 +437,35 @@ class DiffusionDisentangle:
         return sol
 
     # ---------------------------------------------------------------------------------------- outputs
-    def _solution(self, torch: Any, net: Any, problem: Any, nprng: np.random.Generator, step: int, loss: float,
-                  stopped: str, start: float) -> dict[str, Any]:
+    def _solution(
+        self,
+        torch: Any,
+        net: Any,
+        problem: Any,
+        nprng: np.random.Generator,
+        step: int,
+        loss: float,
+        stopped: str,
+        start: float,
+    ) -> dict[str, Any]:
         fit = time.perf_counter() - start
         with torch.no_grad():
             U_hat = self._content_basis(torch, net, problem, nprng)
-            transfer = self._transfer(torch, net, problem, U_hat, np.random.default_rng(nprng.integers(2 ** 62)))
-        return {"U_hat": U_hat, "transfer": transfer,
-                "meta": {"steps": step, "loss": loss, "stopped": stopped, "fit_seconds": fit}}
+            transfer = self._transfer(torch, net, problem, U_hat, np.random.default_rng(nprng.integers(2**62)))
+        return {
+            "U_hat": U_hat,
+            "transfer": transfer,
+            "meta": {"steps": step, "loss": loss, "stopped": stopped, "fit_seconds": fit},
+        }
 
     def _content_basis(self, torch: Any, net: Any, problem: Any, nprng: np.random.Generator) -> np.ndarray:
         k, m = int(problem.content_dim), int(problem.style_dim)
         X = np.asarray(problem.X_train, dtype=float)
         if net.architecture == "dual":
             W = net.frame().double().numpy()
-            q, _ = np.linalg.qr(W[:, :k])                                  # re-orthonormalise in float64
+            q, _ = np.linalg.qr(W[:, :k])  # re-orthonormalise in float64
             self.last_iterate_U_ = q
-            if getattr(self, "_P_count", 0) > 0:                          # top-k eigenvectors of the mean projector
+            if getattr(self, "_P_count", 0) > 0:  # top-k eigenvectors of the mean projector
                 _, vecs = np.linalg.eigh(self._P_sum / self._P_count)
                 return np.ascontiguousarray(vecs[:, ::-1][:, :k])
             return q
@@ -439,8 +496,9 @@ class DiffusionDisentangle:
         if problem.supervision == "views":
             code = net.encode(torch.as_tensor(np.asarray(problem.query_ref, dtype=np.float32)))
         else:
-            code = torch.nn.functional.one_hot(torch.as_tensor(np.asarray(problem.query_style, dtype=np.int64)),
-                                               int(problem.n_styles)).float()
+            code = torch.nn.functional.one_hot(
+                torch.as_tensor(np.asarray(problem.query_style, dtype=np.int64)), int(problem.n_styles)
+            ).float()
         cond = net.with_null(code, None)
         null = net.with_null(torch.zeros_like(code), torch.ones(len(code), 1, dtype=torch.bool))
         w = self.guidance
@@ -453,21 +511,39 @@ class DiffusionDisentangle:
             if w == 1.0:
                 return e_c.double().numpy()
             e_0 = net.eps(xt, tt, null, W)
-            return (e_0 + w * (e_c - e_0)).double().numpy()                # (5) guided score (same σ_t scale)
+            return (e_0 + w * (e_c - e_0)).double().numpy()  # (5) guided score (same σ_t scale)
 
-        return ddim_transfer(eps_fn, np.asarray(problem.query_source, dtype=float), U_hat, self.schedule,
-                             self.t_start, self.ddim_steps, rng)
+        return ddim_transfer(
+            eps_fn,
+            np.asarray(problem.query_source, dtype=float),
+            U_hat,
+            self.schedule,
+            self.t_start,
+            self.ddim_steps,
+            rng,
+        )
 
 
 class _Net:
     """The networks of one model (module docstring), parameters initialised from ``gen``."""
 
-    def __init__(self, torch: Any, D: int, k: int, m: int, n_codes: int, width: int, architecture: str,
-                 content_sees_style: bool, views: bool, gen: Any):
+    def __init__(
+        self,
+        torch: Any,
+        D: int,
+        k: int,
+        m: int,
+        n_codes: int,
+        width: int,
+        architecture: str,
+        content_sees_style: bool,
+        views: bool,
+        gen: Any,
+    ):
         nn = torch.nn
         self.torch, self.architecture, self.k, self.m = torch, architecture, k, m
         self.csty = content_sees_style
-        cdim = n_codes + 1                                                  # code + null flag
+        cdim = n_codes + 1  # code + null flag
 
         def mlp(i: int, o: int, h: int = width, depth: int = 2) -> Any:
             layers: list[Any] = []
@@ -523,25 +599,52 @@ class _Net:
         if self.architecture == "full":
             return self.mods["f"](torch.cat([xt, c, t], dim=1))
         W = self.frame() if W is None else W
-        Uh, Vh = W[:, :self.k], W[:, self.k:]
+        Uh, Vh = W[:, : self.k], W[:, self.k :]
         u, v = xt @ Uh, xt @ Vh
         zin = [u, c, t] if self.csty else [u, t]
-        perp = xt - u @ Uh.T - v @ Vh.T                                    # P⊥ x_t
+        perp = xt - u @ Uh.T - v @ Vh.T  # P⊥ x_t
         b = torch.nn.functional.softplus(self.mods["a"](t))
-        return self.mods["h_z"](torch.cat(zin, dim=1)) @ Uh.T + self.mods["h_g"](torch.cat([v, c, t], dim=1)) @ Vh.T \
+        return (
+            self.mods["h_z"](torch.cat(zin, dim=1)) @ Uh.T
+            + self.mods["h_g"](torch.cat([v, c, t], dim=1)) @ Vh.T
             + b * perp
+        )
 
 
 def _diffusion_disentangle(*, seed: Any = None, **hp: Any) -> DiffusionDisentangle:
     return DiffusionDisentangle(seed=seed, **hp)
 
 
-DEFAULTS = {"steps": 3000, "lr": 2e-3, "batch_size": 256, "width": 64, "p_uncond": 0.2, "guidance": 2.0,
-            "content_sees_style": False, "lambda_sg": 0.1, "t_start": 0.6, "ddim_steps": 200, "beta_min": 0.1,
-            "beta_max": 20.0, "t_min": 1e-3, "encoder_dim": 4, "architecture": "dual", "probe_t": 0.1, "init": "supervised",
-            "report_every": 1000, "stop_fraction": 0.75, "frame_average": 0.5}
+DEFAULTS = {
+    "steps": 3000,
+    "lr": 2e-3,
+    "batch_size": 256,
+    "width": 64,
+    "p_uncond": 0.2,
+    "guidance": 2.0,
+    "content_sees_style": False,
+    "lambda_sg": 0.1,
+    "t_start": 0.6,
+    "ddim_steps": 200,
+    "beta_min": 0.1,
+    "beta_max": 20.0,
+    "t_min": 1e-3,
+    "encoder_dim": 4,
+    "architecture": "dual",
+    "probe_t": 0.1,
+    "init": "supervised",
+    "report_every": 1000,
+    "stop_fraction": 0.75,
+    "frame_average": 0.5,
+}
 
-register_solver("diffusion-disentangle", _diffusion_disentangle, tasks=[TASK], role="paper",
-                description="dual-branch content-bottlenecked diffusion (QR Stiefel frame, VP-SDE DSM) with style "
-                            "dropout and guidance w = 2; transfer by DDIM from t = 0.6 keeping the content",
-                defaults=DEFAULTS, requires=("torch",))
+register_solver(
+    "diffusion-disentangle",
+    _diffusion_disentangle,
+    tasks=[TASK],
+    role="paper",
+    description="dual-branch content-bottlenecked diffusion (QR Stiefel frame, VP-SDE DSM) with style "
+    "dropout and guidance w = 2; transfer by DDIM from t = 0.6 keeping the content",
+    defaults=DEFAULTS,
+    requires=("torch",),
+)

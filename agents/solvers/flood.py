@@ -147,8 +147,9 @@ def _kdtree(pts: np.ndarray) -> cKDTree:
     return cKDTree(pts, balanced_tree=False, compact_nodes=False)
 
 
-def farthest_point_sampling(points, k: int, seed: int | None = None, tree: cKDTree | None = None,
-                            method: str = "auto") -> np.ndarray:
+def farthest_point_sampling(
+    points, k: int, seed: int | None = None, tree: cKDTree | None = None, method: str = "auto"
+) -> np.ndarray:
     """Exact farthest-point sampling: ``k`` distinct indices into ``points`` (N, d).
 
     The first index is 0 if ``seed`` is None, else ``default_rng(seed).integers(N)``; every further index
@@ -325,8 +326,9 @@ def _faces_down(top: np.ndarray):
     return simp, facet_idx
 
 
-def _max_delta(tree: cKDTree, coords: np.ndarray, simp: np.ndarray, weights: np.ndarray,
-               batch_points: int, workers: int) -> np.ndarray:
+def _max_delta(
+    tree: cKDTree, coords: np.ndarray, simp: np.ndarray, weights: np.ndarray, batch_points: int, workers: int
+) -> np.ndarray:
     """``max`` of ``δ`` over ``weights @ coords[simp[s]]`` for every simplex ``s`` (batched)."""
     n, nw = simp.shape[0], weights.shape[0]
     out = np.full(n, -np.inf)
@@ -342,10 +344,17 @@ def _max_delta(tree: cKDTree, coords: np.ndarray, simp: np.ndarray, weights: np.
     return out
 
 
-def flood_filtration(points, landmarks, points_per_edge: int = DEFAULT_POINTS_PER_EDGE,
-                     max_dim: int | None = None, seed: int | None = None,
-                     batch_points: int = DEFAULT_BATCH_POINTS, workers: int = DEFAULT_WORKERS,
-                     tree: cKDTree | None = None, fps: str = "exact") -> FloodFiltration:
+def flood_filtration(
+    points,
+    landmarks,
+    points_per_edge: int = DEFAULT_POINTS_PER_EDGE,
+    max_dim: int | None = None,
+    seed: int | None = None,
+    batch_points: int = DEFAULT_BATCH_POINTS,
+    workers: int = DEFAULT_WORKERS,
+    tree: cKDTree | None = None,
+    fps: str = "exact",
+) -> FloodFiltration:
     """Sampled Flood filtration of ``points`` (N, d) on the Delaunay triangulation of its landmarks.
 
     ``landmarks``: an int (number of FPS landmarks, first one chosen by ``seed``; ``fps`` = ``"exact"`` or
@@ -422,10 +431,17 @@ def filtration_to_simplex_tree(filt: FloodFiltration):
     return st
 
 
-def flood_persistence(points, n_landmarks=1000, max_dim: int | None = None,
-                      points_per_edge: int = DEFAULT_POINTS_PER_EDGE, seed: int | None = None,
-                      batch_points: int = DEFAULT_BATCH_POINTS, workers: int = DEFAULT_WORKERS,
-                      return_filtration: bool = False, fps: str = "exact"):
+def flood_persistence(
+    points,
+    n_landmarks=1000,
+    max_dim: int | None = None,
+    points_per_edge: int = DEFAULT_POINTS_PER_EDGE,
+    seed: int | None = None,
+    batch_points: int = DEFAULT_BATCH_POINTS,
+    workers: int = DEFAULT_WORKERS,
+    return_filtration: bool = False,
+    fps: str = "exact",
+):
     """Flood persistence diagrams ``[D_0, …, D_max_dim]``, each an ``(n_k, 2)`` float64 array (birth, death)
     in radius units (``death = inf`` for essential classes). ``n_landmarks``: int (FPS) or index array;
     ``max_dim`` defaults to ``d − 1``. With ``return_filtration=True`` returns ``(diagrams, filtration)``.
@@ -438,8 +454,16 @@ def flood_persistence(points, n_landmarks=1000, max_dim: int | None = None,
     max_dim = _check_int("max_dim", max_dim, 0)
     if isinstance(n_landmarks, (int, np.integer)) and not isinstance(n_landmarks, (bool, np.bool_)):
         _check_int("n_landmarks", n_landmarks, d + 1, pts.shape[0])
-    filt = flood_filtration(pts, n_landmarks, points_per_edge=points_per_edge, max_dim=max_dim, seed=seed,
-                            batch_points=batch_points, workers=workers, fps=fps)
+    filt = flood_filtration(
+        pts,
+        n_landmarks,
+        points_per_edge=points_per_edge,
+        max_dim=max_dim,
+        seed=seed,
+        batch_points=batch_points,
+        workers=workers,
+        fps=fps,
+    )
     st = filtration_to_simplex_tree(filt)
     st.compute_persistence(persistence_dim_max=True)
     dgms = []
@@ -457,8 +481,10 @@ def alpha_persistence(points, max_dim: int | None = None) -> list:
     max_dim = pts.shape[1] - 1 if max_dim is None else max_dim
     st = gudhi.AlphaComplex(points=pts).create_simplex_tree(output_squared_values=False)
     st.compute_persistence(persistence_dim_max=True)
-    return [np.asarray(st.persistence_intervals_in_dimension(k), dtype=np.float64).reshape(-1, 2)
-            for k in range(max_dim + 1)]
+    return [
+        np.asarray(st.persistence_intervals_in_dimension(k), dtype=np.float64).reshape(-1, 2)
+        for k in range(max_dim + 1)
+    ]
 
 
 # ----------------------------------------------------------------------------- solver (PointCloudPH-v0)
@@ -472,8 +498,15 @@ class Flood:
     its solver seed). ``fps``: ``"exact"`` (default) or ``"bucket"`` (flooder's). Work unit: one NN query.
     """
 
-    def __init__(self, *, seed: int | None = None, n_landmarks: int | None = None,
-                 points_per_edge: int = DEFAULT_POINTS_PER_EDGE, workers: int = DEFAULT_WORKERS, fps: str = "exact"):
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        n_landmarks: int | None = None,
+        points_per_edge: int = DEFAULT_POINTS_PER_EDGE,
+        workers: int = DEFAULT_WORKERS,
+        fps: str = "exact",
+    ):
         self.seed = seed
         self.n_landmarks = None if n_landmarks is None else _check_int("n_landmarks", n_landmarks, 1)
         self.points_per_edge = _check_int("points_per_edge", points_per_edge, 2)
@@ -489,12 +522,22 @@ class Flood:
         queries = []
 
         def one(pts):
-            dgms, filt = flood_persistence(pts, n_landmarks=min(n_lm, pts.shape[0]), max_dim=int(problem.max_dim),
-                                           points_per_edge=self.points_per_edge, seed=self.seed,
-                                           workers=self.workers, return_filtration=True, fps=self.fps)
+            dgms, filt = flood_persistence(
+                pts,
+                n_landmarks=min(n_lm, pts.shape[0]),
+                max_dim=int(problem.max_dim),
+                points_per_edge=self.points_per_edge,
+                seed=self.seed,
+                workers=self.workers,
+                return_filtration=True,
+                fps=self.fps,
+            )
             queries.append(filt.n_queries)
-            return dgms, {"n_simplices": int(sum(len(s) for s in filt.simplices)),
-                          "n_landmarks": int(len(filt.landmarks)), "n_queries": int(filt.n_queries)}
+            return dgms, {
+                "n_simplices": int(sum(len(s) for s in filt.simplices)),
+                "n_landmarks": int(len(filt.landmarks)),
+                "n_queries": int(filt.n_queries),
+            }
 
         sol = solve_clouds(problem, budget, one)
         report(sol, iteration=1, work=int(sum(queries)))
@@ -508,12 +551,21 @@ def _flood(*, seed=None, **hp):
 def _register() -> None:
     from papergym.agents.base import register_solver
 
-    register_solver("flood", _flood, tasks=["PointCloudPH-v0"], role="paper",
-                    description="Flood complex (Graf et al. 2025): Delaunay of FPS landmarks, filtration = max "
-                                "distance to the cloud on a barycentric grid; CPU numpy/scipy port",
-                    defaults={"n_landmarks": None, "points_per_edge": DEFAULT_POINTS_PER_EDGE,
-                              "workers": DEFAULT_WORKERS, "fps": "exact"},
-                    requires=("gudhi",))
+    register_solver(
+        "flood",
+        _flood,
+        tasks=["PointCloudPH-v0"],
+        role="paper",
+        description="Flood complex (Graf et al. 2025): Delaunay of FPS landmarks, filtration = max "
+        "distance to the cloud on a barycentric grid; CPU numpy/scipy port",
+        defaults={
+            "n_landmarks": None,
+            "points_per_edge": DEFAULT_POINTS_PER_EDGE,
+            "workers": DEFAULT_WORKERS,
+            "fps": "exact",
+        },
+        requires=("gudhi",),
+    )
 
 
 _register()

@@ -108,8 +108,19 @@ import numpy as np
 
 from papergym.agents.base import register_solver
 
-__all__ = ["LEAR", "StreamLearner", "run_stream", "hsic", "median_sigma", "kl_feat", "ledoit_wolf_gaussian",
-           "ledoit_wolf_covariance", "mahalanobis", "expert_score", "TASK"]
+__all__ = [
+    "LEAR",
+    "StreamLearner",
+    "run_stream",
+    "hsic",
+    "median_sigma",
+    "kl_feat",
+    "ledoit_wolf_gaussian",
+    "ledoit_wolf_covariance",
+    "mahalanobis",
+    "expert_score",
+    "TASK",
+]
 
 TASK = "ContinualDomains-v0"
 SELECTIONS = ("batch", "sample")
@@ -170,11 +181,11 @@ def ledoit_wolf_covariance(Z: np.ndarray) -> np.ndarray:
     n, p = X.shape
     S = X.T @ X / n
     mu = np.trace(S) / p
-    X2 = X ** 2
-    beta_ = float(np.sum(X2.T @ X2)) / n ** 2                 # (1/n²) Σ_i ‖x_i‖⁴ summed over coordinate pairs
-    delta_ = float(np.sum(S ** 2))
-    beta = (beta_ - delta_ / n) / p                            # (1/(n²p)) Σ_i ‖x_i x_iᵀ − S‖_F²
-    delta = (delta_ - 2.0 * mu * np.trace(S) + p * mu ** 2) / p
+    X2 = X**2
+    beta_ = float(np.sum(X2.T @ X2)) / n**2  # (1/n²) Σ_i ‖x_i‖⁴ summed over coordinate pairs
+    delta_ = float(np.sum(S**2))
+    beta = (beta_ - delta_ / n) / p  # (1/(n²p)) Σ_i ‖x_i x_iᵀ − S‖_F²
+    delta = (delta_ - 2.0 * mu * np.trace(S) + p * mu**2) / p
     rho = 0.0 if delta == 0 else min(beta, delta) / delta
     return (1.0 - rho) * S + rho * mu * np.eye(p)
 
@@ -217,7 +228,7 @@ def expert_score(Z: np.ndarray, mu: np.ndarray, precision: np.ndarray, rule: str
 
 
 # ------------------------------------------------------------------------------------------ the driver
-def run_stream(problem: Any, learner: "StreamLearner", budget: Any, report: Callable[..., None]) -> dict[str, Any]:
+def run_stream(problem: Any, learner: StreamLearner, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
     """Drive the evaluator's stream to the end with ``learner`` (``learn(domain)``, ``predict(batches) -> (labels,
     experts | None)``): every domain, its protocol-(i) pass, then the per-sample pass. Returns ``{"params_added",
     "meta"}`` after one ``report`` (iteration = T, work = training samples processed)."""
@@ -242,8 +253,15 @@ class StreamLearner:
     ``time_fraction``; the seeded generators; the frozen first layer ``h = relu(W1 x + b1)``; the time guard;
     ``params_added`` per domain and ``work`` (training samples processed)."""
 
-    def __init__(self, *, seed: Any = None, epochs: Any = None, lr: float = 0.03, batch_size: int = 32,
-                 time_fraction: float = 0.8):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        epochs: Any = None,
+        lr: float = 0.03,
+        batch_size: int = 32,
+        time_fraction: float = 0.8,
+    ):
         if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 1):
             raise ValueError(f"epochs must be None or an integer >= 1, got {epochs!r}")
         for name, v in (("lr", lr), ("time_fraction", time_fraction)):
@@ -265,7 +283,7 @@ class StreamLearner:
         self.epochs = int(problem.epochs) if self.epochs_hp is None else int(self.epochs_hp)
         self.max_seconds = getattr(budget, "max_seconds", None)
         self.rng = np.random.default_rng(self.seed)
-        self.gen = torch.Generator().manual_seed(int(self.rng.integers(2 ** 62)))
+        self.gen = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
         bb = problem.backbone
         self.W1 = torch.tensor(np.asarray(bb.W1), dtype=torch.float32)
         self.b1 = torch.tensor(np.asarray(bb.b1), dtype=torch.float32)
@@ -300,7 +318,7 @@ class StreamLearner:
 
     def batches(self, n: int) -> list[np.ndarray]:
         perm = self.rng.permutation(n)
-        return [perm[i:i + self.batch_size] for i in range(0, n, self.batch_size)]
+        return [perm[i : i + self.batch_size] for i in range(0, n, self.batch_size)]
 
     def out_of_time(self) -> bool:
         """The time guard of the current stage (module docstring)."""
@@ -320,8 +338,11 @@ class StreamLearner:
                     return
 
     def meta(self) -> dict[str, Any]:
-        return {"work": int(self.work), "stopped_early": int(self.stopped_early),
-                "seconds": time.perf_counter() - self.t0}
+        return {
+            "work": int(self.work),
+            "stopped_early": int(self.stopped_early),
+            "seconds": time.perf_counter() - self.t0,
+        }
 
     # -- to implement
     def learn(self, domain: Any) -> None:
@@ -344,7 +365,7 @@ def route(dist: np.ndarray, sizes: Sequence[int], per_sample: bool) -> tuple[lis
     distance) or per sample. Returns the per-row expert of every batch and the ``experts`` entry for the stream."""
     rows, entries, i = [], [], 0
     for b in sizes:
-        d = dist[:, i:i + b]
+        d = dist[:, i : i + b]
         if per_sample:
             k = d.argmin(axis=0)
             rows.append(k)
@@ -361,11 +382,28 @@ def route(dist: np.ndarray, sizes: Sequence[int], per_sample: bool) -> tuple[lis
 class LEAR(StreamLearner):
     """The paper's method (module docstring)."""
 
-    def __init__(self, *, seed: Any = None, epochs: Any = None, lr: float = 0.03, batch_size: int = 32,
-                 fc_dim: int = 64, use_kl: bool = True, use_mse: bool = True, use_hsic: bool = True,
-                 hsic_sign: int = -1, hsic_sigma: Any = "median", w_kl: float = 1.0, w_mse: float = 1.0,
-                 w_hsic: float = 1.0, selection: str = "batch", selection_score: str = "mahalanobis",
-                 covariance: str = "ledoit-wolf", init_expert: str = "closest", time_fraction: float = 0.8):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        epochs: Any = None,
+        lr: float = 0.03,
+        batch_size: int = 32,
+        fc_dim: int = 64,
+        use_kl: bool = True,
+        use_mse: bool = True,
+        use_hsic: bool = True,
+        hsic_sign: int = -1,
+        hsic_sigma: Any = "median",
+        w_kl: float = 1.0,
+        w_mse: float = 1.0,
+        w_hsic: float = 1.0,
+        selection: str = "batch",
+        selection_score: str = "mahalanobis",
+        covariance: str = "ledoit-wolf",
+        init_expert: str = "closest",
+        time_fraction: float = 0.8,
+    ):
         super().__init__(seed=seed, epochs=epochs, lr=lr, batch_size=batch_size, time_fraction=time_fraction)
         if isinstance(fc_dim, bool) or not isinstance(fc_dim, (int, np.integer)) or fc_dim < 1:
             raise ValueError(f"fc_dim must be an integer >= 1, got {fc_dim!r}")
@@ -374,14 +412,25 @@ class LEAR(StreamLearner):
                 raise ValueError(f"{name} must be True or False, got {v!r}")
         if hsic_sign not in (-1, 1) or isinstance(hsic_sign, bool):
             raise ValueError(f"hsic_sign must be -1 (the code) or +1 (the abstract), got {hsic_sign!r}")
-        if not (hsic_sigma == "median" or (isinstance(hsic_sigma, (int, float)) and not isinstance(hsic_sigma, bool)
-                                           and math.isfinite(hsic_sigma) and hsic_sigma > 0)):
+        if not (
+            hsic_sigma == "median"
+            or (
+                isinstance(hsic_sigma, (int, float))
+                and not isinstance(hsic_sigma, bool)
+                and math.isfinite(hsic_sigma)
+                and hsic_sigma > 0
+            )
+        ):
             raise ValueError(f"hsic_sigma must be a positive number or 'median', got {hsic_sigma!r}")
         for name, v in (("w_kl", w_kl), ("w_mse", w_mse), ("w_hsic", w_hsic)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise ValueError(f"{name} must be a non-negative finite number, got {v!r}")
-        for name, v, valid in (("selection", selection, SELECTIONS), ("covariance", covariance, COVARIANCES),
-                               ("init_expert", init_expert, INITS), ("selection_score", selection_score, SCORES)):
+        for name, v, valid in (
+            ("selection", selection, SELECTIONS),
+            ("covariance", covariance, COVARIANCES),
+            ("init_expert", init_expert, INITS),
+            ("selection_score", selection_score, SCORES),
+        ):
             if v not in valid:
                 raise ValueError(f"{name} must be one of {', '.join(valid)}, got {v!r}")
         self.fc_dim = int(fc_dim)
@@ -395,9 +444,9 @@ class LEAR(StreamLearner):
     def start(self, problem: Any, budget: Any) -> None:
         super().start(problem, budget)
         self.G, self.L = self.backbone_layer(), self.backbone_layer()
-        self.S = self.backbone_layer().requires_grad_(False)      # Forever_freezed_blocks
-        self.G_prev = self.L_prev = None                            # Freezed_global / local_blocks
-        self.experts: list[dict[str, Any]] = []                     # fc, clf, offset, mu, precision
+        self.S = self.backbone_layer().requires_grad_(False)  # Forever_freezed_blocks
+        self.G_prev = self.L_prev = None  # Freezed_global / local_blocks
+        self.experts: list[dict[str, Any]] = []  # fc, clf, offset, mu, precision
         self.hsic_norms: list[float] = []
         self.init_from: list[int | None] = []
         self.loss_log: list[dict[str, float]] = []
@@ -410,8 +459,9 @@ class LEAR(StreamLearner):
         distance) of ``fc_j(s)`` for expert ``j``'s Gaussian, per row."""
         with self.torch.no_grad():
             s = self._selection_features(h)
-            return np.stack([expert_score(e["fc"](s).numpy(), e["mu"], e["precision"], self.selection_score)
-                             for e in self.experts])
+            return np.stack(
+                [expert_score(e["fc"](s).numpy(), e["mu"], e["precision"], self.selection_score) for e in self.experts]
+            )
 
     def learn(self, domain: Any) -> None:
         torch, F = self.torch, self.torch.nn.functional
@@ -421,7 +471,7 @@ class LEAR(StreamLearner):
         n_c = int(domain["n_classes"])
         src = None
         fc = self.linear(self.G.in_features, self.fc_dim)
-        if self.experts and self.init_expert == "closest":               # begin_task: the closest expert
+        if self.experts and self.init_expert == "closest":  # begin_task: the closest expert
             src = int(self.expert_distances(h).mean(axis=1).argmin())
             fc.load_state_dict(self.experts[src]["fc"].state_dict())
         self.init_from.append(src)
@@ -436,7 +486,7 @@ class LEAR(StreamLearner):
         def step(rows: np.ndarray) -> None:
             hb = h[torch.as_tensor(rows)]
             g, loc = torch.relu(self.G(hb)), torch.relu(self.L(hb))
-            out = clf(torch.cat([g, fc(loc)], dim=1))                    # forward_expert
+            out = clf(torch.cat([g, fc(loc)], dim=1))  # forward_expert
             loss = F.cross_entropy(out, y[torch.as_tensor(rows)])
             sums["ce"] += float(loss.detach())
             if later and self.use_kl:
@@ -484,8 +534,7 @@ class LEAR(StreamLearner):
         mu, prec = ledoit_wolf_gaussian(z, self.covariance)
         fc.requires_grad_(False)
         clf.requires_grad_(False)
-        self.experts.append({"fc": fc, "clf": clf, "offset": int(domain["label_offset"]), "mu": mu,
-                             "precision": prec})
+        self.experts.append({"fc": fc, "clf": clf, "offset": int(domain["label_offset"]), "mu": mu, "precision": prec})
         self.G_prev = copy.deepcopy(self.G).requires_grad_(False)
         self.L_prev = copy.deepcopy(self.L).requires_grad_(False)
         self.hsic_norms.append(float(np.mean(norms)) if norms else math.nan)
@@ -496,13 +545,15 @@ class LEAR(StreamLearner):
     def predict(self, batches: Sequence[Any]) -> tuple[list[np.ndarray], list[Any]]:
         torch = self.torch
         sizes = [len(b) for b in batches]
-        h = self.hidden(np.concatenate([np.asarray(b, dtype=np.float32).reshape(-1, self.W1.shape[1])
-                                        for b in batches]))
+        h = self.hidden(
+            np.concatenate([np.asarray(b, dtype=np.float32).reshape(-1, self.W1.shape[1]) for b in batches])
+        )
         dist = self.expert_distances(h)
         with torch.no_grad():
             g, loc = torch.relu(self.G(h)), torch.relu(self.L(h))
-            preds = np.stack([e["offset"] + e["clf"](torch.cat([g, e["fc"](loc)], dim=1)).argmax(1).numpy()
-                              for e in self.experts])                      # E × n
+            preds = np.stack(
+                [e["offset"] + e["clf"](torch.cat([g, e["fc"](loc)], dim=1)).argmax(1).numpy() for e in self.experts]
+            )  # E × n
         rows, entries = route(dist, sizes, self.selection == "sample")
         labels, i = [], 0
         for b, k in zip(sizes, rows):
@@ -512,8 +563,14 @@ class LEAR(StreamLearner):
 
     def meta(self) -> dict[str, Any]:
         m = super().meta()
-        m.update({"hsic_grad_norm": self.hsic_norms, "init_from": self.init_from, "losses": self.loss_log,
-                  "stored_floats": self.fc_dim + self.fc_dim ** 2})
+        m.update(
+            {
+                "hsic_grad_norm": self.hsic_norms,
+                "init_from": self.init_from,
+                "losses": self.loss_log,
+                "stored_floats": self.fc_dim + self.fc_dim**2,
+            }
+        )
         return m
 
 
@@ -521,13 +578,34 @@ def _lear(*, seed: Any = None, **hp: Any) -> LEAR:
     return LEAR(seed=seed, **hp)
 
 
-DEFAULTS = {"epochs": None, "lr": 0.03, "batch_size": 32, "fc_dim": 64, "use_kl": True, "use_mse": True,
-            "use_hsic": True, "hsic_sign": -1, "hsic_sigma": "median", "w_kl": 1.0, "w_mse": 1.0,
-            "w_hsic": 1.0, "selection": "batch", "selection_score": "mahalanobis", "covariance": "ledoit-wolf",
-            "init_expert": "closest", "time_fraction": 0.8}
+DEFAULTS = {
+    "epochs": None,
+    "lr": 0.03,
+    "batch_size": 32,
+    "fc_dim": 64,
+    "use_kl": True,
+    "use_mse": True,
+    "use_hsic": True,
+    "hsic_sign": -1,
+    "hsic_sigma": "median",
+    "w_kl": 1.0,
+    "w_mse": 1.0,
+    "w_hsic": 1.0,
+    "selection": "batch",
+    "selection_score": "mahalanobis",
+    "covariance": "ledoit-wolf",
+    "init_expert": "closest",
+    "time_fraction": 0.8,
+}
 
-register_solver("lear", _lear, tasks=[TASK], role="paper",
-                description="global + local backbone layers with one expert per domain (fc + classifier), KL_feat / "
-                            "MSE / -HSIC alignment, Ledoit-Wolf expert Gaussians, Mahalanobis expert selection "
-                            "without task identity",
-                defaults=DEFAULTS, requires=("torch",))
+register_solver(
+    "lear",
+    _lear,
+    tasks=[TASK],
+    role="paper",
+    description="global + local backbone layers with one expert per domain (fc + classifier), KL_feat / "
+    "MSE / -HSIC alignment, Ledoit-Wolf expert Gaussians, Mahalanobis expert selection "
+    "without task identity",
+    defaults=DEFAULTS,
+    requires=("torch",),
+)

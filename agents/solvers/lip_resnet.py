@@ -134,6 +134,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.base import Budget
 
@@ -219,8 +220,13 @@ def _pos_int(v: Any, name: str, minimum: int = 1, allow_none: bool = False) -> i
 
 
 def _pos_float(v: Any, name: str, *, above: float = 0.0, at_most: float | None = None) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v) \
-            or v <= above or (at_most is not None and v > at_most):
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float, np.integer, np.floating))
+        or not math.isfinite(v)
+        or v <= above
+        or (at_most is not None and v > at_most)
+    ):
         rng = f"in ({above:g}, {at_most:g}]" if at_most is not None else f"> {above:g}"
         raise ValueError(f"{name} must be a finite number {rng}, got {v!r}")
     return float(v)
@@ -237,8 +243,17 @@ class ProjectedHead:
     """A linear readout ``z ↦ Az + c`` (``k × m``) kept at ``‖A‖₂ ≤ bound`` by exact SVD rescaling after every step
     (``project=False``: unconstrained); exported as ``Output`` (``k = 1``) or ``Linear``."""
 
-    def __init__(self, torch: Any, m: int, k: int, rng: np.random.Generator, dtype: Any, project: bool = True,
-                 bound: float = 1.0, mixed_split: int | None = None):
+    def __init__(
+        self,
+        torch: Any,
+        m: int,
+        k: int,
+        rng: np.random.Generator,
+        dtype: Any,
+        project: bool = True,
+        bound: float = 1.0,
+        mixed_split: int | None = None,
+    ):
         self.torch, self.project, self.bound, self.mixed_split = torch, project, bound, mixed_split
         self.A = torch.tensor(_uniform(rng, m, (k, m)), dtype=dtype, requires_grad=True)
         self.c = torch.tensor(_uniform(rng, m, (k,)), dtype=dtype, requires_grad=True)
@@ -320,8 +335,7 @@ class _Lifting:
     """``z = Qx + q`` (``w × d``); ``upper_rows``: row-normalise the top three rows (the code's ``lift_upper``);
     ``svd``: keep ``‖Q‖₂ ≤ 1`` by exact SVD rescaling."""
 
-    def __init__(self, torch: Any, d: int, w: int, rng: np.random.Generator, dtype: Any, *, code_init: bool,
-                 svd: bool):
+    def __init__(self, torch: Any, d: int, w: int, rng: np.random.Generator, dtype: Any, *, code_init: bool, svd: bool):
         Q = _uniform(rng, d, (w, d))
         q = _uniform(rng, d, (w,))
         if code_init:
@@ -365,8 +379,9 @@ class _GradBlocks:
     """``depth`` gradient steps ``z ← z − h_l W_lᵀ relu(W_l z + b_l)`` on width ``n`` with the code's clamp
     ``h_l ∈ [0, 2/σ_l²]`` (σ_l by warm-started power iteration)."""
 
-    def __init__(self, torch: Any, n: int, depth: int, rng: np.random.Generator, dtype: Any, power_iters: int,
-                 h0: float = 2.0):
+    def __init__(
+        self, torch: Any, n: int, depth: int, rng: np.random.Generator, dtype: Any, power_iters: int, h0: float = 2.0
+    ):
         self.torch, self.rng = torch, rng
         self.W = [torch.tensor(_orthogonal(rng, n), dtype=dtype, requires_grad=True) for _ in range(depth)]
         self.b = [torch.tensor(_uniform(rng, n, (n,)), dtype=dtype, requires_grad=True) for _ in range(depth)]
@@ -389,20 +404,36 @@ class _GradBlocks:
     def export(self, i: int) -> dict:
         W = _np(self.W[i])
         s = spectral_norm(W)
-        h = float(np.clip(_np(self.h)[i], 0.0, 2.0 / s ** 2 if s > 0 else np.inf))  # exact norm, re-clamped
+        h = float(np.clip(_np(self.h)[i], 0.0, 2.0 / s**2 if s > 0 else np.inf))  # exact norm, re-clamped
         return {"type": "GradStep", "W": W, "b": _np(self.b[i]), "h": np.full(W.shape[0], h)}
 
 
 class LipResNetG:
     """Architecture ``G`` (module docstring)."""
 
-    def __init__(self, torch: Any, d: int, out_dim: int, width: int, depth: int, rng: np.random.Generator,
-                 dtype: Any, *, official: bool, L: float, power_iters: int, output_norm: str = "l2"):
+    def __init__(
+        self,
+        torch: Any,
+        d: int,
+        out_dim: int,
+        width: int,
+        depth: int,
+        rng: np.random.Generator,
+        dtype: Any,
+        *,
+        official: bool,
+        L: float,
+        power_iters: int,
+        output_norm: str = "l2",
+    ):
         self.torch = torch
         self.lift = _Lifting(torch, d, width, rng, dtype, code_init=True, svd=not official)
         self.blocks = _GradBlocks(torch, width, depth, rng, dtype, power_iters)
-        self.head = CodeHead(torch, width, rng, dtype, L, output_norm) if out_dim == 1 else \
-            ProjectedHead(torch, width, out_dim, rng, dtype)
+        self.head = (
+            CodeHead(torch, width, rng, dtype, L, output_norm)
+            if out_dim == 1
+            else ProjectedHead(torch, width, out_dim, rng, dtype)
+        )
         self.params = [*self.lift.params, *self.blocks.params, *self.head.params]
 
     def forward(self, x: Any) -> Any:
@@ -418,8 +449,7 @@ class LipResNetG:
         self.lift.after_step()
 
     def export(self) -> list[dict]:
-        return [self.lift.export(), *(self.blocks.export(i) for i in range(len(self.blocks.W))),
-                *self.head.export()]
+        return [self.lift.export(), *(self.blocks.export(i) for i in range(len(self.blocks.W))), *self.head.export()]
 
     @staticmethod
     def count(d: int, width: int, depth: int, out_dim: int) -> int:
@@ -430,14 +460,28 @@ class LipResNetG:
 class LipResNetGHat:
     """Architecture ``Ĝ`` (module docstring): width ``d + 3``."""
 
-    def __init__(self, torch: Any, d: int, out_dim: int, width: int, depth: int, rng: np.random.Generator,
-                 dtype: Any, *, official: bool, L: float, power_iters: int, output_norm: str = "l2",
-                 ghat_norm: str = "mixed"):
+    def __init__(
+        self,
+        torch: Any,
+        d: int,
+        out_dim: int,
+        width: int,
+        depth: int,
+        rng: np.random.Generator,
+        dtype: Any,
+        *,
+        official: bool,
+        L: float,
+        power_iters: int,
+        output_norm: str = "l2",
+        ghat_norm: str = "mixed",
+    ):
         self.torch, self.official = torch, official
         self.mixed = ghat_norm == "mixed" and not official
         w = d + 3
-        self.lift = _Lifting(torch, d, w, rng, dtype, code_init=True,
-                             svd=False if official else ("lower" if self.mixed else True))
+        self.lift = _Lifting(
+            torch, d, w, rng, dtype, code_init=True, svd=False if official else ("lower" if self.mixed else True)
+        )
         self.blocks = _GradBlocks(torch, d, depth, rng, dtype, power_iters)
         eye = np.eye(w)
         self.rows = [torch.tensor(eye[:3].copy(), dtype=dtype, requires_grad=True) for _ in range(depth)]
@@ -446,19 +490,27 @@ class LipResNetGHat:
         self.scale = [1.0] * depth
         self.sort_w = torch.tensor(SORT_W[0], dtype=dtype)
         if self.mixed:
-            self.head = CodeHead(torch, w, rng, dtype, L, "mixed") if out_dim == 1 else \
-                ProjectedHead(torch, w, out_dim, rng, dtype, mixed_split=3)
+            self.head = (
+                CodeHead(torch, w, rng, dtype, L, "mixed")
+                if out_dim == 1
+                else ProjectedHead(torch, w, out_dim, rng, dtype, mixed_split=3)
+            )
         else:
-            self.head = CodeHead(torch, w, rng, dtype, L, output_norm) if out_dim == 1 else \
-                ProjectedHead(torch, w, out_dim, rng, dtype)
+            self.head = (
+                CodeHead(torch, w, rng, dtype, L, output_norm)
+                if out_dim == 1
+                else ProjectedHead(torch, w, out_dim, rng, dtype)
+            )
         self.params = [*self.lift.params, *self.blocks.params, *self.rows, *self.S, *self.mb, *self.head.params]
         self._normalise_affines()
 
     def _matrix(self, i: int) -> Any:
         torch = self.torch
         d = self.S[i].shape[0]
-        low = torch.cat([torch.zeros((d, 3), dtype=self.S[i].dtype),
-                         torch.linalg.matrix_exp(0.5 * (self.S[i] - self.S[i].T))], dim=1)
+        low = torch.cat(
+            [torch.zeros((d, 3), dtype=self.S[i].dtype), torch.linalg.matrix_exp(0.5 * (self.S[i] - self.S[i].T))],
+            dim=1,
+        )
         return torch.cat([self.rows[i], low], dim=0)
 
     def _normalise_affines(self) -> None:
@@ -526,10 +578,26 @@ def count_lip_resnet(arch: str, d: int, width: int, depth: int, out_dim: int = 1
 
 
 # ====================================================================================== training loop
-def train_model(torch: Any, model: Any, problem: Any, budget: Budget, report: Callable[..., None] | None, *,
-                epochs: int, batch_size: int, lr_min: float, lr_max: float, final_div_factor: float,
-                pct_start: float, onecycle_bug_compat: bool, report_fraction: float, stop_fraction: float,
-                rng: np.random.Generator, dtype: Any, meta: dict[str, Any]) -> dict:
+def train_model(
+    torch: Any,
+    model: Any,
+    problem: Any,
+    budget: Budget,
+    report: Callable[..., None] | None,
+    *,
+    epochs: int,
+    batch_size: int,
+    lr_min: float,
+    lr_max: float,
+    final_div_factor: float,
+    pct_start: float,
+    onecycle_bug_compat: bool,
+    report_fraction: float,
+    stop_fraction: float,
+    rng: np.random.Generator,
+    dtype: Any,
+    meta: dict[str, Any],
+) -> dict:
     """Adam + OneCycle minibatch training of ``model`` (``forward``, ``after_step``, ``export``, ``params``) with
     anytime reports and the time budget (module docstring). Shared by every solver of the task."""
     t0 = time.perf_counter()
@@ -548,9 +616,15 @@ def train_model(torch: Any, model: Any, problem: Any, budget: Budget, report: Ca
     # OneCycle needs a warm-up phase of at least one step (pct_start · total > 1); only tiny runs are affected
     total = max(onecycle_total_steps(epochs, n, nb, onecycle_bug_compat), int(1.0 / pct_start) + 1)
     opt = torch.optim.Adam(model.params, lr=lr_min, foreach=True)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr_max, div_factor=lr_max / lr_min,
-                                                final_div_factor=final_div_factor, total_steps=total,
-                                                pct_start=pct_start, anneal_strategy="cos")
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt,
+        max_lr=lr_max,
+        div_factor=lr_max / lr_min,
+        final_div_factor=final_div_factor,
+        total_steps=total,
+        pct_start=pct_start,
+        anneal_strategy="cos",
+    )
     F = torch.nn.functional
     every = max(1, int(math.ceil(epochs * report_fraction)))
     t_stop = None if budget.max_seconds is None else stop_fraction * float(budget.max_seconds)
@@ -560,14 +634,23 @@ def train_model(torch: Any, model: Any, problem: Any, budget: Budget, report: Ca
         return time.perf_counter() - t0 - excluded
 
     def solution() -> dict:
-        return {"layers": model.export(), "meta": {**meta, "epochs": ep, "steps": steps, "train_seconds": elapsed(),
-                                                   "loss": last_loss, "stopped": stopped}}
+        return {
+            "layers": model.export(),
+            "meta": {
+                **meta,
+                "epochs": ep,
+                "steps": steps,
+                "train_seconds": elapsed(),
+                "loss": last_loss,
+                "stopped": stopped,
+            },
+        }
 
     snapshot = solution()
     for ep_i in range(1, epochs + 1):
         perm = rng.permutation(n)
         for bi in range(nb):
-            idx = torch.from_numpy(perm[bi * bs:(bi + 1) * bs])
+            idx = torch.from_numpy(perm[bi * bs : (bi + 1) * bs])
             out = model.forward(X[idx])
             yb = Y[idx]
             if loss_name == "mse":
@@ -608,10 +691,22 @@ class LipschitzSolver:
     """Common solver skeleton of ``LipschitzApprox-v0``: the optimiser schedule's hyperparameters, seeding,
     threads, and :func:`train_model`. Subclasses implement ``build(torch, problem, rng, dtype) -> model``."""
 
-    def __init__(self, *, seed: Any = None, depth: int = 8, epochs: int | None = None, batch_size: int = 256,
-                 lr_min: float = 5e-3, lr_max: float = 1e-1, final_div_factor: float = 1e4, pct_start: float = 0.5,
-                 onecycle_bug_compat: bool = False, report_fraction: float = 0.1, stop_fraction: float = 0.9,
-                 dtype: str = "float32"):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        depth: int = 8,
+        epochs: int | None = None,
+        batch_size: int = 256,
+        lr_min: float = 5e-3,
+        lr_max: float = 1e-1,
+        final_div_factor: float = 1e4,
+        pct_start: float = 0.5,
+        onecycle_bug_compat: bool = False,
+        report_fraction: float = 0.1,
+        stop_fraction: float = 0.9,
+        dtype: str = "float32",
+    ):
         self.seed = 0 if seed is None else int(seed)
         self.depth = _pos_int(depth, "depth", 1)
         self.epochs = _pos_int(epochs, "epochs", 1, allow_none=True)
@@ -646,21 +741,47 @@ class LipschitzSolver:
             rng = np.random.default_rng(self.seed)
             dtype = getattr(torch, self.dtype)
             model = self.build(torch, problem, rng, dtype)
-            meta = {"n_trainable": int(sum(p.numel() for p in model.params)), "depth": self.depth,
-                    **self.describe(problem)}
-            return train_model(torch, model, problem, budget, report, epochs=epochs, batch_size=self.batch_size,
-                               lr_min=self.lr_min, lr_max=self.lr_max, final_div_factor=self.final_div_factor,
-                               pct_start=self.pct_start, onecycle_bug_compat=self.onecycle_bug_compat,
-                               report_fraction=self.report_fraction, stop_fraction=self.stop_fraction, rng=rng,
-                               dtype=dtype, meta=meta)
+            meta = {
+                "n_trainable": int(sum(p.numel() for p in model.params)),
+                "depth": self.depth,
+                **self.describe(problem),
+            }
+            return train_model(
+                torch,
+                model,
+                problem,
+                budget,
+                report,
+                epochs=epochs,
+                batch_size=self.batch_size,
+                lr_min=self.lr_min,
+                lr_max=self.lr_max,
+                final_div_factor=self.final_div_factor,
+                pct_start=self.pct_start,
+                onecycle_bug_compat=self.onecycle_bug_compat,
+                report_fraction=self.report_fraction,
+                stop_fraction=self.stop_fraction,
+                rng=rng,
+                dtype=dtype,
+                meta=meta,
+            )
 
 
 class LipResNet(LipschitzSolver):
     """``lip-resnet`` (module docstring)."""
 
-    def __init__(self, *, seed: Any = None, arch: str = "G", width: int | None = None,
-                 official_constraints: bool = False, power_iters_init: int = 10_000, output_norm: str = "l2",
-                 ghat_norm: str = "mixed", **common: Any):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        arch: str = "G",
+        width: int | None = None,
+        official_constraints: bool = False,
+        power_iters_init: int = 10_000,
+        output_norm: str = "l2",
+        ghat_norm: str = "mixed",
+        **common: Any,
+    ):
         super().__init__(seed=seed, **common)
         if arch not in ("G", "G_hat"):
             raise ValueError(f"arch must be 'G' or 'G_hat', got {arch!r}")
@@ -672,7 +793,9 @@ class LipResNet(LipschitzSolver):
             raise ValueError(f"output_norm must be 'l1' (the code's) or 'l2' (the theorem's), got {output_norm!r}")
         self.output_norm = output_norm
         if ghat_norm not in ("mixed", "l2"):
-            raise ValueError(f"ghat_norm must be 'mixed' (Ĝ's own norm) or 'l2' (spectral rescaling), got {ghat_norm!r}")
+            raise ValueError(
+                f"ghat_norm must be 'mixed' (Ĝ's own norm) or 'l2' (spectral rescaling), got {ghat_norm!r}"
+            )
         self.ghat_norm = ghat_norm
 
     def _width(self, problem: Any) -> int:
@@ -684,14 +807,30 @@ class LipResNet(LipschitzSolver):
         return 16 if self.width is None else self.width
 
     def describe(self, problem: Any) -> dict[str, Any]:
-        return {"arch": self.arch, "width": self._width(problem), "official_constraints": self.official,
-                "output_norm": self.output_norm, **({"ghat_norm": self.ghat_norm} if self.arch == "G_hat" else {})}
+        return {
+            "arch": self.arch,
+            "width": self._width(problem),
+            "official_constraints": self.official,
+            "output_norm": self.output_norm,
+            **({"ghat_norm": self.ghat_norm} if self.arch == "G_hat" else {}),
+        }
 
     def build(self, torch: Any, problem: Any, rng: np.random.Generator, dtype: Any) -> Any:
         cls = LipResNetG if self.arch == "G" else LipResNetGHat
-        return cls(torch, int(problem.d), int(problem.out_dim), self._width(problem), self.depth, rng, dtype,
-                   official=self.official, L=float(problem.lipschitz_target), power_iters=self.power_iters_init,
-                   output_norm=self.output_norm, **({"ghat_norm": self.ghat_norm} if self.arch == "G_hat" else {}))
+        return cls(
+            torch,
+            int(problem.d),
+            int(problem.out_dim),
+            self._width(problem),
+            self.depth,
+            rng,
+            dtype,
+            official=self.official,
+            L=float(problem.lipschitz_target),
+            power_iters=self.power_iters_init,
+            output_norm=self.output_norm,
+            **({"ghat_norm": self.ghat_norm} if self.arch == "G_hat" else {}),
+        )
 
 
 register_solver(
@@ -700,11 +839,25 @@ register_solver(
     tasks=[TASK],
     role="paper",
     description="1-Lipschitz ResNet of negative gradient-flow steps (G: width 16, depth 8; G_hat: width d + 3), "
-                "Adam + OneCycle 5e-3 -> 1e-1, batch 256, SVD-certified lifting",
-    defaults={"arch": "G", "width": None, "depth": 8, "epochs": None, "batch_size": 256, "lr_min": 5e-3,
-              "lr_max": 1e-1, "final_div_factor": 1e4, "pct_start": 0.5, "onecycle_bug_compat": False,
-              "official_constraints": False, "power_iters_init": 10_000, "output_norm": "l2", "ghat_norm": "mixed",
-              "report_fraction": 0.1,
-              "stop_fraction": 0.9, "dtype": "float32"},
+    "Adam + OneCycle 5e-3 -> 1e-1, batch 256, SVD-certified lifting",
+    defaults={
+        "arch": "G",
+        "width": None,
+        "depth": 8,
+        "epochs": None,
+        "batch_size": 256,
+        "lr_min": 5e-3,
+        "lr_max": 1e-1,
+        "final_div_factor": 1e4,
+        "pct_start": 0.5,
+        "onecycle_bug_compat": False,
+        "official_constraints": False,
+        "power_iters_init": 10_000,
+        "output_norm": "l2",
+        "ghat_norm": "mixed",
+        "report_fraction": 0.1,
+        "stop_fraction": 0.9,
+        "dtype": "float32",
+    },
     requires=("torch",),
 )

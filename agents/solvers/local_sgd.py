@@ -17,7 +17,8 @@ The solution also carries the solver's own mean within-round consensus error ``(
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -65,6 +66,11 @@ def _local_sgd(*, seed=None, **hp):
     return LocalSGD(seed=seed, **hp)
 
 
-register_solver("local-sgd", _local_sgd, tasks=[TASK], role="paper",
-                description="local SGD / FedAvg: K local steps per machine, then average (step lr/H)",
-                defaults={"lr": 0.03125, "average": "last"})
+register_solver(
+    "local-sgd",
+    _local_sgd,
+    tasks=[TASK],
+    role="paper",
+    description="local SGD / FedAvg: K local steps per machine, then average (step lr/H)",
+    defaults={"lr": 0.03125, "average": "last"},
+)

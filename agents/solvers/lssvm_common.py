@@ -311,8 +311,9 @@ def select_hyperparameters(
             if on_fit is not None:
                 on_fit(float(sigma), float(gamma), float(scores[i, j]), model)
     if not np.any(np.isfinite(scores)):
-        raise RuntimeError(f"hyperparameter selection failed: no (sigma, gamma) grid point gave a finite "
-                           f"residual (first error: {first_error!r})")
+        raise RuntimeError(
+            f"hyperparameter selection failed: no (sigma, gamma) grid point gave a finite "
+            f"residual (first error: {first_error!r})"
+        )
     i, j = np.unravel_index(int(np.argmin(scores)), scores.shape)
-    return Selection(float(sg[i]), float(gg[j]), float(scores[i, j]), scores, sg, gg, len(coarse.t_train),
-                     n_fits, work)
+    return Selection(float(sg[i]), float(gg[j]), float(scores[i, j]), scores, sg, gg, len(coarse.t_train), n_fits, work)

@@ -236,7 +236,7 @@ class _Space:
     def __init__(self, C: np.ndarray, d: np.ndarray, P: int, m_eff: int, p: int, hard: bool):
         self.P = P
         wmask = np.ones(P, dtype=bool)
-        wmask[m_eff::m_eff + 1] = False  # bias entries are not regularised
+        wmask[m_eff :: m_eff + 1] = False  # bias entries are not regularised
         self.wmask = wmask
         self._Rw = np.zeros((int(wmask.sum()), P))
         self._Rw[np.arange(self._Rw.shape[0]), np.flatnonzero(wmask)] = 1.0
@@ -292,7 +292,7 @@ def _ic_rows(phi0: np.ndarray, order: int, p: int, m_eff: int) -> tuple[np.ndarr
     for l in range(order):
         for c in range(p):
             r = l * p + c
-            C[r, c * (m_eff + 1): c * (m_eff + 1) + m_eff] = phi0[l, 0]
+            C[r, c * (m_eff + 1) : c * (m_eff + 1) + m_eff] = phi0[l, 0]
             C[r, c * (m_eff + 1) + m_eff] = 1.0 if l == 0 else 0.0
     return C, P
 
@@ -545,8 +545,10 @@ class NystromLSSVM:
         start = time.perf_counter()
         n = len(problem.t_train)
         if self.m > n:
-            raise ValueError(f"m = {self.m} Nyström landmarks exceed the n = {n} collocation times of "
-                             f"{getattr(problem, 'name', 'the problem')} (the method needs 2 <= m <= n)")
+            raise ValueError(
+                f"m = {self.m} Nyström landmarks exceed the n = {n} collocation times of "
+                f"{getattr(problem, 'name', 'the problem')} (the method needs 2 <= m <= n)"
+            )
         rng = np.random.default_rng(self.seed)
         c = make_landmarks(problem, self.m, self.landmarks, rng)  # step 2 (drawn once, full t_train)
         kw = self._fit_kwargs(budget)
@@ -564,8 +566,12 @@ class NystromLSSVM:
             def fit_fn(prob: Any, s: float, g: float) -> NystromModel:
                 if cache["sigma"] != s:  # features once per sigma (the sweep is sigma-major)
                     feats = NystromFeatures(c, s, self.eig_tol)
-                    cache.update(sigma=s, feats=feats, Phi=feats(np.asarray(prob.t_train, dtype=np.float64),
-                                                                  int(prob.order)), prev=None)
+                    cache.update(
+                        sigma=s,
+                        feats=feats,
+                        Phi=feats(np.asarray(prob.t_train, dtype=np.float64), int(prob.order)),
+                        prev=None,
+                    )
                 # continuation in gamma (nonlinear problems): start from the previous gamma's solution
                 # at this sigma when that fit converged
                 prev = cache["prev"] if self.continuation else None
@@ -579,10 +585,16 @@ class NystromLSSVM:
                 if max_s is not None and time.perf_counter() - start > max_s:
                     raise BudgetExceeded(f"nystrom-lssvm: selection exceeded Budget.max_seconds = {max_s}")
 
-            sgrid = [sigma] if sigma is not None else (self.sigma_grid if self.sigma_grid is not None
-                                                       else default_sigma_grid(problem))
-            ggrid = [gamma] if gamma is not None else (self.gamma_grid if self.gamma_grid is not None
-                                                       else DEFAULT_GAMMA_GRID)
+            sgrid = (
+                [sigma]
+                if sigma is not None
+                else (self.sigma_grid if self.sigma_grid is not None else default_sigma_grid(problem))
+            )
+            ggrid = (
+                [gamma]
+                if gamma is not None
+                else (self.gamma_grid if self.gamma_grid is not None else DEFAULT_GAMMA_GRID)
+            )
             sel = select_hyperparameters(problem, fit_fn, sgrid, ggrid, self.n_sel, on_fit=on_fit)
             sigma, gamma, sel_work = sel.sigma, sel.gamma, sel.work
             sel_theta = cache["theta"].get((sigma, gamma))
@@ -602,12 +614,22 @@ class NystromLSSVM:
         # ---- step 9: predict at t_query
         y = model.value(np.asarray(problem.t_query, dtype=np.float64))
         work = sel_work + model.work
-        solution = {"y": y, "meta": {
-            "fit_seconds": fit_seconds, "sigma": float(sigma), "gamma": float(gamma), "m": int(feats.m_eff),
-            "m_requested": self.m, "iterations": int(model.iterations), "work": float(work),
-            "converged": bool(model.converged), "lm_used": bool(model.lm_used), "stop_reason": model.stop_reason,
-            "selection_seconds": sel_seconds,
-        }}
+        solution = {
+            "y": y,
+            "meta": {
+                "fit_seconds": fit_seconds,
+                "sigma": float(sigma),
+                "gamma": float(gamma),
+                "m": int(feats.m_eff),
+                "m_requested": self.m,
+                "iterations": int(model.iterations),
+                "work": float(work),
+                "converged": bool(model.converged),
+                "lm_used": bool(model.lm_used),
+                "stop_reason": model.stop_reason,
+                "selection_seconds": sel_seconds,
+            },
+        }
         if report is not None:
             report(solution, iteration=int(model.iterations), work=float(work))
         return solution
@@ -619,9 +641,23 @@ register_solver(
     tasks=["NystromODE-v0"],
     role="paper",
     description="Primal LS-SVM with explicit Nyström features and their derivatives (Wang, Liao & Luo, "
-                "NeurIPS 2025): O(n m^2 + m^3) null-space least squares for linear ODEs, Gauss-Newton/LM "
-                "for nonlinear ones, (sigma, gamma) by midpoint ODE residual on a coarse copy",
-    defaults=dict(m=50, landmarks="equispaced", eig_tol=None, sigma_grid=None, gamma_grid=None, n_sel=200,
-                  select_on="midpoint_residual", sigma=None, gamma=None, gn_tol=1e-10, gn_max_iter=50,
-                  init="linearised", ic="hard", lm_mu0=1e-3, continuation=True),
+    "NeurIPS 2025): O(n m^2 + m^3) null-space least squares for linear ODEs, Gauss-Newton/LM "
+    "for nonlinear ones, (sigma, gamma) by midpoint ODE residual on a coarse copy",
+    defaults=dict(
+        m=50,
+        landmarks="equispaced",
+        eig_tol=None,
+        sigma_grid=None,
+        gamma_grid=None,
+        n_sel=200,
+        select_on="midpoint_residual",
+        sigma=None,
+        gamma=None,
+        gn_tol=1e-10,
+        gn_max_iter=50,
+        init="linearised",
+        ic="hard",
+        lm_mu0=1e-3,
+        continuation=True,
+    ),
 )

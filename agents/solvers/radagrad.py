@@ -34,7 +34,8 @@ Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -51,8 +52,9 @@ def tangent_project(U: np.ndarray, V: np.ndarray, D: np.ndarray) -> np.ndarray:
     return U @ UtD + (D @ V) @ V.T - U @ (UtD @ V) @ V.T
 
 
-def retract(U: np.ndarray, s: np.ndarray, V: np.ndarray, D: np.ndarray, eta: float
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def retract(
+    U: np.ndarray, s: np.ndarray, V: np.ndarray, D: np.ndarray, eta: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rank-``r`` truncation of ``W − η P_T(D)`` (module docstring, step 4) as ``(U, s, V)``."""
     r = s.shape[0]
     Mc = U.T @ D @ V
@@ -103,8 +105,16 @@ def _orth_complement_qr(U: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.nd
 class Preconditioner:
     """The metric's direction ``D(G)`` (module docstring, step 2); ``state_floats`` its state size."""
 
-    def __init__(self, kind: str, shape: tuple[int, int], *, eps: float | None = None, accumulate: bool = False,
-                 betas: tuple[float, float] = (0.9, 0.98), bias_correction: bool = False):
+    def __init__(
+        self,
+        kind: str,
+        shape: tuple[int, int],
+        *,
+        eps: float | None = None,
+        accumulate: bool = False,
+        betas: tuple[float, float] = (0.9, 0.98),
+        bias_correction: bool = False,
+    ):
         if kind not in ("identity", "adagrad", "adamw"):
             raise ValueError(f"kind must be 'identity', 'adagrad' or 'adamw', got {kind!r}")
         self.kind, self.accumulate, self.bias_correction = kind, bool(accumulate), bool(bias_correction)
@@ -136,16 +146,26 @@ class Preconditioner:
         self.V = self.b2 * self.V + (1 - self.b2) * G * G
         M, V = self.M, self.V
         if self.bias_correction:
-            M, V = M / (1 - self.b1 ** self.t), V / (1 - self.b2 ** self.t)
+            M, V = M / (1 - self.b1**self.t), V / (1 - self.b2**self.t)
         return M / (np.sqrt(V) + self.eps)
 
 
 class RiemannianLowRank:
     """Riemannian descent on the rank-``r`` manifold with a preconditioner (``radagrad``, ``radamw``, ``rgd``)."""
 
-    def __init__(self, *, seed: Any = None, metric: str = "adagrad", lr: float | None = None,
-                 weight_decay: float = 0.0, report_every: int = 10, **precond: Any):
-        if lr is not None and (isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (lr > 0 and np.isfinite(lr))):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        metric: str = "adagrad",
+        lr: float | None = None,
+        weight_decay: float = 0.0,
+        report_every: int = 10,
+        **precond: Any,
+    ):
+        if lr is not None and (
+            isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (lr > 0 and np.isfinite(lr))
+        ):
             raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
         self.metric = metric
         self.lr = lr
@@ -170,8 +190,11 @@ class RiemannianLowRank:
 
     @np.errstate(over="ignore", invalid="ignore")
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict:
-        U, s, V = (np.array(problem.U0, dtype=float), np.array(problem.s0, dtype=float),
-                   np.array(problem.V0, dtype=float))
+        U, s, V = (
+            np.array(problem.U0, dtype=float),
+            np.array(problem.s0, dtype=float),
+            np.array(problem.V0, dtype=float),
+        )
         P = Preconditioner(self.metric, (int(problem.m), int(problem.n)), **self.precond)
         eta = self.step_size(problem)
         calls = int(getattr(budget, "max_work", None) or problem.max_calls)
@@ -196,10 +219,20 @@ def _radamw(*, seed=None, **hp):
     return RiemannianLowRank(seed=seed, metric="adamw", **hp)
 
 
-register_solver("radagrad", _radagrad, tasks=[TASK], role="paper",
-                description="Riemannian GD on rank-r matrices, AdaGrad-type diagonal two-sided metric, QR + small-SVD "
-                            "retraction; step sqrt(eps)/L_smooth unless lr is given",
-                defaults={"lr": None, "eps": 0.01, "accumulate": False})
-register_solver("radamw", _radamw, tasks=[TASK], role="paper",
-                description="Riemannian GD on rank-r matrices with an AdamW direction (beta = 0.9, 0.98)",
-                defaults={"lr": 1e-2, "betas": [0.9, 0.98], "eps": 1e-6, "weight_decay": 0.0})
+register_solver(
+    "radagrad",
+    _radagrad,
+    tasks=[TASK],
+    role="paper",
+    description="Riemannian GD on rank-r matrices, AdaGrad-type diagonal two-sided metric, QR + small-SVD "
+    "retraction; step sqrt(eps)/L_smooth unless lr is given",
+    defaults={"lr": None, "eps": 0.01, "accumulate": False},
+)
+register_solver(
+    "radamw",
+    _radamw,
+    tasks=[TASK],
+    role="paper",
+    description="Riemannian GD on rank-r matrices with an AdamW direction (beta = 0.9, 0.98)",
+    defaults={"lr": 1e-2, "betas": [0.9, 0.98], "eps": 1e-6, "weight_decay": 0.0},
+)

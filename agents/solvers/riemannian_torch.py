@@ -31,20 +31,38 @@ class RiemannianLowRankOptimizer(torch.optim.Optimizer):
     ``precond`` options as :class:`~papergym.agents.solvers.radagrad.Preconditioner`'s, ``weight_decay``
     decoupled (``W ← (1 − lr·λ) W``)."""
 
-    def __init__(self, params: Any, *, rank: int, lr: float = 1e-2, metric: str = "adagrad",
-                 weight_decay: float = 0.0, **precond: Any):
+    def __init__(
+        self,
+        params: Any,
+        *,
+        rank: int,
+        lr: float = 1e-2,
+        metric: str = "adagrad",
+        weight_decay: float = 0.0,
+        **precond: Any,
+    ):
         if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
             raise ValueError(f"rank must be an integer >= 1, got {rank!r}")
         if not (isinstance(lr, (int, float)) and lr > 0):
             raise ValueError(f"lr must be > 0, got {lr!r}")
         Preconditioner(metric, (2, 2), **precond)  # validate the options
-        super().__init__(params, {"rank": rank, "lr": float(lr), "metric": metric, "weight_decay": float(weight_decay),
-                                  "precond": dict(precond)})
+        super().__init__(
+            params,
+            {
+                "rank": rank,
+                "lr": float(lr),
+                "metric": metric,
+                "weight_decay": float(weight_decay),
+                "precond": dict(precond),
+            },
+        )
         for group in self.param_groups:
             for p in group["params"]:
                 if p.dim() != 2 or min(p.shape) < group["rank"]:
-                    raise ValueError(f"parameters must be matrices with min(shape) >= rank = {group['rank']}, "
-                                     f"got shape {tuple(p.shape)}")
+                    raise ValueError(
+                        f"parameters must be matrices with min(shape) >= rank = {group['rank']}, "
+                        f"got shape {tuple(p.shape)}"
+                    )
 
     @torch.no_grad()
     def step(self, closure: Any = None):

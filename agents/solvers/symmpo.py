@@ -71,8 +71,20 @@ import numpy as np
 
 from papergym.agents.base import register_solver
 
-__all__ = ["PreferenceOptimizer", "symmpo_loss", "dpo_loss", "mdpo_loss", "sequence_logprob", "policy_params",
-           "weights_of", "init_policy", "weights_from", "OBJECTIVES", "PASSES", "TASK"]
+__all__ = [
+    "PreferenceOptimizer",
+    "symmpo_loss",
+    "dpo_loss",
+    "mdpo_loss",
+    "sequence_logprob",
+    "policy_params",
+    "weights_of",
+    "init_policy",
+    "weights_from",
+    "OBJECTIVES",
+    "PASSES",
+    "TASK",
+]
 
 TASK = "PreferenceHallucination-v0"
 PAD = -1
@@ -94,8 +106,9 @@ def weights_from(obj: Any) -> dict[str, np.ndarray]:
     return {k: np.asarray(d[k]) for k in WEIGHT_KEYS}
 
 
-def init_policy(n_objects: int, gen: Any, hidden: int = 64, embed: int = 32, feat_dim: int = 16
-                ) -> dict[str, np.ndarray]:
+def init_policy(
+    n_objects: int, gen: Any, hidden: int = 64, embed: int = 32, feat_dim: int = 16
+) -> dict[str, np.ndarray]:
     """Fresh weights with PyTorch's default laws (embedding ``N(0, 1)``; linear and GRU ``U(±1/√fan)``), drawn from
     the ``torch.Generator`` ``gen`` (float32 numpy arrays)."""
     import torch
@@ -105,10 +118,17 @@ def init_policy(n_objects: int, gen: Any, hidden: int = 64, embed: int = 32, fea
         return ((torch.rand(shape, generator=gen) * 2 - 1) * b).numpy()
 
     V_in, V_out = n_objects + 2, n_objects + 1
-    return {"embed": torch.randn((V_in, embed), generator=gen).numpy(), "init_w": u((hidden, feat_dim), feat_dim),
-            "init_b": u((hidden,), feat_dim), "w_ih": u((3 * hidden, embed), hidden),
-            "w_hh": u((3 * hidden, hidden), hidden), "b_ih": u((3 * hidden,), hidden),
-            "b_hh": u((3 * hidden,), hidden), "out_w": u((V_out, hidden), hidden), "out_b": u((V_out,), hidden)}
+    return {
+        "embed": torch.randn((V_in, embed), generator=gen).numpy(),
+        "init_w": u((hidden, feat_dim), feat_dim),
+        "init_b": u((hidden,), feat_dim),
+        "w_ih": u((3 * hidden, embed), hidden),
+        "w_hh": u((3 * hidden, hidden), hidden),
+        "b_ih": u((3 * hidden,), hidden),
+        "b_hh": u((3 * hidden,), hidden),
+        "out_w": u((V_out, hidden), hidden),
+        "out_b": u((V_out,), hidden),
+    }
 
 
 def policy_params(W: Mapping[str, Any], dtype: Any = None, requires_grad: bool = True) -> dict[str, Any]:
@@ -145,8 +165,8 @@ def sequence_logprob(params: Mapping[str, Any], feats: Any, tokens: Any) -> Any:
         gi = emb[prev] @ params["w_ih"].T + params["b_ih"]
         gh = h @ params["w_hh"].T + params["b_hh"]
         r = torch.sigmoid(gi[:, :H] + gh[:, :H])
-        z = torch.sigmoid(gi[:, H:2 * H] + gh[:, H:2 * H])
-        cand = torch.tanh(gi[:, 2 * H:] + r * gh[:, 2 * H:])
+        z = torch.sigmoid(gi[:, H : 2 * H] + gh[:, H : 2 * H])
+        cand = torch.tanh(gi[:, 2 * H :] + r * gh[:, 2 * H :])
         h = (1.0 - z) * cand + z * h
         lp = torch.log_softmax(h @ params["out_w"].T + params["out_b"], dim=1)
         yy = torch.where(live, y, torch.zeros_like(y))
@@ -163,22 +183,34 @@ def dpo_loss(rw_m: Any, rl_m: Any, beta: float = 0.1) -> Any:
     return -F.logsigmoid(beta * (rw_m - rl_m))
 
 
-def symmpo_loss(rw_m: Any, rl_m: Any, rwp_m: Any, rw_mp: Any, rwp_mp: Any, *, beta: float = 0.1, lam: float = 0.5,
-                gamma: float = 1e-4, eta: float = 1.0, beta1: float | None = None, beta2: float | None = None,
-                delta: float = 0.0) -> Any:
+def symmpo_loss(
+    rw_m: Any,
+    rl_m: Any,
+    rwp_m: Any,
+    rw_mp: Any,
+    rwp_mp: Any,
+    *,
+    beta: float = 0.1,
+    lam: float = 0.5,
+    gamma: float = 1e-4,
+    eta: float = 1.0,
+    beta1: float | None = None,
+    beta2: float | None = None,
+    delta: float = 0.0,
+) -> Any:
     """SymMPO per tuple, from the five log-ratio tensors ``ρ(y_w|m), ρ(y_l|m), ρ(y_w′|m), ρ(y_w|m′), ρ(y_w′|m′)``
     (module docstring, (1)–(6); the code's ``dpo_loss``)."""
     import torch.nn.functional as F
 
     b1 = beta if beta1 is None else beta1
     b2 = beta if beta2 is None else beta2
-    loss = dpo_loss(rw_m, rl_m, beta)                                          # (1) L_DPO
-    d1 = rw_m - rwp_m                                                          # (2) Δ₁: y_w vs y_w′ under m
-    d2 = rwp_mp - rw_mp                                                        #     Δ₂: y_w′ vs y_w under m′
-    loss = loss + lam * (-F.logsigmoid(beta * d1) - F.logsigmoid(beta * d2))             # (3) λ L_Pair
-    loss = loss + gamma * (d1 - d2) ** 2                                                 # (4) γ L_Margin (raw, no β)
+    loss = dpo_loss(rw_m, rl_m, beta)  # (1) L_DPO
+    d1 = rw_m - rwp_m  # (2) Δ₁: y_w vs y_w′ under m
+    d2 = rwp_mp - rw_mp  #     Δ₂: y_w′ vs y_w under m′
+    loss = loss + lam * (-F.logsigmoid(beta * d1) - F.logsigmoid(beta * d2))  # (3) λ L_Pair
+    loss = loss + gamma * (d1 - d2) ** 2  # (4) γ L_Margin (raw, no β)
     loss = loss + eta * (-F.logsigmoid(b1 * rw_m - delta) - F.logsigmoid(b2 * rwp_mp - delta))  # (5) η L_Anc
-    return loss                                                                # (6)
+    return loss  # (6)
 
 
 def mdpo_loss(rw_m: Any, rl_m: Any, rw_c: Any, *, beta: float = 0.1, delta: float = 0.0) -> Any:
@@ -186,23 +218,32 @@ def mdpo_loss(rw_m: Any, rl_m: Any, rw_c: Any, *, beta: float = 0.1, delta: floa
     − log σ(β ρ(y_w|m) − δ)`` (conditional preference on the image, reward anchor)."""
     import torch.nn.functional as F
 
-    return (dpo_loss(rw_m, rl_m, beta) - F.logsigmoid(beta * (rw_m - rw_c))
-            - F.logsigmoid(beta * rw_m - delta))
+    return dpo_loss(rw_m, rl_m, beta) - F.logsigmoid(beta * (rw_m - rw_c)) - F.logsigmoid(beta * rw_m - delta)
 
 
-def _check(name: str, v: Any, kind: type, lo: float | None = None, lo_open: bool = False,
-           hi: float | None = None, none_ok: bool = False) -> Any:
+def _check(
+    name: str,
+    v: Any,
+    kind: type,
+    lo: float | None = None,
+    lo_open: bool = False,
+    hi: float | None = None,
+    none_ok: bool = False,
+) -> Any:
     if v is None and none_ok:
         return None
-    ok = not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, float, np.integer, np.floating)
-                                                             if kind is float else (int, np.integer))
+    ok = not isinstance(v, (bool, np.bool_)) and isinstance(
+        v, (int, float, np.integer, np.floating) if kind is float else (int, np.integer)
+    )
     if ok:
         fv = float(v)
         ok = math.isfinite(fv) and (lo is None or (fv > lo if lo_open else fv >= lo)) and (hi is None or fv <= hi)
     if not ok:
         bound = "" if lo is None else f" {'>' if lo_open else '>='} {lo}" + ("" if hi is None else f" and <= {hi}")
-        raise ValueError(f"{name} must be a{'n integer' if kind is int else ' finite number'}{bound}"
-                         f"{' or None' if none_ok else ''}, got {v!r}")
+        raise ValueError(
+            f"{name} must be a{'n integer' if kind is int else ' finite number'}{bound}"
+            f"{' or None' if none_ok else ''}, got {v!r}"
+        )
     return kind(v)
 
 
@@ -211,10 +252,23 @@ class PreferenceOptimizer:
     """Preference fine-tuning of the captioner from ``π_ref`` with ``objective`` ∈ ``symmpo``, ``dpo``, ``mdpo``
     (module docstring)."""
 
-    def __init__(self, *, seed: Any = None, objective: str = "symmpo", lam: float = 0.5, gamma: float = 1e-4,
-                 eta: float = 1.0, beta: float = 0.1, beta1: float | None = None, beta2: float | None = None,
-                 delta: float = 0.0, lr: float = 1e-3, batch_size: int = 64, epochs: int | None = None,
-                 stop_fraction: float = 0.9):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        objective: str = "symmpo",
+        lam: float = 0.5,
+        gamma: float = 1e-4,
+        eta: float = 1.0,
+        beta: float = 0.1,
+        beta1: float | None = None,
+        beta2: float | None = None,
+        delta: float = 0.0,
+        lr: float = 1e-3,
+        batch_size: int = 64,
+        epochs: int | None = None,
+        stop_fraction: float = 0.9,
+    ):
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
         self.seed, self.objective = seed, objective
@@ -236,8 +290,16 @@ class PreferenceOptimizer:
             return dpo_loss(rho[0], rho[1], self.beta)
         if self.objective == "mdpo":
             return mdpo_loss(*rho, beta=self.beta, delta=self.delta)
-        return symmpo_loss(*rho, beta=self.beta, lam=self.lam, gamma=self.gamma, eta=self.eta, beta1=self.beta1,
-                           beta2=self.beta2, delta=self.delta)
+        return symmpo_loss(
+            *rho,
+            beta=self.beta,
+            lam=self.lam,
+            gamma=self.gamma,
+            eta=self.eta,
+            beta1=self.beta1,
+            beta2=self.beta2,
+            delta=self.delta,
+        )
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
         from papergym.agents.base import torch_single_thread
@@ -247,17 +309,23 @@ class PreferenceOptimizer:
 
     def _solve(self, torch: Any, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
         start = time.perf_counter()
-        gen = torch.Generator().manual_seed(int(np.random.default_rng(self.seed).integers(2 ** 62)))
+        gen = torch.Generator().manual_seed(int(np.random.default_rng(self.seed).integers(2**62)))
         W0 = weights_from(problem.ref_weights)
-        ref = policy_params(W0, torch.float32, requires_grad=False)                  # frozen π_ref
-        pol = policy_params(W0, torch.float32)                                       # π_θ = π_ref at the start
-        src = {"m": problem.features, "m_prime": problem.features_prime, "m_corrupt": problem.features_corrupt,
-               "y_w": problem.y_w, "y_l": problem.y_l, "y_w_prime": problem.y_w_prime}
+        ref = policy_params(W0, torch.float32, requires_grad=False)  # frozen π_ref
+        pol = policy_params(W0, torch.float32)  # π_θ = π_ref at the start
+        src = {
+            "m": problem.features,
+            "m_prime": problem.features_prime,
+            "m_corrupt": problem.features_corrupt,
+            "y_w": problem.y_w,
+            "y_l": problem.y_l,
+            "y_w_prime": problem.y_w_prime,
+        }
         feats = {k: torch.as_tensor(np.asarray(src[k], dtype=np.float32)) for k in ("m", "m_prime", "m_corrupt")}
         toks = {k: torch.as_tensor(np.asarray(src[k], dtype=np.int64)) for k in ("y_w", "y_l", "y_w_prime")}
         passes = PASSES[self.objective]
         N = int(feats["m"].shape[0])
-        with torch.no_grad():                                                        # reference log-probs, once
+        with torch.no_grad():  # reference log-probs, once
             ref_lp = [sequence_logprob(ref, feats[f], toks[y]) for f, y in passes]
         work = float(len(passes) * N)
         opt = torch.optim.Adam(list(pol.values()), lr=self.lr)
@@ -272,11 +340,12 @@ class PreferenceOptimizer:
             perm = torch.randperm(N, generator=gen)
             tot, cnt = 0.0, 0
             for a in range(0, N, bs):
-                idx = perm[a:a + bs]
+                idx = perm[a : a + bs]
                 B = len(idx)
-                lp = sequence_logprob(pol, torch.cat([feats[f][idx] for f, _ in passes]),
-                                      torch.cat([toks[y][idx] for _, y in passes]))
-                rho = [lp[k * B:(k + 1) * B] - ref_lp[k][idx] for k in range(P)]   # ρ = log π_θ − log π_ref
+                lp = sequence_logprob(
+                    pol, torch.cat([feats[f][idx] for f, _ in passes]), torch.cat([toks[y][idx] for _, y in passes])
+                )
+                rho = [lp[k * B : (k + 1) * B] - ref_lp[k][idx] for k in range(P)]  # ρ = log π_θ − log π_ref
                 loss = self.loss(rho).mean()
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
@@ -296,11 +365,15 @@ class PreferenceOptimizer:
                 return sol
         return sol if n_ep >= 1 else self._solution(pol, 0, loss_v, stopped, start)
 
-    def _solution(self, pol: Mapping[str, Any], epoch: int, loss: float, stopped: str, start: float
-                  ) -> dict[str, Any]:
+    def _solution(self, pol: Mapping[str, Any], epoch: int, loss: float, stopped: str, start: float) -> dict[str, Any]:
         sol: dict[str, Any] = weights_of(pol)
-        sol["meta"] = {"objective": self.objective, "epochs": epoch, "loss": loss, "stopped": stopped,
-                       "fit_seconds": time.perf_counter() - start}
+        sol["meta"] = {
+            "objective": self.objective,
+            "epochs": epoch,
+            "loss": loss,
+            "stopped": stopped,
+            "fit_seconds": time.perf_counter() - start,
+        }
         return sol
 
 
@@ -310,10 +383,27 @@ def _symmpo(*, seed: Any = None, **hp: Any) -> PreferenceOptimizer:
     return PreferenceOptimizer(seed=seed, objective="symmpo", **hp)
 
 
-DEFAULTS = {"lam": 0.5, "gamma": 1e-4, "eta": 1.0, "beta": 0.1, "beta1": None, "beta2": None, "delta": 0.0,
-            "lr": 1e-3, "batch_size": 64, "epochs": None, "stop_fraction": 0.9}
+DEFAULTS = {
+    "lam": 0.5,
+    "gamma": 1e-4,
+    "eta": 1.0,
+    "beta": 0.1,
+    "beta1": None,
+    "beta2": None,
+    "delta": 0.0,
+    "lr": 1e-3,
+    "batch_size": 64,
+    "epochs": None,
+    "stop_fraction": 0.9,
+}
 
-register_solver("symmpo", _symmpo, tasks=[TASK], role="paper",
-                description="SymMPO from pi_ref: L_DPO + 0.5 L_Pair (symmetric same-image pairs with the retrieved "
-                            "m') + 1e-4 L_Margin + L_Anc, beta = 0.1; Adam 1e-3, 10 epochs",
-                defaults=DEFAULTS, requires=("torch",))
+register_solver(
+    "symmpo",
+    _symmpo,
+    tasks=[TASK],
+    role="paper",
+    description="SymMPO from pi_ref: L_DPO + 0.5 L_Pair (symmetric same-image pairs with the retrieved "
+    "m') + 1e-4 L_Margin + L_Anc, beta = 0.1; Adam 1e-3, 10 epochs",
+    defaults=DEFAULTS,
+    requires=("torch",),
+)

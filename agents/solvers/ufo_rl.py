@@ -69,7 +69,7 @@ def ufo_scores(conf: np.ndarray) -> np.ndarray:
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` largest scores, the smaller index first among equal scores."""
-    return np.argsort(-np.asarray(scores, dtype=float), kind="stable")[:int(k)]
+    return np.argsort(-np.asarray(scores, dtype=float), kind="stable")[: int(k)]
 
 
 def pool_confidence(problem: Any, include_eos: bool = False) -> np.ndarray:
@@ -92,16 +92,27 @@ class UFORL:
         sc = ufo_scores(conf)
         idx = top_k(sc, int(get_field(problem, "k")))
         s = np.exp(conf)
-        return {"indices": idx.astype(np.int64),
-                "meta": {"forwards": float(policy_call(problem, "work_used")()), "mu": float(s.mean()),
-                         "conf_mean": float(conf.mean())}}
+        return {
+            "indices": idx.astype(np.int64),
+            "meta": {
+                "forwards": float(policy_call(problem, "work_used")()),
+                "mu": float(s.mean()),
+                "conf_mean": float(conf.mean()),
+            },
+        }
 
 
 def _ufo_rl(*, seed: Any = None, **hp: Any) -> UFORL:
     return UFORL(seed=seed, **hp)
 
 
-register_solver("ufo-rl", _ufo_rl, tasks=[TASK], role="paper",
-                description="one teacher-forced pass: Conf = mean gold-token log-prob, s = exp(Conf), keep the k "
-                            "problems with the largest 1 - (s - mean s)^2",
-                defaults={"include_eos": False}, requires=("torch",))
+register_solver(
+    "ufo-rl",
+    _ufo_rl,
+    tasks=[TASK],
+    role="paper",
+    description="one teacher-forced pass: Conf = mean gold-token log-prob, s = exp(Conf), keep the k "
+    "problems with the largest 1 - (s - mean s)^2",
+    defaults={"include_eos": False},
+    requires=("torch",),
+)

@@ -58,6 +58,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from papergym.agents.base import PerRunFromBatched, register_agent
 from papergym.baselines.bandits.bins import (
     ENV_ID,
@@ -80,7 +81,9 @@ class BatchedBinningUCB:
 
     LOG_TERMS = ("T", "t")
 
-    def __init__(self, problem: Any, *, seeds: Sequence[Any], c: float = 1.0, bins: int | None = None, log_term: str = "T"):
+    def __init__(
+        self, problem: Any, *, seeds: Sequence[Any], c: float = 1.0, bins: int | None = None, log_term: str = "T"
+    ):
         self.problem = problem
         self.n_envs = n = n_runs(seeds)
         self.T, self.d = problem_dims(problem)
@@ -176,7 +179,9 @@ class BatchedBinningUCBOracle:
         T, d = self.T, self.d
 
         # phases from the oracle's significant shifts: [tau_i, tau_{i+1}), tau_0 = 1
-        self.shifts: list[tuple[int, ...]] = [self._check_shifts(o.significant_shifts(), T, i) for i, o in enumerate(oracles)]
+        self.shifts: list[tuple[int, ...]] = [
+            self._check_shifts(o.significant_shifts(), T, i) for i, o in enumerate(oracles)
+        ]
         events: dict[int, list[tuple[int, int, float]]] = {}
         first: list[tuple[int, float]] = []
         c_max = 1
@@ -192,7 +197,9 @@ class BatchedBinningUCBOracle:
                     first.append((k, lg))
                 else:
                     events.setdefault(a, []).append((row, k, lg))
-        self._events = {t: (np.array([e[0] for e in ev]), [e[1] for e in ev], [e[2] for e in ev]) for t, ev in events.items()}
+        self._events = {
+            t: (np.array([e[0] for e in ev]), [e[1] for e in ev], [e[2] for e in ev]) for t, ev in events.items()
+        }
         self.max_cells = c_max
         self._K = np.array([f[0] for f in first], dtype=np.int64)  # bins per axis in the current phase
         self._lg = np.array([f[1] for f in first])  # log max(l_i, 2) of the current phase

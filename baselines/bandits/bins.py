@@ -149,8 +149,9 @@ def inverse_cdf(p: np.ndarray, u: np.ndarray, out: np.ndarray) -> np.ndarray:  #
     return out
 
 
-def ucb_pull(counts: np.ndarray, sums: np.ndarray, ucb: np.ndarray, flat: np.ndarray, rewards: np.ndarray,
-             c: float, lg: Any) -> None:
+def ucb_pull(
+    counts: np.ndarray, sums: np.ndarray, ucb: np.ndarray, flat: np.ndarray, rewards: np.ndarray, c: float, lg: Any
+) -> None:
     """Record one pull per run (``flat``: the pulled bin's index in the flattened ``(runs, bins)`` arrays) and
     refresh that bin's index ``I_k = mean_k + c sqrt(lg / n_k)``, in place (``lg``: the log term, a scalar or
     one value per run). Shared by the phase-restarting binning-UCB agents."""

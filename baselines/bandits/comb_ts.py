@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+
 from papergym.agents.base import PerRunFromBatched, register_agent
 from papergym.agents.rng import rand_exponential, rand_uniform, rng_state
 from papergym.baselines.bandits.combucb import ENV_ID, n_runs, problem_dm

@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from papergym.agents.base import PerRunFromBatched, register_agent
 
 __all__ = ["BatchedCombUCB", "CombUCB", "check_width", "m_smallest", "sweep_action"]
@@ -95,8 +96,10 @@ def problem_dm(problem: Any) -> tuple[int, int]:
     try:
         d, m = int(problem.d), int(problem.m)
     except AttributeError:
-        raise ValueError("problem must be the ProblemSpec of MSetSemiBandit-v0 (with parameters d and m); "
-                         "build it with papergym.envs.bandits.semibandit.make_problem") from None
+        raise ValueError(
+            "problem must be the ProblemSpec of MSetSemiBandit-v0 (with parameters d and m); "
+            "build it with papergym.envs.bandits.semibandit.make_problem"
+        ) from None
     return d, m
 
 

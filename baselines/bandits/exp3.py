@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from papergym.agents.base import PerRunFromBatched, register_agent
 from papergym.baselines.bandits.bins import (
     ENV_ID,

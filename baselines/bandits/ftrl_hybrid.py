@@ -99,6 +99,6 @@ register_agent(
     role="baseline",
     batched_factory=BatchedFTRLHybrid,
     description="FTRL with the hybrid regulariser -sqrt(x) + gamma (1-x) ln(1-x), eta_t = 1/sqrt(t) "
-                "(Zimmert, Luo, Wei 2019); KKT by safeguarded Newton, systematic sampling",
+    "(Zimmert, Luo, Wei 2019); KKT by safeguarded Newton, systematic sampling",
     defaults={"eta_scale": 1.0, "gamma_rule": "paper", "gamma": None, "tol": 1e-9, "max_iter": 100},
 )

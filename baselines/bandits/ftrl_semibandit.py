@@ -117,6 +117,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
+
 from papergym.envs.spec import UniformStream
 from papergym.validate import positive_float, positive_int
 
@@ -166,8 +167,10 @@ def hybrid_gamma(d: int, m: int, rule: str = "paper") -> float:
     if m < d / 2:
         return 1.0
     if m == 1:
-        raise ValueError(f"gamma_rule='code' is undefined for d={d}, m={m} (sqrt(1/ln m) with ln 1 = 0); "
-                         "use gamma_rule='paper' or pass gamma=")
+        raise ValueError(
+            f"gamma_rule='code' is undefined for d={d}, m={m} (sqrt(1/ln m) with ln 1 = 0); "
+            "use gamma_rule='paper' or pass gamma="
+        )
     return math.sqrt(1.0 / math.log(m))
 
 
@@ -198,8 +201,10 @@ def _coord(kind, c, gamma):
                 break
             step = H / (0.5 + 2.0 * gamma / (u * (uu - 1.0)))  # H / (-H'(u)) > 0
             # remaining error after the step <= C step^2, C = sup H''/(2|H'|) on [u, root]
-            cb = min((3.0 * uu - 1.0) / (2.0 * u * (uu - 1.0)),
-                     2.0 * gamma * (3.0 * uu - 1.0) / (uu * (uu - 1.0) * (uu - 1.0)))
+            cb = min(
+                (3.0 * uu - 1.0) / (2.0 * u * (uu - 1.0)),
+                2.0 * gamma * (3.0 * uu - 1.0) / (uu * (uu - 1.0) * (uu - 1.0)),
+            )
             u += step
             if cb * step * step <= 1e-16 * u:
                 break
@@ -423,8 +428,24 @@ def solve_ftrl(
         y.fill(0.0)
         lam = np.where(np.isfinite(lam), lam, 0.0)
     else:
-        _solve_batch(kind, L2, eta, float(gamma), int(m), tol, max_iter, lam, x, y, w, c,
-                     np.zeros(n, dtype=np.bool_), iters, conv, *(np.empty(d) for _ in range(4)))
+        _solve_batch(
+            kind,
+            L2,
+            eta,
+            float(gamma),
+            int(m),
+            tol,
+            max_iter,
+            lam,
+            x,
+            y,
+            w,
+            c,
+            np.zeros(n, dtype=np.bool_),
+            iters,
+            conv,
+            *(np.empty(d) for _ in range(4)),
+        )
     if single:
         return FTRLSolution(x[0], y[0], lam[0], iters[0], conv[0])
     return FTRLSolution(x, y, lam, iters, conv)
@@ -555,9 +576,24 @@ class BatchedFTRLSemiBandit:
             self._ok.fill(True)
         else:
             # step 2: x_t = argmin <L_hat, x> + psi(x)/eta_t over the m-set polytope
-            _solve_batch(self._kind, self.L_hat, self.learning_rate(t), float(self.gamma), self.m, self.tol,
-                         self.max_iter, self._lam, self._x, self._y, self._w, self._c, self._warm, self._it,
-                         self._ok, *self._scratch)
+            _solve_batch(
+                self._kind,
+                self.L_hat,
+                self.learning_rate(t),
+                float(self.gamma),
+                self.m,
+                self.tol,
+                self.max_iter,
+                self._lam,
+                self._x,
+                self._y,
+                self._w,
+                self._c,
+                self._warm,
+                self._it,
+                self._ok,
+                *self._scratch,
+            )
         self._iters_total += self._it
         self._nonconverged += ~self._ok
         self._rounds += 1
@@ -576,8 +612,10 @@ class BatchedFTRLSemiBandit:
         losses = np.asarray(observations["losses"], dtype=np.float64)
         observed = np.asarray(observations["observed"])
         if losses.shape != (n, d) or observed.shape != (n, d):
-            raise ValueError(f"observations['losses'] and ['observed'] must have shape ({n}, {d}), "
-                             f"got {losses.shape} and {observed.shape}")
+            raise ValueError(
+                f"observations['losses'] and ['observed'] must have shape ({n}, {d}), "
+                f"got {losses.shape} and {observed.shape}"
+            )
         if observed.dtype.kind not in "biuf":
             raise ValueError(f"observations['observed'] must be a 0/1 mask, got dtype {observed.dtype}")
         # step 4: l_hat_i = l_i / x_i on the observed (chosen) arms; L_hat += l_hat

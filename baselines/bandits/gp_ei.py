@@ -51,10 +51,11 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.special import erfcx, ndtr
+
 from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, check_x1
 from papergym.agents.base import register_agent
 from papergym.validate import positive_float
-from scipy.special import erfcx, ndtr
 
 __all__ = ["GPEI", "expected_improvement", "log_expected_improvement", "log_h"]
 
@@ -119,8 +120,7 @@ def _check_xi(xi: Any) -> float:
 class GPEI(GPAgent):
     """Noise-free expected improvement over the candidates (module docstring)."""
 
-    def __init__(self, problem: Any, *, seed: Any = None, xi: float = 0.0, jitter: float = 1e-10,
-                 x1: str = "centre"):
+    def __init__(self, problem: Any, *, seed: Any = None, xi: float = 0.0, jitter: float = 1e-10, x1: str = "centre"):
         xi = _check_xi(xi)
         jitter = positive_float(jitter, "jitter")
         x1 = check_x1(x1)

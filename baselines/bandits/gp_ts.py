@@ -60,10 +60,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.linalg.lapack import dpstrf
+
 from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, check_x1
 from papergym.agents.base import register_agent
 from papergym.validate import positive_float, positive_int
-from scipy.linalg.lapack import dpstrf
 
 __all__ = ["GPTS", "sample_joint"]
 
@@ -90,8 +91,17 @@ def sample_joint(mean: np.ndarray, cov: np.ndarray, z: np.ndarray, rank_tol: flo
 class GPTS(GPAgent):
     """Thompson sampling with a joint posterior sample on ``R ∪ T ∪ {x_hat}`` (module docstring)."""
 
-    def __init__(self, problem: Any, *, seed: Any = None, n_random: int = 512, n_top: int = 32,
-                 rank_tol: float = 1e-12, jitter: float = 1e-10, x1: str = "centre"):
+    def __init__(
+        self,
+        problem: Any,
+        *,
+        seed: Any = None,
+        n_random: int = 512,
+        n_top: int = 32,
+        rank_tol: float = 1e-12,
+        jitter: float = 1e-10,
+        x1: str = "centre",
+    ):
         n_random = positive_int(n_random, "n_random", 0)
         n_top = positive_int(n_top, "n_top", 0)
         if n_random + n_top < 1:

@@ -48,7 +48,7 @@ __all__ = ["GPUCBSrinivas", "srinivas_beta"]
 
 def srinivas_beta(t: int, n_candidates: int, delta: float = 0.1) -> float:
     """``beta_t = 2 log(N t^2 pi^2 / (6 delta))`` (Srinivas et al. 2010, Theorem 1; ``N = |D|``)."""
-    return 2.0 * math.log(n_candidates * t * t * math.pi ** 2 / (6.0 * delta))
+    return 2.0 * math.log(n_candidates * t * t * math.pi**2 / (6.0 * delta))
 
 
 def _check_delta(delta: Any) -> float:
@@ -66,8 +66,9 @@ def _check_delta(delta: Any) -> float:
 class GPUCBSrinivas(GPUCB):
     """GP-UCB with ``beta_t^{1/2} = sqrt(2 log(N t^2 pi^2 / (6 delta)))`` (module docstring)."""
 
-    def __init__(self, problem: Any, *, seed: Any = None, delta: float = 0.1, jitter: float = 1e-10,
-                 x1: str = "centre"):
+    def __init__(
+        self, problem: Any, *, seed: Any = None, delta: float = 0.1, jitter: float = 1e-10, x1: str = "centre"
+    ):
         self.delta = _check_delta(delta)
         super().__init__(problem, seed=seed, beta_sqrt=None, jitter=jitter, x1=x1)
 

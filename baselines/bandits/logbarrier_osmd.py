@@ -78,6 +78,6 @@ register_agent(
     role="baseline",
     batched_factory=BatchedLogBarrierOSMD,
     description="FTRL with the log-barrier -sum ln x, eta_t = 4 sqrt(ln(1+t)/t) (reference code of "
-                "Zimmert, Luo, Wei 2019); systematic sampling",
+    "Zimmert, Luo, Wei 2019); systematic sampling",
     defaults={"eta_scale": 1.0, "tol": 1e-9, "max_iter": 100},
 )

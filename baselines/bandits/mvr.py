@@ -38,6 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent, check_x1
 from papergym.agents.base import register_agent
 from papergym.validate import positive_float

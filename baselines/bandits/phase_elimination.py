@@ -96,6 +96,7 @@ import math
 from typing import Any
 
 import numpy as np
+
 from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent
 from papergym.agents.base import register_agent
 from papergym.envs.bandits.gp import NoiseFreeGP
@@ -110,8 +111,17 @@ class PhasedElimination(GPAgent):
     Parameters are those of the module table (``replace`` belongs to :class:`REDS`).
     """
 
-    def __init__(self, problem: Any, *, seed: Any = None, first_phase: int = 2, growth: float = 2.0,
-                 beta_sqrt: float | None = None, elim_tol: float = 1e-8, jitter: float = 1e-10):
+    def __init__(
+        self,
+        problem: Any,
+        *,
+        seed: Any = None,
+        first_phase: int = 2,
+        growth: float = 2.0,
+        beta_sqrt: float | None = None,
+        elim_tol: float = 1e-8,
+        jitter: float = 1e-10,
+    ):
         if isinstance(first_phase, bool) or not isinstance(first_phase, (int, np.integer)) or first_phase < 1:
             raise ValueError(f"first_phase must be an integer >= 1, got {first_phase!r}")
         growth = positive_float(growth, "growth")
@@ -143,8 +153,13 @@ class PhasedElimination(GPAgent):
         self.k_phase = 0  # queries made in the current phase
         n_a = len(self.active)
         # (2) fresh posterior from this phase's points only, kept on the active candidates
-        self.pgp = NoiseFreeGP(self.C[self.active], self.kernel, self.lengthscale, jitter=self._jitter0,
-                               capacity=min(self.n_phase, n_a) + 1)
+        self.pgp = NoiseFreeGP(
+            self.C[self.active],
+            self.kernel,
+            self.lengthscale,
+            jitter=self._jitter0,
+            capacity=min(self.n_phase, n_a) + 1,
+        )
         self._pos = np.full(self.N, -1, dtype=np.int64)  # candidate index -> position in A_i
         self._pos[self.active] = np.arange(n_a)
         self._queried = np.zeros(n_a, dtype=bool)  # queried in this phase (positions in A_i)
@@ -187,12 +202,14 @@ class PhasedElimination(GPAgent):
 
     def diagnostics(self) -> dict[str, Any]:
         d = super().diagnostics()
-        d.update({
-            "phases": len(self.phase_lengths),
-            "phase_lengths": list(self.phase_lengths),
-            "active_sizes": list(self.active_sizes),
-            "active_size": len(self.active),
-        })
+        d.update(
+            {
+                "phases": len(self.phase_lengths),
+                "phase_lengths": list(self.phase_lengths),
+                "active_sizes": list(self.active_sizes),
+                "active_size": len(self.active),
+            }
+        )
         return d
 
 
@@ -208,14 +225,30 @@ class PEMVR(PhasedElimination):
 class REDS(PhasedElimination):
     """``reds``: phase queries uniform on the active set (3b), random exploration with domain shrinking."""
 
-    def __init__(self, problem: Any, *, seed: Any = None, first_phase: int = 2, growth: float = 2.0,
-                 beta_sqrt: float | None = None, elim_tol: float = 1e-8, jitter: float = 1e-10,
-                 replace: bool = False):
+    def __init__(
+        self,
+        problem: Any,
+        *,
+        seed: Any = None,
+        first_phase: int = 2,
+        growth: float = 2.0,
+        beta_sqrt: float | None = None,
+        elim_tol: float = 1e-8,
+        jitter: float = 1e-10,
+        replace: bool = False,
+    ):
         if not isinstance(replace, (bool, np.bool_)):
             raise ValueError(f"replace must be True or False, got {replace!r}")
         self.replace = bool(replace)
-        super().__init__(problem, seed=seed, first_phase=first_phase, growth=growth, beta_sqrt=beta_sqrt,
-                         elim_tol=elim_tol, jitter=jitter)
+        super().__init__(
+            problem,
+            seed=seed,
+            first_phase=first_phase,
+            growth=growth,
+            beta_sqrt=beta_sqrt,
+            elim_tol=elim_tol,
+            jitter=jitter,
+        )
 
     def explore(self) -> int | None:
         if self.replace:
@@ -234,7 +267,7 @@ register_agent(
     envs=[ENV_ID],
     role="baseline",
     description="phased elimination, max-variance queries from each phase's own posterior, N_i = 2^i "
-                "(Iwazaki & Takeno, ICML 2025; Li & Scarlett 2022)",
+    "(Iwazaki & Takeno, ICML 2025; Li & Scarlett 2022)",
     defaults=dict(_DEFAULTS),
 )
 
@@ -244,6 +277,6 @@ register_agent(
     envs=[ENV_ID],
     role="baseline",
     description="random exploration with domain shrinking: uniform phase queries on the active set, "
-                "confidence-bound elimination (Salgia, Vakili, Zhao 2024)",
+    "confidence-bound elimination (Salgia, Vakili, Zhao 2024)",
     defaults={**_DEFAULTS, "replace": False},
 )

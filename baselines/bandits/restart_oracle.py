@@ -50,8 +50,15 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import PerRunFromBatched, register_agent
-from papergym.baselines.bandits.bins import (ENV_ID, binning_bins, cell_midpoints, check_positive, n_runs, problem_dims,
-                                             ucb_pull)
+from papergym.baselines.bandits.bins import (
+    ENV_ID,
+    binning_bins,
+    cell_midpoints,
+    check_positive,
+    n_runs,
+    problem_dims,
+    ucb_pull,
+)
 
 __all__ = ["BatchedRestartOracle", "RestartOracle"]
 
@@ -71,8 +78,10 @@ class BatchedRestartOracle:
         for i, o in enumerate(oracles):
             cp = np.asarray(o.change_points(), dtype=np.int64).reshape(-1)
             if cp.size and (np.any(np.diff(cp) <= 0) or cp[0] < 2 or cp[-1] > T):
-                raise ValueError(f"oracles[{i}].change_points() must be strictly increasing rounds in [2, T={T}], "
-                                 f"got {cp[:10].tolist()}{' ...' if cp.size > 10 else ''}")
+                raise ValueError(
+                    f"oracles[{i}].change_points() must be strictly increasing rounds in [2, T={T}], "
+                    f"got {cp[:10].tolist()}{' ...' if cp.size > 10 else ''}"
+                )
             cps.append(cp)
         #: per run, the rounds at which the agent restarts (the oracle's change points, int64 arrays)
         self.change_points: list[np.ndarray] = cps
@@ -158,6 +167,6 @@ register_agent(
     role="oracle",
     batched_factory=BatchedRestartOracle,
     description="Binning + UCB restarted at EVERY change of mu_t (oracle change points, significant or not), "
-                "K_i bins per phase: the reference for insignificant changes",
+    "K_i bins per phase: the reference for insignificant changes",
     defaults={"c": 1.0},
 )

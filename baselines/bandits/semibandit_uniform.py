@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from papergym.agents.base import PerRunFromBatched, register_agent
-from papergym.baselines.bandits.combucb import ENV_ID, n_runs, problem_dm, m_smallest
+from papergym.baselines.bandits.combucb import ENV_ID, m_smallest, n_runs, problem_dm
 from papergym.envs.spec import UniformStream
 
 __all__ = ["BatchedSemiBanditUniform", "SemiBanditUniform"]

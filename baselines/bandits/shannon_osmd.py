@@ -80,6 +80,6 @@ register_agent(
     role="baseline",
     batched_factory=BatchedShannonOSMD,
     description="FTRL with the Shannon entropy sum x ln x, eta_t = 0.25/sqrt(t) (reference code of "
-                "Zimmert, Luo, Wei 2019); systematic sampling",
+    "Zimmert, Luo, Wei 2019); systematic sampling",
     defaults={"eta_scale": 1.0, "tol": 1e-9, "max_iter": 100},
 )

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from papergym.agents.base import PerRunFromBatched, register_agent
 from papergym.baselines.bandits.bins import ENV_ID, n_runs, problem_dims
 from papergym.envs.spec import UniformStream

@@ -57,7 +57,8 @@ Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -367,8 +368,16 @@ class BatchedZooming:
             for i in range(n):
                 self._zeros[:] = all_pts
                 _activate_grid(
-                    self.x, self.cnt, self.sums, self.n_active, self._counts, i, self._grid, self.c_log,
-                    self._zeros, all_pts.shape[0],
+                    self.x,
+                    self.cnt,
+                    self.sums,
+                    self.n_active,
+                    self._counts,
+                    i,
+                    self._grid,
+                    self.c_log,
+                    self._zeros,
+                    all_pts.shape[0],
                 )
 
     # ------------------------------------------------------------------ helpers
@@ -417,8 +426,16 @@ class BatchedZooming:
             _update_1d(self.x, self.cnt, self.sums, self.n_active, self.chosen, rewards, self.c_log)
         else:
             _update_grid(
-                self.x, self.cnt, self.sums, self.n_active, self._counts, self.chosen, rewards, self._grid,
-                self.c_log, self._zeros,
+                self.x,
+                self.cnt,
+                self.sums,
+                self.n_active,
+                self._counts,
+                self.chosen,
+                rewards,
+                self._grid,
+                self.c_log,
+                self._zeros,
             )
 
     def diagnostics(self) -> dict[str, Any]:

@@ -26,14 +26,35 @@ def _eg(problem, *, seed=None, **hp):
     return Extragradient(problem, seed=seed, **hp)
 
 
-register_agent("best-response-iteration", _bri, envs=GAME_ENVS, role="baseline",
-               description="mu <- Psi(mu): the Best Response flow's Euler step with h = 1", defaults={"h": 1.0})
-register_agent("fictitious-play", _fp, envs=GAME_ENVS, role="baseline",
-               description="running average of best responses (h_k = 1/(k+1); Brown 1951)",
-               defaults={"schedule": "harmonic"})
-register_agent("mirror-descent-ascent", _mda, envs=GAME_ENVS, role="baseline",
-               description="entropic proximal step mu ~ mu^(1/(1+eta s)) Psi^(eta s/(1+eta s)) (Cen, Wei, Chi 2021)",
-               defaults={"eta": 1.0})
-register_agent("extragradient", _eg, envs=GAME_ENVS, role="baseline",
-               description="optimistic entropic mirror step with predicted feedback 2g_k - g_(k-1) (or two-call)",
-               defaults={"eta": 1.0, "mode": "optimistic"})
+register_agent(
+    "best-response-iteration",
+    _bri,
+    envs=GAME_ENVS,
+    role="baseline",
+    description="mu <- Psi(mu): the Best Response flow's Euler step with h = 1",
+    defaults={"h": 1.0},
+)
+register_agent(
+    "fictitious-play",
+    _fp,
+    envs=GAME_ENVS,
+    role="baseline",
+    description="running average of best responses (h_k = 1/(k+1); Brown 1951)",
+    defaults={"schedule": "harmonic"},
+)
+register_agent(
+    "mirror-descent-ascent",
+    _mda,
+    envs=GAME_ENVS,
+    role="baseline",
+    description="entropic proximal step mu ~ mu^(1/(1+eta s)) Psi^(eta s/(1+eta s)) (Cen, Wei, Chi 2021)",
+    defaults={"eta": 1.0},
+)
+register_agent(
+    "extragradient",
+    _eg,
+    envs=GAME_ENVS,
+    role="baseline",
+    description="optimistic entropic mirror step with predicted feedback 2g_k - g_(k-1) (or two-call)",
+    defaults={"eta": 1.0, "mode": "optimistic"},
+)

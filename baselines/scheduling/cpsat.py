@@ -81,13 +81,20 @@ from typing import Any
 
 import numpy as np
 
-from papergym.envs.scheduling.fjsp.graph import Solution, evaluate, solution_from_schedule, validate_schedule
 from papergym.envs.scheduling.fjsp.common import instance_from_observation
+from papergym.envs.scheduling.fjsp.graph import Solution, evaluate, solution_from_schedule, validate_schedule
 from papergym.envs.scheduling.fjsp.instance import Instance
 from papergym.envs.scheduling.fjsp.rules import JOB_RULES
 
-__all__ = ["CPSATContradiction", "CPSATResult", "solve_cpsat", "CPSATDispatchAgent", "CPSATReferenceAgent", "ortools_version",
-           "agent_cpsat_seed"]
+__all__ = [
+    "CPSATContradiction",
+    "CPSATResult",
+    "solve_cpsat",
+    "CPSATDispatchAgent",
+    "CPSATReferenceAgent",
+    "ortools_version",
+    "agent_cpsat_seed",
+]
 
 _STATUS = {"OPTIMAL": "optimal", "FEASIBLE": "feasible", "INFEASIBLE": "infeasible", "UNKNOWN": "unknown"}
 
@@ -138,13 +145,16 @@ def _hint_solution(inst: Instance, hint: Solution | str | None) -> tuple[Solutio
         return None, None
     if isinstance(hint, Solution):
         if hint.assign.shape != (inst.n_ops,) or hint.mfirst.shape != (inst.n_machines,):
-            raise ValueError(f"hint: the solution has {hint.assign.shape[0]} operations and {hint.mfirst.shape[0]} "
-                             f"machines, the instance {inst.n_ops} and {inst.n_machines}")
+            raise ValueError(
+                f"hint: the solution has {hint.assign.shape[0]} operations and {hint.mfirst.shape[0]} "
+                f"machines, the instance {inst.n_ops} and {inst.n_machines}"
+            )
         return hint, "solution"
     if isinstance(hint, str):
         if hint not in JOB_RULES:
-            raise ValueError(f"hint: unknown dispatching rule {hint!r}; valid: {', '.join(JOB_RULES)} "
-                             f"(or a Solution, or None)")
+            raise ValueError(
+                f"hint: unknown dispatching rule {hint!r}; valid: {', '.join(JOB_RULES)} (or a Solution, or None)"
+            )
         from papergym.envs.scheduling.fjsp.improve import dispatch_solution
 
         return dispatch_solution(inst, hint, np.random.default_rng(0)), hint
@@ -199,9 +209,17 @@ def _model(cp_model: Any, inst: Instance, redundant_cumulative: bool = False):
     return m, s, e, x, cmax, elig
 
 
-def solve_cpsat(inst: Instance, *, time_limit: float = 2.0, num_workers: int = 2, seed: int = 0,
-                hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False,
-                log: bool = False, verify_optimal: bool = True) -> CPSATResult:
+def solve_cpsat(
+    inst: Instance,
+    *,
+    time_limit: float = 2.0,
+    num_workers: int = 2,
+    seed: int = 0,
+    hint: Solution | str | None = "mwkr",
+    redundant_cumulative: bool = False,
+    log: bool = False,
+    verify_optimal: bool = True,
+) -> CPSATResult:
     """Solve ``inst`` with the CP-SAT model of the module docstring and return the left-compressed
     result. With ``verify_optimal`` (default), a claimed optimum is checked independently
     (:func:`_check_optimal`): refuted, it is reported as ``feasible`` with a :class:`CPSATContradiction`
@@ -209,8 +227,12 @@ def solve_cpsat(inst: Instance, *, time_limit: float = 2.0, num_workers: int = 2
     cp_model = _cp_model()
     import ortools
 
-    if not (isinstance(time_limit, (int, float, np.integer, np.floating)) and not isinstance(time_limit, bool)
-            and math.isfinite(time_limit) and time_limit > 0):
+    if not (
+        isinstance(time_limit, (int, float, np.integer, np.floating))
+        and not isinstance(time_limit, bool)
+        and math.isfinite(time_limit)
+        and time_limit > 0
+    ):
         raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
     if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or num_workers < 1:
         raise ValueError(f"num_workers must be an integer >= 1, got {num_workers!r}")
@@ -244,14 +266,22 @@ def solve_cpsat(inst: Instance, *, time_limit: float = 2.0, num_workers: int = 2
     code = solver.Solve(m)
     status = _STATUS.get(solver.StatusName(code))
     if status is None:
-        raise RuntimeError(f"CP-SAT returned {solver.StatusName(code)} for {inst.name or 'the instance'}: "
-                           f"{m.Validate() or 'no model error reported'}")
+        raise RuntimeError(
+            f"CP-SAT returned {solver.StatusName(code)} for {inst.name or 'the instance'}: "
+            f"{m.Validate() or 'no model error reported'}"
+        )
     if status == "infeasible":  # cannot happen: H admits the trivial sequential schedule
         raise RuntimeError(f"CP-SAT reports the FJSP model of {inst.name or 'the instance'} infeasible (a bug)")
-    settings = {"ortools": str(ortools.__version__), "num_workers": int(num_workers),
-                "time_limit": float(time_limit), "seed": int(seed), "hint": hint_name,
-                "hint_makespan": hint_cmax, "redundant_cumulative": bool(redundant_cumulative),
-                "solver_wall_time": float(solver.WallTime())}
+    settings = {
+        "ortools": str(ortools.__version__),
+        "num_workers": int(num_workers),
+        "time_limit": float(time_limit),
+        "seed": int(seed),
+        "hint": hint_name,
+        "hint_makespan": hint_cmax,
+        "redundant_cumulative": bool(redundant_cumulative),
+        "solver_wall_time": float(solver.WallTime()),
+    }
     bound = solver.BestObjectiveBound()
     lb = int(math.ceil(bound - 1e-9)) if math.isfinite(bound) else 0
     lb = max(lb, 0)
@@ -264,8 +294,14 @@ def solve_cpsat(inst: Instance, *, time_limit: float = 2.0, num_workers: int = 2
     assert makespan <= objective, f"left compression increased the makespan ({makespan} > {objective})"
     assert makespan >= lb, f"makespan {makespan} below CP-SAT's proven bound {lb}"
     if status == "optimal" and verify_optimal:
-        better, why = _check_optimal(cp_model, inst, makespan, time_limit=float(time_limit), seed=int(seed),
-                                     redundant_cumulative=redundant_cumulative)
+        better, why = _check_optimal(
+            cp_model,
+            inst,
+            makespan,
+            time_limit=float(time_limit),
+            seed=int(seed),
+            redundant_cumulative=redundant_cumulative,
+        )
         settings["optimality_check"] = why
         if better is not None or why.startswith("contradiction"):
             # CP-SAT's proof is refuted: never report it as proved; keep the best schedule known, and
@@ -282,8 +318,9 @@ class CPSATContradiction(UserWarning):
     is reported as ``feasible``, never as proved."""
 
 
-def _schedule(solver: Any, inst: Instance, s: list, x: list[dict[int, Any]], elig: list[list[int]]
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _schedule(
+    solver: Any, inst: Instance, s: list, x: list[dict[int, Any]], elig: list[list[int]]
+) -> tuple[np.ndarray, np.ndarray]:
     """The solver's machine of every operation and its start time."""
     machine = np.empty(inst.n_ops, dtype=np.int64)
     raw_start = np.empty(inst.n_ops, dtype=np.int64)
@@ -308,8 +345,9 @@ def _compressed(inst: Instance, machine: np.ndarray, raw_start: np.ndarray) -> t
     return sol, start, makespan
 
 
-def _check_optimal(cp_model: Any, inst: Instance, claimed: int, *, time_limit: float, seed: int,
-                   redundant_cumulative: bool = False) -> tuple[tuple | None, str]:
+def _check_optimal(
+    cp_model: Any, inst: Instance, claimed: int, *, time_limit: float, seed: int, redundant_cumulative: bool = False
+) -> tuple[tuple | None, str]:
     """Independent checks of a claimed optimum ``claimed`` (a valid schedule's makespan):
 
     1. the shipped references (``data/bks.json``, ``data/references.json``; an unflagged entry of the
@@ -327,14 +365,20 @@ def _check_optimal(cp_model: Any, inst: Instance, claimed: int, *, time_limit: f
     ref = reference(inst.name) if inst.name else None
     if ref is not None and not ref.flag:
         if ref.ub is not None and ref.ub < claimed:
-            return None, (f"contradiction: the claimed optimum {claimed} exceeds the shipped reference's "
-                          f"makespan {ref.ub} ({ref.source})")
+            return None, (
+                f"contradiction: the claimed optimum {claimed} exceeds the shipped reference's "
+                f"makespan {ref.ub} ({ref.source})"
+            )
         if ref.lb is not None and ref.lb > claimed:
-            return None, (f"contradiction: the claimed optimum {claimed} is below the shipped reference's proven "
-                          f"bound {ref.lb} ({ref.source}), yet it is a valid schedule's makespan")
+            return None, (
+                f"contradiction: the claimed optimum {claimed} is below the shipped reference's proven "
+                f"bound {ref.lb} ({ref.source}), yet it is a valid schedule's makespan"
+            )
     if inst.lower_bound() > claimed:
-        return None, (f"contradiction: the claimed optimum {claimed} is below the instance's lower bound "
-                      f"{inst.lower_bound()}, yet it is a valid schedule's makespan")
+        return None, (
+            f"contradiction: the claimed optimum {claimed} is below the instance's lower bound "
+            f"{inst.lower_bound()}, yet it is a valid schedule's makespan"
+        )
     m, s, _e, x, cmax, elig = _model(cp_model, inst, redundant_cumulative)
     m.Add(cmax <= claimed - 1)
     solver = cp_model.CpSolver()
@@ -353,7 +397,8 @@ def _check_optimal(cp_model: Any, inst: Instance, claimed: int, *, time_limit: f
         sol, start, makespan = _compressed(inst, machine, raw_start)
         return (machine, sol, start, makespan), (
             f"contradiction: CP-SAT claimed {claimed} optimal, an independent search found a schedule of "
-            f"makespan {makespan}")
+            f"makespan {makespan}"
+        )
     return None, f"unverified: the independent search did not finish within {time_limit:g} s"
 
 
@@ -364,11 +409,24 @@ def agent_cpsat_seed(seed: Any) -> int:
 
 
 class _CPSATAgentBase:
-    def __init__(self, problem: Any, *, seed: Any = None, time_limit: float = 2.0, num_workers: int = 2,
-                 hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False):
+    def __init__(
+        self,
+        problem: Any,
+        *,
+        seed: Any = None,
+        time_limit: float = 2.0,
+        num_workers: int = 2,
+        hint: Solution | str | None = "mwkr",
+        redundant_cumulative: bool = False,
+    ):
         self.N, self.M = int(problem.params["n_ops"]), int(problem.params["n_machines"])
-        self._settings = dict(seed=seed, time_limit=time_limit, num_workers=num_workers, hint=hint,
-                              redundant_cumulative=redundant_cumulative)
+        self._settings = dict(
+            seed=seed,
+            time_limit=time_limit,
+            num_workers=num_workers,
+            hint=hint,
+            redundant_cumulative=redundant_cumulative,
+        )
         self.inst: Instance | None = None  # the run's instance: from the first observation (solved then)
 
     def _solve(self, observation: dict) -> None:
@@ -376,11 +434,17 @@ class _CPSATAgentBase:
         if self.inst is not None:
             return
         seed, time_limit, num_workers, hint, redundant_cumulative = (
-            self._settings[k] for k in ("seed", "time_limit", "num_workers", "hint", "redundant_cumulative"))
+            self._settings[k] for k in ("seed", "time_limit", "num_workers", "hint", "redundant_cumulative")
+        )
         self.inst = instance_from_observation(observation)
-        self.result = solve_cpsat(self.inst, time_limit=time_limit, num_workers=num_workers,
-                                  seed=agent_cpsat_seed(seed), hint=hint,
-                                  redundant_cumulative=redundant_cumulative)
+        self.result = solve_cpsat(
+            self.inst,
+            time_limit=time_limit,
+            num_workers=num_workers,
+            seed=agent_cpsat_seed(seed),
+            hint=hint,
+            redundant_cumulative=redundant_cumulative,
+        )
         self.fallback = self.result.solution is None
         if self.fallback:  # no CP-SAT solution within the limit: replay / report the hint's solution
             sol, _ = _hint_solution(self.inst, hint if hint is not None else "mwkr")
@@ -396,19 +460,37 @@ class _CPSATAgentBase:
         if self.inst is None:
             return {}
         r = self.result
-        return {"cpsat_makespan": float("nan") if r.makespan is None else int(r.makespan),
-                "cpsat_lower_bound": int(r.lower_bound), "cpsat_optimal": int(r.optimal),
-                "cpsat_seconds": float(r.wall_time), "cpsat_fallback": int(self.fallback)}
+        return {
+            "cpsat_makespan": float("nan") if r.makespan is None else int(r.makespan),
+            "cpsat_lower_bound": int(r.lower_bound),
+            "cpsat_optimal": int(r.optimal),
+            "cpsat_seconds": float(r.wall_time),
+            "cpsat_fallback": int(self.fallback),
+        }
 
 
 class CPSATDispatchAgent(_CPSATAgentBase):
     """``cpsat`` on ``FJSP-v0``: CP-SAT at the first decision (on the instance of the observation), then the operations in CP-SAT start-time order on
     their CP-SAT machines (final makespan = CP-SAT's left-compressed makespan)."""
 
-    def __init__(self, problem: Any, *, seed: Any = None, time_limit: float = 2.0, num_workers: int = 2,
-                 hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False):
-        super().__init__(problem, seed=seed, time_limit=time_limit, num_workers=num_workers, hint=hint,
-                         redundant_cumulative=redundant_cumulative)
+    def __init__(
+        self,
+        problem: Any,
+        *,
+        seed: Any = None,
+        time_limit: float = 2.0,
+        num_workers: int = 2,
+        hint: Solution | str | None = "mwkr",
+        redundant_cumulative: bool = False,
+    ):
+        super().__init__(
+            problem,
+            seed=seed,
+            time_limit=time_limit,
+            num_workers=num_workers,
+            hint=hint,
+            redundant_cumulative=redundant_cumulative,
+        )
         self.order: np.ndarray | None = None
         self._i = 0
 
@@ -426,9 +508,11 @@ class CPSATDispatchAgent(_CPSATAgentBase):
         o = int(self.order[self._i])
         j = int(self.inst.op_job[o])
         if int(observation["next_op"][j]) != o:
-            raise ValueError(f"cpsat: the observation's next operation of job {j} is "
-                             f"{int(observation['next_op'][j])}, the replay expects {o} (was the env reset "
-                             f"on another instance?)")
+            raise ValueError(
+                f"cpsat: the observation's next operation of job {j} is "
+                f"{int(observation['next_op'][j])}, the replay expects {o} (was the env reset "
+                f"on another instance?)"
+            )
         return j * self.M + int(self.solution.assign[o])
 
     def diagnostics(self) -> dict[str, Any]:
@@ -439,10 +523,25 @@ class CPSATReferenceAgent(_CPSATAgentBase):
     """``cpsat`` on ``FJSPImprove-v0``: a reference line; CP-SAT's makespan in ``diagnostics()["makespan"]``,
     the env's solution kept unchanged (each step restores the current archive slot)."""
 
-    def __init__(self, problem: Any, *, seed: Any = None, oracle: Any = None, time_limit: float = 2.0,
-                 num_workers: int = 2, hint: Solution | str | None = "mwkr", redundant_cumulative: bool = False):
-        super().__init__(problem, seed=seed, time_limit=time_limit, num_workers=num_workers, hint=hint,
-                         redundant_cumulative=redundant_cumulative)
+    def __init__(
+        self,
+        problem: Any,
+        *,
+        seed: Any = None,
+        oracle: Any = None,
+        time_limit: float = 2.0,
+        num_workers: int = 2,
+        hint: Solution | str | None = "mwkr",
+        redundant_cumulative: bool = False,
+    ):
+        super().__init__(
+            problem,
+            seed=seed,
+            time_limit=time_limit,
+            num_workers=num_workers,
+            hint=hint,
+            redundant_cumulative=redundant_cumulative,
+        )
         self._restore0 = self.N * (self.N + self.M)
 
     def act(self, observation: dict) -> int:

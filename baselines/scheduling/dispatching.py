@@ -32,8 +32,15 @@ RULES = {"fifo": "fifo", "mor": "mor", "spt": "spt", "mwkr": "mwkr", "lwkr": "lw
 class DispatchAgent:
     """A dispatching rule on ``FJSP-v0``."""
 
-    def __init__(self, problem: Any, *, seed: Any = None, rule: str = "mwkr", machine_rule: str = "eet",
-                 restrict_to_earliest: bool = True):
+    def __init__(
+        self,
+        problem: Any,
+        *,
+        seed: Any = None,
+        rule: str = "mwkr",
+        machine_rule: str = "eet",
+        restrict_to_earliest: bool = True,
+    ):
         if rule not in RULES.values():
             raise ValueError(f"unknown rule {rule!r}; valid: {', '.join(sorted(set(RULES.values())))}")
         if machine_rule not in MACHINE_RULES:
@@ -46,8 +53,14 @@ class DispatchAgent:
     def act(self, observation: dict) -> int:
         if self._tables is None:
             self._tables = RuleTables(observation["proc"], observation["op_job"])
-        return choose_pair(self.rule, observation, self._tables, self.rng, machine_rule=self.machine_rule,
-                           restrict_to_earliest=self.restrict_to_earliest)
+        return choose_pair(
+            self.rule,
+            observation,
+            self._tables,
+            self.rng,
+            machine_rule=self.machine_rule,
+            restrict_to_earliest=self.restrict_to_earliest,
+        )
 
     def update(self, action: Any, reward: float, observation: Any) -> None:
         pass
@@ -59,8 +72,10 @@ class HoldInitialAgent:
     def __init__(self, problem: Any, *, seed: Any = None, rule: str | None = "mwkr"):
         init = problem.params.get("init")
         if rule is not None and init != rule:
-            raise ValueError(f"on FJSPImprove-v0 the '{rule}' agent reports the initial solution built by the env; "
-                             f"set the env's init='{rule}' (it is {init!r})")
+            raise ValueError(
+                f"on FJSPImprove-v0 the '{rule}' agent reports the initial solution built by the env; "
+                f"set the env's init='{rule}' (it is {init!r})"
+            )
         N, M = int(problem.params["n_ops"]), int(problem.params["n_machines"])
         self._restore0 = N * (N + M)
 

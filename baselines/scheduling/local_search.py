@@ -65,8 +65,8 @@ from typing import Any
 
 import numpy as np
 
-from papergym.envs.scheduling.fjsp.graph import apply_move, job_links, neighbourhood
 from papergym.envs.scheduling.fjsp.common import instance_from_observation
+from papergym.envs.scheduling.fjsp.graph import apply_move, job_links, neighbourhood
 from papergym.envs.scheduling.fjsp.improve import solution_from_observation
 
 __all__ = ["LocalSearchAgent", "STRATEGIES"]
@@ -170,7 +170,7 @@ class LocalSearchAgent:
                     if apply_move(self.inst, sol, mv.v[i], mv.x[i]).key() not in self._tabu_list:
                         pick = int(i)
                         break
-            self._tabu_list = (self._tabu_list + [key])[-self.tenure:]
+            self._tabu_list = (self._tabu_list + [key])[-self.tenure :]
             return int(actions[pick])
         # bi
         i = self._pick_min(mv.cmax)
@@ -191,5 +191,9 @@ class LocalSearchAgent:
         pass
 
     def diagnostics(self) -> dict[str, Any]:
-        return {"evaluated_moves": int(self.evaluated), "restores": int(self.restores), "revisits": int(self.revisits),
-                "distinct_solutions": len(self._visited)}
+        return {
+            "evaluated_moves": int(self.evaluated),
+            "restores": int(self.restores),
+            "revisits": int(self.revisits),
+            "distinct_solutions": len(self._visited),
+        }

@@ -1,4 +1,5 @@
 """Baseline and reference solvers of the solver-benchmark tasks (importing this package registers them)."""
+
 from papergym.baselines.solvers import (  # noqa: F401  (registers them; pinn imports torch lazily)
     continual,
     data_selection,

@@ -70,9 +70,9 @@ from papergym.agents.solvers.lear import (
     SCORES,
     SELECTIONS,
     StreamLearner,
-    route,
     expert_score,
     ledoit_wolf_gaussian,
+    route,
 )
 
 __all__ = ["SharedHeadLearner", "FineTune", "EWC", "LwF", "ExperienceReplay", "Joint", "ExpertsOnly"]
@@ -82,8 +82,9 @@ EWC_UPDATES = ("proximal", "explicit")
 
 
 def _positive(name: str, v: Any, integer: bool = False, allow_zero: bool = False) -> None:
-    ok = not isinstance(v, bool) and isinstance(v, (int, np.integer) if integer else (int, float, np.integer,
-                                                                                      np.floating))
+    ok = not isinstance(v, bool) and isinstance(
+        v, (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    )
     if ok:
         ok = math.isfinite(float(v)) and (v >= 0 if allow_zero else v > 0)
     if not ok:
@@ -117,10 +118,10 @@ class SharedHeadLearner(StreamLearner):
         h = self.hidden(domain["X"])
         off, n_c = int(domain["label_offset"]), int(domain["n_classes"])
         y = torch.as_tensor(np.asarray(domain["y"], dtype=np.int64) + off)
-        new = int((~self.seen[off:off + n_c]).sum())
+        new = int((~self.seen[off : off + n_c]).sum())
         self.params_added.append(new * (self.layer.out_features + 1))
         self.prev_seen = self.seen.copy()
-        self.seen[off:off + n_c] = True
+        self.seen[off : off + n_c] = True
         self.begin_domain(h, y)
         h_all, y_all = self.training_set(h, y)
         opt = torch.optim.SGD(self.parameters(), lr=self.lr)
@@ -155,8 +156,9 @@ class SharedHeadLearner(StreamLearner):
 
     def predict(self, batches: Sequence[Any]) -> tuple[list[np.ndarray], None]:
         sizes = [len(b) for b in batches]
-        h = self.hidden(np.concatenate([np.asarray(b, dtype=np.float32).reshape(-1, self.W1.shape[1])
-                                        for b in batches]))
+        h = self.hidden(
+            np.concatenate([np.asarray(b, dtype=np.float32).reshape(-1, self.W1.shape[1]) for b in batches])
+        )
         with self.torch.no_grad():
             pred = self.logits(h).argmax(1).numpy().astype(np.int64)
         return list(np.split(pred, np.cumsum(sizes)[:-1])), None
@@ -178,7 +180,7 @@ class EWC(SharedHeadLearner):
 
     def start(self, problem: Any, budget: Any) -> None:
         super().start(problem, budget)
-        self.anchors: list[tuple[list[Any], list[Any]]] = []          # (Fisher, θ*) per domain
+        self.anchors: list[tuple[list[Any], list[Any]]] = []  # (Fisher, θ*) per domain
 
     def fisher(self, h: Any, y: Any) -> list[Any]:
         """Diagonal empirical Fisher: the mean over the rows of the squared per-sample gradient of ``log p(y|x)``."""
@@ -186,7 +188,7 @@ class EWC(SharedHeadLearner):
         params = self.parameters()
         acc = [torch.zeros_like(p) for p in params]
         for i in range(len(y)):
-            g = torch.autograd.grad(F.cross_entropy(self.logits(h[i:i + 1]), y[i:i + 1]), params)
+            g = torch.autograd.grad(F.cross_entropy(self.logits(h[i : i + 1]), y[i : i + 1]), params)
             for a, gi in zip(acc, g):
                 a += gi.detach() ** 2
         return [a / max(len(y), 1) for a in acc]
@@ -230,8 +232,11 @@ class LwF(SharedHeadLearner):
 
     def begin_domain(self, h: Any, y: Any) -> None:
         if self.prev_seen.any():
-            self.old = (copy.deepcopy(self.layer).requires_grad_(False), copy.deepcopy(self.head).requires_grad_(False),
-                        self.prev_seen.copy())
+            self.old = (
+                copy.deepcopy(self.layer).requires_grad_(False),
+                copy.deepcopy(self.head).requires_grad_(False),
+                self.prev_seen.copy(),
+            )
 
     def extra_loss(self, hb: Any, yb: Any) -> Any:
         if self.old is None or self.lwf_weight == 0:
@@ -241,8 +246,9 @@ class LwF(SharedHeadLearner):
         with self.torch.no_grad():
             z_old = head(self.torch.relu(layer(hb)))[:, mask]
         z = self.head(self.torch.relu(self.layer(hb)))[:, self.torch.as_tensor(mask)]
-        return self.lwf_weight * F.kl_div(F.log_softmax(z / T, dim=1), F.softmax(z_old / T, dim=1),
-                                          reduction="batchmean")
+        return self.lwf_weight * F.kl_div(
+            F.log_softmax(z / T, dim=1), F.softmax(z_old / T, dim=1), reduction="batchmean"
+        )
 
 
 class ExperienceReplay(SharedHeadLearner):
@@ -266,8 +272,8 @@ class ExperienceReplay(SharedHeadLearner):
         h = self.hidden(domain["X"])
         off, n_c = int(domain["label_offset"]), int(domain["n_classes"])
         y = torch.as_tensor(np.asarray(domain["y"], dtype=np.int64) + off)
-        self.params_added.append(int((~self.seen[off:off + n_c]).sum()) * (self.layer.out_features + 1))
-        self.seen[off:off + n_c] = True
+        self.params_added.append(int((~self.seen[off : off + n_c]).sum()) * (self.layer.out_features + 1))
+        self.seen[off : off + n_c] = True
         opt = torch.optim.SGD(self.parameters(), lr=self.lr)
 
         def step(rows: np.ndarray) -> None:
@@ -282,7 +288,7 @@ class ExperienceReplay(SharedHeadLearner):
             opt.zero_grad()
             loss.backward()
             opt.step()
-            for i in rows:                                              # reservoir update after the step
+            for i in rows:  # reservoir update after the step
                 self.n_seen += 1
                 if len(self.buf_y) < self.buffer_size:
                     self.buf_h.append(h[int(i)])
@@ -323,8 +329,14 @@ class Joint(SharedHeadLearner):
 class ExpertsOnly(StreamLearner):
     """``experts-only`` (module docstring)."""
 
-    def __init__(self, *, selection: str = "batch", covariance: str = "ledoit-wolf",
-                 selection_score: str = "mahalanobis", **kw: Any):
+    def __init__(
+        self,
+        *,
+        selection: str = "batch",
+        covariance: str = "ledoit-wolf",
+        selection_score: str = "mahalanobis",
+        **kw: Any,
+    ):
         super().__init__(**kw)
         if selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
@@ -361,16 +373,17 @@ class ExpertsOnly(StreamLearner):
 
         self.train_epochs(len(y), step)
         mu, prec = ledoit_wolf_gaussian(f.numpy(), self.covariance)
-        self.experts.append({"head": head.requires_grad_(False), "offset": int(domain["label_offset"]), "mu": mu,
-                             "precision": prec})
+        self.experts.append(
+            {"head": head.requires_grad_(False), "offset": int(domain["label_offset"]), "mu": mu, "precision": prec}
+        )
         self.params_added.append(sum(p.numel() for p in head.parameters()))
 
     def predict(self, batches: Sequence[Any]) -> tuple[list[np.ndarray], list[Any]]:
         sizes = [len(b) for b in batches]
-        f = self.features(np.concatenate([np.asarray(b, dtype=np.float32).reshape(-1, self.W1.shape[1])
-                                          for b in batches]))
-        dist = np.stack([expert_score(f.numpy(), e["mu"], e["precision"], self.selection_score)
-                         for e in self.experts])
+        f = self.features(
+            np.concatenate([np.asarray(b, dtype=np.float32).reshape(-1, self.W1.shape[1]) for b in batches])
+        )
+        dist = np.stack([expert_score(f.numpy(), e["mu"], e["precision"], self.selection_score) for e in self.experts])
         with self.torch.no_grad():
             preds = np.stack([e["offset"] + e["head"](f).argmax(1).numpy() for e in self.experts])
         rows, entries = route(dist, sizes, self.selection == "sample")
@@ -400,25 +413,58 @@ _make_er = _factory(ExperienceReplay)
 _make_joint = _factory(Joint)
 _make_experts_only = _factory(ExpertsOnly)
 
-register_solver("finetune", _make_finetune, tasks=[TASK], role="baseline", defaults=dict(_COMMON),
-                description="sequential fine-tuning of the backbone layer and a shared head, no protection",
-                requires=("torch",))
-register_solver("ewc", _make_ewc, tasks=[TASK], role="baseline",
-                defaults={**_COMMON, "ewc_lambda": 1000.0, "ewc_update": "proximal"},
-                description="elastic weight consolidation, lambda = 1000, diagonal empirical Fisher per domain",
-                requires=("torch",))
-register_solver("lwf", _make_lwf, tasks=[TASK], role="baseline",
-                defaults={**_COMMON, "temperature": 2.0, "lwf_weight": 1.0},
-                description="learning without forgetting: distillation of the previous model's logits, T = 2",
-                requires=("torch",))
-register_solver("er", _make_er, tasks=[TASK], role="baseline",
-                defaults={**_COMMON, "buffer_size": 200, "replay_batch": 32},
-                description="experience replay from a 200-sample reservoir, replay batch 32", requires=("torch",))
-register_solver("experts-only", _make_experts_only, tasks=[TASK], role="baseline",
-                defaults={**_COMMON, "selection": "batch", "covariance": "ledoit-wolf",
-                          "selection_score": "mahalanobis"},
-                description="frozen backbone, one linear head per domain, Mahalanobis routing (LEAR without "
-                            "adaptation and alignment)", requires=("torch",))
-register_solver("joint", _make_joint, tasks=[TASK], role="reference", defaults={**_COMMON, "reinit": False},
-                description="joint (cumulative) training on the union of every domain seen so far: upper line, "
-                            "never ranked", requires=("torch",))
+register_solver(
+    "finetune",
+    _make_finetune,
+    tasks=[TASK],
+    role="baseline",
+    defaults=dict(_COMMON),
+    description="sequential fine-tuning of the backbone layer and a shared head, no protection",
+    requires=("torch",),
+)
+register_solver(
+    "ewc",
+    _make_ewc,
+    tasks=[TASK],
+    role="baseline",
+    defaults={**_COMMON, "ewc_lambda": 1000.0, "ewc_update": "proximal"},
+    description="elastic weight consolidation, lambda = 1000, diagonal empirical Fisher per domain",
+    requires=("torch",),
+)
+register_solver(
+    "lwf",
+    _make_lwf,
+    tasks=[TASK],
+    role="baseline",
+    defaults={**_COMMON, "temperature": 2.0, "lwf_weight": 1.0},
+    description="learning without forgetting: distillation of the previous model's logits, T = 2",
+    requires=("torch",),
+)
+register_solver(
+    "er",
+    _make_er,
+    tasks=[TASK],
+    role="baseline",
+    defaults={**_COMMON, "buffer_size": 200, "replay_batch": 32},
+    description="experience replay from a 200-sample reservoir, replay batch 32",
+    requires=("torch",),
+)
+register_solver(
+    "experts-only",
+    _make_experts_only,
+    tasks=[TASK],
+    role="baseline",
+    defaults={**_COMMON, "selection": "batch", "covariance": "ledoit-wolf", "selection_score": "mahalanobis"},
+    description="frozen backbone, one linear head per domain, Mahalanobis routing (LEAR without "
+    "adaptation and alignment)",
+    requires=("torch",),
+)
+register_solver(
+    "joint",
+    _make_joint,
+    tasks=[TASK],
+    role="reference",
+    defaults={**_COMMON, "reinit": False},
+    description="joint (cumulative) training on the union of every domain seen so far: upper line, never ranked",
+    requires=("torch",),
+)

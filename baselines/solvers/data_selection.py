@@ -56,8 +56,14 @@ def dapo_order(acc: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
 class MultiSampleAcc:
     """``multi-sample-acc`` (module docstring)."""
 
-    def __init__(self, seed: Any = None, n_samples: int = 8, temperature: float = 1.0, chunk: int = 500,
-                 stop_fraction: float = 0.8):
+    def __init__(
+        self,
+        seed: Any = None,
+        n_samples: int = 8,
+        temperature: float = 1.0,
+        chunk: int = 500,
+        stop_fraction: float = 0.8,
+    ):
         if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
             raise ValueError(f"n_samples must be an integer >= 1, got {n_samples!r}")
         if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
@@ -80,25 +86,30 @@ class MultiSampleAcc:
         for s in range(0, len(prompts), self.chunk):
             if max_s is not None and time.perf_counter() - t0 > self.stop_fraction * max_s:
                 break
-            P = prompts[s:s + self.chunk]
+            P = prompts[s : s + self.chunk]
             try:
-                out = sample(P, self.K, self.T, int(rng.integers(2 ** 31)))
+                out = sample(P, self.K, self.T, int(rng.integers(2**31)))
             except BudgetExceeded:
                 break
             except Exception as exc:  # a sandboxed call re-raises the evaluator's error by message
                 if "BudgetExceeded" in type(exc).__name__ or "max_work" in str(exc):
                     break
                 raise
-            acc[s:s + len(P)] = sample_accuracy(out, answers[s:s + self.chunk])
+            acc[s : s + len(P)] = sample_accuracy(out, answers[s : s + self.chunk])
         return acc
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
         acc = self.estimate(problem, budget)
         rng = np.random.default_rng([0 if self.seed is None else int(self.seed), 1])
         idx = dapo_order(acc, int(get_field(problem, "k")), rng)
-        return {"indices": idx, "meta": {"forwards": float(policy_call(problem, "work_used")()),
-                                         "estimated": int(np.isfinite(acc).sum()),
-                                         "in_band": int(((acc > 0) & (acc < 1)).sum())}}
+        return {
+            "indices": idx,
+            "meta": {
+                "forwards": float(policy_call(problem, "work_used")()),
+                "estimated": int(np.isfinite(acc).sum()),
+                "in_band": int(((acc > 0) & (acc < 1)).sum()),
+            },
+        }
 
 
 class RandomSelect:
@@ -159,18 +170,37 @@ def _full_data(*, seed: Any = None) -> FullData:
     return FullData(seed=seed)
 
 
-register_solver("multi-sample-acc", _multi_sample_acc, tasks=[TASK],
-                description="K = 8 samples per problem at temperature 1; keep 0 < acc < 1 by |acc - 0.5| (DAPO "
-                            "dynamic-sampling filter), fill randomly",
-                defaults={"n_samples": 8, "temperature": 1.0, "chunk": 500, "stop_fraction": 0.8},
-                requires=("torch",))
-register_solver("random-select", _random_select, tasks=[TASK],
-                description="k uniform problems", requires=("torch",))
-register_solver("easiest-conf", _easiest_conf, tasks=[TASK],
-                description="the k problems of highest single-pass confidence", defaults={"include_eos": False},
-                requires=("torch",))
-register_solver("hardest-conf", _hardest_conf, tasks=[TASK],
-                description="the k problems of lowest single-pass confidence", defaults={"include_eos": False},
-                requires=("torch",))
-register_solver("full-data", _full_data, tasks=[TASK], role="reference",
-                description="the whole pool (10x the RL compute); reference line, not ranked", requires=("torch",))
+register_solver(
+    "multi-sample-acc",
+    _multi_sample_acc,
+    tasks=[TASK],
+    description="K = 8 samples per problem at temperature 1; keep 0 < acc < 1 by |acc - 0.5| (DAPO "
+    "dynamic-sampling filter), fill randomly",
+    defaults={"n_samples": 8, "temperature": 1.0, "chunk": 500, "stop_fraction": 0.8},
+    requires=("torch",),
+)
+register_solver("random-select", _random_select, tasks=[TASK], description="k uniform problems", requires=("torch",))
+register_solver(
+    "easiest-conf",
+    _easiest_conf,
+    tasks=[TASK],
+    description="the k problems of highest single-pass confidence",
+    defaults={"include_eos": False},
+    requires=("torch",),
+)
+register_solver(
+    "hardest-conf",
+    _hardest_conf,
+    tasks=[TASK],
+    description="the k problems of lowest single-pass confidence",
+    defaults={"include_eos": False},
+    requires=("torch",),
+)
+register_solver(
+    "full-data",
+    _full_data,
+    tasks=[TASK],
+    role="reference",
+    description="the whole pool (10x the RL compute); reference line, not ranked",
+    requires=("torch",),
+)

@@ -56,7 +56,8 @@ and more often at the other scales: the point of the benchmark). The tuning used
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -121,8 +122,9 @@ class SLDBO(_FixedStep):
             gy = c.grad_y_l(X, Y)
             gv = c.hvp(X, Y, V) - c.grad_y_f(X, Y)
             u = c.grad_x_f(X, Y) - c.jvp(X, Y, V)
-            Xw, Y, V, h = split_cols(c.mix(np.hstack([X, Y - self.ay * gy, V - self.av * gv, h + u - u_prev])),
-                                     [dx, dy, dy, dx])
+            Xw, Y, V, h = split_cols(
+                c.mix(np.hstack([X, Y - self.ay * gy, V - self.av * gv, h + u - u_prev])), [dx, dy, dy, dx]
+            )
             u_prev = u
             X = Xw - self.ax * h
             if not self._finite(X, Y, V):
@@ -132,8 +134,16 @@ class SLDBO(_FixedStep):
 
 
 class MADSBO(_FixedStep):
-    def __init__(self, *, seed: Any = None, gamma: float = 0.1, inner_y: int = 5, inner_v: int = 5,
-                 beta: float = 0.1, report_every: int = 10):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        gamma: float = 0.1,
+        inner_y: int = 5,
+        inner_v: int = 5,
+        beta: float = 0.1,
+        report_every: int = 10,
+    ):
         super().__init__(gamma, report_every, seed)
         self.inner_y, self.inner_v = positive_int(inner_y, "inner_y", 1), positive_int(inner_v, "inner_v", 1)
         self.beta = check_positive("beta", beta)
@@ -161,8 +171,16 @@ class MADSBO(_FixedStep):
 
 
 class MDBO(_FixedStep):
-    def __init__(self, *, seed: Any = None, gamma: float = 0.1, neumann: int = 10, momentum: float = 0.9,
-                 power_every: int = 200, report_every: int = 10):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        gamma: float = 0.1,
+        neumann: int = 10,
+        momentum: float = 0.9,
+        power_every: int = 200,
+        report_every: int = 10,
+    ):
         super().__init__(gamma, report_every, seed)
         self.neumann = positive_int(neumann, "neumann", 1)
         if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) or not 0 <= momentum < 1:
@@ -198,8 +216,16 @@ class MDBO(_FixedStep):
 
 
 class DBO(_FixedStep):
-    def __init__(self, *, seed: Any = None, gamma: float = 0.1, inner_y: int = 10, neumann: int = 10,
-                 power_every: int = 200, report_every: int = 10):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        gamma: float = 0.1,
+        inner_y: int = 10,
+        neumann: int = 10,
+        power_every: int = 200,
+        report_every: int = 10,
+    ):
         super().__init__(gamma, report_every, seed)
         self.inner_y = positive_int(inner_y, "inner_y", 1)
         self.neumann = positive_int(neumann, "neumann", 1)

@@ -9,7 +9,8 @@ epochs, final log10 training loss): ``gd`` lr 0.3 of {1e−2, 3e−2, ..., 1} (�
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -20,8 +21,9 @@ from papergym.envs.tasks.deep_regression import activation
 __all__ = ["network_gradients", "GradientDescent", "Adam"]
 
 
-def network_gradients(W: list[np.ndarray], X: np.ndarray, Y: np.ndarray, act: str, skip: bool
-                      ) -> tuple[float, list[np.ndarray]]:
+def network_gradients(
+    W: list[np.ndarray], X: np.ndarray, Y: np.ndarray, act: str, skip: bool
+) -> tuple[float, list[np.ndarray]]:
     """``(loss, [∂loss/∂W_j])`` of ``loss = (1/n) Σ ‖f(x_i) − y_i‖²`` by backpropagation."""
     s, ds, _ = activation(act)
     n, L = X.shape[1], len(W)
@@ -65,8 +67,9 @@ class GradientDescent:
 
 
 class Adam:
-    def __init__(self, *, seed: Any = None, lr: float = 3e-3, beta1: float = 0.9, beta2: float = 0.999,
-                 eps: float = 1e-8):
+    def __init__(
+        self, *, seed: Any = None, lr: float = 3e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8
+    ):
         self.lr, self.b1, self.b2, self.eps = _lr(lr), float(beta1), float(beta2), _lr(eps)
         if not (0 <= self.b1 < 1 and 0 <= self.b2 < 1):
             raise ValueError(f"beta1 and beta2 must be in [0, 1), got {beta1!r}, {beta2!r}")
@@ -83,7 +86,7 @@ class Adam:
             for i, gi in enumerate(g):
                 m[i] = self.b1 * m[i] + (1 - self.b1) * gi
                 v[i] = self.b2 * v[i] + (1 - self.b2) * gi * gi
-                W[i] = W[i] - self.lr * (m[i] / (1 - self.b1 ** t)) / (np.sqrt(v[i] / (1 - self.b2 ** t)) + self.eps)
+                W[i] = W[i] - self.lr * (m[i] / (1 - self.b1**t)) / (np.sqrt(v[i] / (1 - self.b2**t)) + self.eps)
             report([w.copy() for w in W], iteration=t, work=t * 3 * len(W))
         return W
 
@@ -96,7 +99,9 @@ def _adam(*, seed=None, **hp):
     return Adam(seed=seed, **hp)
 
 
-register_solver("gd", _gd, tasks=[TASK], role="baseline", description="full-batch gradient descent (backprop)",
-                defaults={"lr": 0.3})
-register_solver("adam", _adam, tasks=[TASK], role="baseline", description="full-batch Adam (backprop)",
-                defaults={"lr": 3e-3})
+register_solver(
+    "gd", _gd, tasks=[TASK], role="baseline", description="full-batch gradient descent (backprop)", defaults={"lr": 0.3}
+)
+register_solver(
+    "adam", _adam, tasks=[TASK], role="baseline", description="full-batch Adam (backprop)", defaults={"lr": 3e-3}
+)

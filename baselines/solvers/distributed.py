@@ -21,7 +21,8 @@ AC-SA 2^{−1} / 2^0 at ``K = 10`` / 50, SCAFFOLD 2^{−4} / 2^{−5}.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -109,9 +110,27 @@ def _scaffold(*, seed=None, **hp):
     return Scaffold(seed=seed, **hp)
 
 
-register_solver("minibatch-sgd", _mb, tasks=[TASK], role="baseline",
-                description="mini-batch SGD: one step per round with the mean of all MK gradients", defaults={"lr": 0.25})
-register_solver("accelerated-minibatch-sgd", _acc, tasks=[TASK], role="baseline",
-                description="AC-SA (Ghadimi & Lan 2012) with batch MK per round", defaults={"lr": 0.0625})
-register_solver("scaffold", _scaffold, tasks=[TASK], role="baseline",
-                description="SCAFFOLD option II (control variates), server step 1", defaults={"lr": 0.03125, "server_lr": 1.0})
+register_solver(
+    "minibatch-sgd",
+    _mb,
+    tasks=[TASK],
+    role="baseline",
+    description="mini-batch SGD: one step per round with the mean of all MK gradients",
+    defaults={"lr": 0.25},
+)
+register_solver(
+    "accelerated-minibatch-sgd",
+    _acc,
+    tasks=[TASK],
+    role="baseline",
+    description="AC-SA (Ghadimi & Lan 2012) with batch MK per round",
+    defaults={"lr": 0.0625},
+)
+register_solver(
+    "scaffold",
+    _scaffold,
+    tasks=[TASK],
+    role="baseline",
+    description="SCAFFOLD option II (control variates), server step 1",
+    defaults={"lr": 0.03125, "server_lr": 1.0},
+)

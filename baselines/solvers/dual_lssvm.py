@@ -148,6 +148,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
+
 from papergym.agents.base import register_solver
 from papergym.agents.solvers.lssvm_common import (
     check_grid,
@@ -208,9 +209,9 @@ class DualModel:
         # d_t^j d_s^d k = (-1)^j D_{j+d}; evaluate in blocks of t (len(t) x M temporaries)
         step = max(1, int(_ROW_BLOCK_BYTES // (8 * (j + max(used) + 1) * max(len(self.centres), 1))))
         for lo in range(0, len(t), step):
-            Dst = rbf_derivative_stack(t[lo:lo + step], self.centres, self.sigma, j + max(used))
+            Dst = rbf_derivative_stack(t[lo : lo + step], self.centres, self.sigma, j + max(used))
             for d in used:
-                out[lo:lo + step] += sign * (Dst[j + d] @ self.coef[d])
+                out[lo : lo + step] += sign * (Dst[j + d] @ self.coef[d])
         return out
 
     def value(self, t: np.ndarray) -> np.ndarray:
@@ -240,7 +241,9 @@ def _state_orders(problem: Any) -> tuple[int, ...]:
 
 
 # ============================================================================ linear (Mehrkanoon)
-def linear_kkt(problem: Any, sigma: float, gamma: float, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def linear_kkt(
+    problem: Any, sigma: float, gamma: float, out: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The symmetric KKT matrix ``M`` ``(N, N)`` and right-hand side ``(N,)`` of the linear dual
     (module docstring), ``N = n p + q + p``; unknowns ordered ``(alpha[e, i], beta[l], b[c])``
     (``alpha`` component-major). ``out``: a preallocated ``(N, N)`` array to assemble into."""
@@ -262,7 +265,7 @@ def linear_kkt(problem: Any, sigma: float, gamma: float, out: np.ndarray | None 
         Dst = rbf_derivative_stack(t[lo:hi], t, sigma, 2 * K)
         for e in range(p):
             for e2 in range(p):
-                blk = M[e * n + lo:e * n + hi, e2 * n:(e2 + 1) * n]
+                blk = M[e * n + lo : e * n + hi, e2 * n : (e2 + 1) * n]
                 for c in range(p):
                     for a in range(K + 1):
                         Ai = A[a, lo:hi, e, c]
@@ -286,8 +289,8 @@ def linear_kkt(problem: Any, sigma: float, gamma: float, out: np.ndarray | None 
             col = np.zeros(n)
             for a in range(K + 1):
                 col += (-1.0 if a % 2 else 1.0) * A[a, :, e, cl] * Dt0[a + dl]
-            M[e * n:(e + 1) * n, ob + l] = col
-            M[ob + l, e * n:(e + 1) * n] = col
+            M[e * n : (e + 1) * n, ob + l] = col
+            M[ob + l, e * n : (e + 1) * n] = col
         for l2 in range(q):
             d2, c2 = divmod(l2, p)
             if c2 == cl:
@@ -296,10 +299,10 @@ def linear_kkt(problem: Any, sigma: float, gamma: float, out: np.ndarray | None 
             M[ob + l, oc + cl] = M[oc + cl, ob + l] = 1.0
     for e in range(p):
         for c in range(p):
-            M[e * n:(e + 1) * n, oc + c] = A[0, :, e, c]
-            M[oc + c, e * n:(e + 1) * n] = A[0, :, e, c]
+            M[e * n : (e + 1) * n, oc + c] = A[0, :, e, c]
+            M[oc + c, e * n : (e + 1) * n] = A[0, :, e, c]
     rhs = np.zeros(N)
-    rhs[:n * p] = r.T.reshape(-1)
+    rhs[: n * p] = r.T.reshape(-1)
     rhs[ob:oc] = np.asarray(problem.ic, dtype=np.float64).reshape(q)
     return M, rhs
 
@@ -310,16 +313,17 @@ def _model_from_linear(problem: Any, sigma: float, x: np.ndarray) -> DualModel:
     n, p, K = len(t), int(problem.dim), int(problem.order)
     q = K * p
     A = np.asarray(problem.linear_form.coeffs(t), dtype=np.float64).reshape(K + 1, n, p, p)
-    alpha = x[:n * p].reshape(p, n)  # [e, i]
-    beta = x[n * p:n * p + q]
+    alpha = x[: n * p].reshape(p, n)  # [e, i]
+    beta = x[n * p : n * p + q]
     coef = np.zeros((K + 1, n + 1, p))
     # w_c = sum_{j,e} alpha_{j,e} sum_d A[d, j, e, c] phi^(d)(t_j) + sum_{l: c_l = c} beta_l phi^(d_l)(t0)
     coef[:, :n, :] = np.einsum("ej,djec->djc", alpha, A)
     for l in range(q):
         dl, cl = divmod(l, p)
         coef[dl, n, cl] += beta[l]
-    return DualModel(sigma, np.concatenate([t, [float(problem.t0)]]), coef, x[n * p + q:].copy(),
-                     work=float(n), n_unknowns=len(x))
+    return DualModel(
+        sigma, np.concatenate([t, [float(problem.t0)]]), coef, x[n * p + q :].copy(), work=float(n), n_unknowns=len(x)
+    )
 
 
 def _lu_solve_inplace(M: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -395,8 +399,8 @@ class NonlinearKKT:
         # beta_l ~ (d_l, t0, c_l); Gram[u, v] = [c_u = c_v] (-1)^{d_u} D_{d_u + d_v}(s_u, s_v)
         groups = [(self.i_alpha(c), K, c) for c in range(p)]
         groups += [(self.i_eta(c, dd), d, c) for c in range(p) for dd, d in enumerate(D)]
-        for (ru, du, cu) in groups:
-            for (rv, dv, cv) in groups:
+        for ru, du, cu in groups:
+            for rv, dv, cv in groups:
                 if cu == cv:
                     M[ru, rv] = sg(du) * Dst[du + dv]
             M[ru.start + eye_n, ru.start + eye_n] += inv_g
@@ -427,7 +431,7 @@ class NonlinearKKT:
     def start(self) -> np.ndarray:
         """``alpha = eta = beta = 0``, ``b = y0``, ``Y = (y0, 0)``: the model ``w = 0, b = y0``."""
         x = np.zeros(self.N)
-        x[self.o_b:] = self.ic[0]
+        x[self.o_b :] = self.ic[0]
         for c in range(self.p):
             x[self.i_Y(c, 0)] = self.ic[0, c]
         return x
@@ -454,7 +458,7 @@ class NonlinearKKT:
         y, dy = self._Y(x)
         f, F = self._f_and_jac(y, dy)
         r = self.Kmat @ x
-        alpha = x[:self.n * self.p].reshape(self.p, self.n)  # [e, i]
+        alpha = x[: self.n * self.p].reshape(self.p, self.n)  # [e, i]
         for e in range(self.p):
             r[self.i_alpha(e)] -= f[:, e]
         # Yeq_{i,c,d} -= sum_e alpha_{i,e} F[i, e, (c, d)]
@@ -474,11 +478,11 @@ class NonlinearKKT:
         unknowns, ``G`` their Gram matrix). The KKT system is its stationarity condition (under the
         linear IC constraints), so ``P`` is the merit of the globalised Newton iteration."""
         th = x.copy()
-        th[self.o_Y:self.o_beta] = 0.0
-        th[self.o_b:] = 0.0
+        th[self.o_Y : self.o_beta] = 0.0
+        th[self.o_b :] = 0.0
         v = self.Kmat @ th  # dual rows: functionals of w (plus I/gamma on alpha, eta)
-        v[:self.o_Y] -= th[:self.o_Y] / self.gamma
-        w2 = float(th[:self.o_Y] @ v[:self.o_Y] + th[self.o_beta:self.o_b] @ v[self.o_beta:self.o_b])
+        v[: self.o_Y] -= th[: self.o_Y] / self.gamma
+        w2 = float(th[: self.o_Y] @ v[: self.o_Y] + th[self.o_beta : self.o_b] @ v[self.o_beta : self.o_b])
         y, dy = self._Y(x)
         args = (self.t, y) if self.K == 1 else (self.t, y, y * 0.0 if dy is None else dy)
         f = np.asarray(self.problem.rhs(*args), dtype=np.float64).reshape(self.n, self.p)
@@ -500,7 +504,7 @@ class NonlinearKKT:
         S = np.zeros((n, kk, kk))
         if self.hessian == "none":
             return None
-        alpha = x[:n * p].reshape(p, n)
+        alpha = x[: n * p].reshape(p, n)
         y, dy = self._Y(x)
         for m in range(kk):
             c, dd = divmod(m, nD)
@@ -552,8 +556,13 @@ class NonlinearKKT:
         for l in range(self.q):
             dl, cl = divmod(l, p)
             coef[dl, n, cl] += x[self.o_beta + l]
-        return DualModel(self.sigma, np.concatenate([self.t, [float(self.problem.t0)]]), coef,
-                         x[self.o_b:].copy(), n_unknowns=self.N)
+        return DualModel(
+            self.sigma,
+            np.concatenate([self.t, [float(self.problem.t0)]]),
+            coef,
+            x[self.o_b :].copy(),
+            n_unknowns=self.N,
+        )
 
 
 def _solve_dense(J: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -565,9 +574,18 @@ def _solve_dense(J: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return x
 
 
-def fit_nonlinear(problem: Any, sigma: float, gamma: float, *, tol: float = 1e-10, max_iter: int = 50,
-                  hessian: str = "fd", fd_step: float = 1e-5, max_halvings: int = 40,
-                  deadline: float | None = None) -> DualModel:
+def fit_nonlinear(
+    problem: Any,
+    sigma: float,
+    gamma: float,
+    *,
+    tol: float = 1e-10,
+    max_iter: int = 50,
+    hessian: str = "fd",
+    fd_step: float = 1e-5,
+    max_halvings: int = 40,
+    deadline: float | None = None,
+) -> DualModel:
     """Globalised Newton on the nonlinear dual KKT system (module docstring). ``deadline``: a
     ``time.perf_counter()`` value; ``BudgetExceeded`` once the next iteration would end after it."""
     sys_ = NonlinearKKT(problem, sigma, gamma, hessian=hessian, fd_step=fd_step)
@@ -674,10 +692,24 @@ class DualLSSVM:
     hessian="fd",
     fd_step=1e-5, max_halvings=40, max_memory_gb=4.0, gflops=20.0)``; deterministic (``seed`` unused)."""
 
-    def __init__(self, *, seed: Any = None, sigma: float | None = None, gamma: float | None = None,
-                 sigma_grid: Any = None, gamma_grid: Any = None, n_sel: int = 200, newton_tol: float = 1e-10,
-                 newton_max_iter: int = 50, select_max_iter: int = 20, hessian: str = "fd", fd_step: float = 1e-5, max_halvings: int = 40,
-                 max_memory_gb: float = 4.0, gflops: float = 20.0):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        sigma: float | None = None,
+        gamma: float | None = None,
+        sigma_grid: Any = None,
+        gamma_grid: Any = None,
+        n_sel: int = 200,
+        newton_tol: float = 1e-10,
+        newton_max_iter: int = 50,
+        select_max_iter: int = 20,
+        hessian: str = "fd",
+        fd_step: float = 1e-5,
+        max_halvings: int = 40,
+        max_memory_gb: float = 4.0,
+        gflops: float = 20.0,
+    ):
         self.sigma = _opt_positive("sigma", sigma)
         self.gamma = _opt_positive("gamma", gamma)
         self.sigma_grid = None if sigma_grid is None else check_grid("sigma_grid", sigma_grid)
@@ -698,8 +730,17 @@ class DualLSSVM:
     def _fit(self, problem: Any, sigma: float, gamma: float, max_iter: int, deadline: float | None) -> DualModel:
         if problem.linear_form is not None:
             return fit_linear(problem, sigma, gamma)
-        return fit_nonlinear(problem, sigma, gamma, tol=self.newton_tol, max_iter=max_iter, hessian=self.hessian,
-                             fd_step=self.fd_step, max_halvings=self.max_halvings, deadline=deadline)
+        return fit_nonlinear(
+            problem,
+            sigma,
+            gamma,
+            tol=self.newton_tol,
+            max_iter=max_iter,
+            hessian=self.hessian,
+            fd_step=self.fd_step,
+            max_halvings=self.max_halvings,
+            deadline=deadline,
+        )
 
     def check_budget(self, problem: Any, budget: Budget | None = None) -> None:
         """``BudgetExceeded`` when the final dense system cannot fit in ``max_memory_gb`` or one
@@ -708,14 +749,18 @@ class DualLSSVM:
         copies = 1 if problem.linear_form is not None else 3
         need_gb = copies * 8.0 * N * N / 2**30
         if need_gb > self.max_memory_gb:
-            raise BudgetExceeded(f"dual-lssvm: the dense {'linear' if copies == 1 else 'nonlinear'} KKT system of "
-                                 f"{problem.name} at n = {len(problem.t_train)} has N = {N} unknowns and needs "
-                                 f"~{need_gb:.1f} GB > max_memory_gb = {self.max_memory_gb:g}")
+            raise BudgetExceeded(
+                f"dual-lssvm: the dense {'linear' if copies == 1 else 'nonlinear'} KKT system of "
+                f"{problem.name} at n = {len(problem.t_train)} has N = {N} unknowns and needs "
+                f"~{need_gb:.1f} GB > max_memory_gb = {self.max_memory_gb:g}"
+            )
         if budget is not None and budget.max_seconds is not None:
             est = (2.0 / 3.0) * float(N) ** 3 / (self.gflops * 1e9)
             if est > budget.max_seconds:
-                raise BudgetExceeded(f"dual-lssvm: one factorisation of the N = {N} system of {problem.name} takes "
-                                     f"~{est:.0f} s at {self.gflops:g} GFLOP/s > max_seconds = {budget.max_seconds:g}")
+                raise BudgetExceeded(
+                    f"dual-lssvm: one factorisation of the N = {N} system of {problem.name} takes "
+                    f"~{est:.0f} s at {self.gflops:g} GFLOP/s > max_seconds = {budget.max_seconds:g}"
+                )
 
     def solve(self, problem: Any, budget: Budget | None = None, report: Callable[..., None] | None = None) -> dict:
         budget = budget if budget is not None else Budget()
@@ -741,8 +786,14 @@ class DualLSSVM:
                     raise BudgetExceeded("dual-lssvm: the (sigma, gamma) selection ran past max_seconds")
 
             sel_iter = min(max_iter, self.select_max_iter)
-            sel = select_hyperparameters(problem, lambda pr, s, g: self._fit(pr, s, g, sel_iter, deadline),
-                                         sgrid, ggrid, self.n_sel, on_fit=on_fit)
+            sel = select_hyperparameters(
+                problem,
+                lambda pr, s, g: self._fit(pr, s, g, sel_iter, deadline),
+                sgrid,
+                ggrid,
+                self.n_sel,
+                on_fit=on_fit,
+            )
             sigma, gamma = sel.sigma, sel.gamma
             work += sel.work
             if budget.max_work is not None and work > budget.max_work:
@@ -757,9 +808,17 @@ class DualLSSVM:
         y = model.value(np.asarray(problem.t_query, dtype=np.float64))
         if int(problem.dim) == 1:
             y = y[:, 0]
-        meta = {"fit_seconds": fit_seconds, "sigma": sigma, "gamma": gamma, "iterations": model.iterations,
-                "work": work, "converged": bool(model.converged), "n_unknowns": model.n_unknowns,
-                "selection_seconds": selection_seconds, "gn_steps": int(model.gn_steps)}
+        meta = {
+            "fit_seconds": fit_seconds,
+            "sigma": sigma,
+            "gamma": gamma,
+            "iterations": model.iterations,
+            "work": work,
+            "converged": bool(model.converged),
+            "n_unknowns": model.n_unknowns,
+            "selection_seconds": selection_seconds,
+            "gn_steps": int(model.gn_steps),
+        }
         return {"y": y, "meta": meta}
 
 
@@ -769,7 +828,19 @@ register_solver(
     tasks=[TASK_ID],
     role="baseline",
     description="classical dual LS-SVM (Mehrkanoon et al. 2012): O(n^3) KKT solve; nonlinear by Newton on ~3n unknowns",
-    defaults={"sigma": None, "gamma": None, "sigma_grid": None, "gamma_grid": None, "n_sel": 200,
-              "newton_tol": 1e-10, "newton_max_iter": 50, "select_max_iter": 20, "hessian": "fd", "fd_step": 1e-5, "max_halvings": 40,
-              "max_memory_gb": 4.0, "gflops": 20.0},
+    defaults={
+        "sigma": None,
+        "gamma": None,
+        "sigma_grid": None,
+        "gamma_grid": None,
+        "n_sel": 200,
+        "newton_tol": 1e-10,
+        "newton_max_iter": 50,
+        "select_max_iter": 20,
+        "hessian": "fd",
+        "fd_step": 1e-5,
+        "max_halvings": 40,
+        "max_memory_gb": 4.0,
+        "gflops": 20.0,
+    },
 )

@@ -49,6 +49,7 @@ import math
 from typing import Any
 
 import numpy as np
+
 from papergym.agents.base import register_solver
 from papergym.agents.solvers.lip_resnet import (
     TASK,
@@ -123,15 +124,32 @@ def matched_width(kind: str, d: int, depth: int, out_dim: int = 1, ref_width: in
 class MLPBaseline:
     """``sn``, ``bjorck``, ``aol`` or ``plain`` MLP (module docstring)."""
 
-    def __init__(self, torch: Any, kind: str, d: int, out_dim: int, m: int, depth: int, rng: np.random.Generator,
-                 dtype: Any, *, sn_iters: int = 50, bjorck_iters: int = 15, bjorck_beta: float = 0.5):
+    def __init__(
+        self,
+        torch: Any,
+        kind: str,
+        d: int,
+        out_dim: int,
+        m: int,
+        depth: int,
+        rng: np.random.Generator,
+        dtype: Any,
+        *,
+        sn_iters: int = 50,
+        bjorck_iters: int = 15,
+        bjorck_beta: float = 0.5,
+    ):
         self.torch, self.kind, self.rng = torch, kind, rng
         self.bjorck_iters, self.bjorck_beta = bjorck_iters, bjorck_beta
         dims = [d] + [m] * depth + [out_dim]
-        self.W = [torch.tensor(_uniform(rng, dims[i], (dims[i + 1], dims[i])), dtype=dtype, requires_grad=True)
-                  for i in range(len(dims) - 1)]
-        self.b = [torch.tensor(_uniform(rng, dims[i], (dims[i + 1],)), dtype=dtype, requires_grad=True)
-                  for i in range(len(dims) - 1)]
+        self.W = [
+            torch.tensor(_uniform(rng, dims[i], (dims[i + 1], dims[i])), dtype=dtype, requires_grad=True)
+            for i in range(len(dims) - 1)
+        ]
+        self.b = [
+            torch.tensor(_uniform(rng, dims[i], (dims[i + 1],)), dtype=dtype, requires_grad=True)
+            for i in range(len(dims) - 1)
+        ]
         self.params = [*self.W, *self.b]
         self.act = "maxmin" if kind == "bjorck" else "relu"
         if kind == "sn":  # Miyato's u (left) and v (right) singular-vector estimates, carried over
@@ -242,8 +260,17 @@ class SLLBaseline:
 class CPLBaseline:
     """``cpl``: lifting, ``depth`` convex potential layers ``h = 2/‖W‖₂²``, readout (module docstring)."""
 
-    def __init__(self, torch: Any, d: int, out_dim: int, m: int, depth: int, rng: np.random.Generator, dtype: Any,
-                 power_iters: int = 10_000):
+    def __init__(
+        self,
+        torch: Any,
+        d: int,
+        out_dim: int,
+        m: int,
+        depth: int,
+        rng: np.random.Generator,
+        dtype: Any,
+        power_iters: int = 10_000,
+    ):
         self.torch = torch
         self.lift = _Lifting(torch, d, m, rng, dtype, code_init=False, svd=True)
         self.blocks = _GradBlocks(torch, m, depth, rng, dtype, power_iters)
@@ -269,7 +296,7 @@ class CPLBaseline:
         for W, b in zip(self.blocks.W, self.blocks.b):
             Wn = _np(W)
             s = spectral_norm(Wn)
-            layers.append({"type": "GradStep", "W": Wn, "b": _np(b), "h": np.full(Wn.shape[0], 2.0 / s ** 2)})
+            layers.append({"type": "GradStep", "W": Wn, "b": _np(b), "h": np.full(Wn.shape[0], 2.0 / s**2)})
         return layers + self.head.export()
 
 
@@ -285,25 +312,43 @@ class _Baseline(LipschitzSolver):
     def _width(self, problem: Any) -> int:
         if self.width is not None:
             return self.width
-        return matched_width(self.kind, int(problem.d), self.depth, int(problem.out_dim), self.ref_width,
-                             even=self.kind == "bjorck")
+        return matched_width(
+            self.kind, int(problem.d), self.depth, int(problem.out_dim), self.ref_width, even=self.kind == "bjorck"
+        )
 
     def describe(self, problem: Any) -> dict[str, Any]:
         return {"width": self._width(problem), "kind": self.kind}
 
 
 class _MLPSolver(_Baseline):
-    def __init__(self, *, seed: Any = None, sn_power_iters_init: int = 50, bjorck_iters: int = 15,
-                 bjorck_beta: float = 0.5, **rest: Any):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        sn_power_iters_init: int = 50,
+        bjorck_iters: int = 15,
+        bjorck_beta: float = 0.5,
+        **rest: Any,
+    ):
         self.sn_iters = _pos_int(sn_power_iters_init, "sn_power_iters_init", 1)
         self.bjorck_iters = _pos_int(bjorck_iters, "bjorck_iters", 1)
         self.bjorck_beta = _pos_float(bjorck_beta, "bjorck_beta", at_most=1.0)
         super().__init__(seed=seed, **rest)
 
     def build(self, torch: Any, problem: Any, rng: np.random.Generator, dtype: Any) -> Any:
-        return MLPBaseline(torch, self.kind, int(problem.d), int(problem.out_dim), self._width(problem), self.depth,
-                           rng, dtype, sn_iters=self.sn_iters, bjorck_iters=self.bjorck_iters,
-                           bjorck_beta=self.bjorck_beta)
+        return MLPBaseline(
+            torch,
+            self.kind,
+            int(problem.d),
+            int(problem.out_dim),
+            self._width(problem),
+            self.depth,
+            rng,
+            dtype,
+            sn_iters=self.sn_iters,
+            bjorck_iters=self.bjorck_iters,
+            bjorck_beta=self.bjorck_beta,
+        )
 
 
 class SNMLP(_MLPSolver):
@@ -344,26 +389,86 @@ class CPL(_Baseline):
         super().__init__(seed=seed, **rest)
 
     def build(self, torch: Any, problem: Any, rng: np.random.Generator, dtype: Any) -> Any:
-        return CPLBaseline(torch, int(problem.d), int(problem.out_dim), self._width(problem), self.depth, rng, dtype,
-                           self.power_iters_init)
+        return CPLBaseline(
+            torch,
+            int(problem.d),
+            int(problem.out_dim),
+            self._width(problem),
+            self.depth,
+            rng,
+            dtype,
+            self.power_iters_init,
+        )
 
 
-_COMMON = {"width": None, "ref_width": 16, "depth": 8, "epochs": None, "batch_size": 256, "lr_min": 5e-3,
-           "lr_max": 1e-1, "final_div_factor": 1e4, "pct_start": 0.5, "onecycle_bug_compat": False,
-           "report_fraction": 0.1, "stop_fraction": 0.9, "dtype": "float32"}
+_COMMON = {
+    "width": None,
+    "ref_width": 16,
+    "depth": 8,
+    "epochs": None,
+    "batch_size": 256,
+    "lr_min": 5e-3,
+    "lr_max": 1e-1,
+    "final_div_factor": 1e4,
+    "pct_start": 0.5,
+    "onecycle_bug_compat": False,
+    "report_fraction": 0.1,
+    "stop_fraction": 0.9,
+    "dtype": "float32",
+}
 _MLP = {**_COMMON, "sn_power_iters_init": 50, "bjorck_iters": 15, "bjorck_beta": 0.5}
 
-register_solver("sn-mlp", SNMLP, tasks=[TASK], role="baseline", requires=("torch",), defaults=_MLP,
-                description="spectrally normalised ReLU MLP (Miyato et al. 2018), parameter-matched to lip-resnet")
-register_solver("groupsort-bjorck", GroupSortBjorck, tasks=[TASK], role="baseline", requires=("torch",),
-                defaults=_MLP, description="MaxMin MLP with Bjorck-orthonormalised weights (Anil et al. 2019)")
-register_solver("aol", AOL, tasks=[TASK], role="baseline", requires=("torch",), defaults=_MLP,
-                description="almost-orthogonal layers, ReLU (Prach & Lampert 2022)")
-register_solver("sll", SLL, tasks=[TASK], role="baseline", requires=("torch",), defaults=_COMMON,
-                description="SDP-based Lipschitz layers (Araujo et al. 2023)")
-register_solver("cpl", CPL, tasks=[TASK], role="baseline", requires=("torch",),
-                defaults={**_COMMON, "power_iters_init": 10_000},
-                description="convex potential layers, h = 2/||W||^2 (Meunier et al. 2022)")
-register_solver("mlp-unconstrained", PlainMLP, tasks=[TASK], role="reference", requires=("torch",),
-                defaults={**_MLP, "lr_min": 5e-4, "lr_max": 1e-2},
-                description="plain ReLU MLP, no certificate (reference line, error 1.0 by the rule)")
+register_solver(
+    "sn-mlp",
+    SNMLP,
+    tasks=[TASK],
+    role="baseline",
+    requires=("torch",),
+    defaults=_MLP,
+    description="spectrally normalised ReLU MLP (Miyato et al. 2018), parameter-matched to lip-resnet",
+)
+register_solver(
+    "groupsort-bjorck",
+    GroupSortBjorck,
+    tasks=[TASK],
+    role="baseline",
+    requires=("torch",),
+    defaults=_MLP,
+    description="MaxMin MLP with Bjorck-orthonormalised weights (Anil et al. 2019)",
+)
+register_solver(
+    "aol",
+    AOL,
+    tasks=[TASK],
+    role="baseline",
+    requires=("torch",),
+    defaults=_MLP,
+    description="almost-orthogonal layers, ReLU (Prach & Lampert 2022)",
+)
+register_solver(
+    "sll",
+    SLL,
+    tasks=[TASK],
+    role="baseline",
+    requires=("torch",),
+    defaults=_COMMON,
+    description="SDP-based Lipschitz layers (Araujo et al. 2023)",
+)
+register_solver(
+    "cpl",
+    CPL,
+    tasks=[TASK],
+    role="baseline",
+    requires=("torch",),
+    defaults={**_COMMON, "power_iters_init": 10_000},
+    description="convex potential layers, h = 2/||W||^2 (Meunier et al. 2022)",
+)
+register_solver(
+    "mlp-unconstrained",
+    PlainMLP,
+    tasks=[TASK],
+    role="reference",
+    requires=("torch",),
+    defaults={**_MLP, "lr_min": 5e-4, "lr_max": 1e-2},
+    description="plain ReLU MLP, no certificate (reference line, error 1.0 by the rule)",
+)

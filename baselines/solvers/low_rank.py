@@ -15,7 +15,8 @@ All factorised methods start from the balanced factors ``A = U_0√S_0``, ``B = 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -28,12 +29,23 @@ __all__ = ["FactorSolver"]
 class FactorSolver:
     """``method``: ``scaled-gd``, ``adam`` or ``gd`` on the factors (module docstring)."""
 
-    def __init__(self, *, seed: Any = None, method: str = "scaled-gd", lr: float | None = None, lam: float = 0.0,
-                 balance: float = 0.0, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 report_every: int = 10):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        method: str = "scaled-gd",
+        lr: float | None = None,
+        lam: float = 0.0,
+        balance: float = 0.0,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        report_every: int = 10,
+    ):
         if method not in ("scaled-gd", "adam", "gd"):
             raise ValueError(f"method must be 'scaled-gd', 'adam' or 'gd', got {method!r}")
-        if lr is not None and (isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (lr > 0 and np.isfinite(lr))):
+        if lr is not None and (
+            isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (lr > 0 and np.isfinite(lr))
+        ):
             raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
         self.method, self.lr, self.lam, self.balance = method, lr, float(lam), float(balance)
         self.b1, self.b2, self.eps, self.report_every = float(betas[0]), float(betas[1]), float(eps), int(report_every)
@@ -61,15 +73,17 @@ class FactorSolver:
                 Dlt = A.T @ A - B.T @ B
                 gA, gB = gA + self.balance * A @ Dlt, gB - self.balance * B @ Dlt
             if self.method == "scaled-gd":
-                A, B = (A - eta * gA @ np.linalg.pinv(B.T @ B + self.lam * np.eye(r)),
-                        B - eta * gB @ np.linalg.pinv(A.T @ A + self.lam * np.eye(r)))
+                A, B = (
+                    A - eta * gA @ np.linalg.pinv(B.T @ B + self.lam * np.eye(r)),
+                    B - eta * gB @ np.linalg.pinv(A.T @ A + self.lam * np.eye(r)),
+                )
             elif self.method == "gd":
                 A, B = A - eta * gA, B - eta * gB
             else:
                 t = k + 1
                 mA, vA = self.b1 * mA + (1 - self.b1) * gA, self.b2 * vA + (1 - self.b2) * gA * gA
                 mB, vB = self.b1 * mB + (1 - self.b1) * gB, self.b2 * vB + (1 - self.b2) * gB * gB
-                cA, cB = 1 - self.b1 ** t, 1 - self.b2 ** t
+                cA, cB = 1 - self.b1**t, 1 - self.b2**t
                 A = A - eta * (mA / cA) / (np.sqrt(vA / cB) + self.eps)
                 B = B - eta * (mB / cA) / (np.sqrt(vB / cB) + self.eps)
             if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
@@ -95,12 +109,35 @@ def _fgd(*, seed=None, **hp):
     return FactorSolver(seed=seed, method="gd", **hp)
 
 
-register_solver("rgd", _rgd, tasks=[TASK], role="baseline",
-                description="Riemannian GD on the rank-r manifold (identity metric), step lr/L", defaults={"lr": 1.0})
-register_solver("scaled-gd", _scaled, tasks=[TASK], role="baseline",
-                description="ScaledGD on the factors (Tong, Ma & Chi 2021), step lr/L", defaults={"lr": 0.5, "lam": 0.0})
-register_solver("lora-adam", _lora_adam, tasks=[TASK], role="baseline",
-                description="Adam on the factors A, B of X = AB^T", defaults={"lr": 1e-2})
-register_solver("factorized-gd", _fgd, tasks=[TASK], role="baseline",
-                description="gradient descent on the factors (Burer-Monteiro), step lr/(L sigma_1)",
-                defaults={"lr": 0.5, "balance": 0.0})
+register_solver(
+    "rgd",
+    _rgd,
+    tasks=[TASK],
+    role="baseline",
+    description="Riemannian GD on the rank-r manifold (identity metric), step lr/L",
+    defaults={"lr": 1.0},
+)
+register_solver(
+    "scaled-gd",
+    _scaled,
+    tasks=[TASK],
+    role="baseline",
+    description="ScaledGD on the factors (Tong, Ma & Chi 2021), step lr/L",
+    defaults={"lr": 0.5, "lam": 0.0},
+)
+register_solver(
+    "lora-adam",
+    _lora_adam,
+    tasks=[TASK],
+    role="baseline",
+    description="Adam on the factors A, B of X = AB^T",
+    defaults={"lr": 1e-2},
+)
+register_solver(
+    "factorized-gd",
+    _fgd,
+    tasks=[TASK],
+    role="baseline",
+    description="gradient descent on the factors (Burer-Monteiro), step lr/(L sigma_1)",
+    defaults={"lr": 0.5, "balance": 0.0},
+)

@@ -29,7 +29,8 @@ Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -54,8 +55,10 @@ def _pos_float(name: str, v: Any) -> float:
 
 def _intervals(st: Any, max_dim: int, scale: float = 1.0) -> list[np.ndarray]:
     st.compute_persistence(persistence_dim_max=True)
-    return [scale * np.asarray(st.persistence_intervals_in_dimension(k), dtype=np.float64).reshape(-1, 2)
-            for k in range(max_dim + 1)]
+    return [
+        scale * np.asarray(st.persistence_intervals_in_dimension(k), dtype=np.float64).reshape(-1, 2)
+        for k in range(max_dim + 1)
+    ]
 
 
 def _subsample(pts: np.ndarray, m: int | None, seed: Any) -> np.ndarray:
@@ -81,8 +84,10 @@ class Alpha:
         def one(points: np.ndarray):
             pts = _subsample(points, self.landmarks, self.seed)
             st = gudhi.AlphaComplex(points=pts).create_simplex_tree(output_squared_values=False)
-            return _intervals(st, int(problem.max_dim)), {"n_simplices": int(st.num_simplices()),
-                                                          "n_landmarks": int(len(pts))}
+            return _intervals(st, int(problem.max_dim)), {
+                "n_simplices": int(st.num_simplices()),
+                "n_landmarks": int(len(pts)),
+            }
 
         sol = solve_clouds(problem, budget, one)
         report(sol, iteration=1, work=sol["meta"].get("n_simplices"))
@@ -92,8 +97,9 @@ class Alpha:
 class Rips:
     """Vietoris–Rips or sparse Rips persistence on FPS landmarks, halved to radius units (module docstring)."""
 
-    def __init__(self, *, seed: Any = None, landmarks: int = 500, max_edge_length: float = 0.5,
-                 sparse: float | None = None):
+    def __init__(
+        self, *, seed: Any = None, landmarks: int = 500, max_edge_length: float = 0.5, sparse: float | None = None
+    ):
         self.seed = seed
         self.landmarks = _pos_int("landmarks", landmarks)
         self.max_edge_length = _pos_float("max_edge_length", max_edge_length)
@@ -120,8 +126,9 @@ class Rips:
 class Flooder:
     """The authors' ``flooder`` package on CPU (module docstring)."""
 
-    def __init__(self, *, seed: Any = None, n_landmarks: int | None = None, points_per_edge: int = 8,
-                 dtype: str = "float32"):
+    def __init__(
+        self, *, seed: Any = None, n_landmarks: int | None = None, points_per_edge: int = 8, dtype: str = "float32"
+    ):
         self.seed = seed
         self.n_landmarks = _pos_int("n_landmarks", n_landmarks, allow_none=True)
         self.points_per_edge = _pos_int("points_per_edge", points_per_edge)
@@ -136,8 +143,9 @@ class Flooder:
             import flooder
             import torch
         except ImportError as exc:
-            raise ImportError(f"the flooder reference needs the authors' package: pip install 'papergym[flooder]' "
-                              f"({exc})") from exc
+            raise ImportError(
+                f"the flooder reference needs the authors' package: pip install 'papergym[flooder]' ({exc})"
+            ) from exc
         from papergym.envs.tasks.persistent_homology import solve_clouds
 
         dtype = getattr(torch, self.dtype)
@@ -147,9 +155,14 @@ class Flooder:
         def one(points: np.ndarray):
             n = len(points)
             start = 0 if self.seed is None else int(np.random.default_rng(self.seed).integers(n))
-            st = flooder.flood_complex(points=torch.tensor(points, dtype=dtype), landmarks=min(n_lm, n),
-                                       points_per_edge=self.points_per_edge, use_triton=False,
-                                       return_simplex_tree=True, start_idx=start)
+            st = flooder.flood_complex(
+                points=torch.tensor(points, dtype=dtype),
+                landmarks=min(n_lm, n),
+                points_per_edge=self.points_per_edge,
+                use_triton=False,
+                return_simplex_tree=True,
+                start_idx=start,
+            )
             return _intervals(st, max_dim), {"n_simplices": int(st.num_simplices()), "n_landmarks": min(n_lm, n)}
 
         sol = solve_clouds(problem, budget, one)
@@ -173,16 +186,38 @@ def _flooder(*, seed=None, **hp):
     return Flooder(seed=seed, **hp)
 
 
-register_solver("alpha", _alpha, tasks=[TASK], role="baseline",
-                description="gudhi Alpha complex persistence in radius units (all points, or FPS landmarks)",
-                defaults={"landmarks": None}, requires=("gudhi",))
-register_solver("rips", _rips, tasks=[TASK], role="baseline",
-                description="gudhi Vietoris-Rips persistence on FPS landmarks (diameters halved to radii)",
-                defaults={"landmarks": 500, "max_edge_length": 0.5}, requires=("gudhi",))
-register_solver("sparse-rips", _sparse_rips, tasks=[TASK], role="baseline",
-                description="gudhi sparse Rips (Sheehy 2013) persistence on FPS landmarks, radius units",
-                requires=("gudhi",))
-register_solver("flooder", _flooder, tasks=[TASK], role="reference",
-                description="the authors' flooder 1.0.1 package (CPU path), run side by side, not ranked",
-                defaults={"n_landmarks": None, "points_per_edge": 8, "dtype": "float32"},
-                requires=("gudhi", "torch", "flooder"))
+register_solver(
+    "alpha",
+    _alpha,
+    tasks=[TASK],
+    role="baseline",
+    description="gudhi Alpha complex persistence in radius units (all points, or FPS landmarks)",
+    defaults={"landmarks": None},
+    requires=("gudhi",),
+)
+register_solver(
+    "rips",
+    _rips,
+    tasks=[TASK],
+    role="baseline",
+    description="gudhi Vietoris-Rips persistence on FPS landmarks (diameters halved to radii)",
+    defaults={"landmarks": 500, "max_edge_length": 0.5},
+    requires=("gudhi",),
+)
+register_solver(
+    "sparse-rips",
+    _sparse_rips,
+    tasks=[TASK],
+    role="baseline",
+    description="gudhi sparse Rips (Sheehy 2013) persistence on FPS landmarks, radius units",
+    requires=("gudhi",),
+)
+register_solver(
+    "flooder",
+    _flooder,
+    tasks=[TASK],
+    role="reference",
+    description="the authors' flooder 1.0.1 package (CPU path), run side by side, not ranked",
+    defaults={"n_landmarks": None, "points_per_edge": 8, "dtype": "float32"},
+    requires=("gudhi", "torch", "flooder"),
+)

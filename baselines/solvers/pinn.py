@@ -76,6 +76,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.base import Budget
 from papergym.torch_threads import torch_threads
@@ -136,9 +137,20 @@ class PINN:
     """Physics-informed MLP (module docstring). ``PINN(seed=None, width=50, depth=3, steps=5000,
     lr=1e-3, lbfgs_steps=0, ic_weight=100.0, report_every=500, stop_fraction=0.9, keep_best=True)``."""
 
-    def __init__(self, *, seed: Any = None, width: int = 50, depth: int = 3, steps: int = 5000, lr: float = 1e-3,
-                 lbfgs_steps: int = 0, ic_weight: float = 100.0, report_every: int = 500,
-                 stop_fraction: float = 0.9, keep_best: bool = True):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        width: int = 50,
+        depth: int = 3,
+        steps: int = 5000,
+        lr: float = 1e-3,
+        lbfgs_steps: int = 0,
+        ic_weight: float = 100.0,
+        report_every: int = 500,
+        stop_fraction: float = 0.9,
+        keep_best: bool = True,
+    ):
         self.width = _int_hp("width", width, 1)
         self.depth = _int_hp("depth", depth, 1)
         self.steps = _int_hp("steps", steps, 0)
@@ -148,7 +160,7 @@ class PINN:
         self.report_every = _int_hp("report_every", report_every, 0)
         self.stop_fraction = _float_hp("stop_fraction", stop_fraction, hi=1.0)
         if not isinstance(keep_best, (bool, np.bool_)):
-            raise ValueError(f"keep_best must be True or False, got {keep_best!r}")  # noqa: TRY004
+            raise ValueError(f"keep_best must be True or False, got {keep_best!r}")
         self.keep_best = bool(keep_best)
         self.seed = seed
         # the training-loss history (one entry per optimiser step), for tests and diagnostics
@@ -254,8 +266,11 @@ class PINN:
             nonlocal snapshot
             snapshot = [q.detach().clone() for q in params]
             if report is not None:
-                report({"y": predict(), "meta": {"iterations": it, "work": work, "loss": last_loss}},
-                       iteration=it, work=work)
+                report(
+                    {"y": predict(), "meta": {"iterations": it, "work": work, "loss": last_loss}},
+                    iteration=it,
+                    work=work,
+                )
 
         # ---- Adam
         opt = torch.optim.Adam(params, lr=self.lr, foreach=True)
@@ -285,8 +300,15 @@ class PINN:
 
         # ---- L-BFGS (in chunks, so that the budget is checked and the curve reported)
         if stopped == "completed" and it < total:
-            lbfgs = torch.optim.LBFGS(params, lr=1.0, max_iter=1, history_size=50, line_search_fn="strong_wolfe",
-                                      tolerance_grad=1e-14, tolerance_change=1e-16)
+            lbfgs = torch.optim.LBFGS(
+                params,
+                lr=1.0,
+                max_iter=1,
+                history_size=50,
+                line_search_fn="strong_wolfe",
+                tolerance_grad=1e-14,
+                tolerance_change=1e-16,
+            )
             evals = [0]
 
             def closure() -> Any:
@@ -346,8 +368,13 @@ class PINN:
                 for q, b in zip(params, snapshot):
                     q.copy_(b)
         y = predict()
-        meta = {"fit_seconds": time.perf_counter() - start, "iterations": it, "work": work, "loss": last_loss,
-                "stopped": stopped}
+        meta = {
+            "fit_seconds": time.perf_counter() - start,
+            "iterations": it,
+            "work": work,
+            "loss": last_loss,
+            "stopped": stopped,
+        }
         return {"y": y, "meta": meta}
 
 
@@ -357,7 +384,16 @@ register_solver(
     tasks=[TASK_ID],
     role="baseline",
     description="physics-informed MLP (3 x 50 tanh, t scaled to [-1, 1]), ODE residual + 100 x IC loss, Adam 1e-3",
-    defaults={"width": 50, "depth": 3, "steps": 5000, "lr": 1e-3, "lbfgs_steps": 0, "ic_weight": 100.0,
-              "report_every": 500, "stop_fraction": 0.9, "keep_best": True},
+    defaults={
+        "width": 50,
+        "depth": 3,
+        "steps": 5000,
+        "lr": 1e-3,
+        "lbfgs_steps": 0,
+        "ic_weight": 100.0,
+        "report_every": 500,
+        "stop_fraction": 0.9,
+        "keep_best": True,
+    },
     requires=("torch",),
 )

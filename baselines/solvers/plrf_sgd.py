@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -19,8 +20,13 @@ __all__ = ["SGD", "SGDMomentum"]
 
 
 def _positive(name: str, v: Any, high: float | None = None) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v <= 0 or (
-            high is not None and v >= high):
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float))
+        or not np.isfinite(v)
+        or v <= 0
+        or (high is not None and v >= high)
+    ):
         raise ValueError(f"{name} must be a number in (0, {high if high is not None else 'inf'}), got {v!r}")
     return float(v)
 
@@ -31,8 +37,9 @@ class SGD:
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:
         g2 = self.c2 / float(problem.trace)
-        return momentum_template(problem, report, gamma1=lambda t: 1.0, gamma2=lambda t: g2,
-                                 gamma3=lambda t: 0.0, delta=lambda t: 1.0)
+        return momentum_template(
+            problem, report, gamma1=lambda t: 1.0, gamma2=lambda t: g2, gamma3=lambda t: 0.0, delta=lambda t: 1.0
+        )
 
 
 class SGDMomentum:
@@ -42,8 +49,9 @@ class SGDMomentum:
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:
         eta = self.c2 * (1.0 - self.momentum) / float(problem.trace)
         dl = 1.0 - self.momentum
-        return momentum_template(problem, report, gamma1=lambda t: 1.0, gamma2=lambda t: 0.0,
-                                 gamma3=lambda t: eta, delta=lambda t: dl)
+        return momentum_template(
+            problem, report, gamma1=lambda t: 1.0, gamma2=lambda t: 0.0, gamma3=lambda t: eta, delta=lambda t: dl
+        )
 
 
 def _sgd(*, seed=None, **hp):
@@ -54,8 +62,14 @@ def _sgd_momentum(*, seed=None, **hp):
     return SGDMomentum(seed=seed, **hp)
 
 
-register_solver("sgd", _sgd, tasks=[TASK], role="baseline",
-                description="one-pass SGD with step c2/T_r", defaults={"c2": 0.5})
-register_solver("sgd-momentum", _sgd_momentum, tasks=[TASK],
-                role="baseline", description="heavy-ball momentum, effective step c2/T_r (same as sgd)",
-                defaults={"c2": 0.5, "momentum": 0.9})
+register_solver(
+    "sgd", _sgd, tasks=[TASK], role="baseline", description="one-pass SGD with step c2/T_r", defaults={"c2": 0.5}
+)
+register_solver(
+    "sgd-momentum",
+    _sgd_momentum,
+    tasks=[TASK],
+    role="baseline",
+    description="heavy-ball momentum, effective step c2/T_r (same as sgd)",
+    defaults={"c2": 0.5, "momentum": 0.9},
+)

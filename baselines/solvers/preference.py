@@ -36,8 +36,9 @@ class SFTReference:
         self.seed = seed
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
-        sol: dict[str, Any] = {k: np.asarray(v, dtype=np.float32).copy()
-                               for k, v in weights_from(problem.ref_weights).items()}
+        sol: dict[str, Any] = {
+            k: np.asarray(v, dtype=np.float32).copy() for k, v in weights_from(problem.ref_weights).items()
+        }
         sol["meta"] = {"objective": "sft", "epochs": 0}
         report(sol, iteration=0, work=0)
         return sol
@@ -57,13 +58,28 @@ def _factory(objective: str, allowed: tuple[str, ...]) -> Callable[..., Preferen
 _dpo = _factory("dpo", tuple(h for h in _COMMON if h != "delta"))
 _mdpo = _factory("mdpo", _COMMON)
 
-register_solver("sft", SFTReference, tasks=[TASK], role="baseline",
-                description="the reference policy pi_ref unchanged (supervised captioner, 20 % partner-hallucinated "
-                            "captions)")
-register_solver("dpo", _dpo, tasks=[TASK], role="baseline", requires=("torch",),
-                description="DPO on (m, y_w, y_l), beta = 0.1; Adam 1e-3, 10 epochs",
-                defaults={"beta": 0.1, "lr": 1e-3, "batch_size": 64, "epochs": None, "stop_fraction": 0.9})
-register_solver("mdpo", _mdpo, tasks=[TASK], role="baseline", requires=("torch",),
-                description="mDPO: DPO + image-contrast term against 50 %-zeroed features + reward anchor, beta = 0.1",
-                defaults={"beta": 0.1, "delta": 0.0, "lr": 1e-3, "batch_size": 64, "epochs": None,
-                          "stop_fraction": 0.9})
+register_solver(
+    "sft",
+    SFTReference,
+    tasks=[TASK],
+    role="baseline",
+    description="the reference policy pi_ref unchanged (supervised captioner, 20 % partner-hallucinated captions)",
+)
+register_solver(
+    "dpo",
+    _dpo,
+    tasks=[TASK],
+    role="baseline",
+    requires=("torch",),
+    description="DPO on (m, y_w, y_l), beta = 0.1; Adam 1e-3, 10 epochs",
+    defaults={"beta": 0.1, "lr": 1e-3, "batch_size": 64, "epochs": None, "stop_fraction": 0.9},
+)
+register_solver(
+    "mdpo",
+    _mdpo,
+    tasks=[TASK],
+    role="baseline",
+    requires=("torch",),
+    description="mDPO: DPO + image-contrast term against 50 %-zeroed features + reward anchor, beta = 0.1",
+    defaults={"beta": 0.1, "delta": 0.0, "lr": 1e-3, "batch_size": 64, "epochs": None, "stop_fraction": 0.9},
+)

@@ -26,7 +26,8 @@ every ``report_every`` = 100 iterations and at the end).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -50,8 +51,16 @@ def _finite_grads(o: Any, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Penalty:
-    def __init__(self, *, seed: Any = None, rho0: float = 1.0, K0: int = 1000, eta: float | None = None,
-                 report_every: int = 100, stop_at_stationary: bool = True):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        rho0: float = 1.0,
+        K0: int = 1000,
+        eta: float | None = None,
+        report_every: int = 100,
+        stop_at_stationary: bool = True,
+    ):
         self.rho0 = check_positive(rho0, "rho0")
         if isinstance(K0, bool) or not isinstance(K0, (int, np.integer)) or K0 < 1:
             raise ValueError(f"K0 must be an integer >= 1, got {K0!r}")
@@ -72,9 +81,9 @@ class Penalty:
                 gf, gg = _finite_grads(o, x)
                 if loop.check(x, k, gf, gg):
                     break
-                rho = self.rho0 * 2.0 ** (k // self.K0)                     # ρ_k = ρ_0 2^{⌊k/K_0⌋}
+                rho = self.rho0 * 2.0 ** (k // self.K0)  # ρ_k = ρ_0 2^{⌊k/K_0⌋}
                 eta = self.eta if self.eta is not None else 1.0 / (L_f + rho * L_g)
-                x = x - eta * (gf + rho * gg)                               # GD on f + ρ_k g
+                x = x - eta * (gf + rho * gg)  # GD on f + ρ_k g
                 k += 1
                 if not np.all(np.isfinite(x)):
                     break
@@ -84,8 +93,17 @@ class Penalty:
 
 
 class AIRG:
-    def __init__(self, *, seed: Any = None, sigma0: float = 1.0, exponent: float = 0.25, eta: float | None = None,
-                 output: str = "last", report_every: int = 100, stop_at_stationary: bool = True):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        sigma0: float = 1.0,
+        exponent: float = 0.25,
+        eta: float | None = None,
+        output: str = "last",
+        report_every: int = 100,
+        stop_at_stationary: bool = True,
+    ):
         self.sigma0 = check_positive(sigma0, "sigma0")
         self.exponent = check_positive(exponent, "exponent", allow_zero=True)
         self.eta = check_positive(eta, "eta", allow_none=True)
@@ -117,10 +135,10 @@ class AIRG:
                     loop.tick(avg, k)
                 if not (np.all(np.isfinite(gf)) and np.all(np.isfinite(gg))):
                     break
-                sigma = self.sigma0 / (k + 1) ** self.exponent              # σ_k = σ_0/(k+1)^{1/4}
+                sigma = self.sigma0 / (k + 1) ** self.exponent  # σ_k = σ_0/(k+1)^{1/4}
                 x = x - eta * (gg + sigma * gf)
                 k += 1
-                avg = avg + (x - avg) / (k + 1)                             # x̄_k = mean(x_0..x_k)
+                avg = avg + (x - avg) / (k + 1)  # x̄_k = mean(x_0..x_k)
                 if not np.all(np.isfinite(x)):
                     break
         except BudgetExceeded:
@@ -129,15 +147,36 @@ class AIRG:
 
 
 class DBGDOriginal(DBGD):
-    def __init__(self, *, seed: Any = None, alpha: float = 1.0, beta: float = 1.0, g_hat: float | None = None,
-                 eta: float | None = None, line_search: bool = True, c_armijo: float = 1e-4, report_every: int = 100,
-                 stop_at_stationary: bool = True):
-        super().__init__(seed=seed, beta=beta, q=2.0, eta=eta, p=None, line_search=line_search, c_armijo=c_armijo,
-                         report_every=report_every, stop_at_stationary=stop_at_stationary)
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        alpha: float = 1.0,
+        beta: float = 1.0,
+        g_hat: float | None = None,
+        eta: float | None = None,
+        line_search: bool = True,
+        c_armijo: float = 1e-4,
+        report_every: int = 100,
+        stop_at_stationary: bool = True,
+    ):
+        super().__init__(
+            seed=seed,
+            beta=beta,
+            q=2.0,
+            eta=eta,
+            p=None,
+            line_search=line_search,
+            c_armijo=c_armijo,
+            report_every=report_every,
+            stop_at_stationary=stop_at_stationary,
+        )
         self.alpha = check_positive(alpha, "alpha")
-        if g_hat is not None and (isinstance(g_hat, bool) or not isinstance(g_hat, (int, float, np.integer,
-                                                                                    np.floating))
-                                  or not math.isfinite(float(g_hat))):
+        if g_hat is not None and (
+            isinstance(g_hat, bool)
+            or not isinstance(g_hat, (int, float, np.integer, np.floating))
+            or not math.isfinite(float(g_hat))
+        ):
             raise ValueError(f"g_hat must be a finite number or None, got {g_hat!r}")
         self.g_hat = None if g_hat is None else float(g_hat)
 
@@ -146,8 +185,9 @@ class DBGDOriginal(DBGD):
         self._running = self._ghat is None
         return super().solve(problem, budget, report)
 
-    def barrier(self, o: Any, loop: IterationLoop, x: np.ndarray, grad_g: np.ndarray,
-                vals: tuple[float, float] | None) -> tuple[float | None, tuple[float, float] | None]:
+    def barrier(
+        self, o: Any, loop: IterationLoop, x: np.ndarray, grad_g: np.ndarray, vals: tuple[float, float] | None
+    ) -> tuple[float | None, tuple[float, float] | None]:
         """``φ = min{α(g(x) − ĝ), β‖∇g‖²}`` (``DBGD.m``); ``g(x)`` from the line search's values or ``oracle.g``."""
         if vals is not None:
             gx = float(vals[1])
@@ -156,13 +196,20 @@ class DBGDOriginal(DBGD):
         else:
             return None, vals
         if self._running:
-            self._ghat = gx if self._ghat is None else min(self._ghat, gx)   # ĝ = running minimum of g
+            self._ghat = gx if self._ghat is None else min(self._ghat, gx)  # ĝ = running minimum of g
         return min(self.alpha * (gx - self._ghat), self.beta * float(grad_g @ grad_g)), vals
 
 
 class TwoPhase:
-    def __init__(self, *, seed: Any = None, eta: float | None = None, reenter: float = 10.0, report_every: int = 100,
-                 stop_at_stationary: bool = True):
+    def __init__(
+        self,
+        *,
+        seed: Any = None,
+        eta: float | None = None,
+        reenter: float = 10.0,
+        report_every: int = 100,
+        stop_at_stationary: bool = True,
+    ):
         self.eta = check_positive(eta, "eta", allow_none=True)
         self.reenter = check_positive(reenter, "reenter")
         if self.reenter < 1:
@@ -179,7 +226,7 @@ class TwoPhase:
         phase, k = 1, 0
         try:
             while True:
-                if phase == 1:                                              # phase 1: GD on g
+                if phase == 1:  # phase 1: GD on g
                     if not loop.afford(0.5):
                         break
                     gg = np.asarray(o.grad_g(x), dtype=float)
@@ -191,7 +238,7 @@ class TwoPhase:
                         continue
                     loop.tick(x, k)
                     x = x - eta * gg
-                else:                                                       # phase 2: projected GD on f
+                else:  # phase 2: projected GD on f
                     if not loop.afford(1.0):
                         break
                     gf, gg = _finite_grads(o, x)
@@ -227,17 +274,51 @@ def _two_phase(*, seed=None, **hp):
     return TwoPhase(seed=seed, **hp)
 
 
-register_solver("penalty", _penalty, tasks=[TASK], role="baseline",
-                description="GD on f + rho_k g, rho doubling every K0 iterations, step 1/(L_f + rho L_g)",
-                defaults={"rho0": 1.0, "K0": 1000, "eta": None, "report_every": 100, "stop_at_stationary": True})
-register_solver("a-irg", _airg, tasks=[TASK], role="baseline",
-                description="iteratively regularised gradient (Kaushik & Yousefian 2021): GD on g + sigma_k f",
-                defaults={"sigma0": 1.0, "exponent": 0.25, "eta": None, "output": "last", "report_every": 100,
-                          "stop_at_stationary": True})
-register_solver("dbgd-original", _dbgd_original, tasks=[TASK], role="baseline",
-                description="DBGD of Gong et al. 2021: barrier min(alpha (g - g_hat), beta ||grad g||^2)",
-                defaults={"alpha": 1.0, "beta": 1.0, "g_hat": None, "eta": None, "line_search": True,
-                          "c_armijo": 1e-4, "report_every": 100, "stop_at_stationary": True})
-register_solver("two-phase", _two_phase, tasks=[TASK], role="baseline",
-                description="GD on g to ||grad g|| <= eps_g, then GD on f projected orthogonally to grad g",
-                defaults={"eta": None, "reenter": 10.0, "report_every": 100, "stop_at_stationary": True})
+register_solver(
+    "penalty",
+    _penalty,
+    tasks=[TASK],
+    role="baseline",
+    description="GD on f + rho_k g, rho doubling every K0 iterations, step 1/(L_f + rho L_g)",
+    defaults={"rho0": 1.0, "K0": 1000, "eta": None, "report_every": 100, "stop_at_stationary": True},
+)
+register_solver(
+    "a-irg",
+    _airg,
+    tasks=[TASK],
+    role="baseline",
+    description="iteratively regularised gradient (Kaushik & Yousefian 2021): GD on g + sigma_k f",
+    defaults={
+        "sigma0": 1.0,
+        "exponent": 0.25,
+        "eta": None,
+        "output": "last",
+        "report_every": 100,
+        "stop_at_stationary": True,
+    },
+)
+register_solver(
+    "dbgd-original",
+    _dbgd_original,
+    tasks=[TASK],
+    role="baseline",
+    description="DBGD of Gong et al. 2021: barrier min(alpha (g - g_hat), beta ||grad g||^2)",
+    defaults={
+        "alpha": 1.0,
+        "beta": 1.0,
+        "g_hat": None,
+        "eta": None,
+        "line_search": True,
+        "c_armijo": 1e-4,
+        "report_every": 100,
+        "stop_at_stationary": True,
+    },
+)
+register_solver(
+    "two-phase",
+    _two_phase,
+    tasks=[TASK],
+    role="baseline",
+    description="GD on g to ||grad g|| <= eps_g, then GD on f projected orthogonally to grad g",
+    defaults={"eta": None, "reenter": 10.0, "report_every": 100, "stop_at_stationary": True},
+)

@@ -46,10 +46,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy.integrate import solve_ivp
+
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.base import Budget, BudgetExceeded
 from papergym.validate import positive_float
-from scipy.integrate import solve_ivp
 
 __all__ = ["METHODS", "SolveIVP", "first_order_system"]
 
@@ -58,14 +59,16 @@ METHODS: tuple[str, ...] = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 _IMPLICIT = ("Radau", "BDF", "LSODA")
 
 
-def first_order_system(problem: Any) -> tuple[Callable[[float, np.ndarray], np.ndarray],
-                                                Callable[[float, np.ndarray], np.ndarray], np.ndarray]:
+def first_order_system(
+    problem: Any,
+) -> tuple[Callable[[float, np.ndarray], np.ndarray], Callable[[float, np.ndarray], np.ndarray], np.ndarray]:
     """``(fun, jac, x0)`` of the first-order system of ``problem``: state ``x = y`` (order 1) or
     ``x = (y, y')`` (order 2, ``2p`` entries); ``fun(t, x) -> dx/dt`` and its Jacobian ``(d, d)``."""
     order, p = int(problem.order), int(problem.dim)
     ic = np.asarray(problem.ic, dtype=np.float64).reshape(order, p)
     rhs, pjac = problem.rhs, problem.jac
     if order == 1:
+
         def fun(t: float, x: np.ndarray) -> np.ndarray:
             return np.asarray(rhs(np.array([t]), x.reshape(1, p)), dtype=np.float64).reshape(p)
 
@@ -101,8 +104,7 @@ class SolveIVP:
     """``solve_ivp`` reference (module docstring). ``SolveIVP(seed=None, method="DOP853", rtol=1e-10,
     atol=1e-10)``; deterministic (``seed`` is accepted and unused)."""
 
-    def __init__(self, *, seed: Any = None, method: str = "DOP853", rtol: float = 1e-10,
-                 atol: float = 1e-10):
+    def __init__(self, *, seed: Any = None, method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-10):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         self.method = method
@@ -128,8 +130,17 @@ class SolveIVP:
 
         t_query = np.asarray(problem.t_query, dtype=np.float64)
         kw = {"jac": jac} if self.method in _IMPLICIT else {}
-        sol = solve_ivp(guarded, (float(problem.t0), float(problem.tf)), x0, method=self.method,
-                        t_eval=t_query, dense_output=True, rtol=self.rtol, atol=self.atol, **kw)
+        sol = solve_ivp(
+            guarded,
+            (float(problem.t0), float(problem.tf)),
+            x0,
+            method=self.method,
+            t_eval=t_query,
+            dense_output=True,
+            rtol=self.rtol,
+            atol=self.atol,
+            **kw,
+        )
         if sol.status != 0:
             raise RuntimeError(f"solve-ivp ({self.method}) failed on {getattr(problem, 'name', '?')}: {sol.message}")
         y = sol.y[:p].T.copy()  # (n_query, p): the first p states are y
@@ -137,8 +148,14 @@ class SolveIVP:
             y = y[:, 0]
         fit_seconds = time.perf_counter() - start
         n_steps = len(sol.sol.ts) - 1  # accepted steps: one dense-output segment each
-        meta = {"fit_seconds": fit_seconds, "iterations": n_steps, "work": float(nfev[0]),
-                "method": self.method, "rtol": self.rtol, "atol": self.atol}
+        meta = {
+            "fit_seconds": fit_seconds,
+            "iterations": n_steps,
+            "work": float(nfev[0]),
+            "method": self.method,
+            "rtol": self.rtol,
+            "atol": self.atol,
+        }
         solution = {"y": y, "meta": meta}
         if report is not None:
             report(solution, iteration=n_steps, work=float(nfev[0]))

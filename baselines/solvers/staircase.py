@@ -45,10 +45,10 @@ __all__ = ["pesme_flammarion", "greedy_memoryless", "independent_modes", "one_ju
 def _ls_level(X: np.ndarray, y: np.ndarray, idx) -> float:
     idx = list(idx)
     if not idx:
-        return 0.5 * float(np.mean(y ** 2))
+        return 0.5 * float(np.mean(y**2))
     b = np.linalg.lstsq(X[:, idx], y, rcond=None)[0]
     r = y - X[:, idx] @ b
-    return 0.5 * float(np.mean(r ** 2))
+    return 0.5 * float(np.mean(r**2))
 
 
 def pesme_flammarion(X, y, alpha: float, lr: float = 1.0) -> list[Step]:
@@ -117,15 +117,21 @@ class StaircaseBaseline:
         from papergym.agents.solvers.agf import agf_linear, as_solution, linear_problem_stats
 
         if problem.setting == "diagonal-linear":
-            fn = {"pesme-flammarion": pesme_flammarion, "greedy-memoryless": greedy_memoryless,
-                  "independent-modes": independent_modes, "one-jump": one_jump}[self.rule]
+            fn = {
+                "pesme-flammarion": pesme_flammarion,
+                "greedy-memoryless": greedy_memoryless,
+                "independent-modes": independent_modes,
+                "one-jump": one_jump,
+            }[self.rule]
             return as_solution(fn(problem.X, problem.y, problem.alpha, lr=problem.lr))
         if problem.setting == "linear":
             if self.rule == "pesme-flammarion":
                 from papergym.envs.tasks.base import NotApplicable
 
-                raise NotApplicable("pesme-flammarion is an algorithm for diagonal linear networks; it has no rule "
-                                    "for the linear setting")
+                raise NotApplicable(
+                    "pesme-flammarion is an algorithm for diagonal linear networks; it has no rule "
+                    "for the linear setting"
+                )
             Sxx, Syx, syy = linear_problem_stats(problem)
             if self.rule == "greedy-memoryless":
                 return as_solution(agf_linear(Sxx, Syx, syy, problem.alpha, lr=problem.lr, memory=False))
@@ -137,8 +143,10 @@ class StaircaseBaseline:
             if self.rule == "pesme-flammarion":
                 from papergym.envs.tasks.base import NotApplicable
 
-                raise NotApplicable("pesme-flammarion is an algorithm for diagonal linear networks; it has no rule "
-                                    "for quadratic networks")
+                raise NotApplicable(
+                    "pesme-flammarion is an algorithm for diagonal linear networks; it has no rule "
+                    "for quadratic networks"
+                )
             if self.rule == "one-jump":  # the first activation, straight to the interpolating fit (level 0)
                 sol = modular_solution(problem, budget, None, max_steps=1, cost_iters=1, flow_evals=0)
                 return [(sol[0][0], 0.0, sol[0][2])]
@@ -159,7 +167,7 @@ def _factory(rule: str):
 
 _DESCRIPTIONS = {
     "pesme-flammarion": "saddle-to-saddle algorithm of Pesme & Flammarion (2023), the alpha -> 0 limit "
-                        "(diagonal-linear setting only)",
+    "(diagonal-linear setting only)",
     "greedy-memoryless": "AGF without memory: dormant phases restart at 0 after every jump",
     "independent-modes": "decoupled modes (Saxe et al. 2014): jump times fixed from the initial correlations",
     "one-jump": "a single drop to the least-squares loss at the first jump time",

@@ -48,7 +48,8 @@ Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -82,8 +83,9 @@ def linear_transfer(problem: Any, U_hat: np.ndarray, labels: np.ndarray | None =
     X = np.asarray(problem.X_train, dtype=float)
     lab = np.asarray(problem.labels if labels is None else labels)
     R = X - X @ P
-    means = np.stack([R[lab == m].mean(axis=0) if np.any(lab == m) else R.mean(axis=0)
-                      for m in range(int(problem.n_styles))])
+    means = np.stack(
+        [R[lab == m].mean(axis=0) if np.any(lab == m) else R.mean(axis=0) for m in range(int(problem.n_styles))]
+    )
     return Xq @ P + means[np.asarray(problem.query_style)]
 
 
@@ -98,8 +100,8 @@ def style_pseudo_labels(problem: Any, seed: Any = None) -> np.ndarray:
     Xc, Xvc = X - X.mean(axis=0), Xv - Xv.mean(axis=0)
     C = Xc.T @ Xvc / len(X)
     w, E = np.linalg.eigh(0.5 * (C + C.T))
-    top = E[:, np.argsort(w)[::-1][:int(problem.style_dim)]]
-    rs = int(np.random.default_rng(seed).integers(2 ** 31 - 1))
+    top = E[:, np.argsort(w)[::-1][: int(problem.style_dim)]]
+    rs = int(np.random.default_rng(seed).integers(2**31 - 1))
     return KMeans(n_clusters=int(problem.n_styles), n_init=10, random_state=rs).fit_predict(Xc @ top)
 
 
@@ -157,23 +159,26 @@ class FastICASolver:
         k, m = int(problem.content_dim), int(problem.style_dim)
         n_ica = max(1, min(k + m, self.max_components, X.shape[1]))
         lab = style_pseudo_labels(problem, self.seed)
-        rs = int(np.random.default_rng(self.seed).integers(2 ** 31 - 1))
+        rs = int(np.random.default_rng(self.seed).integers(2**31 - 1))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             ica = FastICA(n_components=n_ica, whiten="unit-variance", random_state=rs, max_iter=self.max_iter)
             S = ica.fit_transform(X)
         with np.errstate(divide="ignore", invalid="ignore"):
             F = np.nan_to_num(f_classif(S, lab)[0], nan=0.0, posinf=np.inf)
-        order = np.argsort(F, kind="stable")                              # least style-predictive first
+        order = np.argsort(F, kind="stable")  # least style-predictive first
         n_c = max(0, min(k, n_ica - m))
         A = ica.mixing_
         U_hat = orthonormalize(A[:, order[:n_c]]) if n_c else np.zeros((X.shape[1], 0))
         if U_hat.shape[1] < k:
-            used = np.hstack([U_hat, A[:, order[n_ica - m:]] if m else np.zeros((X.shape[1], 0))])
+            used = np.hstack([U_hat, A[:, order[n_ica - m :]] if m else np.zeros((X.shape[1], 0))])
             extra = _top_pcs(_project_out(X, used), k - U_hat.shape[1])
             U_hat = orthonormalize(np.hstack([U_hat, extra]))
-        sol = _solution(U_hat, linear_transfer(problem, U_hat, lab if problem.supervision == "labels" else None),
-                        ica_iterations=int(ica.n_iter_))
+        sol = _solution(
+            U_hat,
+            linear_transfer(problem, U_hat, lab if problem.supervision == "labels" else None),
+            ica_iterations=int(ica.n_iter_),
+        )
         report(sol, iteration=1, work=1)
         return sol
 
@@ -210,22 +215,32 @@ class OracleSubspace:
             sch = self._dd.schedule
             rng = np.random.default_rng(self.seed)
             k = truth.U.shape[1]
-            proj = np.linalg.pinv(truth.mixing)[:k].T @ truth.U.T       # x ↦ U ẑ(x), ẑ = LS content coefficients
+            proj = np.linalg.pinv(truth.mixing)[:k].T @ truth.U.T  # x ↦ U ẑ(x), ẑ = LS content coefficients
             out = np.empty_like(Xq)
             for mm in np.unique(target):
                 rows = np.flatnonzero(target == mm)
 
                 def eps_fn(x: np.ndarray, t: float, mm: int = int(mm)) -> np.ndarray:
                     a, s = float(sch.alpha(t)), float(sch.sigma(t))
-                    return -s * gmm_score(truth, x, a, s, style=mm)       # ε̂ = −σ_t ∇log p_t(x | m), exact
+                    return -s * gmm_score(truth, x, a, s, style=mm)  # ε̂ = −σ_t ∇log p_t(x | m), exact
 
-                out[rows] = ddim_transfer(eps_fn, Xq[rows], truth.U, sch, self._dd.t_start, self._dd.ddim_steps,
-                                          np.random.default_rng(rng.integers(2 ** 62)), projector=proj)
+                out[rows] = ddim_transfer(
+                    eps_fn,
+                    Xq[rows],
+                    truth.U,
+                    sch,
+                    self._dd.t_start,
+                    self._dd.ddim_steps,
+                    np.random.default_rng(rng.integers(2**62)),
+                    projector=proj,
+                )
             sol = _solution(truth.U.copy(), out)
         else:
-            raise ValueError("oracle-subspace needs the generator's truth in problem.oracle, which only "
-                             "SubspaceEvaluator.reference_problem() sets (papergym bench passes it to reference-role "
-                             "solvers; the public problem carries no truth)")
+            raise ValueError(
+                "oracle-subspace needs the generator's truth in problem.oracle, which only "
+                "SubspaceEvaluator.reference_problem() sets (papergym bench passes it to reference-role "
+                "solvers; the public problem carries no truth)"
+            )
         report(sol, iteration=1, work=1)
         return sol
 
@@ -235,15 +250,18 @@ class OracleSubspace:
         n, D = Xq.shape
         g = truth.gamma
         src = tint_of(Xq, g)
-        tgt = np.asarray(problem.query_style) if problem.supervision == "labels" else \
-            tint_of(np.asarray(problem.query_ref, dtype=float), g)
+        tgt = (
+            np.asarray(problem.query_style)
+            if problem.supervision == "labels"
+            else tint_of(np.asarray(problem.query_ref, dtype=float), g)
+        )
         lin = np.clip(Xq, 0.0, None).reshape(n, 3, -1) ** (1.0 / g)
-        img = (lin / truth.tints[src][:, :, None]).mean(axis=1)           # every channel gives img
+        img = (lin / truth.tints[src][:, :, None]).mean(axis=1)  # every channel gives img
         out = ((truth.tints[tgt][:, :, None] * img[:, None, :]) ** g).reshape(n, D)
         P = int(D // 3)
         channel_const = np.kron(np.eye(3), np.ones((P, 1))) / np.sqrt(P)  # the 3 per-channel constant directions
-        full = np.linalg.svd(np.eye(D) - channel_const @ channel_const.T)[0][:, :D - 3]
-        return _solution(full[:, :int(problem.content_dim)], out)
+        full = np.linalg.svd(np.eye(D) - channel_const @ channel_const.T)[0][:, : D - 3]
+        return _solution(full[:, : int(problem.content_dim)], out)
 
 
 def _diffusion(**fixed: Any) -> Callable[..., Any]:
@@ -255,11 +273,30 @@ def _diffusion(**fixed: Any) -> Callable[..., Any]:
     return factory
 
 
-_SHARED = {"steps": 3000, "lr": 2e-3, "batch_size": 256, "t_start": 0.6, "ddim_steps": 200, "beta_min": 0.1,
-           "beta_max": 20.0, "t_min": 1e-3, "encoder_dim": 4, "report_every": 1000, "stop_fraction": 0.75}
+_SHARED = {
+    "steps": 3000,
+    "lr": 2e-3,
+    "batch_size": 256,
+    "t_start": 0.6,
+    "ddim_steps": 200,
+    "beta_min": 0.1,
+    "beta_max": 20.0,
+    "t_min": 1e-3,
+    "encoder_dim": 4,
+    "report_every": 1000,
+    "stop_fraction": 0.75,
+}
 COND_DIFFUSION = {**_SHARED, "architecture": "full", "width": 128, "p_uncond": 0.0, "guidance": 1.0, "probe_t": 0.1}
-NOGUIDE = {**_SHARED, "architecture": "dual", "init": "pca", "width": 64, "p_uncond": 0.0, "guidance": 1.0,
-           "content_sees_style": False, "lambda_sg": 0.1}
+NOGUIDE = {
+    **_SHARED,
+    "architecture": "dual",
+    "init": "pca",
+    "width": 64,
+    "p_uncond": 0.0,
+    "guidance": 1.0,
+    "content_sees_style": False,
+    "lambda_sg": 0.1,
+}
 
 
 def _cond_diffusion(*, seed: Any = None, **hp: Any) -> Any:
@@ -270,20 +307,55 @@ def _noguide(*, seed: Any = None, **hp: Any) -> Any:
     return _diffusion(**NOGUIDE)(seed=seed, **hp)
 
 
-register_solver("pca", PCASolver, tasks=[TASK], role="baseline", requires=("sklearn",),
-                description="top principal directions as content; linear transfer (target style's mean / x_ref)")
-register_solver("lda-pca", LDAPCASolver, tasks=[TASK], role="baseline", requires=("sklearn",),
-                description="Fisher LDA of the style (views: k-means pseudo-labels on the cross-covariance), then "
-                            "PCA of the rest; linear transfer")
-register_solver("fastica", FastICASolver, tasks=[TASK], role="baseline", requires=("sklearn",),
-                description="FastICA, the components least predictive of style as content; linear transfer",
-                defaults={"max_components": 16, "max_iter": 1000})
-register_solver("cond-diffusion", _cond_diffusion, tasks=[TASK], role="baseline", requires=("torch",),
-                description="full-width conditional diffusion, no guidance; subspaces from score differences",
-                defaults=COND_DIFFUSION)
-register_solver("dual-encoder-noguide", _noguide, tasks=[TASK], role="baseline", requires=("torch",),
-                description="diffusion-disentangle without style dropout or guidance (p = 0, w = 1)",
-                defaults=NOGUIDE)
-register_solver("oracle-subspace", OracleSubspace, tasks=[TASK], role="reference",
-                description="true U and the exact LS-GMM score (digits: exact recolouring); reads the private truth",
-                defaults={"t_start": 0.6, "ddim_steps": 200})
+register_solver(
+    "pca",
+    PCASolver,
+    tasks=[TASK],
+    role="baseline",
+    requires=("sklearn",),
+    description="top principal directions as content; linear transfer (target style's mean / x_ref)",
+)
+register_solver(
+    "lda-pca",
+    LDAPCASolver,
+    tasks=[TASK],
+    role="baseline",
+    requires=("sklearn",),
+    description="Fisher LDA of the style (views: k-means pseudo-labels on the cross-covariance), then "
+    "PCA of the rest; linear transfer",
+)
+register_solver(
+    "fastica",
+    FastICASolver,
+    tasks=[TASK],
+    role="baseline",
+    requires=("sklearn",),
+    description="FastICA, the components least predictive of style as content; linear transfer",
+    defaults={"max_components": 16, "max_iter": 1000},
+)
+register_solver(
+    "cond-diffusion",
+    _cond_diffusion,
+    tasks=[TASK],
+    role="baseline",
+    requires=("torch",),
+    description="full-width conditional diffusion, no guidance; subspaces from score differences",
+    defaults=COND_DIFFUSION,
+)
+register_solver(
+    "dual-encoder-noguide",
+    _noguide,
+    tasks=[TASK],
+    role="baseline",
+    requires=("torch",),
+    description="diffusion-disentangle without style dropout or guidance (p = 0, w = 1)",
+    defaults=NOGUIDE,
+)
+register_solver(
+    "oracle-subspace",
+    OracleSubspace,
+    tasks=[TASK],
+    role="reference",
+    description="true U and the exact LS-GMM score (digits: exact recolouring); reads the private truth",
+    defaults={"t_start": 0.6, "ddim_steps": 200},
+)

@@ -54,9 +54,30 @@ import numpy as np
 
 from papergym.envs.spec import InvalidActionError
 
-__all__ = ["check_number", "read_action", "logsumexp", "gibbs", "kl", "omega", "solve_saddle", "saddle_residual", "gap_metrics",
-           "player_blocks", "Block", "NEG_TOL", "SUM_TOL", "centred_norm", "jacobian_bounds", "auto_step",
-           "euler_factor_bound", "euler_factor", "bilinear_jacobian", "STATUSES", "feedback_box", "BOUND_SLACK"]
+__all__ = [
+    "check_number",
+    "read_action",
+    "logsumexp",
+    "gibbs",
+    "kl",
+    "omega",
+    "solve_saddle",
+    "saddle_residual",
+    "gap_metrics",
+    "player_blocks",
+    "Block",
+    "NEG_TOL",
+    "SUM_TOL",
+    "centred_norm",
+    "jacobian_bounds",
+    "auto_step",
+    "euler_factor_bound",
+    "euler_factor",
+    "bilinear_jacobian",
+    "STATUSES",
+    "feedback_box",
+    "BOUND_SLACK",
+]
 
 NEG_TOL = 1e-12  # entries below -NEG_TOL are rejected; those in [-NEG_TOL, 0) count as 0
 SUM_TOL = 1e-6  # strict_simplex: |sum - 1| above this is rejected
@@ -103,15 +124,24 @@ def player_blocks(players: Sequence[tuple[str, int, int, float, np.ndarray, np.n
     −1 for a minimiser (best response ``softmax(log ref − g/T)``), +1 for a maximiser."""
     out, start = [], 0
     for player, size, sign, temp, ref, init in players:
-        out.append({"player": player, "start": start, "stop": start + int(size), "sign": int(sign),
-                    "temperature": float(temp), "reference": np.asarray(ref, dtype=float),
-                    "initial": np.asarray(init, dtype=float)})
+        out.append(
+            {
+                "player": player,
+                "start": start,
+                "stop": start + int(size),
+                "sign": int(sign),
+                "temperature": float(temp),
+                "reference": np.asarray(ref, dtype=float),
+                "initial": np.asarray(init, dtype=float),
+            }
+        )
         start += int(size)
     return out
 
 
-def read_action(action: Any, shape: tuple[int, ...], blocks: Sequence[dict], *, strict: bool = False,
-                what: str = "action") -> np.ndarray:
+def read_action(
+    action: Any, shape: tuple[int, ...], blocks: Sequence[dict], *, strict: bool = False, what: str = "action"
+) -> np.ndarray:
     """Validate ``action`` and return it normalised per row and per block (a new float64 array).
 
     Raises :class:`InvalidActionError` naming the rule broken: wrong shape, NaN/inf, an entry below
@@ -129,15 +159,20 @@ def read_action(action: Any, shape: tuple[int, ...], blocks: Sequence[dict], *, 
         raise InvalidActionError(f"{what} has a negative weight {a.min():.3g} (< -{NEG_TOL:g})")
     np.maximum(a, 0.0, out=a)
     for b in blocks:
-        part = a[..., b["start"]:b["stop"]]
+        part = a[..., b["start"] : b["stop"]]
         tot = part.sum(axis=-1, keepdims=True)
         if np.any(tot <= 0):
-            raise InvalidActionError(f"{what}: the weights of player {b['player']!r} sum to 0 "
-                                     + ("in some row (state)" if part.ndim > 1 else "") + "; they must be a measure")
+            raise InvalidActionError(
+                f"{what}: the weights of player {b['player']!r} sum to 0 "
+                + ("in some row (state)" if part.ndim > 1 else "")
+                + "; they must be a measure"
+            )
         if strict and np.any(np.abs(tot - 1.0) > SUM_TOL):
-            raise InvalidActionError(f"{what}: the weights of player {b['player']!r} sum to "
-                                     f"{float(np.max(np.abs(tot - 1.0))) + 1:.9g}, not 1 (strict_simplex=True)")
-        a[..., b["start"]:b["stop"]] = part / tot
+            raise InvalidActionError(
+                f"{what}: the weights of player {b['player']!r} sum to "
+                f"{float(np.max(np.abs(tot - 1.0))) + 1:.9g}, not 1 (strict_simplex=True)"
+            )
+        a[..., b["start"] : b["stop"]] = part / tot
     return a
 
 
@@ -213,8 +248,12 @@ def _newton(mu, nu, args, tol: float, max_newton: int) -> tuple[np.ndarray, np.n
             break
         Sm, Sn = np.diag(m) - np.outer(m, m), np.diag(n) - np.outer(n, n)
         Cm, Cn = eyeA - np.outer(np.ones(A), psi), eyeB - np.outer(np.ones(B), phi)
-        J = np.block([[eyeA - np.outer(np.ones(A), m) - Cm @ (a * P) @ Sm / s1, Cm @ G @ Sn / s1],
-                      [-Cn @ G.T @ Sm / s2, eyeB - np.outer(np.ones(B), n) - Cn @ (b * Q) @ Sn / s2]])
+        J = np.block(
+            [
+                [eyeA - np.outer(np.ones(A), m) - Cm @ (a * P) @ Sm / s1, Cm @ G @ Sn / s1],
+                [-Cn @ G.T @ Sm / s2, eyeB - np.outer(np.ones(B), n) - Cn @ (b * Q) @ Sn / s2],
+            ]
+        )
         step = np.linalg.lstsq(J, -R, rcond=None)[0]
         t = 1.0
         while t > 1e-10:
@@ -231,10 +270,21 @@ def _newton(mu, nu, args, tol: float, max_newton: int) -> tuple[np.ndarray, np.n
     return m, n, float(np.abs(m - psi).sum() + np.abs(n - phi).sum())
 
 
-def solve_saddle(G: np.ndarray, sigma: float, sigma2: float, log_pi: np.ndarray, log_rho: np.ndarray, *,
-                 a: float = 0.0, P: np.ndarray | None = None, b: float = 0.0, Q: np.ndarray | None = None,
-                 init: tuple[np.ndarray, np.ndarray] | None = None, tol: float = 1e-15,
-                 max_newton: int = 60) -> tuple[np.ndarray, np.ndarray]:
+def solve_saddle(
+    G: np.ndarray,
+    sigma: float,
+    sigma2: float,
+    log_pi: np.ndarray,
+    log_rho: np.ndarray,
+    *,
+    a: float = 0.0,
+    P: np.ndarray | None = None,
+    b: float = 0.0,
+    Q: np.ndarray | None = None,
+    init: tuple[np.ndarray, np.ndarray] | None = None,
+    tol: float = 1e-15,
+    max_newton: int = 60,
+) -> tuple[np.ndarray, np.ndarray]:
     """Fixed point of ``(Ψ, Φ)`` for ``min_μ max_ν μᵀGν − (a/2)μᵀPμ + (b/2)νᵀQν + σKL(μ|π) − σ′KL(ν|ρ)``.
 
     Newton on the fixed-point residual ``R(μ,ν) = (μ − Ψ, ν − Φ)`` in probability coordinates with the
@@ -261,7 +311,9 @@ def solve_saddle(G: np.ndarray, sigma: float, sigma2: float, log_pi: np.ndarray,
         mu, nu, res = _newton(mu, nu, stage_args(1.0), tol, max_newton)
         if res <= accept:
             return mu, nu
-    kappa = max(a * omega(P) / (2 * sigma) + omega(G) / (2 * sigma2), omega(G) / (2 * sigma) + b * omega(Q) / (2 * sigma2))
+    kappa = max(
+        a * omega(P) / (2 * sigma) + omega(G) / (2 * sigma2), omega(G) / (2 * sigma) + b * omega(Q) / (2 * sigma2)
+    )
     c = max(1.0, 2.0 * kappa)
     args = stage_args(c)
     mu, nu = np.exp(log_pi - logsumexp(log_pi)), np.exp(log_rho - logsumexp(log_rho))
@@ -277,14 +329,15 @@ def solve_saddle(G: np.ndarray, sigma: float, sigma2: float, log_pi: np.ndarray,
         m2, n2, r2 = _newton(mu, nu, stage_args(c_new), tol, max_newton)
         if r2 <= accept:
             mu, nu, res, c = m2, n2, r2, c_new
-            ratio = max(0.5, ratio ** 2)
+            ratio = max(0.5, ratio**2)
         else:
             ratio = np.sqrt(ratio)
             if ratio > 0.9999:
                 break
     if c > 1.0 or res > accept:
-        raise RuntimeError(f"regularised saddle point not found: fixed-point residual {res:.3g} at temperature "
-                           f"multiplier {c:.4g}")
+        raise RuntimeError(
+            f"regularised saddle point not found: fixed-point residual {res:.3g} at temperature multiplier {c:.4g}"
+        )
     return mu, nu
 
 
@@ -311,7 +364,7 @@ def gap_metrics(gaps: Sequence[float], tol: float) -> dict[str, float]:
     steps = float(hit[0] + 1) if hit.size else float(K + 1)
     floor = np.flatnonzero(g <= RATE_FLOOR)
     end = int(floor[0]) if floor.size else K
-    seg = g[end // 2: end]
+    seg = g[end // 2 : end]
     if seg.size >= 3:
         slope = np.polyfit(np.arange(seg.size, dtype=float), np.log(seg), 1)[0]
         rate = float(np.exp(slope))
@@ -335,8 +388,16 @@ def centred_norm(M: np.ndarray) -> float:
     return float(np.linalg.norm(Mc, 2))
 
 
-def jacobian_bounds(G: np.ndarray, sigma: float, sigma2: float, *, a: float = 0.0, P: np.ndarray | None = None,
-                    b: float = 0.0, Q: np.ndarray | None = None) -> dict[str, float]:
+def jacobian_bounds(
+    G: np.ndarray,
+    sigma: float,
+    sigma2: float,
+    *,
+    a: float = 0.0,
+    P: np.ndarray | None = None,
+    b: float = 0.0,
+    Q: np.ndarray | None = None,
+) -> dict[str, float]:
     """The rectangle ``{0 ≤ Re λ ≤ δ, |Im λ| ≤ c}`` holding the spectrum of the Jacobian of the joint Best
     Response map ``(Ψ, Φ)`` of ``μᵀGν − (a/2)μᵀPμ + (b/2)νᵀQν + σKL(μ|π) − σ′KL(ν|ρ)`` at *every* profile
     (module docstring): ``{"self": δ, "cross": c, "l1": ρ₁}``. Needs only the payoff data and temperatures,
@@ -360,9 +421,18 @@ def jacobian_bounds(G: np.ndarray, sigma: float, sigma2: float, *, a: float = 0.
     return {"self": float(min(max(delta, 0.0), rho1)), "cross": float(min(cross, rho1)), "l1": float(rho1)}
 
 
-def bilinear_jacobian(M: np.ndarray, mu: np.ndarray, nu: np.ndarray, sigma: float, sigma2: float, *,
-                      a: float = 0.0, P: np.ndarray | None = None, b: float = 0.0,
-                      Q: np.ndarray | None = None) -> np.ndarray:
+def bilinear_jacobian(
+    M: np.ndarray,
+    mu: np.ndarray,
+    nu: np.ndarray,
+    sigma: float,
+    sigma2: float,
+    *,
+    a: float = 0.0,
+    P: np.ndarray | None = None,
+    b: float = 0.0,
+    Q: np.ndarray | None = None,
+) -> np.ndarray:
     """The Jacobian ``[[S_Ψ aP/σ, −S_Ψ M/σ], [S_Φ Mᵀ/σ′, S_Φ bQ/σ′]]`` of ``(Ψ, Φ)`` at a fixed point
     ``(μ, ν) = (Ψ, Φ)`` (``dΨ = S_Ψ(aP dμ − M dν)/σ``, ``dΦ = S_Φ(Mᵀ dμ + bQ dν)/σ′``)."""
     A, B = M.shape

@@ -100,7 +100,6 @@ Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 from __future__ import annotations
 
 import functools
-
 from typing import Any
 
 import numpy as np
@@ -165,8 +164,11 @@ class MarkovGame:
 
     # ----- evaluation
     def _c_and_P(self, mu: np.ndarray, nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        c = (np.einsum("sa,sab,sb->s", mu, self.r, nu) + self.tau * kl(mu, self.log_ref_min)
-             - self.tau * kl(nu, self.log_ref_max))
+        c = (
+            np.einsum("sa,sab,sb->s", mu, self.r, nu)
+            + self.tau * kl(mu, self.log_ref_min)
+            - self.tau * kl(nu, self.log_ref_max)
+        )
         Pmn = np.einsum("sa,sb,sabt->st", mu, nu, self.P)
         return c, Pmn
 
@@ -192,10 +194,10 @@ class MarkovGame:
         S = self.S
         if player == "max":
             resp = np.full((S, self.B), 1.0 / self.B)
-            pair = (lambda y: (fixed, y))
+            pair = lambda y: (fixed, y)
         else:
             resp = np.full((S, self.A), 1.0 / self.A)
-            pair = (lambda y: (y, fixed))
+            pair = lambda y: (y, fixed)
         W = self.values(*pair(resp))
         for _ in range(200):
             Q = self.Q(W)
@@ -213,11 +215,13 @@ class MarkovGame:
         # one soft Bellman step as a check: W must be its own fixed point
         Q = self.Q(W)
         if player == "max":
-            T = (self.tau * logsumexp(self.log_ref_max + np.einsum("sa,sab->sb", fixed, Q) / self.tau, axis=1)
-                 + self.tau * kl(fixed, self.log_ref_min))
+            T = self.tau * logsumexp(
+                self.log_ref_max + np.einsum("sa,sab->sb", fixed, Q) / self.tau, axis=1
+            ) + self.tau * kl(fixed, self.log_ref_min)
         else:
-            T = (-self.tau * logsumexp(self.log_ref_min - np.einsum("sab,sb->sa", Q, fixed) / self.tau, axis=1)
-                 - self.tau * kl(fixed, self.log_ref_max))
+            T = -self.tau * logsumexp(
+                self.log_ref_min - np.einsum("sab,sb->sa", Q, fixed) / self.tau, axis=1
+            ) - self.tau * kl(fixed, self.log_ref_max)
         if np.abs(T - W).max() > 1e-9 * max(1.0, np.abs(W).max()):
             raise RuntimeError(f"soft policy iteration did not converge (Bellman residual {np.abs(T - W).max():.3g})")
         return W
@@ -231,16 +235,23 @@ class MarkovGame:
         return float(self.rho0 @ self._best_response_values(nu, "min"))
 
     # ----- equilibrium
-    def _shapley_operator(self, V: np.ndarray, warm: tuple[np.ndarray, np.ndarray] | None
-                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _shapley_operator(
+        self, V: np.ndarray, warm: tuple[np.ndarray, np.ndarray] | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(μ, ν, 𝒯V)``: the per-state regularised equilibria of ``Q_s[V]`` (each an exact entropic matrix game,
         warm-started from ``warm``) and their values."""
         S, tau = self.S, self.tau
         Q = self.Q(V)
         mu, nu, TV = np.empty((S, self.A)), np.empty((S, self.B)), np.empty(S)
         for s in range(S):
-            m, n = solve_saddle(Q[s], tau, tau, self.log_ref_min, self.log_ref_max,
-                                init=None if warm is None else (warm[0][s], warm[1][s]))
+            m, n = solve_saddle(
+                Q[s],
+                tau,
+                tau,
+                self.log_ref_min,
+                self.log_ref_max,
+                init=None if warm is None else (warm[0][s], warm[1][s]),
+            )
             mu[s], nu[s] = m, n
             TV[s] = m @ Q[s] @ n + tau * kl(m, self.log_ref_min) - tau * kl(n, self.log_ref_max)
         return mu, nu, TV
@@ -293,23 +304,39 @@ class MarkovGame:
         over states of the matrix-game Jacobians with the frozen ``Q*_s`` (module docstring)."""
         Q = self.Q(self.V_star)
         mu, nu = self.equilibrium
-        return np.concatenate([np.linalg.eigvals(bilinear_jacobian(Q[s], mu[s], nu[s], self.tau, self.tau))
-                               for s in range(self.S)])
+        return np.concatenate(
+            [np.linalg.eigvals(bilinear_jacobian(Q[s], mu[s], nu[s], self.tau, self.tau)) for s in range(self.S)]
+        )
 
 
 class EntropicMarkovGameEnv(TwoPlayerEnv):
     __doc__ = __doc__
     ENV_ID = ENV_ID
 
-    def __init__(self, instance: str = "random", *, S: int | None = None, A: int | None = None,
-                 B: int | None = None, gamma: float | None = None, tau: float | None = None, horizon: int = 300,
-                 role: str = "min", opponent: str = "br-flow", opponent_kwargs: dict | None = None,
-                 strict_simplex: bool = False, gap_tol: float = 1e-6, render_mode: str | None = None):
+    def __init__(
+        self,
+        instance: str = "random",
+        *,
+        S: int | None = None,
+        A: int | None = None,
+        B: int | None = None,
+        gamma: float | None = None,
+        tau: float | None = None,
+        horizon: int = 300,
+        role: str = "min",
+        opponent: str = "br-flow",
+        opponent_kwargs: dict | None = None,
+        strict_simplex: bool = False,
+        gap_tol: float = 1e-6,
+        render_mode: str | None = None,
+    ):
         if instance not in _FAMILIES:
             raise ValueError(f"unknown instance {instance!r}; valid instances: {', '.join(INSTANCES)}")
         d = _FAMILIES[instance]
         if instance == "single-state" and any(v is not None for v in (S, A, B, gamma)):
-            raise ValueError("single-state fixes S = 1, A = B = 3 (rock-paper-scissors) and gamma = 0; only tau may be set")
+            raise ValueError(
+                "single-state fixes S = 1, A = B = 3 (rock-paper-scissors) and gamma = 0; only tau may be set"
+            )
         self.instance = instance
         self.S = positive_int(d["S"] if S is None else S, "S", 1)
         self.A = positive_int(d["A"] if A is None else A, "A", 2)
@@ -321,8 +348,15 @@ class EntropicMarkovGameEnv(TwoPlayerEnv):
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not (t > 0 and np.isfinite(t)):
             raise ValueError(f"tau must be a finite number > 0, got {tau!r}")
         self.gamma, self.tau = float(g), float(t)
-        super().__init__(horizon=horizon, role=role, opponent=opponent, opponent_kwargs=opponent_kwargs,
-                         strict_simplex=strict_simplex, gap_tol=gap_tol, render_mode=render_mode)
+        super().__init__(
+            horizon=horizon,
+            role=role,
+            opponent=opponent,
+            opponent_kwargs=opponent_kwargs,
+            strict_simplex=strict_simplex,
+            gap_tol=gap_tol,
+            render_mode=render_mode,
+        )
 
     def _feedback_bounds(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """Both players' ``q`` lie in ``[−1 − γ(1 + τ log B)/(1 − γ), 1 + γ(1 + τ log A)/(1 − γ)]`` (module

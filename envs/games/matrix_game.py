@@ -96,8 +96,17 @@ from typing import Any
 
 import numpy as np
 
-from papergym.envs.games.common import (bilinear_jacobian, check_number, gibbs, jacobian_bounds, kl, logsumexp,
-                                        omega, saddle_residual, solve_saddle)
+from papergym.envs.games.common import (
+    bilinear_jacobian,
+    check_number,
+    gibbs,
+    jacobian_bounds,
+    kl,
+    logsumexp,
+    omega,
+    saddle_residual,
+    solve_saddle,
+)
 from papergym.envs.games.twoplayer import TwoPlayerEnv
 from papergym.validate import positive_int
 
@@ -119,8 +128,14 @@ _FAMILIES: dict[str, dict[str, Any]] = {
 }
 
 
-def _maximise_entropic(lin: np.ndarray, c: float, Q: np.ndarray, T: float, log_ref: np.ndarray,
-                       multistart: np.random.Generator | None = None) -> tuple[float, np.ndarray]:
+def _maximise_entropic(
+    lin: np.ndarray,
+    c: float,
+    Q: np.ndarray,
+    T: float,
+    log_ref: np.ndarray,
+    multistart: np.random.Generator | None = None,
+) -> tuple[float, np.ndarray]:
     """``max_x xᵀlin + (c/2) xᵀQx − T KL(x|ref)`` over the simplex → ``(value, argmax)``.
 
     ``c = 0``: closed form ``T log Σ ref e^{lin/T}``. ``c > 0`` with ``c λ_max(Q) < T`` (strictly concave):
@@ -155,9 +170,20 @@ def _maximise_entropic(lin: np.ndarray, c: float, Q: np.ndarray, T: float, log_r
 class MatrixGame:
     """One private instance (``G``, ``P``, ``Q``, ``a``, ``b``, temperatures) with its exact equilibrium."""
 
-    def __init__(self, G: np.ndarray, *, a: float, b: float, sigma: float, sigma_max: float,
-                 P: np.ndarray | None = None, Q: np.ndarray | None = None, init: tuple[np.ndarray, np.ndarray],
-                 exact_inner: bool = True, seed_seq: np.random.SeedSequence | None = None):
+    def __init__(
+        self,
+        G: np.ndarray,
+        *,
+        a: float,
+        b: float,
+        sigma: float,
+        sigma_max: float,
+        P: np.ndarray | None = None,
+        Q: np.ndarray | None = None,
+        init: tuple[np.ndarray, np.ndarray],
+        exact_inner: bool = True,
+        seed_seq: np.random.SeedSequence | None = None,
+    ):
         self.G = np.asarray(G, dtype=float)
         A, B = self.G.shape
         self.P = np.eye(A) if P is None else np.asarray(P, dtype=float)
@@ -169,8 +195,17 @@ class MatrixGame:
         self.init_min, self.init_max = init
         self.exact = bool(exact_inner)
         self._ms = np.random.default_rng(seed_seq) if not exact_inner else None
-        self.equilibrium = solve_saddle(self.G, self.sigma_min, self.sigma_max, self.log_ref_min, self.log_ref_max,
-                                        a=self.a, P=self.P, b=self.b, Q=self.Q)
+        self.equilibrium = solve_saddle(
+            self.G,
+            self.sigma_min,
+            self.sigma_max,
+            self.log_ref_min,
+            self.log_ref_max,
+            a=self.a,
+            P=self.P,
+            b=self.b,
+            Q=self.Q,
+        )
         self.value_star = self.value(*self.equilibrium)
         if self.exact:
             ni = self.best_max(self.equilibrium[0]) - self.best_min(self.equilibrium[1])
@@ -179,8 +214,13 @@ class MatrixGame:
 
     # ----- payoff
     def value(self, mu: np.ndarray, nu: np.ndarray) -> float:
-        return float(mu @ self.G @ nu - 0.5 * self.a * mu @ self.P @ mu + 0.5 * self.b * nu @ self.Q @ nu
-                     + self.sigma_min * kl(mu, self.log_ref_min) - self.sigma_max * kl(nu, self.log_ref_max))
+        return float(
+            mu @ self.G @ nu
+            - 0.5 * self.a * mu @ self.P @ mu
+            + 0.5 * self.b * nu @ self.Q @ nu
+            + self.sigma_min * kl(mu, self.log_ref_min)
+            - self.sigma_max * kl(nu, self.log_ref_max)
+        )
 
     def feedback(self, mu: np.ndarray, nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.G @ nu - self.a * (self.P @ mu), self.G.T @ mu + self.b * (self.Q @ nu)
@@ -211,19 +251,45 @@ class MatrixGame:
         return np.linalg.eigvals(J)
 
     def residual(self, mu: np.ndarray, nu: np.ndarray) -> float:
-        return saddle_residual(mu, nu, self.G, self.a, self.P, self.b, self.Q, self.sigma_min, self.sigma_max,
-                               self.log_ref_min, self.log_ref_max)
+        return saddle_residual(
+            mu,
+            nu,
+            self.G,
+            self.a,
+            self.P,
+            self.b,
+            self.Q,
+            self.sigma_min,
+            self.sigma_max,
+            self.log_ref_min,
+            self.log_ref_max,
+        )
 
 
 class EntropicMatrixGameEnv(TwoPlayerEnv):
     __doc__ = __doc__
     ENV_ID = ENV_ID
 
-    def __init__(self, instance: str = "rps", *, a: float | None = None, b: float | None = None,
-                 sigma: float | None = None, sigma_max: float | None = None, A: int | None = None,
-                 B: int | None = None, g: float | None = None, horizon: int = 500, role: str = "min",
-                 opponent: str = "br-flow", opponent_kwargs: dict | None = None, strict_simplex: bool = False,
-                 gap_tol: float = 1e-6, allow_nonconvex_inner: bool = False, render_mode: str | None = None):
+    def __init__(
+        self,
+        instance: str = "rps",
+        *,
+        a: float | None = None,
+        b: float | None = None,
+        sigma: float | None = None,
+        sigma_max: float | None = None,
+        A: int | None = None,
+        B: int | None = None,
+        g: float | None = None,
+        horizon: int = 500,
+        role: str = "min",
+        opponent: str = "br-flow",
+        opponent_kwargs: dict | None = None,
+        strict_simplex: bool = False,
+        gap_tol: float = 1e-6,
+        allow_nonconvex_inner: bool = False,
+        render_mode: str | None = None,
+    ):
         if instance not in _FAMILIES:
             raise ValueError(f"unknown instance {instance!r}; valid instances: {', '.join(INSTANCES)}")
         d = _FAMILIES[instance]
@@ -240,11 +306,20 @@ class EntropicMatrixGameEnv(TwoPlayerEnv):
         self.allow_nonconvex_inner = bool(allow_nonconvex_inner)
         # P = Q = I: lambda_max = 1
         if not self.allow_nonconvex_inner and (self.a >= self.sigma or self.b >= self.sigma_max):
-            raise ValueError(f"a * lambda_max(P) = {self.a:g} must be < sigma = {self.sigma:g} and b * lambda_max(Q) = "
-                             f"{self.b:g} < sigma_max = {self.sigma_max:g} (inner problems concave); pass "
-                             "allow_nonconvex_inner=True to solve them by multistart (oracle.exact = False)")
-        super().__init__(horizon=horizon, role=role, opponent=opponent, opponent_kwargs=opponent_kwargs,
-                         strict_simplex=strict_simplex, gap_tol=gap_tol, render_mode=render_mode)
+            raise ValueError(
+                f"a * lambda_max(P) = {self.a:g} must be < sigma = {self.sigma:g} and b * lambda_max(Q) = "
+                f"{self.b:g} < sigma_max = {self.sigma_max:g} (inner problems concave); pass "
+                "allow_nonconvex_inner=True to solve them by multistart (oracle.exact = False)"
+            )
+        super().__init__(
+            horizon=horizon,
+            role=role,
+            opponent=opponent,
+            opponent_kwargs=opponent_kwargs,
+            strict_simplex=strict_simplex,
+            gap_tol=gap_tol,
+            render_mode=render_mode,
+        )
 
     def _feedback_bounds(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """``g_μ ∈ [−ḡ − σ, ḡ]``, ``g_ν ∈ [−ḡ, ḡ + σ′]`` (module docstring, "Observation Space")."""
@@ -257,8 +332,16 @@ class EntropicMatrixGameEnv(TwoPlayerEnv):
         rng = np.random.default_rng(seed_seq)
         G = RPS.copy() if self.instance != "random" else rng.uniform(-self.g, self.g, (self.A, self.B))
         init = (rng.dirichlet(np.ones(G.shape[0])), rng.dirichlet(np.ones(G.shape[1])))
-        return MatrixGame(G, a=self.a, b=self.b, sigma=self.sigma, sigma_max=self.sigma_max, init=init,
-                          exact_inner=not self.allow_nonconvex_inner, seed_seq=seed_seq.spawn(1)[0])
+        return MatrixGame(
+            G,
+            a=self.a,
+            b=self.b,
+            sigma=self.sigma,
+            sigma_max=self.sigma_max,
+            init=init,
+            exact_inner=not self.allow_nonconvex_inner,
+            seed_seq=seed_seq.spawn(1)[0],
+        )
 
     def _public(self, game: MatrixGame) -> dict[str, Any]:
         return {"A": game.shape_min[0], "B": game.shape_max[0]}

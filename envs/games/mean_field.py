@@ -134,14 +134,14 @@ class MeanFieldProblem:
         pot, _, _, inter = _FAMILIES[family]
         self.x = np.linspace(-R, R, G)
         self.dx = 2 * R / (G - 1)
-        lp = -self.x ** 2 / 2
+        lp = -(self.x**2) / 2
         self.log_pi = lp - np.logaddexp.reduce(lp)
         self.pi = np.exp(self.log_pi)
-        self.V = self.x ** 4 / 4 - self.x ** 2 / 2 if pot == "quartic" else np.zeros(G)
+        self.V = self.x**4 / 4 - self.x**2 / 2 if pot == "quartic" else np.zeros(G)
         self.interaction = inter
         if inter:  # W on the offsets -(G-1)..(G-1) grid steps
             z = np.arange(-(G - 1), G) * self.dx
-            self.W = -a * np.exp(-z ** 2 / (2 * ell ** 2))
+            self.W = -a * np.exp(-(z**2) / (2 * ell**2))
 
     # ----- objective
     def mean(self, mu: np.ndarray) -> float:
@@ -151,7 +151,7 @@ class MeanFieldProblem:
         """``(W ∗ μ)(x_i) = Σ_j W(x_i − x_j) μ_j``."""
         from scipy.signal import fftconvolve  # imported on use: scipy.signal costs ~0.3 s at import
 
-        return fftconvolve(mu, self.W, mode="full")[self.G - 1: 2 * self.G - 1]
+        return fftconvolve(mu, self.W, mode="full")[self.G - 1 : 2 * self.G - 1]
 
     def F(self, mu: np.ndarray) -> float:
         val = float(self.V @ mu)
@@ -295,7 +295,7 @@ class MeanFieldOracle:
             w = -p.conv(v) / p.sigma
             return mu * (w - mu @ w)
 
-        v = mu * (p.x + p.x ** 2 / 2)  # odd (translation) and even (width) modes both present
+        v = mu * (p.x + p.x**2 / 2)  # odd (translation) and even (width) modes both present
         lam = 0.0
         for _ in range(100_000):
             u = J(v)
@@ -341,7 +341,7 @@ class MeanFieldOracle:
             best = 0.0
             for _ in range(pairs):
                 ms, ss = rng.uniform(-2, 2, 2), rng.uniform(0.5, 2, 2)
-                mus = [gibbs(np.zeros(p.G), (p.x - m) ** 2 / (2 * s ** 2), 1.0, -1) for m, s in zip(ms, ss)]
+                mus = [gibbs(np.zeros(p.G), (p.x - m) ** 2 / (2 * s**2), 1.0, -1) for m, s in zip(ms, ss)]
                 d = p.w1(*mus)
                 if d > 1e-12:
                     best = max(best, p.w1(p.best_response(mus[0]), p.best_response(mus[1])) / d)
@@ -350,10 +350,18 @@ class MeanFieldOracle:
 
     def instance_metrics(self) -> dict[str, Any]:
         p = self.prob
-        return {"family": p.family, "a": p.a, "sigma": p.sigma, "optimal_value": -self.value,
-                "minimiser_mean": p.mean(self.minimiser), "n_minimisers": len(self.minimisers),
-                "contractive": bool(self.contractive), "contraction_bound": self.contraction_bound(), "a_c": self.a_c,
-                "minimiser_edge_mass": max(edge_mass(m, p.x) for m in self.minimisers)}
+        return {
+            "family": p.family,
+            "a": p.a,
+            "sigma": p.sigma,
+            "optimal_value": -self.value,
+            "minimiser_mean": p.mean(self.minimiser),
+            "n_minimisers": len(self.minimisers),
+            "contractive": bool(self.contractive),
+            "contraction_bound": self.contraction_bound(),
+            "a_c": self.a_c,
+            "minimiser_edge_mass": max(edge_mass(m, p.x) for m in self.minimisers),
+        }
 
     def episode_metrics(self) -> dict[str, Any]:
         """Scores of the episode just played (the runner adds them to the run's row): ``gap_last``, ``gap_avg``
@@ -365,13 +373,26 @@ class MeanFieldOracle:
             return {}
         avg = env._sum / len(env._gaps)
         out = gap_metrics(env._gaps, env.gap_tol)
-        out.update({"gap_last": float(env._gaps[-1]), "gap_avg": self.regret(avg),
-                    "w1_last": self.w1_to_minimiser(env._mu), "residual_last": self.fixed_point_residual(env._mu),
-                    "edge_mass": edge_mass(env._mu, self.prob.x)})
+        out.update(
+            {
+                "gap_last": float(env._gaps[-1]),
+                "gap_avg": self.regret(avg),
+                "w1_last": self.w1_to_minimiser(env._mu),
+                "residual_last": self.fixed_point_residual(env._mu),
+                "edge_mass": edge_mass(env._mu, self.prob.x),
+            }
+        )
         status = self.status(out["gap_last"], env._mu)
-        out.update({"contraction_bound": self.contraction_bound(), "contractive": float(self.contractive),
-                    "status": status, "converged": float(status == "converged"),
-                    "not_contractive": float(status == "not contractive"), "grid_edge": float(status == "grid-edge")})
+        out.update(
+            {
+                "contraction_bound": self.contraction_bound(),
+                "contractive": float(self.contractive),
+                "status": status,
+                "converged": float(status == "converged"),
+                "not_contractive": float(status == "not contractive"),
+                "grid_edge": float(status == "grid-edge"),
+            }
+        )
         return out
 
 
@@ -380,10 +401,22 @@ class EntropicMeanFieldEnv(gym.Env):
     # the families are deterministic: the seed only feeds the oracle's contraction estimate
     metadata = {"render_modes": RENDER_MODES, "render_fps": RENDER_FPS, "seed_independent_instance": True}
 
-    def __init__(self, instance: str = "curie-weiss", *, a: float | None = None, sigma: float | None = None,
-                 ell: float = 1.0, R: float = 8.0, G: int = 2001, horizon: int = 200, mu0_mean: float = 1.0,
-                 mu0_std: float = 1.0, strict_simplex: bool = False, gap_tol: float = 1e-6,
-                 render_mode: str | None = None):
+    def __init__(
+        self,
+        instance: str = "curie-weiss",
+        *,
+        a: float | None = None,
+        sigma: float | None = None,
+        ell: float = 1.0,
+        R: float = 8.0,
+        G: int = 2001,
+        horizon: int = 200,
+        mu0_mean: float = 1.0,
+        mu0_std: float = 1.0,
+        strict_simplex: bool = False,
+        gap_tol: float = 1e-6,
+        render_mode: str | None = None,
+    ):
         self.render_mode = check_render_mode(render_mode)
         if instance not in _FAMILIES:
             raise ValueError(f"unknown instance {instance!r}; valid instances: {', '.join(INSTANCES)}")
@@ -403,15 +436,27 @@ class EntropicMeanFieldEnv(gym.Env):
         self.instance, self.G, self.horizon, self.strict_simplex = instance, int(G), int(horizon), bool(strict_simplex)
         self.prob = MeanFieldProblem(instance, self.a, self.sigma, self.ell, self.R, self.G)
         x = self.prob.x
-        self.mu0 = gibbs(np.zeros(self.G), (x - self.mu0_mean) ** 2 / (2 * self.mu0_std ** 2), 1.0, -1)
+        self.mu0 = gibbs(np.zeros(self.G), (x - self.mu0_mean) ** 2 / (2 * self.mu0_std**2), 1.0, -1)
         # float64: the optimality gaps are measured far below float32 resolution
         self.action_space = gym.spaces.Box(0.0, 1.0, (self.G,), np.float64)
         # unbounded on purpose: a finite bound would be a function of the private a (module docstring)
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (self.G,), np.float64)
         self._blocks = player_blocks([("min", self.G, -1, self.sigma, self.prob.pi, self.mu0)])
-        self.problem = ProblemSpec(ENV_ID, self.action_space, self.observation_space, self.horizon, {
-            "family": instance, "grid": x, "reference": self.prob.pi, "sigma": self.sigma, "mu0": self.mu0,
-            "role": "min", "blocks": self._blocks})
+        self.problem = ProblemSpec(
+            ENV_ID,
+            self.action_space,
+            self.observation_space,
+            self.horizon,
+            {
+                "family": instance,
+                "grid": x,
+                "reference": self.prob.pi,
+                "sigma": self.sigma,
+                "mu0": self.mu0,
+                "role": "min",
+                "blocks": self._blocks,
+            },
+        )
         self.oracle: MeanFieldOracle | None = None
         self.t = 0
 
@@ -459,8 +504,16 @@ class EntropicMeanFieldEnv(gym.Env):
             sd = float(np.sqrt(max(((x - m) ** 2) @ mu, 0.0)))
             cells = np.minimum(((x + self.R) / (2 * self.R) * 8).astype(int), 7)
             mass = np.bincount(cells, weights=mu, minlength=8)
-            summary = [f"  μ_k: mean {m:.3f}  std {sd:.3f}  edge mass {edge_mass(mu, x):.3e}",
-                       f"  mass on 8 cells of [-{self.R:g}, {self.R:g}]: " + " ".join(f"{v:.3f}" for v in mass)]
+            summary = [
+                f"  μ_k: mean {m:.3f}  std {sd:.3f}  edge mass {edge_mass(mu, x):.3e}",
+                f"  mass on 8 cells of [-{self.R:g}, {self.R:g}]: " + " ".join(f"{v:.3f}" for v in mass),
+            ]
             return ansi_frame(title, self.t, self.horizon, self._gaps, gap_name, [("μ_k", mu)], summary=summary)
-        return rgb_frame(f"{title}  step {self.t}/{self.horizon}", self._gaps, gap_name, [("μ_k", self._mu)],
-                         gap_tol=self.gap_tol, grid=self.prob.x)
+        return rgb_frame(
+            f"{title}  step {self.t}/{self.horizon}",
+            self._gaps,
+            gap_name,
+            [("μ_k", self._mu)],
+            gap_tol=self.gap_tol,
+            grid=self.prob.x,
+        )

@@ -30,8 +30,12 @@ AGENTS = ("min", "max")
 class EntropicParallelEnv(ParallelEnv):
     """Two learners playing one entropic game: the Gymnasium env with ``role="both"`` underneath."""
 
-    metadata = {"render_modes": RENDER_MODES, "render_fps": RENDER_FPS, "name": "entropic_game_v0",
-                "is_parallelizable": True}
+    metadata = {
+        "render_modes": RENDER_MODES,
+        "render_fps": RENDER_FPS,
+        "name": "entropic_game_v0",
+        "is_parallelizable": True,
+    }
 
     def __init__(self, env_cls: type, kwargs: dict[str, Any]):
         kwargs = dict(kwargs)
@@ -84,7 +88,7 @@ class EntropicParallelEnv(ParallelEnv):
         return self._env._problem(self._env.game, agent)
 
     def _split(self, obs: np.ndarray) -> dict[str, np.ndarray]:
-        return {"min": obs[..., : self._n_min].copy(), "max": obs[..., self._n_min:].copy()}
+        return {"min": obs[..., : self._n_min].copy(), "max": obs[..., self._n_min :].copy()}
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         obs, _ = self._env.reset(seed=seed, options=options)
@@ -107,7 +111,9 @@ class EntropicParallelEnv(ParallelEnv):
             except (TypeError, ValueError) as exc:
                 raise InvalidActionError(f"action of {a!r} must be an array of weights: {exc}") from None
             if x.shape != self.action_spaces[a].shape:
-                raise InvalidActionError(f"action of {a!r} must have shape {self.action_spaces[a].shape}, got {x.shape}")
+                raise InvalidActionError(
+                    f"action of {a!r} must have shape {self.action_spaces[a].shape}, got {x.shape}"
+                )
             parts.append(x)
         obs, r, term, trunc, _ = self._env.step(np.concatenate(parts, axis=-1))
         rewards = {"min": float(r), "max": -float(r)}

@@ -27,7 +27,9 @@ DPI = 80  # -> 720 x 256 pixels
 def check_render_mode(render_mode: str | None) -> str | None:
     """``render_mode`` if it is ``None`` or one of :data:`RENDER_MODES`, else a ``ValueError`` naming the valid ones."""
     if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}, got {render_mode!r}")
+        raise ValueError(
+            f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}, got {render_mode!r}"
+        )
     return render_mode
 
 
@@ -37,8 +39,10 @@ def can_render(env_id: str, render_mode: str | None, ready: bool, what: str) -> 
     if render_mode is None:
         import gymnasium as gym
 
-        gym.logger.warn(f"{env_id}: render() called with render_mode=None; pass render_mode="
-                        f"{' or '.join(map(repr, RENDER_MODES))} to the constructor (gym.make)")
+        gym.logger.warn(
+            f"{env_id}: render() called with render_mode=None; pass render_mode="
+            f"{' or '.join(map(repr, RENDER_MODES))} to the constructor (gym.make)"
+        )
         return False
     if not ready:
         raise RuntimeError(f"{env_id}: call reset() before render() (there is no {what} yet)")
@@ -49,8 +53,15 @@ def _fmt(v: np.ndarray) -> str:
     return "[" + " ".join(f"{x:.3f}" for x in np.asarray(v, dtype=float).ravel()) + "]"
 
 
-def ansi_frame(title: str, t: int, horizon: int, gaps: Sequence[float], gap_name: str,
-               profile: Sequence[tuple[str, np.ndarray]], summary: Sequence[str] = ()) -> str:
+def ansi_frame(
+    title: str,
+    t: int,
+    horizon: int,
+    gaps: Sequence[float],
+    gap_name: str,
+    profile: Sequence[tuple[str, np.ndarray]],
+    summary: Sequence[str] = (),
+) -> str:
     """The text frame (module docstring). ``summary`` replaces the per-entry listing of a profile too long to
     print (the mean-field measure on its grid): its lines are printed instead when given."""
     g = np.asarray(gaps, dtype=float)
@@ -70,8 +81,15 @@ def ansi_frame(title: str, t: int, horizon: int, gaps: Sequence[float], gap_name
     return "\n".join(lines) + "\n"
 
 
-def rgb_frame(title: str, gaps: Sequence[float], gap_name: str, profile: Sequence[tuple[str, np.ndarray]], *,
-              gap_tol: float | None = None, grid: np.ndarray | None = None) -> np.ndarray:
+def rgb_frame(
+    title: str,
+    gaps: Sequence[float],
+    gap_name: str,
+    profile: Sequence[tuple[str, np.ndarray]],
+    *,
+    gap_tol: float | None = None,
+    grid: np.ndarray | None = None,
+) -> np.ndarray:
     """The image frame (module docstring). With ``grid`` the (single) profile is a measure on that grid, drawn
     as a step histogram over it; otherwise each player's strategy is a group of bars, one group per state."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -119,8 +137,15 @@ def rgb_frame(title: str, gaps: Sequence[float], gap_name: str, profile: Sequenc
     if pos.any():
         ax_g.plot(steps[pos], g[pos], color="C3", lw=1.2, label=f"{gap_name} (gap > 0)")
     else:
-        ax_g.text(0.5, 0.5, "no positive gap yet" if g.size else "no step yet", transform=ax_g.transAxes,
-                  ha="center", va="center", fontsize=9)
+        ax_g.text(
+            0.5,
+            0.5,
+            "no positive gap yet" if g.size else "no step yet",
+            transform=ax_g.transAxes,
+            ha="center",
+            va="center",
+            fontsize=9,
+        )
         ax_g.set_ylim(min(gap_tol or 1e-6, 1e-6) / 10, 10.0)  # an empty log axis needs explicit limits
     if gap_tol is not None:
         ax_g.axhline(gap_tol, color="0.4", ls="--", lw=1.0, label=f"gap_tol = {gap_tol:g}")

@@ -125,15 +125,16 @@ class GameOracle:
             return x, None
         if env.role == "max":
             return None, x
-        return x[..., : g.shape_min[-1]], x[..., g.shape_min[-1]:]
+        return x[..., : g.shape_min[-1]], x[..., g.shape_min[-1] :]
 
     def regret(self, action: Any, t: int | None = None) -> float:
         mu, nu = self._split(action)
         key = (mu.tobytes() if mu is not None else b"") + b"|" + (nu.tobytes() if nu is not None else b"")
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
-        r = ((self.exploitability_min(mu) if mu is not None else 0.0)
-             + (self.exploitability_max(nu) if nu is not None else 0.0))
+        r = (self.exploitability_min(mu) if mu is not None else 0.0) + (
+            self.exploitability_max(nu) if nu is not None else 0.0
+        )
         self._cache = (key, r)
         return r
 
@@ -146,9 +147,15 @@ class GameOracle:
 
     def instance_metrics(self) -> dict[str, Any]:
         jb = self.jacobian_bounds()
-        return {"value": self.value, "contraction_bound": self.contraction_bound(), "exact": self.exact,
-                "contractive": self.contractive, "self_bound": jb["self"], "cross_bound": jb["cross"],
-                "equilibrium_gap": self.equilibrium_gap(self.mu_star, self.nu_star)}
+        return {
+            "value": self.value,
+            "contraction_bound": self.contraction_bound(),
+            "exact": self.exact,
+            "contractive": self.contractive,
+            "self_bound": jb["self"],
+            "cross_bound": jb["cross"],
+            "equilibrium_gap": self.equilibrium_gap(self.mu_star, self.nu_star),
+        }
 
     def status(self, gap_last: float) -> str:
         """``"converged"`` (last gap ``≤ gap_tol`` and :attr:`certified`), ``"not contractive"`` (not certified,
@@ -175,12 +182,25 @@ class GameOracle:
             gap_avg = self.exploitability_max(nu_bar)
         else:
             gap_avg = self.equilibrium_gap(mu_bar, nu_bar)
-        out.update({"gap_last": float(env._gaps[-1]), "gap_avg": gap_avg,
-                    "ni_last": self.equilibrium_gap(env._mu, env._nu), "ni_avg": self.equilibrium_gap(mu_bar, nu_bar)})
+        out.update(
+            {
+                "gap_last": float(env._gaps[-1]),
+                "gap_avg": gap_avg,
+                "ni_last": self.equilibrium_gap(env._mu, env._nu),
+                "ni_avg": self.equilibrium_gap(mu_bar, nu_bar),
+            }
+        )
         status = self.status(out["gap_last"])
-        out.update({"contraction_bound": self.contraction_bound(), "contractive": float(self.contractive),
-                    "status": status, "converged": float(status == "converged"),
-                    "not_contractive": float(status == "not contractive"), "grid_edge": 0.0})
+        out.update(
+            {
+                "contraction_bound": self.contraction_bound(),
+                "contractive": float(self.contractive),
+                "status": status,
+                "converged": float(status == "converged"),
+                "not_contractive": float(status == "not contractive"),
+                "grid_edge": 0.0,
+            }
+        )
         return out
 
 
@@ -222,9 +242,17 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
     metadata = {"render_modes": RENDER_MODES, "render_fps": RENDER_FPS}
     ENV_ID = ""
 
-    def __init__(self, *, horizon: int, role: str = "min", opponent: str = "br-flow",
-                 opponent_kwargs: dict | None = None, strict_simplex: bool = False, gap_tol: float = 1e-6,
-                 render_mode: str | None = None):
+    def __init__(
+        self,
+        *,
+        horizon: int,
+        role: str = "min",
+        opponent: str = "br-flow",
+        opponent_kwargs: dict | None = None,
+        strict_simplex: bool = False,
+        gap_tol: float = 1e-6,
+        render_mode: str | None = None,
+    ):
         self.render_mode = check_render_mode(render_mode)
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
             raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
@@ -310,10 +338,24 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
             shape = tuple(game.shape_max if role == "max" else game.shape_min)
             space_a = gym.spaces.Box(0.0, 1.0, shape, np.float64)
             space_o = self._observation_box(role, tuple(game.shape_min), tuple(game.shape_max))
-        return ProblemSpec(self.ENV_ID, space_a, space_o, self.horizon, LazyParams({
-            "role": role, "blocks": blocks, "sigma": game.sigma_min, "sigma_max": game.sigma_max,
-            "mu0": game.init_min, "nu0": game.init_max, **self._public(game)},
-            br_bounds=lambda: dict(game.jacobian_bounds())))  # needs the equilibrium: computed when first read
+        return ProblemSpec(
+            self.ENV_ID,
+            space_a,
+            space_o,
+            self.horizon,
+            LazyParams(
+                {
+                    "role": role,
+                    "blocks": blocks,
+                    "sigma": game.sigma_min,
+                    "sigma_max": game.sigma_max,
+                    "mu0": game.init_min,
+                    "nu0": game.init_max,
+                    **self._public(game),
+                },
+                br_bounds=lambda: dict(game.jacobian_bounds()),
+            ),
+        )  # needs the equilibrium: computed when first read
 
     # ----- protocol
     def validate_action(self, action: Any) -> None:
@@ -346,9 +388,12 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
             from papergym.agents.base import make_agent
 
             other = "max" if self.role == "min" else "min"
-            self._opp = make_agent(self.opponent, self._problem(g, other),
-                                   seed=np.random.SeedSequence(s, spawn_key=(3,)),  # the opponent's stream
-                                   **self.opponent_kwargs)
+            self._opp = make_agent(
+                self.opponent,
+                self._problem(g, other),
+                seed=np.random.SeedSequence(s, spawn_key=(3,)),  # the opponent's stream
+                **self.opponent_kwargs,
+            )
             self._opp_obs = g_max.copy() if other == "max" else g_min.copy()
         return self._obs(g_min, g_max), {}
 
@@ -360,8 +405,12 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
         if self._opp is not None:  # the opponent moves from its own previous feedback (simultaneous play)
             other = "max" if self.role == "min" else "min"
             oshape = g.shape_max if other == "max" else g.shape_min
-            y = read_action(self._opp.act(self._opp_obs), tuple(oshape),
-                            self._player_blocks(g, other), what=f"opponent {self.opponent!r} action")
+            y = read_action(
+                self._opp.act(self._opp_obs),
+                tuple(oshape),
+                self._player_blocks(g, other),
+                what=f"opponent {self.opponent!r} action",
+            )
             mu, nu = (x, y) if self.role == "min" else (y, x)
         else:
             n = g.shape_min[-1]
@@ -394,5 +443,6 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
         title = f"{self.ENV_ID} ({getattr(self, 'instance', '')}, role={self.role})"
         if self.render_mode == "ansi":
             return ansi_frame(title, self.t, self.horizon, self._gaps, self.gap_name, profile)
-        return rgb_frame(f"{title}  step {self.t}/{self.horizon}", self._gaps, self.gap_name, profile,
-                         gap_tol=self.gap_tol)
+        return rgb_frame(
+            f"{title}  step {self.t}/{self.horizon}", self._gaps, self.gap_name, profile, gap_tol=self.gap_tol
+        )

@@ -90,12 +90,17 @@ class InstanceRef:
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"task_id": self.task_id, "split": self.split, "name": self.name, "seed": int(self.seed),
-                # JSON data; non-finite floats stay floats (the key's rule), non-JSON values are left to the key to refuse
-                "params": to_json_value(dict(self.params), nonfinite="keep", unknown="keep")}
+        return {
+            "task_id": self.task_id,
+            "split": self.split,
+            "name": self.name,
+            "seed": int(self.seed),
+            # JSON data; non-finite floats stay floats (the key's rule), non-JSON values are left to the key to refuse
+            "params": to_json_value(dict(self.params), nonfinite="keep", unknown="keep"),
+        }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "InstanceRef":
+    def from_dict(cls, d: Mapping[str, Any]) -> InstanceRef:
         return cls(str(d["task_id"]), str(d["split"]), str(d["name"]), int(d["seed"]), dict(d.get("params", {})))
 
     @property
@@ -117,8 +122,12 @@ class Budget:
             v = getattr(self, name)
             if v is None:
                 continue
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
-                    or not math.isfinite(float(v)) or v <= 0:
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float, np.integer, np.floating))
+                or not math.isfinite(float(v))
+                or v <= 0
+            ):
                 raise ValueError(f"Budget.{name} must be a positive finite number or None, got {v!r}")
 
     def as_dict(self) -> dict[str, Any]:
@@ -159,8 +168,9 @@ def hidden_seeds(task_id: str, key: str, k: int, secret: str | bytes | None = No
     if secret is None:
         secret = os.environ.get(SECRET_ENV)
     if not secret:
-        raise MissingSecretError(f"the test split needs the evaluator's secret (${SECRET_ENV}); use split='dev' "
-                                 "for local tuning")
+        raise MissingSecretError(
+            f"the test split needs the evaluator's secret (${SECRET_ENV}); use split='dev' for local tuning"
+        )
     sk = secret.encode() if isinstance(secret, str) else bytes(secret)
     out = []
     for i in range(int(k)):
@@ -256,20 +266,32 @@ def check_ints(v: Any, name: str, minimum: int) -> tuple[int, ...]:
     return tuple(dict.fromkeys(int(x) for x in vals))
 
 
-def check_floats(v: Any, name: str, *, above: float | None = None, at_least: float | None = None,
-                 below: float | None = None) -> tuple[float, ...]:
+def check_floats(
+    v: Any, name: str, *, above: float | None = None, at_least: float | None = None, below: float | None = None
+) -> tuple[float, ...]:
     """A task kwarg that is a number or a list of numbers, finite and within the given bounds (``above``,
     ``below`` exclusive, ``at_least`` inclusive) -> a tuple without repeats."""
     vals = list(v) if isinstance(v, (list, tuple)) else [v]
     if not vals:
         raise ValueError(f"{name} must not be empty")
-    bounds = " and ".join(b for b in (f"> {above:g}" if above is not None else "",
-                                      f">= {at_least:g}" if at_least is not None else "",
-                                      f"< {below:g}" if below is not None else "") if b)
+    bounds = " and ".join(
+        b
+        for b in (
+            f"> {above:g}" if above is not None else "",
+            f">= {at_least:g}" if at_least is not None else "",
+            f"< {below:g}" if below is not None else "",
+        )
+        if b
+    )
     for x in vals:
-        bad = (isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(float(x))
-               or (above is not None and x <= above) or (at_least is not None and x < at_least)
-               or (below is not None and x >= below))
+        bad = (
+            isinstance(x, bool)
+            or not isinstance(x, numbers.Real)
+            or not math.isfinite(float(x))
+            or (above is not None and x <= above)
+            or (at_least is not None and x < at_least)
+            or (below is not None and x >= below)
+        )
         if bad:
             raise ValueError(f"{name} must be finite numbers{' ' + bounds if bounds else ''}, got {x!r}")
     return tuple(dict.fromkeys(float(x) for x in vals))
@@ -283,15 +305,23 @@ def check_names(v: Any, name: str, valid: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(vals))
 
 
-def split_instances(task_id: str, split: str, configs: Sequence[tuple[str, Mapping[str, Any]]],
-                    dev_seeds: Sequence[int], n_test: int = 5) -> list[InstanceRef]:
+def split_instances(
+    task_id: str,
+    split: str,
+    configs: Sequence[tuple[str, Mapping[str, Any]]],
+    dev_seeds: Sequence[int],
+    n_test: int = 5,
+) -> list[InstanceRef]:
     """One instance per configuration ``(key, params)`` and seed: ``dev`` -> the public ``dev_seeds`` (named
     ``"{key}/s{seed}"``), ``test`` -> ``n_test`` hidden seeds per key (:func:`hidden_seeds`, ``"{key}/t{i}"``)."""
     if split == "dev":
         return [InstanceRef(task_id, "dev", f"{k}/s{s}", int(s), dict(p)) for k, p in configs for s in dev_seeds]
     if split == "test":
-        return [InstanceRef(task_id, "test", f"{k}/t{i}", s, dict(p)) for k, p in configs
-                for i, s in enumerate(hidden_seeds(task_id, k, n_test))]
+        return [
+            InstanceRef(task_id, "test", f"{k}/t{i}", s, dict(p))
+            for k, p in configs
+            for i, s in enumerate(hidden_seeds(task_id, k, n_test))
+        ]
     raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
 
 
@@ -312,7 +342,9 @@ def instances_by_name(task: Task, names: Sequence[str], split: str = "dev") -> l
     for n in names:
         hit = [r for r in refs if r.name == n or r.name.split("/")[0] == n]
         if not hit:
-            raise ValueError(f"unknown instance {n!r} of {task.id}; valid: {', '.join(valid[:20])}"
-                             + (" ..." if len(valid) > 20 else ""))
+            raise ValueError(
+                f"unknown instance {n!r} of {task.id}; valid: {', '.join(valid[:20])}"
+                + (" ..." if len(valid) > 20 else "")
+            )
         out += [r for r in hit if r not in out]
     return out

@@ -40,8 +40,9 @@ class SealedCall:
         return f"<sealed callable {_NAMES.get(self, '?')}>"
 
     def __reduce__(self):
-        raise TypeError(f"{self!r} cannot be pickled: it runs in the evaluator (the board's sandbox serves it "
-                        "by messages)")
+        raise TypeError(
+            f"{self!r} cannot be pickled: it runs in the evaluator (the board's sandbox serves it by messages)"
+        )
 
     def __copy__(self) -> SealedCall:
         return self

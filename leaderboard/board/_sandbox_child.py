@@ -102,8 +102,11 @@ def space_from_public(desc: Mapping[str, Any]) -> Any:
         n = desc["n"]
         sp = spaces.MultiBinary(list(n) if isinstance(n, (list, tuple)) else int(n))
     elif kind == "MultiDiscrete":
-        sp = spaces.MultiDiscrete(np.asarray(desc["nvec"]), dtype=np.dtype(desc["dtype"]),
-                                  start=np.asarray(desc["start"]) if desc.get("start") is not None else None)
+        sp = spaces.MultiDiscrete(
+            np.asarray(desc["nvec"]),
+            dtype=np.dtype(desc["dtype"]),
+            start=np.asarray(desc["start"]) if desc.get("start") is not None else None,
+        )
     elif kind == "Dict":
         sp = spaces.Dict({k: space_from_public(v) for k, v in desc["spaces"].items()})
     elif kind == "Tuple":
@@ -123,8 +126,7 @@ class PublicProblem:
     fields (``env_id``, ``action_space``, ``observation_space``, ``horizon``, ``params``), parameters
     readable as attributes (``problem.d``) and ``public_dict()``."""
 
-    def __init__(self, env_id: str, action_space: Any, observation_space: Any, horizon: int,
-                 params: Mapping[str, Any]):
+    def __init__(self, env_id: str, action_space: Any, observation_space: Any, horizon: int, params: Mapping[str, Any]):
         self.env_id = env_id
         self.action_space = action_space
         self.observation_space = observation_space
@@ -140,17 +142,25 @@ class PublicProblem:
     def public_dict(self) -> dict[str, Any]:
         def plain(v: Any) -> Any:
             return v.tolist() if isinstance(v, np.ndarray) else v
+
         return {"env_id": self.env_id, "horizon": int(self.horizon), **{k: plain(v) for k, v in self.params.items()}}
 
     def __repr__(self) -> str:
-        return (f"ProblemSpec(env_id={self.env_id!r}, action_space={self.action_space}, "
-                f"observation_space={self.observation_space}, horizon={self.horizon}, params={self.params})")
+        return (
+            f"ProblemSpec(env_id={self.env_id!r}, action_space={self.action_space}, "
+            f"observation_space={self.observation_space}, horizon={self.horizon}, params={self.params})"
+        )
 
 
 def problem_from_public(d: Mapping[str, Any]) -> PublicProblem:
     """The agent's problem object from :func:`papergym.leaderboard.board.sandbox.problem_to_public`'s dict."""
-    return PublicProblem(str(d["env_id"]), space_from_public(d["action_space"]),
-                         space_from_public(d["observation_space"]), int(d["horizon"]), d.get("params") or {})
+    return PublicProblem(
+        str(d["env_id"]),
+        space_from_public(d["action_space"]),
+        space_from_public(d["observation_space"]),
+        int(d["horizon"]),
+        d.get("params") or {},
+    )
 
 
 def to_namespace(v: Any) -> Any:
@@ -178,8 +188,11 @@ def solver_problem(problem: Mapping[str, Any], callables: Mapping[str, Callable]
 
 
 def budget_namespace(budget: Mapping[str, Any]) -> SimpleNamespace:
-    return SimpleNamespace(max_seconds=budget.get("max_seconds"), max_iterations=budget.get("max_iterations"),
-                           max_work=budget.get("max_work"))
+    return SimpleNamespace(
+        max_seconds=budget.get("max_seconds"),
+        max_iterations=budget.get("max_iterations"),
+        max_work=budget.get("max_work"),
+    )
 
 
 def make_solver(factory: Callable, seed: Any, hyperparameters: Mapping[str, Any]) -> Any:
@@ -212,8 +225,15 @@ class AgentHost:
     :class:`HostedError` (the session fails). Inactive rows are zero-filled in the returned actions.
     """
 
-    def __init__(self, factory: Callable, problem: Any, seeds: Sequence[Any], hyperparameters: Mapping[str, Any],
-                 *, only_file: str | None = None):
+    def __init__(
+        self,
+        factory: Callable,
+        problem: Any,
+        seeds: Sequence[Any],
+        hyperparameters: Mapping[str, Any],
+        *,
+        only_file: str | None = None,
+    ):
         self.problem = problem
         self.n = len(seeds)
         self.only_file = only_file
@@ -234,7 +254,9 @@ class AgentHost:
         self._shape: tuple[int, ...] = tuple(shape) if shape is not None else ()
         self._dtype = np.dtype(np.float64)
 
-    def step(self, observations: Any, rewards: np.ndarray | None, active: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
+    def step(
+        self, observations: Any, rewards: np.ndarray | None, active: np.ndarray
+    ) -> tuple[np.ndarray, dict[int, str]]:
         active = np.asarray(active, dtype=bool).reshape(-1)
         if active.shape != (self.n,):
             raise ValueError(f"active must have shape ({self.n},), got {active.shape}")
@@ -249,8 +271,9 @@ class AgentHost:
             a = self.agent.act(obs)
             arr = np.asarray(a)
             if arr.dtype.kind not in "biuf":
-                raise TypeError(f"the batched agent's actions are not numeric (got {type(a).__name__} of dtype "
-                                f"{arr.dtype})")
+                raise TypeError(
+                    f"the batched agent's actions are not numeric (got {type(a).__name__} of dtype {arr.dtype})"
+                )
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the submission's failure is reported, never raised here
             raise describe(exc, self.only_file) from None
         self.prev_batch = a
@@ -284,7 +307,7 @@ class AgentHost:
             first = next(iter(acts.values()))
             for i, arr in list(acts.items()):
                 if arr.shape != first.shape:
-                    failed[i] = (f"ValueError: action shape {arr.shape} differs from the other runs' {first.shape}")
+                    failed[i] = f"ValueError: action shape {arr.shape} differs from the other runs' {first.shape}"
                     self.dead.add(i)
                     del acts[i]
             self._shape = first.shape
@@ -307,8 +330,9 @@ class _PapergymBlocker(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
         if fullname == "papergym" or fullname.startswith("papergym."):
-            raise ModuleNotFoundError(f"No module named {fullname!r} (papergym is not available to submissions)",
-                                      name=fullname)
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r} (papergym is not available to submissions)", name=fullname
+            )
 
 
 class _Remote:
@@ -385,8 +409,9 @@ class _Child:
                 elif op == _ch.OP_START_AGENT:
                     factory = self.load()
                     problem = problem_from_public(v["problem"])
-                    self.host = AgentHost(factory, problem, v["seeds"], v.get("hyperparameters") or {},
-                                          only_file=self.path)
+                    self.host = AgentHost(
+                        factory, problem, v["seeds"], v.get("hyperparameters") or {}, only_file=self.path
+                    )
                     chan.send(_ch.OP_OK)
                 elif op == _ch.OP_LOAD:
                     self.load()
@@ -414,8 +439,11 @@ class _Child:
             _die("step before start")
         actions, failed = self.host.step(obs, rewards, active)
         try:
-            frame = _ch.encode(_ch.OP_ACTIONS, arrays=[actions]) if not failed else \
-                _ch.encode(_ch.OP_ACTIONS, {"actions": actions, "failed": {str(i): m for i, m in failed.items()}})
+            frame = (
+                _ch.encode(_ch.OP_ACTIONS, arrays=[actions])
+                if not failed
+                else _ch.encode(_ch.OP_ACTIONS, {"actions": actions, "failed": {str(i): m for i, m in failed.items()}})
+            )
         except TypeError as exc:
             raise HostedError("TypeError", f"the actions cannot be sent: {exc}") from None
         self.chan.send_frame(frame)

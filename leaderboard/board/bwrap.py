@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
+
 from papergym.leaderboard.board import _sandbox_child as _child
 from papergym.leaderboard.board import channel as _ch
 from papergym.leaderboard.board import isolation as _iso
@@ -89,11 +90,22 @@ def _papergym_masks() -> tuple[list[str], list[str]]:
 
 
 def sandbox_env(home: str) -> dict[str, str]:
-    return {"HOME": home, "TMPDIR": home, "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "NUMEXPR_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1",
-            "NUMBA_CACHE_DIR": f"{home}/numba", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
-            "PYTHONDONTWRITEBYTECODE": "1"}
+    return {
+        "HOME": home,
+        "TMPDIR": home,
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "NUMEXPR_NUM_THREADS": "1",
+        "NUMBA_NUM_THREADS": "1",
+        "VECLIB_MAXIMUM_THREADS": "1",
+        "NUMBA_CACHE_DIR": f"{home}/numba",
+        "PYTHONHASHSEED": "0",
+        "MPLBACKEND": "Agg",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
 
 
 def bwrap_argv(data_fds: Mapping[str, int], tmp_bytes: int, seccomp_fd: int | None = None) -> list[str]:
@@ -116,8 +128,26 @@ def bwrap_argv(data_fds: Mapping[str, int], tmp_bytes: int, seccomp_fd: int | No
     # the private /tmp (and /proc, /dev) first: bubblewrap applies its operations in order, so a Python
     # installation or virtual environment that lives under /tmp (a CI venv) is bound on top of it, not hidden
     # /dev/shm writable like /tmp (POSIX semaphores of multiprocessing live there); the job cgroup counts both
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/dev/shm",
-             "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    argv += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        str(tmp_bytes),
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/dev/shm",
+        "--size",
+        str(tmp_bytes),
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/tmp",
+        "--chdir",
+        "/tmp",
+    ]
     made = {"/", "/usr", "/tmp", "/dev", "/proc"}
     binds = _python_dirs()
     for d in binds + [SANDBOX_LIB, SANDBOX_SUBMISSION]:
@@ -151,8 +181,9 @@ def memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def preexec(limits: Limits, *, drop: tuple[int, int] | None = None, pdeathsig: bool = False,
-             job: _iso.JobCgroup | None = None) -> Callable[[], None]:
+def preexec(
+    limits: Limits, *, drop: tuple[int, int] | None = None, pdeathsig: bool = False, job: _iso.JobCgroup | None = None
+) -> Callable[[], None]:
     """What the launched process does between ``fork`` and ``exec``: join the job cgroup ``job`` first
     (so everything it starts is inside), set the rlimits, ``PR_SET_PDEATHSIG`` when asked, and drop to
     ``drop = (uid, gid)`` (the unsafe-rlimits mode; under bwrap the child drops itself)."""
@@ -195,18 +226,27 @@ def bwrap_available() -> tuple[bool, str]:
     exe = shutil.which("bwrap")
     if exe is None:
         return False, "bwrap is not installed (Debian/Ubuntu package 'bubblewrap')"
-    script = (b"import os, sys, numpy\n"
-              b"if '--drop' in sys.argv:\n"
-              b"    os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)\n"
-              b"import gymnasium\n"
-              b"try:\n    import papergym\nexcept ImportError:\n    print('ok')\n")
+    script = (
+        b"import os, sys, numpy\n"
+        b"if '--drop' in sys.argv:\n"
+        b"    os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)\n"
+        b"import gymnasium\n"
+        b"try:\n    import papergym\nexcept ImportError:\n    print('ok')\n"
+    )
     fd = memfd("probe", script)
     try:
         argv = bwrap_argv({f"{SANDBOX_LIB}/probe.py": fd}, 16 * 2**20)
         argv += [sys.executable, "-s", "-P", f"{SANDBOX_LIB}/probe.py"] + (["--drop"] if os.geteuid() == 0 else [])
         try:
-            r = subprocess.run(argv, pass_fds=(fd,), capture_output=True, timeout=60, env=sandbox_env("/tmp"), check=False,
-                               preexec_fn=preexec(Limits()))
+            r = subprocess.run(
+                argv,
+                pass_fds=(fd,),
+                capture_output=True,
+                timeout=60,
+                env=sandbox_env("/tmp"),
+                check=False,
+                preexec_fn=preexec(Limits()),
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return False, f"bwrap probe failed: {exc}"
     finally:
@@ -233,4 +273,3 @@ def python_reachable_by_nobody() -> tuple[bool, str]:
             if not st.st_mode & need:
                 return False, f"{anc} is not accessible to other users"
     return True, ""
-

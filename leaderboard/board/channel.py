@@ -73,9 +73,16 @@ MAX_ARRAY_EXTENT = 2**40
 
 _DTYPE_BY_CODE: dict[int, np.dtype] = {
     1: np.dtype("?"),
-    2: np.dtype("<i1"), 3: np.dtype("<i2"), 4: np.dtype("<i4"), 5: np.dtype("<i8"),
-    6: np.dtype("<u1"), 7: np.dtype("<u2"), 8: np.dtype("<u4"), 9: np.dtype("<u8"),
-    10: np.dtype("<f4"), 11: np.dtype("<f8"),
+    2: np.dtype("<i1"),
+    3: np.dtype("<i2"),
+    4: np.dtype("<i4"),
+    5: np.dtype("<i8"),
+    6: np.dtype("<u1"),
+    7: np.dtype("<u2"),
+    8: np.dtype("<u4"),
+    9: np.dtype("<u8"),
+    10: np.dtype("<f4"),
+    11: np.dtype("<f8"),
 }
 _CODE_BY_STR: dict[str, int] = {v.str: k for k, v in _DTYPE_BY_CODE.items()}
 ALLOWED_DTYPES: tuple[str, ...] = tuple(str(d) for d in _DTYPE_BY_CODE.values())
@@ -160,8 +167,10 @@ class _Encoder:
             ent = v.entropy
             ent = [int(e) for e in ent] if isinstance(ent, (list, tuple, np.ndarray)) else int(ent)
             return {"__seedseq__": [ent, key]}
-        raise TypeError(f"values of type {type(v).__name__} cannot be sent (allowed: None, bool, int, float, str, "
-                        "list, tuple, dict with str keys, numeric numpy arrays)")
+        raise TypeError(
+            f"values of type {type(v).__name__} cannot be sent (allowed: None, bool, int, float, str, "
+            "list, tuple, dict with str keys, numeric numpy arrays)"
+        )
 
 
 def _frame(op: int, arrays: list[np.ndarray], js: bytes) -> bytes:
@@ -247,7 +256,9 @@ def _text(s: str) -> str:
         try:
             s.encode("utf-8")
         except UnicodeEncodeError:
-            raise ChannelProtocolError(f"a string with a lone surrogate: {s[:40].encode('utf-8', 'replace')!r}") from None
+            raise ChannelProtocolError(
+                f"a string with a lone surrogate: {s[:40].encode('utf-8', 'replace')!r}"
+            ) from None
     return s
 
 
@@ -262,7 +273,7 @@ def _tree(v: Any, arrays: list[np.ndarray], depth: int) -> Any:
         for k in v:
             _text(k)
         if len(v) == 1:
-            (k, x), = v.items()
+            ((k, x),) = v.items()
             if k == "__nd__":
                 if type(x) is not int or not 0 <= x < len(arrays):
                     raise ChannelProtocolError(f"bad array reference {x!r}")
@@ -276,9 +287,13 @@ def _tree(v: Any, arrays: list[np.ndarray], depth: int) -> Any:
                     raise ChannelProtocolError("bad dict marker")
                 return {_text(kk): _tree(y, arrays, depth + 1) for kk, y in x.items()}
             if k == "__seedseq__":
-                ok = isinstance(x, list) and len(x) == 2 and isinstance(x[1], list) \
-                    and all(type(s) is int and 0 <= s < 2**64 for s in x[1]) \
+                ok = (
+                    isinstance(x, list)
+                    and len(x) == 2
+                    and isinstance(x[1], list)
+                    and all(type(s) is int and 0 <= s < 2**64 for s in x[1])
                     and (type(x[0]) is int or (isinstance(x[0], list) and all(type(e) is int for e in x[0])))
+                )
                 if not ok:
                     raise ChannelProtocolError("bad SeedSequence marker")
                 try:
@@ -331,7 +346,7 @@ def _decode(payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
         metas.append((dt, shape))
     if json_len > MAX_JSON_BYTES or pos + json_len > n:
         raise ChannelProtocolError(f"bad JSON length {json_len} in a frame of {n} bytes")
-    js = payload[pos: pos + json_len]
+    js = payload[pos : pos + json_len]
     pos += json_len + _pad8(json_len)
     arrays = []
     for dt, shape in metas:
@@ -345,12 +360,15 @@ def _decode(payload: bytes | bytearray | memoryview) -> tuple[int, Any]:
         if count > n:
             raise ChannelProtocolError(f"array of shape {shape} does not fit in a frame of {n} bytes")
         if extent > MAX_ARRAY_EXTENT:
-            raise ChannelProtocolError(f"array of shape {shape} and dtype {dt} is too large (its non-zero "
-                                       f"dimensions span more than {MAX_ARRAY_EXTENT} bytes)")
+            raise ChannelProtocolError(
+                f"array of shape {shape} and dtype {dt} is too large (its non-zero "
+                f"dimensions span more than {MAX_ARRAY_EXTENT} bytes)"
+            )
         nbytes = count * dt.itemsize
         if pos + nbytes > n:
-            raise ChannelProtocolError(f"truncated frame: array of shape {shape} and dtype {dt} needs {nbytes} "
-                                       f"bytes, {max(n - pos, 0)} left")
+            raise ChannelProtocolError(
+                f"truncated frame: array of shape {shape} and dtype {dt} needs {nbytes} bytes, {max(n - pos, 0)} left"
+            )
         arrays.append(np.frombuffer(payload, dtype=dt, count=count, offset=pos).reshape(shape))
         pos += nbytes + _pad8(nbytes)
     if pos != n and not (pos > n and pos - n < 8):
@@ -387,8 +405,14 @@ class Channel:
     :class:`ChannelProtocolError` for a malformed frame or one larger than ``max_frame_bytes``.
     """
 
-    def __init__(self, rfd: int, wfd: int | None = None, max_frame_bytes: int = MAX_FRAME_BYTES,
-                 spin_seconds: float = 0.0, spin_gate: Any = None):
+    def __init__(
+        self,
+        rfd: int,
+        wfd: int | None = None,
+        max_frame_bytes: int = MAX_FRAME_BYTES,
+        spin_seconds: float = 0.0,
+        spin_gate: Any = None,
+    ):
         self.rfd = rfd
         self.spin_seconds = float(spin_seconds)
         # a buffer whose first byte says whether to busy-wait now (non-zero) or sleep at once (zero):
@@ -466,7 +490,7 @@ class Channel:
                     raise ChannelProtocolError(f"frame of {n} bytes exceeds the limit of {self.max_frame_bytes}")
                 if have >= 4 + n:
                     start = self._pos + 4
-                    payload = bytearray(mv[start: start + n])
+                    payload = bytearray(mv[start : start + n])
                     self._pos = start + n
                     if self._pos == self._end:
                         self._pos = self._end = 0
@@ -476,7 +500,7 @@ class Channel:
                     # claims: a sender that claims 256 MiB and sends little costs little memory
                     got = have - 4
                     payload = bytearray(min(n, max(2 * got, _LARGE_START)))
-                    payload[:got] = mv[self._pos + 4: self._end]
+                    payload[:got] = mv[self._pos + 4 : self._end]
                     self._pos = self._end = 0
                     while got < n:
                         if got == len(payload):
@@ -489,9 +513,9 @@ class Channel:
                     return decode(payload)
             room = len(buf) - self._end
             if self._pos and (room < 4096 or (n >= 0 and room < 4 + n - have)):
-                mv[:have] = mv[self._pos: self._end]
+                mv[:have] = mv[self._pos : self._end]
                 self._pos, self._end = 0, have
-            k = self._read(mv[self._end:], deadline)
+            k = self._read(mv[self._end :], deadline)
             if k == 0:
                 if have:
                     raise ChannelProtocolError(f"truncated frame: stream ended inside a frame ({have} bytes)")

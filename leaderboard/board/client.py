@@ -105,7 +105,7 @@ def _read_credentials(path: Path) -> dict[str, Any]:
         raise ValueError(f"credentials file {path}: not valid JSON ({exc}); delete it and log in again") from None
     if not isinstance(data, dict) or not isinstance(data.get("servers"), dict):
         shape = '{"servers": {URL: token}}'
-        raise ValueError(f"credentials file {path}: expected {shape}; delete it and log in again")  # noqa: TRY004 -- a malformed file is a ValueError naming it
+        raise ValueError(f"credentials file {path}: expected {shape}; delete it and log in again")
     return data
 
 
@@ -185,33 +185,54 @@ class BoardClient:
             except (ValueError, AttributeError):
                 detail = resp.text
             retry = resp.headers.get("retry-after")
-            raise BoardClientError(clean_terminal(f"the board answered {resp.status_code}: {detail}")[:2000],
-                                   status=resp.status_code,
-                                   retry_after=float(retry) if retry and retry.isdigit() else None)
+            raise BoardClientError(
+                clean_terminal(f"the board answered {resp.status_code}: {detail}")[:2000],
+                status=resp.status_code,
+                retry_after=float(retry) if retry and retry.isdigit() else None,
+            )
         return resp
 
     def whoami(self) -> str:
         """The author the token belongs to."""
         return str(self._request("GET", "/api/v1/whoami").json()["author"])
 
-    def submit(self, file: str | os.PathLike, *, board: str, attr: str, name: str | None = None,
-               split: str = "validation", hyperparameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def submit(
+        self,
+        file: str | os.PathLike,
+        *,
+        board: str,
+        attr: str,
+        name: str | None = None,
+        split: str = "validation",
+        hyperparameters: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Upload ``file`` to ``board``: ``{"id", "status": "queued", "url"}``."""
         path = Path(file)
-        data = {"board": board, "attr": attr, "split": split,
-                "hyperparameters": json.dumps(dict(hyperparameters or {}), allow_nan=False)}
+        data = {
+            "board": board,
+            "attr": attr,
+            "split": split,
+            "hyperparameters": json.dumps(dict(hyperparameters or {}), allow_nan=False),
+        }
         if name is not None:
             data["name"] = name
         with open(path, "rb") as fh:
-            return self._request("POST", "/api/v1/submissions", data=data,
-                                 files={"file": (path.name, fh, "text/x-python")}).json()
+            return self._request(
+                "POST", "/api/v1/submissions", data=data, files={"file": (path.name, fh, "text/x-python")}
+            ).json()
 
     def submission(self, submission_id: int) -> dict[str, Any]:
         """The status and feedback of one of one's submissions."""
         return self._request("GET", f"/api/v1/submissions/{int(submission_id)}").json()
 
-    def wait(self, submission_id: int, *, poll_seconds: float = 2.0, timeout: float | None = None,
-             progress: Callable[[dict[str, Any], float], None] | None = None) -> dict[str, Any]:
+    def wait(
+        self,
+        submission_id: int,
+        *,
+        poll_seconds: float = 2.0,
+        timeout: float | None = None,
+        progress: Callable[[dict[str, Any], float], None] | None = None,
+    ) -> dict[str, Any]:
         """Poll the submission until it is finished; ``progress(answer, elapsed_seconds)`` after every poll.
         ``TimeoutError`` after ``timeout`` seconds."""
         t0 = time.monotonic()
@@ -223,8 +244,7 @@ class BoardClient:
             if answer.get("status") not in PENDING_STATUSES:
                 return answer
             if timeout is not None and elapsed > timeout:
-                raise TimeoutError(f"submission {submission_id} is still {answer.get('status')} after "
-                                   f"{elapsed:.0f} s")
+                raise TimeoutError(f"submission {submission_id} is still {answer.get('status')} after {elapsed:.0f} s")
             time.sleep(poll_seconds)
 
     def boards(self) -> list[dict[str, Any]]:
@@ -249,11 +269,19 @@ def format_feedback(answer: Mapping[str, Any]) -> str:
     stderr tail. Every string is passed through :func:`clean_terminal`."""
     fb = dict(answer.get("feedback") or {})
     c = clean_terminal
-    lines = [c(f"submission {answer.get('id')} ({fb.get('name', '?')}) on {fb.get('board', '?')}, "
-               f"{fb.get('split', '?')} split: {answer.get('status', fb.get('status', '?'))}")]
+    lines = [
+        c(
+            f"submission {answer.get('id')} ({fb.get('name', '?')}) on {fb.get('board', '?')}, "
+            f"{fb.get('split', '?')} split: {answer.get('status', fb.get('status', '?'))}"
+        )
+    ]
     if fb.get("score") is not None:
-        lines.append(c(f"  {fb.get('metric', 'score')} = {_num(fb['score'])}  95% CI "
-                       f"[{_num(fb.get('ci_low'))}, {_num(fb.get('ci_high'))}]"))
+        lines.append(
+            c(
+                f"  {fb.get('metric', 'score')} = {_num(fb['score'])}  95% CI "
+                f"[{_num(fb.get('ci_low'))}, {_num(fb.get('ci_high'))}]"
+            )
+        )
     if isinstance(fb.get("wall_seconds"), int | float):
         lines.append(f"  evaluated in {fb['wall_seconds']:.0f} s")
     by = fb.get("runs_by_status") or {}
@@ -270,8 +298,13 @@ def format_feedback(answer: Mapping[str, Any]) -> str:
             m = r.get("metrics") or {}
             shown = ", ".join(f"{k}={_num(v)}" for k, v in sorted(m.items()) if v is not None)
             err = f"  {' '.join(str(r['error']).split())}" if r.get("error") else ""
-            lines.append(c(f"    {r.get('stratum')}#{r.get('index')}: {r.get('status')}"
-                           + (f"  {shown}" if shown else "") + err)[:400])
+            lines.append(
+                c(
+                    f"    {r.get('stratum')}#{r.get('index')}: {r.get('status')}"
+                    + (f"  {shown}" if shown else "")
+                    + err
+                )[:400]
+            )
     tail = (fb.get("stderr_tail") or "").strip()
     if tail:
         lines.append("  stderr (tail):")

@@ -115,102 +115,125 @@ class TaskBoardConfig:
 DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
     "NonStatLipschitz-v0": EnvBoardConfig(
         "NonStatLipschitz-v0",
-        strata={"two-peak-cyclic": {"instance": "two-peak-cyclic"},
-                "piecewise-tents": {"instance": "piecewise-tents"},
-                "drifting-peak": {"instance": "drifting-peak"}},
-        seeds=20, horizon=100_000,
+        strata={
+            "two-peak-cyclic": {"instance": "two-peak-cyclic"},
+            "piecewise-tents": {"instance": "piecewise-tents"},
+            "drifting-peak": {"instance": "drifting-peak"},
+        },
+        seeds=20,
+        horizon=100_000,
         description="Non-stationary Lipschitz bandit on [0,1]: dynamic regret R_T at T = 100,000 on three "
-                    "families (the paper's two-peak cyclic, piecewise tents, a drifting peak), 20 hidden "
-                    "seeds each.",
+        "families (the paper's two-peak cyclic, piecewise tents, a drifting peak), 20 hidden "
+        "seeds each.",
     ),
     "NoiseFreeGPBandit-v0": EnvBoardConfig(
         "NoiseFreeGPBandit-v0",
-        strata={"se-1d-rkhs": {"kernel": "se", "d": 1, "instance": "rkhs-sum"},
-                "matern-2.5-2d-rkhs": {"kernel": "matern-2.5", "d": 2, "instance": "rkhs-sum"},
-                "matern-1.5-1d-gp": {"kernel": "matern-1.5", "d": 1, "instance": "gp-interpolant"}},
+        strata={
+            "se-1d-rkhs": {"kernel": "se", "d": 1, "instance": "rkhs-sum"},
+            "matern-2.5-2d-rkhs": {"kernel": "matern-2.5", "d": 2, "instance": "rkhs-sum"},
+            "matern-1.5-1d-gp": {"kernel": "matern-1.5", "d": 1, "instance": "gp-interpolant"},
+        },
         seeds=20,
         description="Noise-free GP bandit: cumulative regret R_T at the env's default horizon on three "
-                    "kernel / dimension / family combinations, 20 hidden seeds each.",
+        "kernel / dimension / family combinations, 20 hidden seeds each.",
     ),
     "MSetSemiBandit-v0": EnvBoardConfig(
         "MSetSemiBandit-v0",
-        strata={"stochastic": {"instance": "stochastic", "d": 10, "m": 3},
-                "stochastically-constrained-adversarial": {"instance": "stochastically-constrained-adversarial",
-                                                           "d": 10, "m": 3},
-                "oblivious-switching": {"instance": "oblivious-switching", "d": 10, "m": 3}},
-        seeds=20, horizon=10_000,
+        strata={
+            "stochastic": {"instance": "stochastic", "d": 10, "m": 3},
+            "stochastically-constrained-adversarial": {
+                "instance": "stochastically-constrained-adversarial",
+                "d": 10,
+                "m": 3,
+            },
+            "oblivious-switching": {"instance": "oblivious-switching", "d": 10, "m": 3},
+        },
+        seeds=20,
+        horizon=10_000,
         description="m-set semi-bandit (d = 10, m = 3): pseudo-regret at n = 10,000 in the stochastic, "
-                    "stochastically constrained adversarial and oblivious-switching regimes (static regret "
-                    "against the best fixed set where the means switch), 20 hidden seeds each.",
+        "stochastically constrained adversarial and oblivious-switching regimes (static regret "
+        "against the best fixed set where the means switch), 20 hidden seeds each.",
     ),
     "FJSP-v0": EnvBoardConfig(
         "FJSP-v0",
-        strata={"sd2-10x5": {"family": "sd2", "n_jobs": 10, "n_machines": 5},
-                "sd2-20x10": {"family": "sd2", "n_jobs": 20, "n_machines": 10}},
+        strata={
+            "sd2-10x5": {"family": "sd2", "n_jobs": 10, "n_machines": 5},
+            "sd2-20x10": {"family": "sd2", "n_jobs": 20, "n_machines": 10},
+        },
         seeds=20,
         description="Flexible job shop, constructive: C_max minus the instance's lower bound (the regret at "
-                    "the last decision), on fresh SD2 instances (10x5 and 20x10) drawn from 20 hidden seeds each.",
+        "the last decision), on fresh SD2 instances (10x5 and 20x10) drawn from 20 hidden seeds each.",
     ),
     "FJSPImprove-v0": EnvBoardConfig(
         "FJSPImprove-v0",
         strata={"sd2-10x5": {"family": "sd2", "n_jobs": 10, "n_machines": 5, "init": "sampled-dispatch"}},
-        seeds=20, horizon=100,
+        seeds=20,
+        horizon=100,
         description="Flexible job shop, improvement: the incumbent's C_max minus the instance's lower bound "
-                    "after T = 100 moves from the sampled-dispatch start (best of 100 sampled dispatching "
-                    "rollouts, about 12% above the references on SD2 10x5, like MIStar's DANIEL-sampled start), "
-                    "on fresh SD2 10x5 instances from 20 hidden seeds.",
+        "after T = 100 moves from the sampled-dispatch start (best of 100 sampled dispatching "
+        "rollouts, about 12% above the references on SD2 10x5, like MIStar's DANIEL-sampled start), "
+        "on fresh SD2 10x5 instances from 20 hidden seeds.",
     ),
     "EntropicMatrixGame-v0": EnvBoardConfig(
         "EntropicMatrixGame-v0",
-        strata={"random": {"instance": "random", "role": "both"},
-                "random-cold": {"instance": "random", "sigma": 0.1, "sigma_max": 0.1, "a": 0.05, "b": 0.05,
-                                "role": "both"}},
-        seeds=20, horizon=200,
+        strata={
+            "random": {"instance": "random", "role": "both"},
+            "random-cold": {"instance": "random", "sigma": 0.1, "sigma_max": 0.1, "a": 0.05, "b": 0.05, "role": "both"},
+        },
+        seeds=20,
+        horizon=200,
         description="Entropic matrix games in self-play (the submission moves both players): the cumulative "
-                    "NI error of the iterates over 200 best-response evaluations, on 5x5 games with non-convex / "
-                    "non-concave quadratic terms drawn from 20 hidden seeds, at sigma = 1 and sigma = 0.1.",
+        "NI error of the iterates over 200 best-response evaluations, on 5x5 games with non-convex / "
+        "non-concave quadratic terms drawn from 20 hidden seeds, at sigma = 1 and sigma = 0.1.",
     ),
     "EntropicMarkovGame-v0": EnvBoardConfig(
         "EntropicMarkovGame-v0",
-        strata={"random": {"instance": "random", "role": "both"},
-                "random-cold": {"instance": "random-cold", "role": "both"}},
-        seeds=20, horizon=200,
+        strata={
+            "random": {"instance": "random", "role": "both"},
+            "random-cold": {"instance": "random-cold", "role": "both"},
+        },
+        seeds=20,
+        horizon=200,
         description="Entropy-regularised zero-sum Markov games in self-play: the cumulative NI error of the "
-                    "policy pairs over 200 steps (3 states, 2 x 2 actions, gamma = 0.9; tau = 1 and 0.1), "
-                    "games drawn from 20 hidden seeds.",
+        "policy pairs over 200 steps (3 states, 2 x 2 actions, gamma = 0.9; tau = 1 and 0.1), "
+        "games drawn from 20 hidden seeds.",
     ),
     "PowerLawRandomFeatures-v0": TaskBoardConfig(
         "PowerLawRandomFeatures-v0",
         task_kwargs={"d": [100], "steps": 20_000},
-        profile_cost="excess_ratio", profile_success="stable",
+        profile_cost="excess_ratio",
+        profile_success="stable",
         description="One-pass training on power-law random features: the excess-risk ratio (P(theta_T) - P_inf) / "
-                    "(P(theta_0) - P_inf) after T = 20,000 single-sample gradients from the evaluator's oracle, "
-                    "at four (alpha, beta) pairs, d = 100, 5 hidden feature seeds each.",
+        "(P(theta_0) - P_inf) after T = 20,000 single-sample gradients from the evaluator's oracle, "
+        "at four (alpha, beta) pairs, d = 100, 5 hidden feature seeds each.",
     ),
     "DistributedRegression-v0": TaskBoardConfig(
         "DistributedRegression-v0",
         task_kwargs={"local_steps": [10, 50], "spread": [0.1, 1.0]},
-        profile_cost="subopt_ratio", profile_success="reached_eps",
+        profile_cost="subopt_ratio",
+        profile_success="reached_eps",
         description="Distributed linear regression on 8 machines, 100 communication rounds: the final "
-                    "suboptimality ratio (F - F*)/(F(x0) - F*) over second-order heterogeneity tau in {0, 0.01, "
-                    "0.03, 0.08}, optimum spread 0.1 and 1, K = 10 and 50 local gradients per round, 5 hidden "
-                    "seeds each.",
+        "suboptimality ratio (F - F*)/(F(x0) - F*) over second-order heterogeneity tau in {0, 0.01, "
+        "0.03, 0.08}, optimum spread 0.1 and 1, K = 10 and 50 local gradients per round, 5 hidden "
+        "seeds each.",
     ),
     "DeepRegression-v0": TaskBoardConfig(
         "DeepRegression-v0",
         task_kwargs={"family": ["teacher", "random"], "activation": "leaky-relu", "depth": [3, 5], "max_sweeps": 500},
-        profile_cost="train_loss", profile_success="solved",
+        profile_cost="train_loss",
+        profile_success="solved",
         description="Deep leaky-ReLU regression to zero training loss (n = 200 <= d_in = 256): the training loss "
-                    "recomputed from the reported weights after 500 sweeps / epochs, teacher and random labels, "
-                    "depth 3 and 5, 5 hidden seeds each.",
+        "recomputed from the reported weights after 500 sweeps / epochs, teacher and random labels, "
+        "depth 3 and 5, 5 hidden seeds each.",
     ),
     "LowRankRecovery-v0": TaskBoardConfig(
         "LowRankRecovery-v0",
         task_kwargs={"kappa": [1, 100], "kappa_H": [100], "rank": [3], "max_calls": 2000},
-        profile_cost="par2_iters", profile_success="solved",
+        profile_cost="par2_iters",
+        profile_success="solved",
         description="Ill-conditioned low-rank sensing and regression (40 x 40, rank 3): oracle calls to relative "
-                    "error 1e-6 (PAR-2 over 2,000 calls) at kappa = 1 and 100 (regression: kappa_H = 100), "
-                    "5 hidden seeds each.",
+        "error 1e-6 (PAR-2 over 2,000 calls) at kappa = 1 and 100 (regression: kappa_H = 100), "
+        "5 hidden seeds each.",
     ),
     "DecentralizedBilevel-v0": TaskBoardConfig(
         "DecentralizedBilevel-v0",
@@ -218,43 +241,49 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
         # ranked by the upper-level loss, not by the task's primary |grad Phi|^2: the hypergradient vanishes on
         # the flat region x -> +inf (infinite ridge, y* = 0), so a submission returning x = 1e6 without any work
         # would score ~1e-23 there; the upper-level loss cannot be gamed that way
-        metric="val_loss", direction="min", profile_cost="val_loss", profile_success="",
+        metric="val_loss",
+        direction="min",
+        profile_cost="val_loss",
+        profile_success="",
         description="Decentralized bilevel hyperparameter tuning on 10 agents (ring and Erdos-Renyi graphs, "
-                    "heterogeneous data): the upper-level (validation) loss f(x_bar, y*(x_bar)) / c_f of the agents' "
-                    "average after T rounds (2,000 ridge / 1,000 digits logistic regression), one setting across "
-                    "the scale pairs c_l:c_f in {1:1, 10:0.1, 0.1:10} (what rewards parameter-freeness), 5 hidden "
-                    "seeds each. The squared hypergradient norm is stored with every run but not ranked: it is "
-                    "near zero on the flat region of huge ridge weights, where nothing has been learned.",
+        "heterogeneous data): the upper-level (validation) loss f(x_bar, y*(x_bar)) / c_f of the agents' "
+        "average after T rounds (2,000 ridge / 1,000 digits logistic regression), one setting across "
+        "the scale pairs c_l:c_f in {1:1, 10:0.1, 0.1:10} (what rewards parameter-freeness), 5 hidden "
+        "seeds each. The squared hypergradient norm is stored with every run but not ranked: it is "
+        "near zero on the flat region of huge ridge weights, where nothing has been learned.",
     ),
     "SimpleBilevel-v0": TaskBoardConfig(
         "SimpleBilevel-v0",
-        profile_cost="par2_calls", profile_success="stationary",
+        profile_cost="par2_calls",
+        profile_success="stationary",
         description="Nonconvex simple bilevel problems (min f over argmin g): work units (one (grad f, grad g) "
-                    "pair = 1) until a reported iterate is (1e-3, 1e-3)-stationary, PAR-2 over 1e5 units, on the "
-                    "circle, balanced factorisation, min-norm network and min-norm regression families, 5 hidden "
-                    "seeds each.",
+        "pair = 1) until a reported iterate is (1e-3, 1e-3)-stationary, PAR-2 over 1e5 units, on the "
+        "circle, balanced factorisation, min-norm network and min-norm regression families, 5 hidden "
+        "seeds each.",
     ),
     "SubspaceDisentangle-v0": TaskBoardConfig(
         "SubspaceDisentangle-v0",
         task_kwargs={"family": ["ls-gmm"], "supervision": ["labels", "views"], "n": [4000], "angle": [0.0]},
-        profile_cost="subspace_error", profile_success="",
+        profile_cost="subspace_error",
+        profile_success="",
         description="Disentangling a latent-subspace Gaussian mixture (D = 16, 2-D content and style subspaces, style "
-                    "variance above content variance) under weak supervision (style labels, or paired views sharing "
-                    "the style), n = 4,000: the disentangle score, mean of 1 - subspace error ||U_hat U_hat^T - "
-                    "U U^T||_F / 2, content accuracy and style accuracy of 1,000 style transfers, 5 hidden seeds "
-                    "each; the oracle (true U, exact score) is a reference line.",
+        "variance above content variance) under weak supervision (style labels, or paired views sharing "
+        "the style), n = 4,000: the disentangle score, mean of 1 - subspace error ||U_hat U_hat^T - "
+        "U U^T||_F / 2, content accuracy and style accuracy of 1,000 style transfers, 5 hidden seeds "
+        "each; the oracle (true U, exact score) is a reference line.",
     ),
     "PointCloudPH-v0": TaskBoardConfig(
         "PointCloudPH-v0",
         task_kwargs={"families": ["fidelity"], "shapes": ["cheese", "torus"], "fidelity_n": [10_000, 30_000]},
         skip_references=("flooder",),
-        profile_cost="par2_seconds", profile_success="valid",
+        profile_cost="par2_seconds",
+        profile_success="valid",
         description="Persistent homology (H0-H2) of 3-D point clouds: PAR-2 seconds (wall time of construction "
-                    "+ persistence when the diagrams are valid, twice the 60 s budget otherwise) on swiss cheese "
-                    "(6 voids) and noisy tori at N = 10^4 and 3*10^4, 5 hidden seeds each. Valid: the voids / "
-                    "Betti signal recovered and the bottleneck distance to the Alpha diagram within 0.3 r_lo "
-                    "in every dimension. The authors' flooder package is a reference, not scored by default "
-                    "(`refresh --include flooder`).",
+        "+ persistence when the diagrams are valid, twice the 60 s budget otherwise) on swiss cheese "
+        "(6 voids) and noisy tori at N = 10^4 and 3*10^4, 5 hidden seeds each. Valid: the voids / "
+        "Betti signal recovered and the bottleneck distance to the Alpha diagram within 0.3 r_lo "
+        "in every dimension. The authors' flooder package is a reference, not scored by default "
+        "(`refresh --include flooder`).",
     ),
     "FeatureStaircase-v0": TaskBoardConfig(
         "FeatureStaircase-v0",
@@ -262,70 +291,75 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
         # pesme-flammarion equals agf to rounding on diagonal nets (S - 2 log(1/alpha) = O(alpha^4)) and has no rule
         # for dense linear nets; the 0.25 s budget (agf needs <= 10 ms) leaves no room to simulate the dynamics
         skip_references=("pesme-flammarion",),
-        profile_cost="staircase_error", profile_success="",
+        profile_cost="staircase_error",
+        profile_success="",
         description="Predict the loss staircase of gradient descent from small initialisation without simulating "
-                    "it: the staircase error (log-ratio of drop times + log-ratio of plateau levels + relative "
-                    "count error + Kendall order term) against GD run by the evaluator (10^6 iterations, lr 1e-3) "
-                    "on diagonal linear nets (d = 5, 10; covariance power a = 0.5, 1, 2; alpha = 1e-2, 1e-4, "
-                    "1e-8) and two-layer linear nets (d = 4, 8; init 1e-8), 5 hidden seeds each, 0.25 s per "
-                    "prediction (integrating the gradient flow takes 0.4-0.6 s, GD several seconds).",
+        "it: the staircase error (log-ratio of drop times + log-ratio of plateau levels + relative "
+        "count error + Kendall order term) against GD run by the evaluator (10^6 iterations, lr 1e-3) "
+        "on diagonal linear nets (d = 5, 10; covariance power a = 0.5, 1, 2; alpha = 1e-2, 1e-4, "
+        "1e-8) and two-layer linear nets (d = 4, 8; init 1e-8), 5 hidden seeds each, 0.25 s per "
+        "prediction (integrating the gradient flow takes 0.4-0.6 s, GD several seconds).",
     ),
     "NystromODE-v0": TaskBoardConfig(
         "NystromODE-v0",
         task_kwargs={"sizes": [100, 1000]},
         skip_references=("pinn",),
         description="Initial-value problems solved by collocation: PAR-2 seconds (wall time of a solve that "
-                    "passes the accuracy gate, twice the 60 s budget otherwise) over the 16-problem suite at "
-                    "n = 100 and 1000, 5 hidden parameter seeds each. The PINN baseline is not scored by "
-                    "default (each solve takes up to the full budget); `refresh --include pinn` adds it.",
+        "passes the accuracy gate, twice the 60 s budget otherwise) over the 16-problem suite at "
+        "n = 100 and 1000, 5 hidden parameter seeds each. The PINN baseline is not scored by "
+        "default (each solve takes up to the full budget); `refresh --include pinn` adds it.",
     ),
     "LipschitzApprox-v0": TaskBoardConfig(
         "LipschitzApprox-v0",
         task_kwargs={"families": ["approx"], "dims": [2, 5], "targets": ["f1", "f2", "f3", "f4"], "epochs": 200},
-        profile_cost="error", profile_success="certified",
+        profile_cost="error",
+        profile_success="certified",
         description="Certified 1-Lipschitz regression on [-1, 1]^d (d = 2 and 5; |x1|, distance to 5 points, a "
-                    "max-min of 4 planes, sin(4 w.x)/4; 4,096 samples, 200 epochs, 60 s): the test RMSE / std of "
-                    "the target of the submitted network, 1.0 unless its certified Lipschitz bound (exact spectral "
-                    "norms over a fixed layer vocabulary) is <= 1, 5 hidden seeds each. The uncertified "
-                    "mlp-unconstrained is a reference line.",
+        "max-min of 4 planes, sin(4 w.x)/4; 4,096 samples, 200 epochs, 60 s): the test RMSE / std of "
+        "the target of the submitted network, 1.0 unless its certified Lipschitz bound (exact spectral "
+        "norms over a fixed layer vocabulary) is <= 1, 5 hidden seeds each. The uncertified "
+        "mlp-unconstrained is a reference line.",
     ),
     "ContinualDomains-v0": TaskBoardConfig(
         "ContinualDomains-v0",
         task_kwargs={"hetero": [False, True]},
-        profile_cost="final_error", profile_success="",
+        profile_cost="final_error",
+        profile_success="",
         description="Multi-domain continual learning on 8x8 digits (original, rotated, inverted, pixel-permuted, "
-                    "noisy-blurred, contrast-compressed; plus wine, breast-cancer and iris projected to 64-d), in a "
-                    "seeded order, 5 epochs per domain, 60 s: the final accuracy A_T averaged over all domains after "
-                    "the last one, with the stand-in backbone shipped in the problem, 5 hidden seeds each. The "
-                    "evaluator drives the stream (training data one domain at a time, unlabelled test batches of "
-                    "every domain shuffled after each stage, no domain ids) and scores its own records of the "
-                    "answers, so no submission sees a test label or can return a score; test images never occur in "
-                    "any training set. joint (cumulative training on all data seen) is a reference line.",
+        "noisy-blurred, contrast-compressed; plus wine, breast-cancer and iris projected to 64-d), in a "
+        "seeded order, 5 epochs per domain, 60 s: the final accuracy A_T averaged over all domains after "
+        "the last one, with the stand-in backbone shipped in the problem, 5 hidden seeds each. The "
+        "evaluator drives the stream (training data one domain at a time, unlabelled test batches of "
+        "every domain shuffled after each stage, no domain ids) and scores its own records of the "
+        "answers, so no submission sees a test label or can return a score; test images never occur in "
+        "any training set. joint (cumulative training on all data seen) is a reference line.",
     ),
     "PreferenceHallucination-v0": TaskBoardConfig(
         "PreferenceHallucination-v0",
         task_kwargs={"sizes": ["default"]},
-        profile_cost="chair_i", profile_success="",
+        profile_cost="chair_i",
+        profile_success="",
         description="Preference fine-tuning of a toy GRU captioner (12 objects, 3 co-occurring pairs) that "
-                    "hallucinates absent co-occurrence partners, from 2,000 public preference tuples and the shipped "
-                    "reference policy: F1 of (1 - CHAIR_i) and recall of the submitted weights' greedy captions on "
-                    "1,000 private test scenes drawn per hidden seed (5 seeds); the weights are scored by the "
-                    "evaluator's own decoder, so no caption can be hand-written.",
+        "hallucinates absent co-occurrence partners, from 2,000 public preference tuples and the shipped "
+        "reference policy: F1 of (1 - CHAIR_i) and recall of the submitted weights' greedy captions on "
+        "1,000 private test scenes drawn per hidden seed (5 seeds); the weights are scored by the "
+        "evaluator's own decoder, so no caption can be hand-written.",
     ),
     "RLDataSelection-v0": TaskBoardConfig(
         "RLDataSelection-v0",
         task_kwargs={},
         # full-data trains on the whole pool (10x the RL compute of a ranked entry); `refresh --include full-data`
         skip_references=("full-data",),
-        profile_cost="select_seconds", profile_success="",
+        profile_cost="select_seconds",
+        profile_success="",
         description="RL data selection for a partially competent arithmetic Transformer (shipped weights): choose "
-                    "k = 400 of 4,000 public a+b / a-b problems (1-4 digits) in 30 s, through a policy served and "
-                    "counted by the evaluator (token-forwards, max_work = 10x one pass); ranked by the exact-match "
-                    "greedy accuracy on 1,000 private test problems after the evaluator's own fixed GRPO run on the "
-                    "selection, 5 hidden seeds. The solution is only indices (count, range and duplicates checked), "
-                    "training and testing happen in the evaluator, and the test problems are drawn from the hidden "
-                    "seed, so nothing but the choice of data can change the score. The recipe separates selections: "
-                    "on the full pool it raises test accuracy by 0.059 +- 0.008 over the dev seeds.",
+        "k = 400 of 4,000 public a+b / a-b problems (1-4 digits) in 30 s, through a policy served and "
+        "counted by the evaluator (token-forwards, max_work = 10x one pass); ranked by the exact-match "
+        "greedy accuracy on 1,000 private test problems after the evaluator's own fixed GRPO run on the "
+        "selection, 5 hidden seeds. The solution is only indices (count, range and duplicates checked), "
+        "training and testing happen in the evaluator, and the test problems are drawn from the hidden "
+        "seed, so nothing but the choice of data can change the score. The recipe separates selections: "
+        "on the full pool it raises test accuracy by 0.059 +- 0.008 over the dev seeds.",
     ),
 }
 
@@ -333,7 +367,7 @@ DEFAULT_BOARDS: dict[str, EnvBoardConfig | TaskBoardConfig] = {
 # benchmarks without a board, and why (a board needs instances that a submission cannot know in advance)
 NO_BOARD = {
     "EntropicMeanField-v0": "its problems are deterministic (the seed does not change the instance), so a "
-                            "submission could hard-code the minimiser; compare agents locally with papergym compare",
+    "submission could hard-code the minimiser; compare agents locally with papergym compare",
 }
 
 
@@ -400,8 +434,7 @@ def load_evaluator_config(*, create_secret: bool = False) -> EvaluatorConfig:
     return EvaluatorConfig(path=path, secret=secret, boards=boards)
 
 
-def board_config(benchmark_id: str, overrides: Mapping[str, Any] | None = None
-                 ) -> EnvBoardConfig | TaskBoardConfig:
+def board_config(benchmark_id: str, overrides: Mapping[str, Any] | None = None) -> EnvBoardConfig | TaskBoardConfig:
     """The board configuration of ``benchmark_id``: the default, with the evaluator config's fields
     (or ``overrides``) replacing it. A benchmark without a default board (an env registered later) gets
     one stratum of its default kwargs, 20 seeds. Unknown fields are a ``ValueError``."""
@@ -411,8 +444,11 @@ def board_config(benchmark_id: str, overrides: Mapping[str, Any] | None = None
     if base is None:
         from papergym.envs.tasks.base import list_tasks
 
-        base = (TaskBoardConfig(benchmark_id) if benchmark_id in list_tasks()
-                else EnvBoardConfig(benchmark_id, strata={"default": {}}))
+        base = (
+            TaskBoardConfig(benchmark_id)
+            if benchmark_id in list_tasks()
+            else EnvBoardConfig(benchmark_id, strata={"default": {}})
+        )
     if overrides is None:
         overrides = load_evaluator_config().boards.get(benchmark_id, {})
     if not overrides:
@@ -430,8 +466,9 @@ def board_config(benchmark_id: str, overrides: Mapping[str, Any] | None = None
             raise ValueError(f"board {benchmark_id}: 'strata' must map names to env kwargs")
         if isinstance(cfg.seeds, bool) or not isinstance(cfg.seeds, int) or cfg.seeds < 1:
             raise ValueError(f"board {benchmark_id}: 'seeds' must be a positive integer, got {cfg.seeds!r}")
-        if cfg.horizon is not None and (isinstance(cfg.horizon, bool) or not isinstance(cfg.horizon, int)
-                                        or cfg.horizon < 1):
+        if cfg.horizon is not None and (
+            isinstance(cfg.horizon, bool) or not isinstance(cfg.horizon, int) or cfg.horizon < 1
+        ):
             raise ValueError(f"board {benchmark_id}: 'horizon' must be a positive integer, got {cfg.horizon!r}")
     return cfg
 
@@ -450,6 +487,7 @@ def _source_hash(benchmark_id: str, kind: str) -> str:
         mod = importlib.import_module(TASK_MODULES[check_task_id(benchmark_id)])
     else:
         import gymnasium as gym
+
         import papergym.envs as penvs
 
         spec = gym.spec(penvs.check_env_id(benchmark_id))
@@ -482,16 +520,23 @@ def code_fingerprint(source: bytes | str) -> bytes:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 node.body = body[1:] or [ast.Pass()]
     return ast.dump(tree, include_attributes=False).encode()
 
 
 def board_version(cfg: EnvBoardConfig | TaskBoardConfig) -> str:
     """Hash of the env/task source, the board configuration and :data:`BOARD_FORMAT` (16 hex)."""
-    payload = json.dumps({"source": _source_hash(cfg.benchmark_id, cfg.kind), "config": cfg.as_dict(),
-                          "format": BOARD_FORMAT}, sort_keys=True, default=str)
+    payload = json.dumps(
+        {"source": _source_hash(cfg.benchmark_id, cfg.kind), "config": cfg.as_dict(), "format": BOARD_FORMAT},
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

@@ -20,8 +20,9 @@ def load_entry(spec: str) -> tuple[Path, str]:
     if not path_s:
         raise ValueError(f"the entry {spec!r} names no file")
     if not attr or not all(p.isidentifier() for p in attr.split(".")):
-        raise ValueError(f"the entry {spec!r} names no valid attribute after ':' (a Python identifier, "
-                         "e.g. make_agent or MySolver)")
+        raise ValueError(
+            f"the entry {spec!r} names no valid attribute after ':' (a Python identifier, e.g. make_agent or MySolver)"
+        )
     path = Path(path_s).expanduser()
     if path.suffix != ".py":
         raise ValueError(f"the submitted file must be a .py file, got {path_s!r}")
@@ -36,8 +37,10 @@ def check_entry_statically(path: Path, attr: str) -> None:
     known statically, the sandboxed child decides."""
     defined = top_level_names(Path(path).read_bytes())
     if defined is not None and attr.split(".")[0] not in defined:
-        raise ValueError(f"{path} defines no top-level name {attr.split('.')[0]!r} (it defines: "
-                         f"{', '.join(sorted(defined)) or 'nothing'}); nothing was evaluated")
+        raise ValueError(
+            f"{path} defines no top-level name {attr.split('.')[0]!r} (it defines: "
+            f"{', '.join(sorted(defined)) or 'nothing'}); nothing was evaluated"
+        )
 
 
 def top_level_names(source: bytes) -> set[str] | None:
@@ -77,4 +80,3 @@ def top_level_names(source: bytes) -> set[str] | None:
             elif isinstance(n, ast.NamedExpr):
                 names.add(n.target.id)
     return names
-

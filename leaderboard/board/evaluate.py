@@ -60,8 +60,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pandas as pd
-from papergym.leaderboard.runner.bench import AnytimeCurve, clean_metrics, is_diverged
-from papergym.leaderboard.board.ranking import RUN_STATUSES  # one list for the store, the board and here
+
 from papergym.leaderboard.board.configs import (
     EnvBoardConfig,
     TaskBoardConfig,
@@ -70,6 +69,8 @@ from papergym.leaderboard.board.configs import (
     load_evaluator_config,
     stratum_seeds,
 )
+from papergym.leaderboard.board.ranking import RUN_STATUSES  # one list for the store, the board and here
+from papergym.leaderboard.runner.bench import AnytimeCurve, clean_metrics, is_diverged
 
 __all__ = [
     "REFERENCE_AUTHOR",
@@ -143,8 +144,15 @@ def _placeholder_action(single: Any) -> Any:
     return a if state_dependent or checked is None else checked
 
 
-def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, placeholder: Any,
-                     status: list[str], errors: list[str | None]) -> np.ndarray:
+def _checked_actions(
+    actions: Any,
+    venv: Any,
+    single: Any,
+    active: np.ndarray,
+    placeholder: Any,
+    status: list[str],
+    errors: list[str | None],
+) -> np.ndarray:
     """The actions the vector env can step with; rows the env refuses end their runs (invalid_action).
 
     ``actions`` come from the agent (for a sandboxed one: a numeric array whose first dimension is the
@@ -201,9 +209,16 @@ def _checked_actions(actions: Any, venv: Any, single: Any, active: np.ndarray, p
         return venv.validate_action(np.stack([np.asarray(placeholder)] * n))
 
 
-def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], session: Any,
-         agent_seeds: Sequence[int], hyperparameters: Mapping[str, Any] | None = None, *,
-         on_env: Callable[[Any], None] | None = None) -> list[dict[str, Any]]:
+def play(
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    env_seeds: Sequence[int],
+    session: Any,
+    agent_seeds: Sequence[int],
+    hyperparameters: Mapping[str, Any] | None = None,
+    *,
+    on_env: Callable[[Any], None] | None = None,
+) -> list[dict[str, Any]]:
     """Play ``len(env_seeds)`` runs of ``env_id`` together against ``session`` (module docstring).
 
     ``session.start(problem, agent_seeds, hyperparameters)`` gets the public problem
@@ -242,8 +257,9 @@ def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], s
         # timeout, oom, crash, protocol violation) ends every run still going with its status.
         driver = SessionDriver(session, payload, agent_seeds, dict(hyperparameters or {}))
         try:
-            ep = run_vector_episode(venv, obs, driver, horizon=T, check_actions=check, fatal=(SandboxError,),
-                                    defer_regret=True)
+            ep = run_vector_episode(
+                venv, obs, driver, horizon=T, check_actions=check, fatal=(SandboxError,), defer_regret=True
+            )
         finally:
             report = session.close()
     finally:
@@ -257,9 +273,15 @@ def play(env_id: str, env_kwargs: Mapping[str, Any], env_seeds: Sequence[int], s
     tail = getattr(report, "stderr_tail", "") or ""
     out = []
     for i in range(n):
-        res: dict[str, Any] = {"status": status[i], "error": errors[i], "metrics": {}, "curve": None,
-                               "wall_seconds": wall / n, "cpu_seconds": (cpu / n) if cpu is not None else None,
-                               "stderr_tail": tail}
+        res: dict[str, Any] = {
+            "status": status[i],
+            "error": errors[i],
+            "metrics": {},
+            "curve": None,
+            "wall_seconds": wall / n,
+            "cpu_seconds": (cpu / n) if cpu is not None else None,
+            "stderr_tail": tail,
+        }
         if status[i] == "ok":
             cols: dict[str, Any] = {"t": ck, "cum_regret": hist[:, i]}
             RT, Rh = float(hist[-1, i]), float(hist[np.searchsorted(ck, max(1, T // 2)), i])
@@ -301,12 +323,20 @@ class RegistryAgentSession:
         from papergym.agents.base import make_agent, make_batched_agent
 
         self.n = len(seeds)
-        self.batched = make_batched_agent(self.name, problem, seeds=list(seeds), oracles=self.oracles,
-                                          **hyperparameters)
+        self.batched = make_batched_agent(
+            self.name, problem, seeds=list(seeds), oracles=self.oracles, **hyperparameters
+        )
         if self.batched is None:
-            self.agents = [make_agent(self.name, problem, seed=s,
-                                      oracle=self.oracles[i] if self.oracles is not None else None,
-                                      **hyperparameters) for i, s in enumerate(seeds)]
+            self.agents = [
+                make_agent(
+                    self.name,
+                    problem,
+                    seed=s,
+                    oracle=self.oracles[i] if self.oracles is not None else None,
+                    **hyperparameters,
+                )
+                for i, s in enumerate(seeds)
+            ]
         self.prev = None
 
     @staticmethod
@@ -384,8 +414,17 @@ class RegistrySolverSession:
         self._cpu0 = time.process_time()
         self._t0 = time.perf_counter()
 
-    def solve(self, problem: Any, callables: Mapping[str, Callable], budget: Any, hyperparameters: Mapping[str, Any],
-              seed: int, *, report: Callable[[Any, Any, Any], None], timeout: float) -> tuple[Any, float]:
+    def solve(
+        self,
+        problem: Any,
+        callables: Mapping[str, Callable],
+        budget: Any,
+        hyperparameters: Mapping[str, Any],
+        seed: int,
+        *,
+        report: Callable[[Any, Any, Any], None],
+        timeout: float,
+    ) -> tuple[Any, float]:
         from papergym.agents.base import make_solver
         from papergym.envs.tasks.base import Budget, BudgetExceeded
         from papergym.leaderboard.board.sandbox import SandboxError
@@ -409,9 +448,8 @@ class RegistrySolverSession:
             raise _sandbox_error("oom", f"MemoryError: {exc}") from None
         except SandboxError:
             raise
-        except Exception as exc:
-            raise _sandbox_error("error", f"{type(exc).__name__}: {exc}",
-                                 traceback.format_exc(limit=-3)) from None
+        except Exception as exc:  # noqa: BLE001 - any other failure of the host becomes a sandbox error
+            raise _sandbox_error("error", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=-3)) from None
         return sol, time.perf_counter() - start - excluded
 
     def close(self) -> Any:
@@ -437,9 +475,15 @@ def _registry_code_sha256(*factories: Any) -> str:
     return h.hexdigest()
 
 
-def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], Any],
-                    hyperparameters: Mapping[str, Any], solver_seeds: Sequence[int], *,
-                    deadline: float | None = None) -> list[dict[str, Any]]:
+def evaluate_solver(
+    task: Any,
+    refs: Sequence[Any],
+    make_session: Callable[[], Any],
+    hyperparameters: Mapping[str, Any],
+    solver_seeds: Sequence[int],
+    *,
+    deadline: float | None = None,
+) -> list[dict[str, Any]]:
     """Solve every instance of ``refs`` (one per run) through sessions from ``make_session`` (a fresh
     one after a session failure). Returns one run dict per instance (as :func:`play`), with the anytime
     curve of ``report`` points."""
@@ -452,10 +496,18 @@ def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], A
     try:
         for ref, seed in zip(refs, solver_seeds):
             if deadline is not None and time.monotonic() > deadline:
-                out.append({"status": "timeout", "error": "the submission's total time limit was reached",
-                            "metrics": clean_metrics(task.finalize({}, None, "timeout", budget))
-                            if hasattr(task, "finalize") else {}, "curve": None, "wall_seconds": 0.0,
-                            "cpu_seconds": None})
+                out.append(
+                    {
+                        "status": "timeout",
+                        "error": "the submission's total time limit was reached",
+                        "metrics": clean_metrics(task.finalize({}, None, "timeout", budget))
+                        if hasattr(task, "finalize")
+                        else {},
+                        "curve": None,
+                        "wall_seconds": 0.0,
+                        "cpu_seconds": None,
+                    }
+                )
                 continue
             if session is None:
                 session = make_session()
@@ -472,8 +524,9 @@ def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], A
             timeout = 2.0 * float(budget.max_seconds) + 30.0 if budget.max_seconds else 3600.0
             try:
                 report.start()
-                solution, seconds = session.solve(payload, calls, budget.as_dict(), dict(hyperparameters),
-                                                  int(seed), report=report, timeout=timeout)
+                solution, seconds = session.solve(
+                    payload, calls, budget.as_dict(), dict(hyperparameters), int(seed), report=report, timeout=timeout
+                )
                 try:
                     metrics = clean_metrics(evaluator.evaluate(solution))
                 except Exception as exc:  # noqa: BLE001 - whatever a hostile solution provokes in the task's evaluator
@@ -489,9 +542,17 @@ def evaluate_solver(task: Any, refs: Sequence[Any], make_session: Callable[[], A
             if status == "ok" and is_diverged(metrics):
                 status, err = "diverged", "the task's evaluator reported a diverged run (metric diverged = 1)"
             wall = time.perf_counter() - t_start
-            out.append({"status": status, "error": err, "metrics": metrics,
-                        "curve": pd.DataFrame(report.points) if report.points else None, "wall_seconds": wall,
-                        "cpu_seconds": None, "seconds": seconds})
+            out.append(
+                {
+                    "status": status,
+                    "error": err,
+                    "metrics": metrics,
+                    "curve": pd.DataFrame(report.points) if report.points else None,
+                    "wall_seconds": wall,
+                    "cpu_seconds": None,
+                    "seconds": seconds,
+                }
+            )
     finally:
         if session is not None:
             session.close()
@@ -540,10 +601,19 @@ def _run_order(benchmark_id: str, stratum: str, n: int, secret: str, shuffle_key
     return np.random.default_rng(seed).permutation(n)
 
 
-def agent_rows(env_id: str, cfg: EnvBoardConfig, make_session: Callable[[], Any], hyperparameters: Mapping[str, Any],
-               *, secret: str, time_limit: float | None = None,
-               progress: Callable[[str], None] | None = None, seed_key: str = "agent",
-               shuffle_key: str | None = None, split: str = "test") -> tuple[list[dict[str, Any]], list[str]]:
+def agent_rows(
+    env_id: str,
+    cfg: EnvBoardConfig,
+    make_session: Callable[[], Any],
+    hyperparameters: Mapping[str, Any],
+    *,
+    secret: str,
+    time_limit: float | None = None,
+    progress: Callable[[str], None] | None = None,
+    seed_key: str = "agent",
+    shuffle_key: str | None = None,
+    split: str = "test",
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Play every stratum of the env board ``cfg`` (no store involved): the run rows and stderr tails.
 
     The env seeds of stratum ``s`` are derived from ``secret`` (the hidden test seeds, or the public
@@ -561,14 +631,29 @@ def agent_rows(env_id: str, cfg: EnvBoardConfig, make_session: Callable[[], Any]
         env_seeds = [stratum_seeds(env_id, stratum, "env", cfg.seeds, secret)[j] for j in order]
         agent_seeds = stratum_seeds(env_id, stratum, seed_key, cfg.seeds, secret)
         if deadline is not None and time.monotonic() > deadline:
-            runs = [{"status": "timeout", "error": "the submission's total time limit was reached",
-                     "metrics": {}, "curve": None, "wall_seconds": 0.0, "cpu_seconds": None}] * cfg.seeds
+            runs = [
+                {
+                    "status": "timeout",
+                    "error": "the submission's total time limit was reached",
+                    "metrics": {},
+                    "curve": None,
+                    "wall_seconds": 0.0,
+                    "cpu_seconds": None,
+                }
+            ] * cfg.seeds
         else:
             if progress:
                 progress(f"{env_id} / {stratum}: {cfg.seeds} runs")
             session = make_session()
-            runs = play(env_id, env_kwargs, env_seeds, session, agent_seeds, hyperparameters,
-                        on_env=getattr(session, "on_env", None))
+            runs = play(
+                env_id,
+                env_kwargs,
+                env_seeds,
+                session,
+                agent_seeds,
+                hyperparameters,
+                on_env=getattr(session, "on_env", None),
+            )
             tail = runs[0].get("stderr_tail", "") if runs else ""
             if tail:
                 tails.append(f"[{stratum}] {tail}")
@@ -583,19 +668,35 @@ def agent_rows(env_id: str, cfg: EnvBoardConfig, make_session: Callable[[], Any]
 LOCAL_LEASE_SECONDS = 60.0
 
 
-def _score(store: Any, cfg: EnvBoardConfig | TaskBoardConfig, info: SubmissionInfo, sandbox: str,
-           compute: Callable[[], tuple[list[dict[str, Any]], list[str]]]) -> int:
+def _score(
+    store: Any,
+    cfg: EnvBoardConfig | TaskBoardConfig,
+    info: SubmissionInfo,
+    sandbox: str,
+    compute: Callable[[], tuple[list[dict[str, Any]], list[str]]],
+) -> int:
     """Register the board's version, open the submission, ``compute()`` its run rows, store them in one
     transaction. An evaluator failure marks the submission ``error`` and is raised. Returns its id."""
     from papergym.leaderboard.board.worker import LeaseKeeper, default_worker_id
 
     version = _register(store, cfg)
     worker_id = default_worker_id()
-    sid = store.create_submission(benchmark_id=cfg.benchmark_id, version=version, name=info.name,
-                                  author=info.author, kind=info.kind, role=info.role, entry=info.entry,
-                                  code_sha256=info.code_sha256, hyperparameters=dict(info.hyperparameters),
-                                  package_versions=package_versions(), sandbox=sandbox, split=info.split,
-                                  worker_id=worker_id, lease_seconds=LOCAL_LEASE_SECONDS)
+    sid = store.create_submission(
+        benchmark_id=cfg.benchmark_id,
+        version=version,
+        name=info.name,
+        author=info.author,
+        kind=info.kind,
+        role=info.role,
+        entry=info.entry,
+        code_sha256=info.code_sha256,
+        hyperparameters=dict(info.hyperparameters),
+        package_versions=package_versions(),
+        sandbox=sandbox,
+        split=info.split,
+        worker_id=worker_id,
+        lease_seconds=LOCAL_LEASE_SECONDS,
+    )
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         # the lease is renewed while this process computes; if it dies (SIGKILL), the lease expires and
@@ -603,8 +704,12 @@ def _score(store: Any, cfg: EnvBoardConfig | TaskBoardConfig, info: SubmissionIn
         with LeaseKeeper(store, sid, worker_id, LOCAL_LEASE_SECONDS):
             rows, tails = compute()
     except BaseException as exc:
-        store.finish_submission(sid, "error", message=f"evaluator failure: {type(exc).__name__}: {exc}"[:500],
-                                wall_seconds=time.perf_counter() - t0)
+        store.finish_submission(
+            sid,
+            "error",
+            message=f"evaluator failure: {type(exc).__name__}: {exc}"[:500],
+            wall_seconds=time.perf_counter() - t0,
+        )
         raise
     try:
         store.add_runs(sid, rows)
@@ -612,15 +717,30 @@ def _score(store: Any, cfg: EnvBoardConfig | TaskBoardConfig, info: SubmissionIn
         store.finish_submission(sid, "error", message=f"could not store the runs: {exc}"[:500])
         raise
     status = _submission_status([r["status"] for r in rows])
-    store.finish_submission(sid, status, message=_first_error(rows), stderr_tail="\n".join(tails)[-8192:],
-                            wall_seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0)
+    store.finish_submission(
+        sid,
+        status,
+        message=_first_error(rows),
+        stderr_tail="\n".join(tails)[-8192:],
+        wall_seconds=time.perf_counter() - t0,
+        cpu_seconds=time.process_time() - c0,
+    )
     return sid
 
 
-def evaluate_agent(store: Any, env_id: str, info: SubmissionInfo, make_session: Callable[[], Any], *,
-                   secret: str, config: EnvBoardConfig | None = None, sandbox: str = "",
-                   time_limit: float | None = None, progress: Callable[[str], None] | None = None,
-                   precomputed: tuple[list[dict[str, Any]], list[str]] | None = None) -> int:
+def evaluate_agent(
+    store: Any,
+    env_id: str,
+    info: SubmissionInfo,
+    make_session: Callable[[], Any],
+    *,
+    secret: str,
+    config: EnvBoardConfig | None = None,
+    sandbox: str = "",
+    time_limit: float | None = None,
+    progress: Callable[[str], None] | None = None,
+    precomputed: tuple[list[dict[str, Any]], list[str]] | None = None,
+) -> int:
     """Score an agent on the env board: every stratum's runs (or the ``precomputed`` rows of
     :func:`agent_rows`), then one transaction into the store. Returns the submission id."""
     cfg = config or board_config(env_id)
@@ -628,13 +748,30 @@ def evaluate_agent(store: Any, env_id: str, info: SubmissionInfo, make_session: 
         raise ValueError(f"{env_id} is a solver task, not an environment: submit a solver to it")
     if info.kind != "agent":
         raise ValueError(f"evaluate_agent scores agents, got a submission of kind {info.kind!r}")
-    return _score(store, cfg, info, sandbox, lambda: precomputed if precomputed is not None else agent_rows(
-        env_id, cfg, make_session, info.hyperparameters, secret=secret, time_limit=time_limit, progress=progress))
+    return _score(
+        store,
+        cfg,
+        info,
+        sandbox,
+        lambda: (
+            precomputed
+            if precomputed is not None
+            else agent_rows(
+                env_id, cfg, make_session, info.hyperparameters, secret=secret, time_limit=time_limit, progress=progress
+            )
+        ),
+    )
 
 
 def _run_row(r: Mapping[str, Any]) -> dict[str, Any]:
-    return {"status": r["status"], "metrics": r.get("metrics") or {}, "wall_seconds": r.get("wall_seconds"),
-            "cpu_seconds": r.get("cpu_seconds"), "curve": r.get("curve"), "error": r.get("error")}
+    return {
+        "status": r["status"],
+        "metrics": r.get("metrics") or {},
+        "wall_seconds": r.get("wall_seconds"),
+        "cpu_seconds": r.get("cpu_seconds"),
+        "curve": r.get("curve"),
+        "error": r.get("error"),
+    }
 
 
 def task_plan(task: Any, task_id: str, secret: str, seed_key: str = "agent") -> list[tuple[Any, str, int, int]]:
@@ -652,11 +789,19 @@ def task_plan(task: Any, task_id: str, secret: str, seed_key: str = "agent") -> 
     return [(ref, st, i, seeds[st][i]) for ref, (st, i) in zip(refs, keys)]
 
 
-def task_rows(task_id: str, cfg: TaskBoardConfig, make_session: Callable[[], Any],
-              hyperparameters: Mapping[str, Any], *, secret: str, time_limit: float | None = None,
-              progress: Callable[[str], None] | None = None,
-              strata: Sequence[str] | None = None, seed_key: str = "agent",
-              split: str = "test") -> tuple[list[dict[str, Any]], list[str]]:
+def task_rows(
+    task_id: str,
+    cfg: TaskBoardConfig,
+    make_session: Callable[[], Any],
+    hyperparameters: Mapping[str, Any],
+    *,
+    secret: str,
+    time_limit: float | None = None,
+    progress: Callable[[str], None] | None = None,
+    strata: Sequence[str] | None = None,
+    seed_key: str = "agent",
+    split: str = "test",
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Solve the test instances of the task board ``cfg`` (those of ``strata`` only, when given; no
     store involved), drawn from ``secret`` (the hidden seeds or the public :data:`VALIDATION_KEY`): the
     run rows and (no) stderr tails."""
@@ -667,16 +812,25 @@ def task_rows(task_id: str, cfg: TaskBoardConfig, make_session: Callable[[], Any
     if progress:
         progress(f"{task_id}: {len(plan)} instances")
     deadline = time.monotonic() + time_limit if time_limit else None
-    runs = evaluate_solver(task, [p[0] for p in plan], make_session, hyperparameters, [p[3] for p in plan],
-                           deadline=deadline)
-    return [{"split": split, "stratum": st, "seed_index": i, **_run_row(r)}
-            for (_, st, i, _), r in zip(plan, runs)], []
+    runs = evaluate_solver(
+        task, [p[0] for p in plan], make_session, hyperparameters, [p[3] for p in plan], deadline=deadline
+    )
+    return [{"split": split, "stratum": st, "seed_index": i, **_run_row(r)} for (_, st, i, _), r in zip(plan, runs)], []
 
 
-def evaluate_task(store: Any, task_id: str, info: SubmissionInfo, make_session: Callable[[], Any], *,
-                  secret: str, config: TaskBoardConfig | None = None, sandbox: str = "",
-                  time_limit: float | None = None, progress: Callable[[str], None] | None = None,
-                  precomputed: tuple[list[dict[str, Any]], list[str]] | None = None) -> int:
+def evaluate_task(
+    store: Any,
+    task_id: str,
+    info: SubmissionInfo,
+    make_session: Callable[[], Any],
+    *,
+    secret: str,
+    config: TaskBoardConfig | None = None,
+    sandbox: str = "",
+    time_limit: float | None = None,
+    progress: Callable[[str], None] | None = None,
+    precomputed: tuple[list[dict[str, Any]], list[str]] | None = None,
+) -> int:
     """Score a solver on the task board (every test instance, or the ``precomputed`` rows of
     :func:`task_rows`), then one transaction into the store. Returns the submission id."""
     cfg = config or board_config(task_id)
@@ -684,8 +838,25 @@ def evaluate_task(store: Any, task_id: str, info: SubmissionInfo, make_session: 
         raise ValueError(f"{task_id} is an environment, not a solver task: submit an agent to it")
     if info.kind != "solver":
         raise ValueError(f"evaluate_task scores solvers, got a submission of kind {info.kind!r}")
-    return _score(store, cfg, info, sandbox, lambda: precomputed if precomputed is not None else task_rows(
-        task_id, cfg, make_session, info.hyperparameters, secret=secret, time_limit=time_limit, progress=progress))
+    return _score(
+        store,
+        cfg,
+        info,
+        sandbox,
+        lambda: (
+            precomputed
+            if precomputed is not None
+            else task_rows(
+                task_id,
+                cfg,
+                make_session,
+                info.hyperparameters,
+                secret=secret,
+                time_limit=time_limit,
+                progress=progress,
+            )
+        ),
+    )
 
 
 def _test_instances(task: Any, secret: str) -> list[Any]:
@@ -710,8 +881,10 @@ def _check_label(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"the submission's {what} must be a non-empty string, got {value!r}")
     if len(value) > 64 or not value.isprintable() or value != value.strip():
-        raise ValueError(f"the submission's {what} must be at most 64 printable characters without leading or "
-                         f"trailing spaces, got {value!r}")
+        raise ValueError(
+            f"the submission's {what} must be at most 64 printable characters without leading or "
+            f"trailing spaces, got {value!r}"
+        )
     return value
 
 
@@ -719,9 +892,19 @@ def _file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def submit(store: Any, entry: str, benchmark_id: str, *, name: str | None = None, author: str = "anonymous",
-           hyperparameters: Mapping[str, Any] | None = None, sandbox: str = "auto", limits: Any = None,
-           secret: str | None = None, progress: Callable[[str], None] | None = None) -> int:
+def submit(
+    store: Any,
+    entry: str,
+    benchmark_id: str,
+    *,
+    name: str | None = None,
+    author: str = "anonymous",
+    hyperparameters: Mapping[str, Any] | None = None,
+    sandbox: str = "auto",
+    limits: Any = None,
+    secret: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> int:
     """Evaluate the submitted file ``"path.py:attr"`` on the board of ``benchmark_id`` in the sandbox and
     store the result. Returns the submission id (its status says how it went)."""
     from papergym.envs.tasks.base import list_tasks
@@ -750,16 +933,37 @@ def submit(store: Any, entry: str, benchmark_id: str, *, name: str | None = None
     # SandboxUnavailable when the isolation asked for is missing (never a silent fall-back), ValueError for a
     # name that is no mode (papergym.leaderboard.board.sandbox, Isolation)
     used = resolve_sandbox(sandbox)
-    info = SubmissionInfo(name=name, author=author, role="submission", kind=kind,
-                          entry=f"{Path(path).name}:{attr}", code_sha256=_file_sha256(path),
-                          hyperparameters=dict(hyperparameters or {}), split="local")
+    info = SubmissionInfo(
+        name=name,
+        author=author,
+        role="submission",
+        kind=kind,
+        entry=f"{Path(path).name}:{attr}",
+        code_sha256=_file_sha256(path),
+        hyperparameters=dict(hyperparameters or {}),
+        split="local",
+    )
     if kind == "agent":
-        return evaluate_agent(store, benchmark_id, info,
-                              lambda: SandboxedAgentSession(path, attr, limits=limits, sandbox=used),
-                              secret=secret, sandbox=used, time_limit=limits.submission_seconds, progress=progress)
-    return evaluate_task(store, benchmark_id, info,
-                         lambda: SandboxedSolverSession(path, attr, limits=limits, sandbox=used),
-                         secret=secret, sandbox=used, time_limit=limits.submission_seconds, progress=progress)
+        return evaluate_agent(
+            store,
+            benchmark_id,
+            info,
+            lambda: SandboxedAgentSession(path, attr, limits=limits, sandbox=used),
+            secret=secret,
+            sandbox=used,
+            time_limit=limits.submission_seconds,
+            progress=progress,
+        )
+    return evaluate_task(
+        store,
+        benchmark_id,
+        info,
+        lambda: SandboxedSolverSession(path, attr, limits=limits, sandbox=used),
+        secret=secret,
+        sandbox=used,
+        time_limit=limits.submission_seconds,
+        progress=progress,
+    )
 
 
 # ====================================================================================== service jobs
@@ -782,8 +986,14 @@ def _status_summary(rows: Sequence[Mapping[str, Any]]) -> str:
     return ", ".join(f"{n} {st}" for st, n in sorted(counts.items(), key=lambda kv: RUN_STATUSES.index(kv[0])))
 
 
-def evaluate_job(job: Any, *, secret: str, sandbox: str = "full", limits: Any = None,
-                 config: EnvBoardConfig | TaskBoardConfig | None = None) -> Any:
+def evaluate_job(
+    job: Any,
+    *,
+    secret: str,
+    sandbox: str = "full",
+    limits: Any = None,
+    config: EnvBoardConfig | TaskBoardConfig | None = None,
+) -> Any:
     """Evaluate a queued submission (:class:`papergym.leaderboard.board.jobs.Job`) for a worker: its file
     in the sandbox on the job's split; returns a :class:`~papergym.leaderboard.board.jobs.JobOutcome`.
 
@@ -815,13 +1025,18 @@ def evaluate_job(job: Any, *, secret: str, sandbox: str = "full", limits: Any = 
         if not status.full:
             from papergym.leaderboard.board.sandbox import SandboxUnavailable
 
-            raise SandboxUnavailable("ranked evaluation needs the full sandbox; missing: "
-                                     + "; ".join(status.missing()))
+            raise SandboxUnavailable(
+                "ranked evaluation needs the full sandbox; missing: " + "; ".join(status.missing())
+            )
     cfg = config or board_config(job.benchmark_id)
     version = board_version(cfg)
     if version != job.version:
-        return JobOutcome("error", [], message=f"the board {job.benchmark_id} changed (version {job.version} -> "
-                                               f"{version}) after this submission was queued: submit it again")
+        return JobOutcome(
+            "error",
+            [],
+            message=f"the board {job.benchmark_id} changed (version {job.version} -> "
+            f"{version}) after this submission was queued: submit it again",
+        )
     limits = limits or Limits()
     test = job.split == "test"
     key = secret if test else VALIDATION_KEY
@@ -835,16 +1050,29 @@ def evaluate_job(job: Any, *, secret: str, sandbox: str = "full", limits: Any = 
             if not isinstance(cfg, EnvBoardConfig):
                 return JobOutcome("error", [], message=f"{job.benchmark_id} is a solver task: submit a solver")
             rows, tails = agent_rows(
-                job.benchmark_id, cfg, lambda: SandboxedAgentSession(path, job.attr, limits=limits, sandbox=sandbox),
-                job.hyperparameters, secret=key, time_limit=limits.submission_seconds, seed_key=seed_key,
-                shuffle_key=f"order/submission-{job.submission_id}" if test else None, split=run_split)
+                job.benchmark_id,
+                cfg,
+                lambda: SandboxedAgentSession(path, job.attr, limits=limits, sandbox=sandbox),
+                job.hyperparameters,
+                secret=key,
+                time_limit=limits.submission_seconds,
+                seed_key=seed_key,
+                shuffle_key=f"order/submission-{job.submission_id}" if test else None,
+                split=run_split,
+            )
         else:
             if not isinstance(cfg, TaskBoardConfig):
                 return JobOutcome("error", [], message=f"{job.benchmark_id} is an environment: submit an agent")
             rows, tails = task_rows(
-                job.benchmark_id, cfg, lambda: SandboxedSolverSession(path, job.attr, limits=limits, sandbox=sandbox),
-                job.hyperparameters, secret=key, time_limit=limits.submission_seconds, seed_key=seed_key,
-                split=run_split)
+                job.benchmark_id,
+                cfg,
+                lambda: SandboxedSolverSession(path, job.attr, limits=limits, sandbox=sandbox),
+                job.hyperparameters,
+                secret=key,
+                time_limit=limits.submission_seconds,
+                seed_key=seed_key,
+                split=run_split,
+            )
     status = _submission_status([r["status"] for r in rows])
     if test:
         for r in rows:
@@ -853,8 +1081,15 @@ def evaluate_job(job: Any, *, secret: str, sandbox: str = "full", limits: Any = 
         tail = ""
     else:
         message, tail = _first_error(rows), "\n".join(tails)[-8192:]
-    return JobOutcome(status, rows, message=message, stderr_tail=tail, wall_seconds=time.perf_counter() - t0,
-                      cpu_seconds=time.process_time() - c0, sandbox=sandbox)
+    return JobOutcome(
+        status,
+        rows,
+        message=message,
+        stderr_tail=tail,
+        wall_seconds=time.perf_counter() - t0,
+        cpu_seconds=time.process_time() - c0,
+        sandbox=sandbox,
+    )
 
 
 def feedback(store: Any, submission_id: int) -> dict[str, Any]:
@@ -878,10 +1113,17 @@ def feedback(store: Any, submission_id: int) -> dict[str, Any]:
         raise LookupError(f"no submission {submission_id}")
     split = sub.get("split", "test")
     out: dict[str, Any] = {
-        "id": int(sub["submission_id"]), "board": sub["benchmark_id"], "name": sub["name"],
-        "author": sub["author"], "kind": sub["kind"], "split": split, "status": sub["status"],
-        "created_at": _iso_or_none(sub.get("created_at")), "finished_at": _iso_or_none(sub.get("finished_at")),
-        "wall_seconds": None if sub.get("wall_seconds") is None or not np.isfinite(sub["wall_seconds"])
+        "id": int(sub["submission_id"]),
+        "board": sub["benchmark_id"],
+        "name": sub["name"],
+        "author": sub["author"],
+        "kind": sub["kind"],
+        "split": split,
+        "status": sub["status"],
+        "created_at": _iso_or_none(sub.get("created_at")),
+        "finished_at": _iso_or_none(sub.get("finished_at")),
+        "wall_seconds": None
+        if sub.get("wall_seconds") is None or not np.isfinite(sub["wall_seconds"])
         else round(float(sub["wall_seconds"])),
     }
     runs = store.runs(submission_ids=[int(submission_id)], split=None)
@@ -901,19 +1143,44 @@ def feedback(store: Any, submission_id: int) -> dict[str, Any]:
         vals = {st: v[np.isfinite(v)] for st, v in vals.items()}
         if all(len(v) for v in vals.values()):
             b = stratified_bootstrap({"x": vals}, n_boot=2000)
-            out.update(score=float(b.estimate[0]), ci_low=float(b.low[0]), ci_high=float(b.high[0]),
-                       metric=metric)
+            out.update(score=float(b.estimate[0]), ci_low=float(b.low[0]), ci_high=float(b.high[0]), metric=metric)
     if split != "test":
         out["message"] = sub.get("message") or ""
         out["stderr_tail"] = sub.get("stderr_tail") or ""
-        metric_cols = [c for c in runs.columns if c not in (
-            "run_id", "submission_id", "split", "stratum", "seed_index", "status", "wall_seconds", "cpu_seconds",
-            "curve_path", "curve_sha256", "error", "metrics")]
-        out["runs"] = [{"stratum": r["stratum"], "index": int(r["seed_index"]), "status": r["status"],
-                        "error": r.get("error") if isinstance(r.get("error"), str) else None,
-                        "wall_seconds": _finite_or_none(r.get("wall_seconds")),
-                        "metrics": {c: _finite_or_none(r.get(c)) for c in metric_cols}}
-                       for r in runs.sort_values(["stratum", "seed_index"]).to_dict("records")] if len(runs) else []
+        metric_cols = [
+            c
+            for c in runs.columns
+            if c
+            not in (
+                "run_id",
+                "submission_id",
+                "split",
+                "stratum",
+                "seed_index",
+                "status",
+                "wall_seconds",
+                "cpu_seconds",
+                "curve_path",
+                "curve_sha256",
+                "error",
+                "metrics",
+            )
+        ]
+        out["runs"] = (
+            [
+                {
+                    "stratum": r["stratum"],
+                    "index": int(r["seed_index"]),
+                    "status": r["status"],
+                    "error": r.get("error") if isinstance(r.get("error"), str) else None,
+                    "wall_seconds": _finite_or_none(r.get("wall_seconds")),
+                    "metrics": {c: _finite_or_none(r.get(c)) for c in metric_cols},
+                }
+                for r in runs.sort_values(["stratum", "seed_index"]).to_dict("records")
+            ]
+            if len(runs)
+            else []
+        )
     return out
 
 
@@ -938,8 +1205,9 @@ def _reference_entries(benchmark_id: str, cfg: Any, include: Sequence[str], only
     if cfg.kind == "task":
         items = [(s.name, s.role, _registry_code_sha256(s.factory)) for s in list_solvers(benchmark_id)]
     else:
-        items = [(a.name, a.role, _registry_code_sha256(a.factory, a.batched_factory))
-                 for a in list_agents(benchmark_id)]
+        items = [
+            (a.name, a.role, _registry_code_sha256(a.factory, a.batched_factory)) for a in list_agents(benchmark_id)
+        ]
     out = []
     for name, role, code in items:
         if only is not None and name not in only:
@@ -963,8 +1231,9 @@ def _reference_task_rows(task_id: str, cfg: TaskBoardConfig, name: str, secret: 
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):
-        return task_rows(task_id, cfg, lambda: RegistrySolverSession(name, task_id), {}, secret=secret,
-                         strata=[stratum])
+        return task_rows(
+            task_id, cfg, lambda: RegistrySolverSession(name, task_id), {}, secret=secret, strata=[stratum]
+        )
 
 
 def _status_of(store: Any, bid: str, version: str, sid: int) -> str:
@@ -972,9 +1241,17 @@ def _status_of(store: Any, bid: str, version: str, sid: int) -> str:
     return str(sub[sub.submission_id == sid].status.iloc[0])
 
 
-def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: Sequence[str] = (),
-            only: Sequence[str] | None = None, force: bool = False, secret: str | None = None,
-            progress: Callable[[str], None] | None = None, n_jobs: int | None = None) -> list[tuple[str, str, str]]:
+def refresh(
+    store: Any,
+    benchmark_ids: Sequence[str] | None = None,
+    *,
+    include: Sequence[str] = (),
+    only: Sequence[str] | None = None,
+    force: bool = False,
+    secret: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    n_jobs: int | None = None,
+) -> list[tuple[str, str, str]]:
     """Score the registry's reference agents / solvers (roles paper, baseline, oracle, reference) on the
     current version of each board, in-process (trusted code). A reference already scored on this
     version with the same code hash is skipped unless ``force``. Returns ``(benchmark, name, status)``."""
@@ -991,14 +1268,22 @@ def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: 
         todo = []
         for name, role, code in _reference_entries(bid, cfg, include, only):
             if not force and len(existing):
-                hit = existing[(existing.name == name) & (existing.author == REFERENCE_AUTHOR)
-                               & (existing.code_sha256 == code)]
+                hit = existing[
+                    (existing.name == name) & (existing.author == REFERENCE_AUTHOR) & (existing.code_sha256 == code)
+                ]
                 if len(hit):
                     done.append((bid, name, f"{hit.iloc[-1].status} (cached)"))
                     continue
-            todo.append(SubmissionInfo(name=name, author=REFERENCE_AUTHOR, role=role,
-                                       kind="solver" if cfg.kind == "task" else "agent", entry=f"registry:{name}",
-                                       code_sha256=code))
+            todo.append(
+                SubmissionInfo(
+                    name=name,
+                    author=REFERENCE_AUTHOR,
+                    role=role,
+                    kind="solver" if cfg.kind == "task" else "agent",
+                    entry=f"registry:{name}",
+                    code_sha256=code,
+                )
+            )
         if not todo:
             continue
         # References are trusted and independent: computed in parallel worker processes (one BLAS
@@ -1010,16 +1295,19 @@ def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: 
             from papergym.envs.tasks.base import make_task
 
             strata = list(dict.fromkeys(p[1] for p in task_plan(make_task(bid, **dict(cfg.task_kwargs)), bid, secret)))
-            units = [(_reference_task_rows, (bid, cfg, info.name, secret, st), info.name)
-                     for info in todo for st in strata]
+            units = [
+                (_reference_task_rows, (bid, cfg, info.name, secret, st), info.name) for info in todo for st in strata
+            ]
         if progress:
             progress(f"{bid}: {len(todo)} references, {len(units)} work units")
         from joblib import Parallel, delayed
+
         from papergym.leaderboard.runner.executors import default_n_jobs
 
         jobs = n_jobs if n_jobs is not None else default_n_jobs()
         computed = Parallel(n_jobs=max(1, min(jobs, len(units))), backend="loky")(
-            delayed(fn)(*args) for fn, args, _ in units)
+            delayed(fn)(*args) for fn, args, _ in units
+        )
         for info in todo:
             rows: list[dict[str, Any]] = []
             tails: list[str] = []
@@ -1028,7 +1316,15 @@ def refresh(store: Any, benchmark_ids: Sequence[str] | None = None, *, include: 
                     rows += r
                     tails += t
             score = evaluate_agent if cfg.kind == "env" else evaluate_task
-            sid = score(store, bid, info, lambda: None, secret=secret, config=cfg, sandbox="in-process",
-                        precomputed=(rows, tails))
+            sid = score(
+                store,
+                bid,
+                info,
+                lambda: None,
+                secret=secret,
+                config=cfg,
+                sandbox="in-process",
+                precomputed=(rows, tails),
+            )
             done.append((bid, info.name, _status_of(store, bid, version, sid)))
     return done

@@ -44,6 +44,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+
 from papergym.leaderboard.board.ranking import OVERALL_COLUMNS, BenchmarkBoard, Board
 from papergym.leaderboard.board.text import (
     REFERENCE_ROLES,
@@ -59,8 +60,15 @@ from papergym.leaderboard.board.text import (
     unranked_note,
 )
 
-__all__ = ["DEFAULT_TOP_K", "PAGE_CSP", "SVG_NAMESPACES", "render_benchmark_page", "render_index", "static_page_url",
-           "write_site"]
+__all__ = [
+    "DEFAULT_TOP_K",
+    "PAGE_CSP",
+    "SVG_NAMESPACES",
+    "render_benchmark_page",
+    "render_index",
+    "static_page_url",
+    "write_site",
+]
 
 #: Number of ranked submissions whose curves / profiles are drawn on a benchmark page: every ranked entry up to
 #: this readable maximum; a board with more draws its best ``DEFAULT_TOP_K`` and says so in the figure's title
@@ -148,8 +156,10 @@ document.querySelectorAll("table.sortable").forEach(function (t) {
 });
 """
 _SORT_JS_HASH = base64.b64encode(hashlib.sha256(_SORT_JS.encode()).digest()).decode()
-_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-        f"script-src 'sha256-{_SORT_JS_HASH}'; base-uri 'none'; form-action 'none'")
+_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    f"script-src 'sha256-{_SORT_JS_HASH}'; base-uri 'none'; form-action 'none'"
+)
 #: The Content-Security-Policy every page carries (also sent as a header by the board's HTTP service,
 #: :mod:`papergym.leaderboard.board.service`): no network access, only the inline column sorter runs.
 PAGE_CSP = _CSP
@@ -164,10 +174,10 @@ def _e(s) -> str:
 
 def _page(title: str, body: str, *, generated: str) -> str:
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_e(_CSP)}\">\n"
-        "<meta name=\"referrer\" content=\"no-referrer\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{_e(_CSP)}">\n'
+        '<meta name="referrer" content="no-referrer">\n'
         f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n{body}\n"
         f"<footer>Generated {_e(generated)} by papergym. Self-contained page: no external resources."
         "</footer>\n"
@@ -179,7 +189,8 @@ def _check_id(benchmark_id: str) -> None:
     if not isinstance(benchmark_id, str) or not _ID_RE.match(benchmark_id) or benchmark_id == "index":
         raise ValueError(
             f"benchmark id {benchmark_id!r} cannot name a page: use letters, digits, '.', '_', '-' "
-            "(not starting with a symbol, not 'index')")
+            "(not starting with a symbol, not 'index')"
+        )
 
 
 def static_page_url(benchmark_id: str) -> str:
@@ -209,7 +220,7 @@ def _svg(fig: Figure, prefix: str, label: str) -> str:
     with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "papergym"}):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     s = buf.getvalue()
-    s = s[s.index("<svg"):]
+    s = s[s.index("<svg") :]
     s = re.sub(r"<!--.*?-->", "", s, flags=re.DOTALL)
     s = re.sub(r"<metadata>.*?</metadata>", "", s, flags=re.DOTALL)
     s = re.sub(r"<style[^>]*>.*?</style>", "", s, flags=re.DOTALL)  # its one rule is in the page CSS (svg.fig *)
@@ -233,12 +244,19 @@ def _new_axes(n_entries: int = 0):
 
 def _legend_outside(ax, **kw) -> None:
     """The legend right of the axes (top-aligned), so it never covers a curve."""
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False,
-              title_fontsize=8, **kw)
+    ax.legend(
+        fontsize=8,
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        borderaxespad=0.0,
+        frameon=False,
+        title_fontsize=8,
+        **kw,
+    )
 
 
 def _top_title(ax, shown: int, ranked: int) -> None:
-    """"top k of n ranked" when the figure leaves ranked entries out; every ranked entry otherwise."""
+    """ "top k of n ranked" when the figure leaves ranked entries out; every ranked entry otherwise."""
     ax.set_title(f"top {shown} of {ranked} ranked" if shown < ranked else f"all {ranked} ranked", fontsize=9)
 
 
@@ -261,11 +279,13 @@ def _curves_figure(bb: BenchmarkBoard, ranked: pd.DataFrame, top_k: int) -> tupl
         if c.empty:
             continue
         col = cmap(n % cmap.N)
-        (line,) = ax.plot(c["t"], c["mean"], color=col, lw=1.7, zorder=3,
-                          label=_mpl_text(f"{rank_label(row)}. {row['name']}"))
+        (line,) = ax.plot(
+            c["t"], c["mean"], color=col, lw=1.7, zorder=3, label=_mpl_text(f"{rank_label(row)}. {row['name']}")
+        )
         line.set_gid(f"curve-{n}")
-        ax.fill_between(c["t"], c["ci_low"], c["ci_high"], color=col, alpha=0.18 if top_k <= 5 else 0.08, lw=0,
-                        zorder=2)
+        ax.fill_between(
+            c["t"], c["ci_low"], c["ci_high"], color=col, alpha=0.18 if top_k <= 5 else 0.08, lw=0, zorder=2
+        )
         n += 1
     m = 0
     for (_, name, role), c in refs.groupby(["submission_id", "name", "role"], dropna=False, sort=False):
@@ -303,15 +323,17 @@ def _profiles_figure(bb: BenchmarkBoard, ranked: pd.DataFrame, top_k: int) -> tu
     for name in top:
         p = prof[(prof["name"] == name) & ~is_ref].sort_values("tau")
         lab = f"{labels[name]}. {name}" if name in labels else str(name)
-        (line,) = ax.step(p["tau"], p["fraction"], where="post", color=cmap(n % cmap.N), lw=1.7, zorder=3,
-                          label=_mpl_text(lab))
+        (line,) = ax.step(
+            p["tau"], p["fraction"], where="post", color=cmap(n % cmap.N), lw=1.7, zorder=3, label=_mpl_text(lab)
+        )
         line.set_gid(f"curve-{n}")
         n += 1
     m = 0
     for (name, role), p in prof[is_ref].groupby(["name", "role"], sort=False):
         p = p.sort_values("tau")
-        (line,) = ax.step(p["tau"], p["fraction"], where="post", zorder=1, label=_mpl_text(f"{name} ({role})"),
-                          **_ref_style(m))
+        (line,) = ax.step(
+            p["tau"], p["fraction"], where="post", zorder=1, label=_mpl_text(f"{name} ({role})"), **_ref_style(m)
+        )
         line.set_gid(f"ref-{m}")
         m += 1
     if n + m == 0:
@@ -342,13 +364,21 @@ def _figures_html(bb: BenchmarkBoard, ranked: pd.DataFrame, top_k: int) -> str:
         label = f"{bb.benchmark_id}: {what[kind]}"
         svg = _svg(fig, f"f{k}-", label)
         if kind == "curves":
-            cap = (f"Cumulative regret of the top {n} ranked submission{'s' * (n != 1)}: mean over every test "
-                   "run, shaded 95% bootstrap band." + (f" Dashed: {m} reference line{'s' * (m != 1)} "
-                                                       "(oracle / reference roles, never ranked)." if m else ""))
+            cap = (
+                f"Cumulative regret of the top {n} ranked submission{'s' * (n != 1)}: mean over every test "
+                "run, shaded 95% bootstrap band."
+                + (
+                    f" Dashed: {m} reference line{'s' * (m != 1)} (oracle / reference roles, never ranked)."
+                    if m
+                    else ""
+                )
+            )
         else:
-            cap = (f"Performance profiles (Dolan and More) of the top {n} ranked submission{'s' * (n != 1)}: "
-                   "fraction of instances solved within a factor tau of the best, log-scale tau."
-                   + (" Dashed: reference lines (never ranked)." if m else ""))
+            cap = (
+                f"Performance profiles (Dolan and More) of the top {n} ranked submission{'s' * (n != 1)}: "
+                "fraction of instances solved within a factor tau of the best, log-scale tau."
+                + (" Dashed: reference lines (never ranked)." if m else "")
+            )
         out.append(f'<figure class="{kind}">{svg}<figcaption>{_e(cap)}</figcaption></figure>')
     return "\n".join(out)
 
@@ -406,8 +436,11 @@ def _board_row(row, ranked: bool) -> str:
         f'<td class="date"><time datetime="{_e(date)}" title="{_e(date)}">{_e(short_date(date))}</time></td>',
         f'<td class="msg">{_e(note)}</td>',
     ]
-    return (f'<tr class="{_row_class(row, ranked)}" data-submission="{_e(row["submission_id"])}">'
-            + "".join(cells) + "</tr>")
+    return (
+        f'<tr class="{_row_class(row, ranked)}" data-submission="{_e(row["submission_id"])}">'
+        + "".join(cells)
+        + "</tr>"
+    )
 
 
 _BOARD_HEAD = (
@@ -427,8 +460,11 @@ def _board_table(bb: BenchmarkBoard) -> str:
         return '<p class="empty">No submissions yet.</p>'
     body = "".join(_board_row(r, True) for _, r in ranked.iterrows())
     extra = "".join(_board_row(r, False) for _, r in unranked.iterrows())
-    out = ['<div class="table-wrap"><table class="board sortable" id="board">',
-           f"<thead><tr>{_BOARD_HEAD}</tr></thead>", f'<tbody class="ranked">{body}</tbody>']
+    out = [
+        '<div class="table-wrap"><table class="board sortable" id="board">',
+        f"<thead><tr>{_BOARD_HEAD}</tr></thead>",
+        f'<tbody class="ranked">{body}</tbody>',
+    ]
     if extra:
         out.append(f'<tbody class="unranked">{extra}</tbody>')
     out.append("</table></div>")
@@ -445,8 +481,9 @@ _NOTES = (
 )
 
 
-def render_benchmark_page(bb: BenchmarkBoard, *, generated: str, top_k: int = DEFAULT_TOP_K,
-                          index_url: str = "index.html") -> str:
+def render_benchmark_page(
+    bb: BenchmarkBoard, *, generated: str, top_k: int = DEFAULT_TOP_K, index_url: str = "index.html"
+) -> str:
     """One benchmark's page: header, ranked table (then unranked rows), inline SVG figures.
 
     Parameters
@@ -471,8 +508,9 @@ def render_benchmark_page(bb: BenchmarkBoard, *, generated: str, top_k: int = DE
     strata = "".join(f"<li>{_e(s)}</li>" for s in bb.strata)
     n_strata = len(bb.strata)
     n_failed = int((~unranked["role"].isin(REFERENCE_ROLES)).sum())
-    summary = (f"{len(ranked)} ranked submission{'s' * (len(ranked) != 1)}"
-               + (f", {n_failed} not ranked (failed, incomplete or stale)" if n_failed else ""))
+    summary = f"{len(ranked)} ranked submission{'s' * (len(ranked) != 1)}" + (
+        f", {n_failed} not ranked (failed, incomplete or stale)" if n_failed else ""
+    )
     body = [
         f'<nav><a href="{_e(index_url)}">&larr; papergym leaderboard</a></nav>',
         f"<header><h1>{_e(bb.benchmark_id)}</h1>",
@@ -482,8 +520,10 @@ def render_benchmark_page(bb: BenchmarkBoard, *, generated: str, top_k: int = DE
         f"<dt>Version</dt><dd>{_e(bb.version)}</dd>",
         f'<dt>Metric</dt><dd>{_e(bb.metric)} (<span class="direction">{_e(direction)}</span>)</dd>',
         f"<dt>Strata</dt><dd>{n_strata}" + (f"<ul>{strata}</ul>" if strata else "") + "</dd>",
-        (f"<dt>Seeds</dt><dd>{int(bb.n_seeds)} hidden test seeds per stratum "
-         f"({int(bb.n_seeds) * n_strata} runs per submission)</dd>"),
+        (
+            f"<dt>Seeds</dt><dd>{int(bb.n_seeds)} hidden test seeds per stratum "
+            f"({int(bb.n_seeds) * n_strata} runs per submission)</dd>"
+        ),
         f"<dt>Submissions</dt><dd>{_e(summary)}</dd>",
         f"<dt>Generated</dt><dd>{_e(generated)}</dd>",
         "</dl>",
@@ -525,39 +565,53 @@ def _overall_table(overall: pd.DataFrame, known: set[str], page_url: Callable[[s
             f'<tr><td class="num">{i}</td><td class="name">{_e(r["name"])}</td>'
             f'<td class="author">{_e(r["author"])}</td><td class="num">{int(r["n_benchmarks"])}</td>'
             f'<td class="benchmarks">{_benchmark_list(r["benchmarks"], known, page_url)}</td>'
-            f"{_num_td(r['iqm'])}{_num_td(r['ci_low'], ci_label(r['ci_low'], r['ci_high']))}</tr>")
-    return ('<div class="table-wrap"><table class="overall sortable" id="overall"><thead><tr>'
-            '<th class="num" data-sort="num">#</th><th data-sort="text">Name</th><th data-sort="text">Author</th>'
-            '<th class="num" data-sort="num">Benchmarks</th><th>Ranked on</th>'
-            '<th class="num" data-sort="num">IQM</th><th class="num" data-sort="num">95% CI</th>'
-            f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+            f"{_num_td(r['iqm'])}{_num_td(r['ci_low'], ci_label(r['ci_low'], r['ci_high']))}</tr>"
+        )
+    return (
+        '<div class="table-wrap"><table class="overall sortable" id="overall"><thead><tr>'
+        '<th class="num" data-sort="num">#</th><th data-sort="text">Name</th><th data-sort="text">Author</th>'
+        '<th class="num" data-sort="num">Benchmarks</th><th>Ranked on</th>'
+        '<th class="num" data-sort="num">IQM</th><th class="num" data-sort="num">95% CI</th>'
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def _index_entry(bb: BenchmarkBoard, page_url: Callable[[str], str]) -> str:
     href = _href(bb.benchmark_id, page_url)
     ranked, unranked = ordered_table(bb.table)
-    head = (f'<section class="bench" id="b-{_e(bb.benchmark_id)}"><h3><a href="{href}">'
-            f"{_e(bb.benchmark_id)}</a> <small>({_e(bb.kind)}, version {_e(bb.version)})</small></h3>"
-            f"<p>{_e(bb.description)}</p><p>Metric: {_e(bb.metric)} "
-            f'(<span class="direction">{_e(direction_label(bb.direction))}</span>); {len(bb.strata)} '
-            f'{"stratum" if len(bb.strata) == 1 else "strata"} x {int(bb.n_seeds)} test seeds.</p>')
+    head = (
+        f'<section class="bench" id="b-{_e(bb.benchmark_id)}"><h3><a href="{href}">'
+        f"{_e(bb.benchmark_id)}</a> <small>({_e(bb.kind)}, version {_e(bb.version)})</small></h3>"
+        f"<p>{_e(bb.description)}</p><p>Metric: {_e(bb.metric)} "
+        f'(<span class="direction">{_e(direction_label(bb.direction))}</span>); {len(bb.strata)} '
+        f"{'stratum' if len(bb.strata) == 1 else 'strata'} x {int(bb.n_seeds)} test seeds.</p>"
+    )
     if len(ranked) + len(unranked) == 0:
         return head + '<p class="empty">No submissions yet.</p></section>'
     if len(ranked) == 0:
-        return head + (f'<p class="empty">No ranked submissions yet ({len(unranked)} unranked: '
-                       f'<a href="{href}">see the page</a>).</p></section>')
+        return head + (
+            f'<p class="empty">No ranked submissions yet ({len(unranked)} unranked: '
+            f'<a href="{href}">see the page</a>).</p></section>'
+        )
     rows = "".join(
         f'<tr>{_rank_td(r)}<td class="num">{_e(rank_interval_label(r))}</td><td class="name">{_e(r["name"])}'
         f'</td><td class="author">{_e(r["author"])}</td>{_num_td(r["score"])}'
-        f'{_num_td(r["ci_low"], ci_label(r["ci_low"], r["ci_high"]))}</tr>'
-        for _, r in ranked.head(_INDEX_TOP).iterrows())
+        f"{_num_td(r['ci_low'], ci_label(r['ci_low'], r['ci_high']))}</tr>"
+        for _, r in ranked.head(_INDEX_TOP).iterrows()
+    )
     more = len(ranked) - _INDEX_TOP
-    tail = (f'<p class="notes"><a href="{href}">All {len(ranked)} ranked'
-            + (f" and {len(unranked)} unranked" if len(unranked) else "") + " entries</a></p>"
-            if more > 0 or len(unranked) else "")
-    return (head + '<div class="table-wrap"><table class="top"><thead><tr><th class="num">Rank</th>'
-            '<th class="num">95% rank</th><th>Name</th><th>Author</th><th class="num">Score</th>'
-            f'<th class="num">95% CI</th></tr></thead><tbody>{rows}</tbody></table></div>{tail}</section>')
+    tail = (
+        f'<p class="notes"><a href="{href}">All {len(ranked)} ranked'
+        + (f" and {len(unranked)} unranked" if len(unranked) else "")
+        + " entries</a></p>"
+        if more > 0 or len(unranked)
+        else ""
+    )
+    return (
+        head + '<div class="table-wrap"><table class="top"><thead><tr><th class="num">Rank</th>'
+        '<th class="num">95% rank</th><th>Name</th><th>Author</th><th class="num">Score</th>'
+        f'<th class="num">95% CI</th></tr></thead><tbody>{rows}</tbody></table></div>{tail}</section>'
+    )
 
 
 def render_index(board: Board, *, page_url: Callable[[str], str] = static_page_url) -> str:
@@ -570,13 +624,17 @@ def render_index(board: Board, *, page_url: Callable[[str], str] = static_page_u
     known = set(ids)
     body = [
         "<header><h1>papergym leaderboard</h1>",
-        (f'<p class="lead">{len(ids)} benchmark{"s" * (len(ids) != 1)}; every submission is scored on '
-         "hidden test seeds, with 95% bootstrap confidence intervals and rank intervals.</p></header>"),
+        (
+            f'<p class="lead">{len(ids)} benchmark{"s" * (len(ids) != 1)}; every submission is scored on '
+            "hidden test seeds, with 95% bootstrap confidence intervals and rank intervals.</p></header>"
+        ),
         "<main>",
         "<h2>Across benchmarks</h2>",
-        ('<p class="notes">IQM (interquartile mean) of the normalised scores (1 = best reference, 0 = worst '
-         "reference; higher is better) of every run on every benchmark a submission is ranked on, with a "
-         "stratified bootstrap 95% CI.</p>"),
+        (
+            '<p class="notes">IQM (interquartile mean) of the normalised scores (1 = best reference, 0 = worst '
+            "reference; higher is better) of every run on every benchmark a submission is ranked on, with a "
+            "stratified bootstrap 95% CI.</p>"
+        ),
         _overall_table(board.overall, known, page_url),
         "<h2>Benchmarks</h2>",
     ]

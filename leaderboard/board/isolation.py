@@ -91,24 +91,68 @@ class IsolationError(RuntimeError):
 #: system calls refused with EPERM inside the sandbox (``clone3``: ENOSYS; ``clone`` with a namespace flag: EPERM)
 DENIED_SYSCALLS = (
     # other processes' memory and state
-    "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "pidfd_getfd", "kcmp",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "process_madvise",
+    "pidfd_getfd",
+    "kcmp",
     # mounts and namespaces
-    "mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick",
-    "mount_setattr", "unshare", "setns", "chroot",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "fspick",
+    "mount_setattr",
+    "unshare",
+    "setns",
+    "chroot",
     # kernel keyrings, BPF, perf, userfaultfd, io_uring, fanotify
-    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
-    "io_uring_enter", "io_uring_register", "fanotify_init",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "fanotify_init",
     # the kernel itself and the machine
-    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon",
-    "swapoff", "acct", "syslog", "quotactl", "iopl", "ioperm", "vhangup", "settimeofday", "clock_settime",
-    "clock_adjtime", "adjtimex",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "syslog",
+    "quotactl",
+    "iopl",
+    "ioperm",
+    "vhangup",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
     # file handles (bypass path permissions)
-    "open_by_handle_at", "name_to_handle_at",
+    "open_by_handle_at",
+    "name_to_handle_at",
 )
 #: every namespace flag ``clone`` accepts (CLONE_NEWTIME, 0x80, only exists for clone3 / unshare)
 CLONE_NAMESPACE_FLAGS = {
-    "CLONE_NEWNS": 0x00020000, "CLONE_NEWCGROUP": 0x02000000, "CLONE_NEWUTS": 0x04000000,
-    "CLONE_NEWIPC": 0x08000000, "CLONE_NEWUSER": 0x10000000, "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
     "CLONE_NEWNET": 0x40000000,
 }
 
@@ -123,8 +167,10 @@ def seccomp_bpf() -> bytes:
     try:
         import pyseccomp as sc
     except (ImportError, OSError) as exc:
-        raise IsolationError(f"pyseccomp / libseccomp unavailable ({exc}): pip install pyseccomp "
-                             "(papergym[board]) and apt-get install libseccomp2") from None
+        raise IsolationError(
+            f"pyseccomp / libseccomp unavailable ({exc}): pip install pyseccomp "
+            "(papergym[board]) and apt-get install libseccomp2"
+        ) from None
     try:
         f = sc.SyscallFilter(defaction=sc.ALLOW)
         f.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)  # another ABI (int 0x80, x32): the whole process dies
@@ -200,8 +246,9 @@ def _probe_seccomp() -> tuple[bool, str]:
     except IsolationError as exc:
         return False, str(exc)
     try:
-        r = subprocess.run([sys.executable, "-I", "-c", _SECCOMP_CHECK], input=data, capture_output=True,
-                           timeout=60, check=False)
+        r = subprocess.run(
+            [sys.executable, "-I", "-c", _SECCOMP_CHECK], input=data, capture_output=True, timeout=60, check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"the seccomp check could not run: {exc}"
     if r.returncode != 0 or r.stdout.strip() != b"ok":
@@ -209,8 +256,10 @@ def _probe_seccomp() -> tuple[bool, str]:
         return False, f"the kernel did not apply the seccomp filter as expected (exit {r.returncode}): {why}"
     if not _bwrap_has_seccomp():
         return False, "this bubblewrap has no --seccomp option (bubblewrap >= 0.3 needed)"
-    return True, (f"seccomp filter of {len(data) // 8} BPF instructions ({len(DENIED_SYSCALLS)} system calls "
-                  "refused, clone with namespace flags refused, clone3 -> ENOSYS)")
+    return True, (
+        f"seccomp filter of {len(data) // 8} BPF instructions ({len(DENIED_SYSCALLS)} system calls "
+        "refused, clone with namespace flags refused, clone3 -> ENOSYS)"
+    )
 
 
 def _bwrap_has_seccomp() -> bool:
@@ -226,8 +275,8 @@ def _unescape(s: str) -> str:
     """Octal escapes of /proc/self/mountinfo (``\\040`` = space)."""
     out, i = [], 0
     while i < len(s):
-        if s[i] == "\\" and i + 4 <= len(s) and s[i + 1:i + 4].isdigit():
-            out.append(chr(int(s[i + 1:i + 4], 8)))
+        if s[i] == "\\" and i + 4 <= len(s) and s[i + 1 : i + 4].isdigit():
+            out.append(chr(int(s[i + 1 : i + 4], 8)))
             i += 4
         else:
             out.append(s[i])
@@ -263,7 +312,7 @@ def _own_cgroups() -> dict[str, str]:
                 parts = line.split(":", 2)
                 if len(parts) != 3:
                     continue
-                for c in (parts[1].split(",") if parts[1] else [""]):
+                for c in parts[1].split(",") if parts[1] else [""]:
                     out[c] = parts[2]
     except OSError:
         pass
@@ -273,7 +322,7 @@ def _own_cgroups() -> dict[str, str]:
 def _folder(mount_root: str, mount_point: str, own: str) -> str:
     """The folder of the cgroup ``own`` on a mount of its hierarchy (mounted at ``mount_root``)."""
     root = mount_root.rstrip("/")
-    rel = own[len(root):] if root and (own == root or own.startswith(root + "/")) else own
+    rel = own[len(root) :] if root and (own == root or own.startswith(root + "/")) else own
     return os.path.normpath(mount_point + "/" + rel.lstrip("/"))
 
 
@@ -316,9 +365,11 @@ def _v2_layout(mounts: list, own: dict[str, str]) -> tuple[CgroupLayout | None, 
             return None, "this process is in no cgroup v2"
         folder = _folder(m[0], m[1], mine)
         if os.path.normpath(folder) != os.path.normpath(m[1]):
-            return None, (f"this process is in cgroup {mine!r}, which holds processes, so cgroup v2 cannot hand "
-                          "controllers to a job below it: run the worker in a delegated cgroup (systemd "
-                          "Delegate=yes) and set $PAPERGYM_CGROUP_PARENT to a folder there")
+            return None, (
+                f"this process is in cgroup {mine!r}, which holds processes, so cgroup v2 cannot hand "
+                "controllers to a job below it: run the worker in a delegated cgroup (systemd "
+                "Delegate=yes) and set $PAPERGYM_CGROUP_PARENT to a folder there"
+            )
         base, parent = folder, os.path.join(folder, PARENT_NAME)
     try:
         avail = _read(os.path.join(base, "cgroup.controllers")).split()
@@ -361,8 +412,7 @@ class JobCgroup:
     ``cpus``: CPU bandwidth in CPUs. :attr:`procs_files` are what the launched process writes ``0``
     into before it execs (see :meth:`join`); :meth:`kill_all` then :meth:`remove` at the end."""
 
-    def __init__(self, layout: CgroupLayout, *, memory_bytes: int, tasks: int, cpus: float,
-                 name: str | None = None):
+    def __init__(self, layout: CgroupLayout, *, memory_bytes: int, tasks: int, cpus: float, name: str | None = None):
         self.layout = layout
         self.version = layout.version
         self.name = name or _job_name("job")
@@ -453,8 +503,9 @@ class JobCgroup:
             if "oom_kill" in ctl:
                 return int(ctl["oom_kill"]) > 0
             # kernels before 4.13 have no oom_kill counter: the limit was hit and usage reached it
-            return int(_read(f"{mem}/memory.failcnt")) > 0 and \
-                int(_read(f"{mem}/memory.max_usage_in_bytes")) >= self.memory_bytes - (1 << 20)
+            return int(_read(f"{mem}/memory.failcnt")) > 0 and int(
+                _read(f"{mem}/memory.max_usage_in_bytes")
+            ) >= self.memory_bytes - (1 << 20)
         except (OSError, ValueError):
             return False
 
@@ -521,8 +572,9 @@ def _kill_tasks(procs_files: list[str], version: int, timeout: float) -> bool:
     end = time.monotonic() + timeout
     kill_files = []
     if version == 2:
-        kill_files = [k for k in (os.path.join(os.path.dirname(p), "cgroup.kill") for p in procs_files)
-                      if os.path.exists(k)]
+        kill_files = [
+            k for k in (os.path.join(os.path.dirname(p), "cgroup.kill") for p in procs_files) if os.path.exists(k)
+        ]
 
     def listed() -> set[int]:
         out: set[int] = set()
@@ -570,8 +622,13 @@ def sweep_stale(parents: Iterable[str]) -> list[str]:
         version = 2 if os.path.exists(os.path.join(parent, "cgroup.controllers")) else 1
         for name in names:
             parts = name.split("-")
-            if len(parts) != 4 or parts[0] not in ("job", "probe") or parts[1] != ns or not parts[2].isdigit() \
-                    or os.path.exists(f"/proc/{parts[2]}"):
+            if (
+                len(parts) != 4
+                or parts[0] not in ("job", "probe")
+                or parts[1] != ns
+                or not parts[2].isdigit()
+                or os.path.exists(f"/proc/{parts[2]}")
+            ):
                 continue
             folder = os.path.join(parent, name)
             _kill_tasks([os.path.join(folder, "cgroup.procs")], version, 2.0)
@@ -639,8 +696,9 @@ def _pool() -> range:
     except ValueError:
         raise IsolationError(f"$PAPERGYM_SANDBOX_UIDS must be FIRST-LAST (e.g. 61000-61183), got {raw!r}") from None
     if not 1000 <= a <= b < 2**31 - 1 or a <= 65534 <= b:
-        raise IsolationError(f"$PAPERGYM_SANDBOX_UIDS={raw!r} is not a range of ordinary uids "
-                             "(1000 <= FIRST <= LAST, without 65534)")
+        raise IsolationError(
+            f"$PAPERGYM_SANDBOX_UIDS={raw!r} is not a range of ordinary uids (1000 <= FIRST <= LAST, without 65534)"
+        )
     return range(a, b + 1)
 
 
@@ -736,8 +794,10 @@ def acquire_uid() -> UidLease:
             os.close(fd)
             continue
         return UidLease(uid, uid, path, fd)
-    raise IsolationError(f"every uid of the sandbox pool {pool.start}-{pool.stop - 1} is in use "
-                         "(too many concurrent sandboxes; $PAPERGYM_SANDBOX_UIDS widens the pool)")
+    raise IsolationError(
+        f"every uid of the sandbox pool {pool.start}-{pool.stop - 1} is in use "
+        "(too many concurrent sandboxes; $PAPERGYM_SANDBOX_UIDS widens the pool)"
+    )
 
 
 def sandboxes_running() -> int:

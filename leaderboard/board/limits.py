@@ -67,8 +67,18 @@ class Limits:
     cpus: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("call_seconds", "episode_seconds", "submission_seconds", "cpu_seconds", "memory_mb",
-                     "file_size_mb", "open_files", "processes", "stderr_tail_bytes", "cpus"):
+        for name in (
+            "call_seconds",
+            "episode_seconds",
+            "submission_seconds",
+            "cpu_seconds",
+            "memory_mb",
+            "file_size_mb",
+            "open_files",
+            "processes",
+            "stderr_tail_bytes",
+            "cpus",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise ValueError(f"Limits.{name} must be a positive number, got {v!r}")
@@ -90,8 +100,11 @@ class ProtocolError(SandboxError):
     """The child broke the channel's protocol (garbage, a truncated frame, a wrong op): status error."""
 
     def __init__(self, message: str, stderr_tail: str = ""):
-        super().__init__("error", message if message.startswith("protocol violation") else
-                         f"protocol violation: {message}", stderr_tail)
+        super().__init__(
+            "error",
+            message if message.startswith("protocol violation") else f"protocol violation: {message}",
+            stderr_tail,
+        )
 
 
 class SandboxWarning(UserWarning):
@@ -116,9 +129,11 @@ def resolve_sandbox(sandbox: str) -> str:
     an unknown name (``"rlimits"``: renamed ``"unsafe-rlimits"``) and :class:`SandboxUnavailable` when the
     isolation asked for is not available."""
     if sandbox == "rlimits":
-        raise ValueError("sandbox='rlimits' was renamed 'unsafe-rlimits' (the CLI's --unsafe-no-sandbox): it runs "
-                         "the submission without filesystem, network or system-call isolation, for local "
-                         "experiments on trusted code only")
+        raise ValueError(
+            "sandbox='rlimits' was renamed 'unsafe-rlimits' (the CLI's --unsafe-no-sandbox): it runs "
+            "the submission without filesystem, network or system-call isolation, for local "
+            "experiments on trusted code only"
+        )
     if sandbox not in SANDBOX_MODES:
         raise ValueError(f"sandbox must be one of {', '.join(map(repr, SANDBOX_MODES))}, got {sandbox!r}")
     if sandbox == "unsafe-rlimits":
@@ -126,8 +141,9 @@ def resolve_sandbox(sandbox: str) -> str:
     st = _iso.isolation_status()
     if sandbox == "full":
         if not st.full:
-            raise SandboxUnavailable("sandbox='full' needs every isolation piece; missing here: "
-                                     + "; ".join(st.missing()))
+            raise SandboxUnavailable(
+                "sandbox='full' needs every isolation piece; missing here: " + "; ".join(st.missing())
+            )
         return "full"
     if sandbox == "bwrap":
         if not st.bwrap_ok:
@@ -136,12 +152,19 @@ def resolve_sandbox(sandbox: str) -> str:
     if st.full:
         return "full"
     if st.bwrap_ok:
-        warnings.warn("sandbox='auto' runs as 'bwrap', not 'full' (what ranked evaluation needs); missing: "
-                      + "; ".join(st.missing()), SandboxWarning, stacklevel=3)
+        warnings.warn(
+            "sandbox='auto' runs as 'bwrap', not 'full' (what ranked evaluation needs); missing: "
+            + "; ".join(st.missing()),
+            SandboxWarning,
+            stacklevel=3,
+        )
         return "bwrap"
-    raise SandboxUnavailable("no sandbox can run here, missing: " + "; ".join(st.missing())
-                             + ". For a local experiment on trusted code, `papergym submit --unsafe-no-sandbox` "
-                             "(sandbox='unsafe-rlimits') runs it with rlimits only")
+    raise SandboxUnavailable(
+        "no sandbox can run here, missing: "
+        + "; ".join(st.missing())
+        + ". For a local experiment on trusted code, `papergym submit --unsafe-no-sandbox` "
+        "(sandbox='unsafe-rlimits') runs it with rlimits only"
+    )
 
 
 @dataclass(frozen=True)
@@ -154,4 +177,3 @@ class SessionReport:
     wall_seconds: float
     cpu_seconds: float
     sandbox: str
-

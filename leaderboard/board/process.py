@@ -89,11 +89,10 @@ class _TailReader(threading.Thread):
 
     def tail(self) -> str:
         with self.lock:
-            b = bytes(self.buf[-self.keep:])
+            b = bytes(self.buf[-self.keep :])
             omitted = self.total - len(b)
         s = b.decode("utf-8", errors="replace")
         return f"[... {omitted} bytes omitted]\n{s}" if omitted > 0 else s
-
 
 
 class SandboxProcess:
@@ -117,8 +116,10 @@ class SandboxProcess:
         # the pieces this sandbox uses: all of them in "full" (resolve_sandbox checked), what works otherwise
         self._layout = _iso.usable_layout(st)
         if self.mode == "full" and (self._layout is None or set(self._layout.controllers) != set(_iso.CONTROLLERS)):
-            raise SandboxUnavailable(f"sandbox='full' needs the cgroup controllers {', '.join(_iso.CONTROLLERS)}; "
-                                     f"usable here: {', '.join(self._layout.controllers) if self._layout else 'none'}")
+            raise SandboxUnavailable(
+                f"sandbox='full' needs the cgroup controllers {', '.join(_iso.CONTROLLERS)}; "
+                f"usable here: {', '.join(self._layout.controllers) if self._layout else 'none'}"
+            )
         self._use_seccomp = self._bwrap and st.seccomp_ok
         self._use_uids = st.uid_pool_ok
         #: the job's cgroup and uid while a child runs (None otherwise, or where that piece is not used)
@@ -153,8 +154,12 @@ class SandboxProcess:
             if self._use_uids and os.geteuid() == 0:
                 self.uid_lease = _iso.acquire_uid()
             if self._layout is not None:
-                self.cgroup = _iso.JobCgroup(self._layout, memory_bytes=int(lim.memory_mb) * 2**20,
-                                             tasks=int(lim.processes) + (2 if self._bwrap else 0), cpus=lim.cpus)
+                self.cgroup = _iso.JobCgroup(
+                    self._layout,
+                    memory_bytes=int(lim.memory_mb) * 2**20,
+                    tasks=int(lim.processes) + (2 if self._bwrap else 0),
+                    cpus=lim.cpus,
+                )
         except (_iso.IsolationError, OSError) as exc:
             self._release_isolation()
             raise SandboxUnavailable(f"the sandbox's isolation could not be set up: {exc}") from None
@@ -170,8 +175,12 @@ class SandboxProcess:
             warnings.warn(f"sandbox clean-up: {exc}", SandboxWarning, stacklevel=2)
         finally:
             if lease is not None and not lease.release():
-                warnings.warn(f"sandbox clean-up: a process of uid {lease.uid} survived SIGKILL; that uid stays "
-                              "out of the pool while this process runs", SandboxWarning, stacklevel=2)
+                warnings.warn(
+                    f"sandbox clean-up: a process of uid {lease.uid} survived SIGKILL; that uid stays "
+                    "out of the pool while this process runs",
+                    SandboxWarning,
+                    stacklevel=2,
+                )
 
     def launch(self) -> None:
         lim = self.limits
@@ -204,8 +213,16 @@ class SandboxProcess:
                 info_r, info_w = os.pipe()
                 fds.append(info_w)
                 argv = bwrap_argv(dfds, int(lim.file_size_mb) * 2**20, sfd) + ["--info-fd", str(info_w)]
-                argv += [sys.executable, "-s", "-P", f"{SANDBOX_LIB}/{CHILD_NAME}", child_fds,
-                         f"{SANDBOX_SUBMISSION}/{name}", self.attr, repr(self.spin)]
+                argv += [
+                    sys.executable,
+                    "-s",
+                    "-P",
+                    f"{SANDBOX_LIB}/{CHILD_NAME}",
+                    child_fds,
+                    f"{SANDBOX_SUBMISSION}/{name}",
+                    self.attr,
+                    repr(self.spin),
+                ]
                 if os.geteuid() == 0:
                     lease = self.uid_lease
                     argv.append(f"--drop-uid={lease.uid}:{lease.gid}" if lease else f"--drop-uid={NOBODY}:{NOBODY}")
@@ -234,31 +251,54 @@ class SandboxProcess:
                         raise SandboxUnavailable(
                             "sandbox='unsafe-rlimits' as root runs the submission as an unprivileged user, but "
                             f"the Python installation is not reachable by other users ({why}); use the full "
-                            "sandbox, or run papergym as a normal user")
+                            "sandbox, or run papergym as a normal user"
+                        )
                     lease = self.uid_lease
                     drop = (lease.uid, lease.gid) if lease else (NOBODY, NOBODY)
                     os.chown(root / "work", *drop)
                     os.chmod(root / "work", 0o700)
-                warn = ("sandbox='unsafe-rlimits' was asked for: the submission runs with rlimits only -- no "
-                        "filesystem isolation (it can read every file its user can read), no network isolation, "
-                        "no system-call filter")
+                warn = (
+                    "sandbox='unsafe-rlimits' was asked for: the submission runs with rlimits only -- no "
+                    "filesystem isolation (it can read every file its user can read), no network isolation, "
+                    "no system-call filter"
+                )
                 if self.cgroup is None:
                     warn += ", processes that start a new session may escape the kill"
                 warnings.warn(warn, SandboxWarning, stacklevel=4)
-                argv = [sys.executable, "-s", "-P", str(root / "lib" / CHILD_NAME), child_fds,
-                        str(root / "submission" / name), self.attr, repr(self.spin)]
+                argv = [
+                    sys.executable,
+                    "-s",
+                    "-P",
+                    str(root / "lib" / CHILD_NAME),
+                    child_fds,
+                    str(root / "submission" / name),
+                    self.attr,
+                    repr(self.spin),
+                ]
                 env = sandbox_env(str(root / "work"))
                 cwd = str(root / "work")
                 pre = preexec(lim, drop=drop, pdeathsig=True, job=self.cgroup)
             err_r, err_w = os.pipe()
             try:
-                self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=err_w, stderr=err_w,
-                                             pass_fds=(c_r, c_w, *fds, *([gate_fd] if gate_fd is not None else [])), env=env, cwd=cwd,
-                                             preexec_fn=pre, start_new_session=True, close_fds=True)  # noqa: PLW1509 - rlimits must be set between fork and exec
+                self.proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=err_w,
+                    stderr=err_w,
+                    pass_fds=(c_r, c_w, *fds, *([gate_fd] if gate_fd is not None else [])),
+                    env=env,
+                    cwd=cwd,
+                    preexec_fn=pre,  # noqa: PLW1509 - rlimits must be set between fork and exec
+                    start_new_session=True,
+                    close_fds=True,
+                )
             except (OSError, subprocess.SubprocessError) as exc:
                 os.close(err_r)
-                raise SandboxError("error", f"the sandbox could not be started ({type(exc).__name__}: {exc}; "
-                                            "joining the job cgroup or setting the rlimits failed?)") from None
+                raise SandboxError(
+                    "error",
+                    f"the sandbox could not be started ({type(exc).__name__}: {exc}; "
+                    "joining the job cgroup or setting the rlimits failed?)",
+                ) from None
             finally:
                 os.close(err_w)
         except BaseException:
@@ -296,6 +336,7 @@ class SandboxProcess:
     def sample_cpu(self) -> None:
         """CPU seconds of the python process (children it reaped included), from /proc: bubblewrap's
         pid-1 does not pass its child's rusage on to ``wait4``."""
+
         def ticks(pid: int) -> int:
             with open(f"/proc/{pid}/stat", "rb") as fh:
                 fields = fh.read().rsplit(b")", 1)[1].split()
@@ -387,9 +428,13 @@ class SandboxProcess:
         rc = self.proc.returncode if self.proc is not None else None
         tail = self.tail(wait=0.5)
         if self.cgroup is not None and self.cgroup.oom_killed():
-            return SandboxError("oom", f"the memory limit of {self.limits.memory_mb} MiB (memory, tmpfs files and "
-                                       f"memfd pages together) was reached during {during}: the sandbox's cgroup "
-                                       "OOM killer ended it", tail)
+            return SandboxError(
+                "oom",
+                f"the memory limit of {self.limits.memory_mb} MiB (memory, tmpfs files and "
+                f"memfd pages together) was reached during {during}: the sandbox's cgroup "
+                "OOM killer ended it",
+                tail,
+            )
         sig = None
         if rc is not None and rc < 0:
             sig = -rc
@@ -398,14 +443,17 @@ class SandboxProcess:
         if sig is not None:
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
             if sig == signal.SIGXCPU or (sig == signal.SIGKILL and self.cpu_seconds >= self.limits.cpu_seconds - 0.5):
-                return SandboxError("timeout", f"the CPU time limit of {self.limits.cpu_seconds:g} s was reached "
-                                               f"during {during}", tail)
+                return SandboxError(
+                    "timeout", f"the CPU time limit of {self.limits.cpu_seconds:g} s was reached during {during}", tail
+                )
             if sig == signal.SIGKILL:
-                return SandboxError("oom", f"the sandbox was killed (SIGKILL) during {during}, most likely for "
-                                           "memory", tail)
+                return SandboxError(
+                    "oom", f"the sandbox was killed (SIGKILL) during {during}, most likely for memory", tail
+                )
             if sig == signal.SIGXFSZ:
-                return SandboxError("error", f"the file size limit of {self.limits.file_size_mb} MiB was exceeded "
-                                             f"during {during}", tail)
+                return SandboxError(
+                    "error", f"the file size limit of {self.limits.file_size_mb} MiB was exceeded during {during}", tail
+                )
             return SandboxError("error", f"the submission crashed ({name}) during {during}", tail)
         return SandboxError("error", f"the submission's process exited (code {rc}) during {during}", tail)
 
@@ -497,8 +545,9 @@ class SandboxProcess:
                 raise self.fail(self._broken(during)) from None
             raise self.fail(ProtocolError(f"{exc} (during {during})")) from None
         except Exception as exc:  # noqa: BLE001 - the codec raises only the above; anything else is still the frame's fault
-            raise self.fail(ProtocolError(f"an unreadable frame during {during} ({type(exc).__name__}: "
-                                          f"{str(exc)[:200]})")) from None
+            raise self.fail(
+                ProtocolError(f"an unreadable frame during {during} ({type(exc).__name__}: {str(exc)[:200]})")
+            ) from None
         finally:
             self._deadline = None
         try:
@@ -520,4 +569,3 @@ class SandboxProcess:
                 pass
             self._reap(block=True, grace=2.0)
         self.cleanup()
-

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
 from papergym.leaderboard.board import channel as _ch
 from papergym.leaderboard.board.limits import ProtocolError, SandboxError
 
@@ -71,12 +72,10 @@ def hosted_error(v: Any, stderr_tail: str) -> SandboxError:
     """The :class:`SandboxError` of the child's error message ``{"type", "message", "traceback"}``
     (strings), or a :class:`ProtocolError` if the message is not one."""
     if not isinstance(v, dict) or not set(v) <= _ERROR_FIELDS or "type" not in v:
-        return ProtocolError("a malformed error message (expected a dict of type, message and traceback)",
-                             stderr_tail)
+        return ProtocolError("a malformed error message (expected a dict of type, message and traceback)", stderr_tail)
     typ, msg, tb = v["type"], v.get("message", ""), v.get("traceback", "")
     if not (isinstance(typ, str) and isinstance(msg, str) and isinstance(tb, str)):
-        return ProtocolError("a malformed error message (its type, message and traceback must be strings)",
-                             stderr_tail)
+        return ProtocolError("a malformed error message (its type, message and traceback must be strings)", stderr_tail)
     typ, msg, tb = typ[:100], msg[:MAX_MESSAGE_CHARS], tb[:MAX_MESSAGE_CHARS]
     text = f"{typ}: {msg}"
     if tb:
@@ -112,14 +111,16 @@ def check_actions(v: Any, n: int) -> tuple[np.ndarray, dict[int, str]]:
         what = f"an array of dtype {actions.dtype}" if isinstance(actions, np.ndarray) else type(actions).__name__
         raise ProtocolError(f"actions must be a numeric array, got {what}")
     if actions.ndim == 0 or actions.shape[0] != n:
-        raise ProtocolError(f"actions of shape {actions.shape} for {n} runs (the first dimension must be the "
-                            "number of runs)")
+        raise ProtocolError(
+            f"actions of shape {actions.shape} for {n} runs (the first dimension must be the number of runs)"
+        )
     failed: dict[int, str] = {}
     for k, msg in raw_failed.items():
         ok = k.isascii() and k.isdecimal() and len(k) <= 20 and (k == "0" or k[0] != "0")
         if not ok or int(k) >= n or not isinstance(msg, str):
-            raise ProtocolError(f"a malformed failed-run entry {k[:40]!r} (expected a run index in [0, {n}) "
-                                "mapped to a message string)")
+            raise ProtocolError(
+                f"a malformed failed-run entry {k[:40]!r} (expected a run index in [0, {n}) mapped to a message string)"
+            )
         failed[int(k)] = msg[:MAX_MESSAGE_CHARS]
     return actions, failed
 
@@ -134,10 +135,17 @@ def check_solver_message(op: int, v: Any, callables: Mapping[str, Callable]) -> 
         raise ProtocolError("a message that is not a dict during solve")
     if op == _ch.OP_RPC_CALL:
         name, args, kwargs = v.get("name"), v.get("args"), v.get("kwargs")
-        if set(v) != _CALL_FIELDS or not isinstance(name, str) or name not in callables \
-                or not isinstance(args, list) or not isinstance(kwargs, dict):
-            raise ProtocolError(f"a malformed call of {str(name)[:80]!r} (expected name: one of the problem's "
-                                "callables, args: a list, kwargs: a dict)")
+        if (
+            set(v) != _CALL_FIELDS
+            or not isinstance(name, str)
+            or name not in callables
+            or not isinstance(args, list)
+            or not isinstance(kwargs, dict)
+        ):
+            raise ProtocolError(
+                f"a malformed call of {str(name)[:80]!r} (expected name: one of the problem's "
+                "callables, args: a list, kwargs: a dict)"
+            )
         size = _value_bytes([args, kwargs], MAX_CALL_BYTES)
         if size > MAX_CALL_BYTES:
             raise ProtocolError(f"the arguments of a call of {name!r} exceed {MAX_CALL_BYTES} bytes")
@@ -148,16 +156,20 @@ def check_solver_message(op: int, v: Any, callables: Mapping[str, Callable]) -> 
         out: tuple[Any, ...] = ("solution", v["solution"])
     elif op == _ch.OP_REPORT:
         it, work = v.get("iteration"), v.get("work")
-        ok = set(v) == _REPORT_FIELDS and (it is None or (type(it) is int and abs(it) < 2**63)) \
-            and (work is None or (type(work) is int and abs(work) < 2**63)
-                 or (type(work) is float and np.isfinite(work)))
+        ok = (
+            set(v) == _REPORT_FIELDS
+            and (it is None or (type(it) is int and abs(it) < 2**63))
+            and (
+                work is None or (type(work) is int and abs(work) < 2**63) or (type(work) is float and np.isfinite(work))
+            )
+        )
         if not ok:
-            raise ProtocolError("a malformed report (expected solution, iteration: None or an int, work: None "
-                                "or a finite number)")
+            raise ProtocolError(
+                "a malformed report (expected solution, iteration: None or an int, work: None or a finite number)"
+            )
         out = ("report", v["solution"], it, work)
     else:
         raise ProtocolError(f"unexpected message op {op} during solve")
     if _value_bytes(out[1], MAX_SOLUTION_BYTES) > MAX_SOLUTION_BYTES:
         raise ProtocolError(f"a solution larger than {MAX_SOLUTION_BYTES} bytes")
     return out
-

@@ -7,13 +7,27 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from papergym.leaderboard.board import channel as _ch
 
 __all__ = ["problem_to_public", "roundtrip", "space_to_public"]
 
 # ------------------------------------------------------------------------------- public problem
-_BASE_KEYS = {"n", "nvec", "low", "high", "dtype", "shape", "start", "spaces", "bounded_below", "bounded_above",
-              "low_repr", "high_repr", "seed"}
+_BASE_KEYS = {
+    "n",
+    "nvec",
+    "low",
+    "high",
+    "dtype",
+    "shape",
+    "start",
+    "spaces",
+    "bounded_below",
+    "bounded_above",
+    "low_repr",
+    "high_repr",
+    "seed",
+}
 
 
 def _scalar(v: Any) -> bool:
@@ -29,8 +43,10 @@ def space_to_public(space: Any) -> dict[str, Any]:
     bases = (spaces.Box, spaces.Discrete, spaces.MultiBinary, spaces.MultiDiscrete, spaces.Dict, spaces.Tuple)
     base = next((c for c in type(space).__mro__ if c in bases), None)
     if base is None:
-        raise TypeError(f"space {type(space).__name__} cannot be sent to a sandbox (supported: "
-                        f"{', '.join(b.__name__ for b in bases)} and their subclasses)")
+        raise TypeError(
+            f"space {type(space).__name__} cannot be sent to a sandbox (supported: "
+            f"{', '.join(b.__name__ for b in bases)} and their subclasses)"
+        )
     d: dict[str, Any] = {"type": base.__name__}
     if base is spaces.Box:
         d.update(low=np.asarray(space.low), high=np.asarray(space.high), dtype=str(space.dtype))
@@ -73,13 +89,16 @@ def problem_to_public(problem: Any) -> dict[str, Any]:
     params = {}
     for k, v in dict(problem.params).items():
         params[str(k)] = v
-    return {"env_id": str(problem.env_id), "horizon": int(problem.horizon), "params": params,
-            "action_space": space_to_public(problem.action_space),
-            "observation_space": space_to_public(problem.observation_space)}
+    return {
+        "env_id": str(problem.env_id),
+        "horizon": int(problem.horizon),
+        "params": params,
+        "action_space": space_to_public(problem.action_space),
+        "observation_space": space_to_public(problem.observation_space),
+    }
 
 
 def roundtrip(value: Any) -> Any:
     """``value`` through the channel's codec (what the child receives)."""
     frame = _ch.encode(0, value)
     return _ch.decode(memoryview(frame)[4:])[1]
-

@@ -68,8 +68,23 @@ __all__ = [
 RUN_STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "oom", "invalid_action", "diverged")
 
 TABLE_COLUMNS: tuple[str, ...] = (
-    "submission_id", "name", "author", "role", "ranked", "rank", "rank_lo", "rank_hi", "tie", "score",
-    "ci_low", "ci_high", "n_runs", *(f"n_{s}" for s in RUN_STATUSES), "status", "message", "code_sha256",
+    "submission_id",
+    "name",
+    "author",
+    "role",
+    "ranked",
+    "rank",
+    "rank_lo",
+    "rank_hi",
+    "tie",
+    "score",
+    "ci_low",
+    "ci_high",
+    "n_runs",
+    *(f"n_{s}" for s in RUN_STATUSES),
+    "status",
+    "message",
+    "code_sha256",
     "date",
 )
 CURVE_COLUMNS: tuple[str, ...] = ("submission_id", "name", "role", "t", "mean", "ci_low", "ci_high")
@@ -122,6 +137,7 @@ def metric_and_direction(cfg: Any) -> tuple[str, str, str]:
     import importlib
 
     import gymnasium as gym
+
     import papergym.envs as penvs
 
     module = importlib.import_module(gym.spec(penvs.check_env_id(cfg.benchmark_id)).entry_point.split(":")[0])
@@ -144,6 +160,7 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
     """The board of one benchmark from the store: the current version of its board configuration (or
     the latest version in the store if nothing was scored on the current one)."""
     import numpy as np
+
     from papergym.leaderboard.board.configs import EnvBoardConfig, board_config, board_version
     from papergym.leaderboard.runner.stats import (
         bootstrap_mean_ci_columns,
@@ -167,7 +184,9 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
         n_seeds = cfg.seeds
     else:
         strata, expected, n_seeds = [], None, 0
-    runs = store.runs(submission_ids=[int(i) for i in subs.submission_id], split="test") if len(subs) else pd.DataFrame()
+    runs = (
+        store.runs(submission_ids=[int(i) for i in subs.submission_id], split="test") if len(subs) else pd.DataFrame()
+    )
     if not strata and len(runs):
         strata = sorted(runs.stratum.unique())
         n_seeds = int(runs.groupby(["submission_id", "stratum"]).size().max())
@@ -190,14 +209,28 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
         if ranked:
             data[str(sub.submission_id)] = complete[int(sub.submission_id)]
         status = sub.status
-        rows.append({
-            "submission_id": int(sub.submission_id), "name": sub.name, "author": sub.author, "role": sub.role,
-            "ranked": ranked, "rank": np.nan, "rank_lo": np.nan, "rank_hi": np.nan, "tie": False,
-            "score": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n_runs": len(r),
-            **{f"n_{s}": counts[s] for s in RUN_STATUSES}, "status": status,
-            "message": (sub.message or "") if status != "ok" else "",
-            "code_sha256": sub.code_sha256, "date": _iso(sub.finished_at),
-        })
+        rows.append(
+            {
+                "submission_id": int(sub.submission_id),
+                "name": sub.name,
+                "author": sub.author,
+                "role": sub.role,
+                "ranked": ranked,
+                "rank": np.nan,
+                "rank_lo": np.nan,
+                "rank_hi": np.nan,
+                "tie": False,
+                "score": np.nan,
+                "ci_low": np.nan,
+                "ci_high": np.nan,
+                "n_runs": len(r),
+                **{f"n_{s}": counts[s] for s in RUN_STATUSES},
+                "status": status,
+                "message": (sub.message or "") if status != "ok" else "",
+                "code_sha256": sub.code_sha256,
+                "date": _iso(sub.finished_at),
+            }
+        )
     table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
     if data:
         rt = rank_table(data, direction, n_boot=n_boot)
@@ -211,8 +244,9 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
             b = stratified_bootstrap({"x": vals}, n_boot=n_boot)
             table.loc[m, ["score", "ci_low", "ci_high"]] = [b.estimate[0], b.low[0], b.high[0]]
     table["tie"] = table["tie"].astype(bool)
-    table = table.sort_values(["ranked", "rank", "score"], ascending=[False, True, direction == "min"],
-                              kind="stable").reset_index(drop=True)
+    table = table.sort_values(
+        ["ranked", "rank", "score"], ascending=[False, True, direction == "min"], kind="stable"
+    ).reset_index(drop=True)
 
     curves = profiles = None
     if isinstance(cfg, EnvBoardConfig):
@@ -233,8 +267,19 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
             if not mats or len({len(m) for m in mats}) != 1:
                 continue
             mean, lo, hi = bootstrap_mean_ci_columns(np.vstack(mats), n_boot=500)
-            parts.append(pd.DataFrame({"submission_id": int(sub.submission_id), "name": sub.name, "role": sub.role,
-                                       "t": t, "mean": mean, "ci_low": lo, "ci_high": hi}))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "submission_id": int(sub.submission_id),
+                        "name": sub.name,
+                        "role": sub.role,
+                        "t": t,
+                        "mean": mean,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                    }
+                )
+            )
         curves = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(CURVE_COLUMNS))
     else:
         cost_rows = []
@@ -248,8 +293,14 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
                 c = getattr(rr, cfg.profile_cost, np.nan) if cfg.profile_cost in r.columns else np.nan
                 okk = getattr(rr, cfg.profile_success, 1.0) if cfg.profile_success in r.columns else 1.0
                 solved = rr.status == "ok" and np.isfinite(c) and (okk is not None and okk >= 1)
-                cost_rows.append({"solver": sub.name, "problem": f"{rr.stratum}/{rr.seed_index}",
-                                  "cost": float(c) if solved else np.inf, "role": sub.role})
+                cost_rows.append(
+                    {
+                        "solver": sub.name,
+                        "problem": f"{rr.stratum}/{rr.seed_index}",
+                        "cost": float(c) if solved else np.inf,
+                        "role": sub.role,
+                    }
+                )
         if cost_rows:
             cdf = pd.DataFrame(cost_rows)
             roles = cdf.groupby("solver").role.first()
@@ -259,20 +310,36 @@ def build_benchmark_board(store: Any, benchmark_id: str, *, n_boot: int = 2000) 
             profiles = prof[list(PROFILE_COLUMNS)]
         else:
             profiles = pd.DataFrame(columns=list(PROFILE_COLUMNS))
-    return BenchmarkBoard(benchmark_id=benchmark_id, kind=cfg.kind, version=version, metric=label,
-                          direction=direction, description=cfg.description, strata=list(strata),
-                          n_seeds=int(n_seeds), table=table, curves=curves, profiles=profiles,
-                          curve_ylabel="cumulative regret (static where the means switch)",
-                          extra={"metric_column": metric, "complete": complete,
-                                 "local": bool(len(subs) and (subs["split"] == "local").any())})
+    return BenchmarkBoard(
+        benchmark_id=benchmark_id,
+        kind=cfg.kind,
+        version=version,
+        metric=label,
+        direction=direction,
+        description=cfg.description,
+        strata=list(strata),
+        n_seeds=int(n_seeds),
+        table=table,
+        curves=curves,
+        profiles=profiles,
+        curve_ylabel="cumulative regret (static where the means switch)",
+        extra={
+            "metric_column": metric,
+            "complete": complete,
+            "local": bool(len(subs) and (subs["split"] == "local").any()),
+        },
+    )
 
 
 def _iso(ts: Any) -> str:
     if ts is None or (isinstance(ts, float) and math.isnan(ts)):
         return ""
     try:
-        return pd.Timestamp(ts).tz_localize("UTC").isoformat() if pd.Timestamp(ts).tzinfo is None \
+        return (
+            pd.Timestamp(ts).tz_localize("UTC").isoformat()
+            if pd.Timestamp(ts).tzinfo is None
             else pd.Timestamp(ts).tz_convert("UTC").isoformat()
+        )
     except (ValueError, TypeError):
         return str(ts)
 
@@ -283,6 +350,7 @@ def build_board(store: Any, benchmark_ids: Any = None, *, n_boot: int = 2000) ->
     import datetime as _dt
 
     import numpy as np
+
     from papergym.leaderboard.board.configs import board_ids
     from papergym.leaderboard.runner.stats import normalised_scores, stratified_bootstrap
 
@@ -295,8 +363,11 @@ def build_board(store: Any, benchmark_ids: Any = None, *, n_boot: int = 2000) ->
     for bb in boards:
         complete = bb.extra.get("complete", {})
         tab = bb.table.set_index("submission_id")
-        refs = [sid for sid in complete if sid in tab.index and tab.loc[sid, "ranked"]
-                and tab.loc[sid, "role"] in ("paper", "baseline")]
+        refs = [
+            sid
+            for sid in complete
+            if sid in tab.index and tab.loc[sid, "ranked"] and tab.loc[sid, "role"] in ("paper", "baseline")
+        ]
         if len(refs) < 2:
             continue
         for sid, vals in complete.items():
@@ -312,8 +383,17 @@ def build_board(store: Any, benchmark_ids: Any = None, *, n_boot: int = 2000) ->
     for (name, author), strata in sorted(pooled.items()):
         b = stratified_bootstrap({"x": strata}, aggregate="iqm", n_boot=n_boot)
         bench = sorted({k.split("/", 1)[0] for k in strata})
-        rows.append({"name": name, "author": author, "n_benchmarks": len(bench), "benchmarks": ", ".join(bench),
-                     "iqm": float(b.estimate[0]), "ci_low": float(b.low[0]), "ci_high": float(b.high[0])})
+        rows.append(
+            {
+                "name": name,
+                "author": author,
+                "n_benchmarks": len(bench),
+                "benchmarks": ", ".join(bench),
+                "iqm": float(b.estimate[0]),
+                "ci_low": float(b.low[0]),
+                "ci_high": float(b.high[0]),
+            }
+        )
     overall = pd.DataFrame(rows, columns=list(OVERALL_COLUMNS))
     if len(overall):
         overall = overall.sort_values("iqm", ascending=False, kind="stable").reset_index(drop=True)

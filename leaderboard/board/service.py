@@ -63,6 +63,7 @@ from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
+
 from papergym.leaderboard.board.terminal import clean_terminal
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -155,8 +156,11 @@ def _check_code(code: bytes, code_name: str) -> str:
 
 def _check_attr(attr: str) -> str:
     if len(attr) > 200 or not attr.isidentifier():
-        raise _error(422, f"attr: expected the factory's name in the file, a Python identifier (make_agent, "
-                          f"MySolver), got {clean_terminal(attr)[:100]!r}")
+        raise _error(
+            422,
+            f"attr: expected the factory's name in the file, a Python identifier (make_agent, "
+            f"MySolver), got {clean_terminal(attr)[:100]!r}",
+        )
     return attr
 
 
@@ -227,8 +231,19 @@ def _retry_after(exc: Exception, store: Any, board: str, author: str, quota: int
 # ---------------------------------------------------------------------------------- board exports
 #: Columns of the CSV export (and of every JSON entry), in the HTML page's order.
 EXPORT_COLUMNS: tuple[str, ...] = (
-    "rank", "rank_interval", "name", "author", "role", "score", "ci_low", "ci_high", "runs", "status",
-    "code_sha256", "date", "note",
+    "rank",
+    "rank_interval",
+    "name",
+    "author",
+    "role",
+    "score",
+    "ci_low",
+    "ci_high",
+    "runs",
+    "status",
+    "code_sha256",
+    "date",
+    "note",
 )
 _CSV_TEXT = ("name", "author", "note", "status", "runs", "role")
 
@@ -248,30 +263,51 @@ def _entries(bb: Any) -> list[dict[str, Any]]:
     out = []
     for is_ranked, part in ((True, ranked), (False, unranked)):
         for _, row in part.iterrows():
-            out.append({
-                "submission_id": int(row["submission_id"]),
-                "rank": rank_label(row), "rank_interval": rank_interval_label(row),
-                "rank_point": row["rank"] if is_ranked else None,
-                "rank_lo": row["rank_lo"] if is_ranked else None, "rank_hi": row["rank_hi"] if is_ranked else None,
-                "tie": bool(row["tie"]) if is_ranked else False, "ranked": is_ranked,
-                "name": row["name"], "author": row["author"], "role": row["role"],
-                "score": row["score"], "ci_low": row["ci_low"], "ci_high": row["ci_high"],
-                "runs": status_counts_label(row), "n_runs": row["n_runs"], "status": row["status"],
-                "code_sha256": row["code_sha256"], "date": row["date"],
-                "note": "" if is_ranked else unranked_note(row),
-            })
+            out.append(
+                {
+                    "submission_id": int(row["submission_id"]),
+                    "rank": rank_label(row),
+                    "rank_interval": rank_interval_label(row),
+                    "rank_point": row["rank"] if is_ranked else None,
+                    "rank_lo": row["rank_lo"] if is_ranked else None,
+                    "rank_hi": row["rank_hi"] if is_ranked else None,
+                    "tie": bool(row["tie"]) if is_ranked else False,
+                    "ranked": is_ranked,
+                    "name": row["name"],
+                    "author": row["author"],
+                    "role": row["role"],
+                    "score": row["score"],
+                    "ci_low": row["ci_low"],
+                    "ci_high": row["ci_high"],
+                    "runs": status_counts_label(row),
+                    "n_runs": row["n_runs"],
+                    "status": row["status"],
+                    "code_sha256": row["code_sha256"],
+                    "date": row["date"],
+                    "note": "" if is_ranked else unranked_note(row),
+                }
+            )
     return _json_safe(out)
 
 
 def board_json(bb: Any, *, generated: str) -> dict[str, Any]:
     """One board as JSON data: its header (kind, version, metric, direction, strata, seeds) and its
     entries (:data:`EXPORT_COLUMNS` and the raw rank numbers)."""
-    return _json_safe({
-        "board": bb.benchmark_id, "kind": bb.kind, "version": bb.version, "metric": bb.metric,
-        "direction": bb.direction, "description": bb.description, "strata": list(bb.strata),
-        "seeds_per_stratum": int(bb.n_seeds), "generated": generated, "columns": list(EXPORT_COLUMNS),
-        "entries": _entries(bb),
-    })
+    return _json_safe(
+        {
+            "board": bb.benchmark_id,
+            "kind": bb.kind,
+            "version": bb.version,
+            "metric": bb.metric,
+            "direction": bb.direction,
+            "description": bb.description,
+            "strata": list(bb.strata),
+            "seeds_per_stratum": int(bb.n_seeds),
+            "generated": generated,
+            "columns": list(EXPORT_COLUMNS),
+            "entries": _entries(bb),
+        }
+    )
 
 
 def _csv_cell(key: str, value: Any) -> Any:
@@ -362,8 +398,9 @@ def _now_iso() -> str:
 
 
 # ---------------------------------------------------------------------------------------- the app
-def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes: int = 1_000_000,
-               secret: str | None = None) -> "FastAPI":
+def create_app(
+    store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes: int = 1_000_000, secret: str | None = None
+) -> "FastAPI":
     """The board's HTTP service over the store at ``store_url`` (module docstring for the routes).
 
     Parameters
@@ -385,6 +422,9 @@ def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes:
     """
     from fastapi import FastAPI, HTTPException, Request
     from fastapi.responses import HTMLResponse, JSONResponse, Response
+    from starlette.concurrency import run_in_threadpool
+    from starlette.datastructures import UploadFile
+
     from papergym.leaderboard.board.configs import (
         board_config,
         board_ids,
@@ -402,8 +442,6 @@ def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes:
     )
     from papergym.leaderboard.board.ranking import build_benchmark_board, build_board
     from papergym.leaderboard.board.store import NameTaken, QuotaExceeded, Store
-    from starlette.concurrency import run_in_threadpool
-    from starlette.datastructures import UploadFile
 
     if isinstance(test_quota_per_day, bool) or not isinstance(test_quota_per_day, int) or test_quota_per_day < 0:
         raise ValueError(f"test_quota_per_day must be an integer >= 0, got {test_quota_per_day!r}")
@@ -427,8 +465,9 @@ def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes:
         finally:
             store.close()
 
-    app = FastAPI(title="papergym leaderboard", version="1", lifespan=lifespan, docs_url=None, redoc_url=None,
-                  openapi_url=None)
+    app = FastAPI(
+        title="papergym leaderboard", version="1", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
+    )
     app.state.store = store
     app.state.test_quota_per_day = test_quota_per_day
     app.state.max_upload_bytes = max_upload_bytes
@@ -436,8 +475,7 @@ def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes:
     # ---- headers on every response
     def _secure(request: Request, response: Response) -> Response:
         is_html = response.headers.get("content-type", "").startswith("text/html")
-        response.headers["Content-Security-Policy"] = (f"{PAGE_CSP}; frame-ancestors 'none'" if is_html
-                                                       else API_CSP)
+        response.headers["Content-Security-Policy"] = f"{PAGE_CSP}; frame-ancestors 'none'" if is_html else API_CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["X-Frame-Options"] = "DENY"
         response.headers["Referrer-Policy"] = "no-referrer"
@@ -454,8 +492,13 @@ def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes:
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception):
-        log.error("internal error on %s %s: %s", request.method, clean_terminal(request.url.path)[:200],
-                  clean_terminal(f"{type(exc).__name__}: {exc}")[:500], exc_info=exc)
+        log.error(
+            "internal error on %s %s: %s",
+            request.method,
+            clean_terminal(request.url.path)[:200],
+            clean_terminal(f"{type(exc).__name__}: {exc}")[:500],
+            exc_info=exc,
+        )
         return _secure(request, JSONResponse({"detail": "internal server error"}, status_code=500))
 
     # ---- authentication
@@ -464,8 +507,12 @@ def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes:
         scheme, _, token = header.partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
-            raise _error(401, "missing token: send 'Authorization: Bearer <token>' (ask the board's operator "
-                              "for one; papergym login --server URL stores it)", {"WWW-Authenticate": "Bearer"})
+            raise _error(
+                401,
+                "missing token: send 'Authorization: Bearer <token>' (ask the board's operator "
+                "for one; papergym login --server URL stores it)",
+                {"WWW-Authenticate": "Bearer"},
+            )
         author = store.author_for_token(token) if _TOKEN_RE.fullmatch(token) else None
         if author is None:
             raise _error(401, "invalid or revoked token", {"WWW-Authenticate": 'Bearer error="invalid_token"'})
@@ -564,9 +611,19 @@ def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes:
 
             _, version = register_board(store, board)
             return store.enqueue_submission(
-                benchmark_id=board, version=version, name=name, author=author, kind=kind, split=split, code=code,
-                code_name=code_name, attr=attr, hyperparameters=hp, package_versions=versions,
-                test_quota_per_day=test_quota_per_day if split == "test" else None)
+                benchmark_id=board,
+                version=version,
+                name=name,
+                author=author,
+                kind=kind,
+                split=split,
+                code=code,
+                code_name=code_name,
+                attr=attr,
+                hyperparameters=hp,
+                package_versions=versions,
+                test_quota_per_day=test_quota_per_day if split == "test" else None,
+            )
 
         try:
             sid = await run_in_threadpool(enqueue)
@@ -577,11 +634,15 @@ def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes:
             raise _error(429, str(exc), {"Retry-After": str(wait)}) from None
         except ValueError as exc:
             raise _error(422, str(exc)) from None
-        log.info("%s", clean_terminal(f"submission {sid} queued: {name!r} by {author!r} on {board}, split {split}, "
-                                      f"{len(code)} bytes ({hashlib.sha256(code).hexdigest()[:12]})"))
+        log.info(
+            "%s",
+            clean_terminal(
+                f"submission {sid} queued: {name!r} by {author!r} on {board}, split {split}, "
+                f"{len(code)} bytes ({hashlib.sha256(code).hexdigest()[:12]})"
+            ),
+        )
         url = f"/api/v1/submissions/{sid}"
-        return JSONResponse({"id": sid, "status": "queued", "url": url}, status_code=201,
-                            headers={"Location": url})
+        return JSONResponse({"id": sid, "status": "queued", "url": url}, status_code=201, headers={"Location": url})
 
     @app.get("/api/v1/submissions/{sid}")
     def get_submission(sid: str, request: Request):
@@ -595,22 +656,42 @@ def create_app(store_url: str, *, test_quota_per_day: int = 5, max_upload_bytes:
         from papergym.leaderboard.board.evaluate import feedback
 
         fb = feedback(store, int(sid))
-        return JSONResponse(_json_safe({"id": int(sid), "status": fb.get("status", sub.get("status")),
-                                        "done": fb.get("status", sub.get("status")) not in _NON_TERMINAL,
-                                        "feedback": fb}))
+        return JSONResponse(
+            _json_safe(
+                {
+                    "id": int(sid),
+                    "status": fb.get("status", sub.get("status")),
+                    "done": fb.get("status", sub.get("status")) not in _NON_TERMINAL,
+                    "feedback": fb,
+                }
+            )
+        )
 
     @app.get("/api/v1/boards")
     def list_boards():
-        return {"boards": [{"board": bid, "kind": kinds[bid], "description": board_config(bid).description,
-                            "default_attr": DEFAULT_ATTRS[kinds[bid]], "url": f"/api/v1/boards/{quote(bid)}",
-                            "csv": f"/api/v1/boards/{quote(bid)}.csv", "html": f"/boards/{quote(bid)}"}
-                           for bid in ids]}
+        return {
+            "boards": [
+                {
+                    "board": bid,
+                    "kind": kinds[bid],
+                    "description": board_config(bid).description,
+                    "default_attr": DEFAULT_ATTRS[kinds[bid]],
+                    "url": f"/api/v1/boards/{quote(bid)}",
+                    "csv": f"/api/v1/boards/{quote(bid)}.csv",
+                    "html": f"/boards/{quote(bid)}",
+                }
+                for bid in ids
+            ]
+        }
 
     @app.get("/api/v1/boards/{board}.csv")
     def get_board_csv(board: str):
         bb, _ = _bb(_board_id(board))
-        return Response(board_csv(bb), media_type="text/csv; charset=utf-8",
-                        headers={"Content-Disposition": f'attachment; filename="{board}.csv"'})
+        return Response(
+            board_csv(bb),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{board}.csv"'},
+        )
 
     @app.get("/api/v1/boards/{board}")
     def get_board(board: str):

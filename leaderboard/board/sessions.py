@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+
 from papergym.leaderboard.board import _sandbox_child as _child
 from papergym.leaderboard.board import channel as _ch
 from papergym.leaderboard.board.limits import (
@@ -37,14 +38,16 @@ __all__ = [
     "SolverSession",
 ]
 
+
 # -------------------------------------------------------------------------------------- sessions
 class AgentSession(Protocol):
     """One submission's agents over every seed (:mod:`papergym.leaderboard.board.sandbox`, Sessions)."""
 
     def start(self, problem: dict, seeds: Sequence[Any], hyperparameters: Mapping[str, Any]) -> None: ...
 
-    def step(self, observations: Any, rewards: np.ndarray | None,
-             active: np.ndarray) -> tuple[np.ndarray, dict[int, str]]: ...
+    def step(
+        self, observations: Any, rewards: np.ndarray | None, active: np.ndarray
+    ) -> tuple[np.ndarray, dict[int, str]]: ...
 
     def close(self) -> SessionReport: ...
 
@@ -60,7 +63,7 @@ class SandboxedAgentSession:
     :class:`SandboxError`; the session is then dead and later calls raise the same error.
     """
 
-    def __init__(self, source: Path | str, attr: str, *, limits: Limits = Limits(), sandbox: str = "auto"):
+    def __init__(self, source: Path | str, attr: str, *, limits: Limits = Limits(), sandbox: str = "auto"):  # noqa: B008 - Limits is a frozen dataclass: one shared default is safe
         self._sb = SandboxProcess(source, attr, limits, sandbox)
         self.limits = limits
         self.sandbox = self._sb.mode
@@ -82,8 +85,10 @@ class SandboxedAgentSession:
         if sb.proc is not None:
             raise RuntimeError("start() was already called on this session")
         try:
-            frame = _ch.encode(_ch.OP_START_AGENT, {"problem": dict(problem), "seeds": list(seeds),
-                                                    "hyperparameters": dict(hyperparameters)})
+            frame = _ch.encode(
+                _ch.OP_START_AGENT,
+                {"problem": dict(problem), "seeds": list(seeds), "hyperparameters": dict(hyperparameters)},
+            )
         except TypeError as exc:
             raise TypeError(f"the problem / seeds / hyperparameters cannot be sent to the sandbox: {exc}") from None
         self._n = len(seeds)
@@ -94,7 +99,9 @@ class SandboxedAgentSession:
         sb.send(frame, dl, "start (import and agent construction)")
         sb.recv(dl, "start (import and agent construction)", (_ch.OP_OK,))
 
-    def step(self, observations: Any, rewards: np.ndarray | None, active: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
+    def step(
+        self, observations: Any, rewards: np.ndarray | None, active: np.ndarray
+    ) -> tuple[np.ndarray, dict[int, str]]:
         self.send_step(observations, rewards, active)
         return self.recv_step()
 
@@ -109,11 +116,18 @@ class SandboxedAgentSession:
             raise RuntimeError("send_step() twice without recv_step()")
         active = np.asarray(active, dtype=bool)
         if type(observations) is not np.ndarray and isinstance(observations, Mapping):
-            frame = _ch.encode(_ch.OP_STEP, {"active": active, "observations": dict(observations),
-                                             "rewards": None if rewards is None else np.asarray(rewards)})
+            frame = _ch.encode(
+                _ch.OP_STEP,
+                {
+                    "active": active,
+                    "observations": dict(observations),
+                    "rewards": None if rewards is None else np.asarray(rewards),
+                },
+            )
         else:
-            frame = _ch.encode_arrays(_ch.OP_STEP, [active, observations] if rewards is None
-                                      else [active, observations, rewards])
+            frame = _ch.encode_arrays(
+                _ch.OP_STEP, [active, observations] if rewards is None else [active, observations, rewards]
+            )
         dl = sb.deadline(self.limits.call_seconds, self._episode_deadline)
         sb.send(frame, dl, "step")
         self._in_flight = dl
@@ -133,8 +147,9 @@ class SandboxedAgentSession:
     def close(self) -> SessionReport:
         if self._report is None:
             self._sb.close()
-            self._report = SessionReport(self._sb.tail(), time.monotonic() - self._t0, self._sb.total_cpu,
-                                         self._sb.mode)
+            self._report = SessionReport(
+                self._sb.tail(), time.monotonic() - self._t0, self._sb.total_cpu, self._sb.mode
+            )
         return self._report
 
     def __del__(self) -> None:
@@ -165,12 +180,15 @@ class InProcessAgentSession:
         v = roundtrip({"problem": dict(problem), "seeds": list(seeds), "hyperparameters": dict(hyperparameters)})
         self._t0, self._c0 = time.monotonic(), time.process_time()
         try:
-            self.host = _child.AgentHost(self.factory, _child.problem_from_public(v["problem"]), v["seeds"],
-                                         v["hyperparameters"])
+            self.host = _child.AgentHost(
+                self.factory, _child.problem_from_public(v["problem"]), v["seeds"], v["hyperparameters"]
+            )
         except _child.HostedError as e:
             raise _in_process_error(e) from None
 
-    def step(self, observations: Any, rewards: np.ndarray | None, active: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
+    def step(
+        self, observations: Any, rewards: np.ndarray | None, active: np.ndarray
+    ) -> tuple[np.ndarray, dict[int, str]]:
         if self.host is None:
             raise RuntimeError("step() before start()")
         if isinstance(observations, Mapping):
@@ -190,9 +208,17 @@ class InProcessAgentSession:
 class SolverSession(Protocol):
     """One submission's solver over several solves (:mod:`papergym.leaderboard.board.sandbox`, Sessions)."""
 
-    def solve(self, problem: dict, callables: Mapping[str, Callable], budget: Mapping[str, Any],
-              hyperparameters: Mapping[str, Any], seed: Any, *, report: Callable[[Any, int | None, float | None], None],
-              timeout: float) -> tuple[Any, float]: ...
+    def solve(
+        self,
+        problem: dict,
+        callables: Mapping[str, Callable],
+        budget: Mapping[str, Any],
+        hyperparameters: Mapping[str, Any],
+        seed: Any,
+        *,
+        report: Callable[[Any, int | None, float | None], None],
+        timeout: float,
+    ) -> tuple[Any, float]: ...
 
     def close(self) -> SessionReport: ...
 
@@ -219,7 +245,7 @@ class SandboxedSolverSession:
     :class:`SandboxError`; after a timeout / crash the next solve starts a fresh child.
     """
 
-    def __init__(self, source: Path | str, attr: str, *, limits: Limits = Limits(), sandbox: str = "auto"):
+    def __init__(self, source: Path | str, attr: str, *, limits: Limits = Limits(), sandbox: str = "auto"):  # noqa: B008 - Limits is a frozen dataclass: one shared default is safe
         self._sb = SandboxProcess(source, attr, limits, sandbox)
         self.limits = limits
         self.sandbox = self._sb.mode
@@ -245,24 +271,40 @@ class SandboxedSolverSession:
             sb.dead = sb._timed_out = sb._deadline = None
         if sb.proc is None:
             if time.monotonic() >= sb.submission_deadline:
-                raise SandboxError("timeout", f"the per-submission limit of {self.limits.submission_seconds:g} s "
-                                              "was reached")
+                raise SandboxError(
+                    "timeout", f"the per-submission limit of {self.limits.submission_seconds:g} s was reached"
+                )
             sb.launch()
             dl = sb.deadline(self.limits.call_seconds, None)
             sb.send(_ch.encode(_ch.OP_LOAD), dl, "import")
             sb.recv(dl, "import", (_ch.OP_OK,))
 
-    def solve(self, problem: Mapping[str, Any], callables: Mapping[str, Callable], budget: Mapping[str, Any],
-              hyperparameters: Mapping[str, Any], seed: Any, *, report: Callable[[Any, int | None, float | None], None],
-              timeout: float) -> tuple[Any, float]:
+    def solve(
+        self,
+        problem: Mapping[str, Any],
+        callables: Mapping[str, Callable],
+        budget: Mapping[str, Any],
+        hyperparameters: Mapping[str, Any],
+        seed: Any,
+        *,
+        report: Callable[[Any, int | None, float | None], None],
+        timeout: float,
+    ) -> tuple[Any, float]:
         if self._report is not None:
             raise RuntimeError("solve() after close()")
         self._ensure()
         sb = self._sb
         try:
-            frame = _ch.encode(_ch.OP_SOLVE, {"problem": dict(problem), "callables": list(callables),
-                                              "budget": dict(budget), "hyperparameters": dict(hyperparameters),
-                                              "seed": seed})
+            frame = _ch.encode(
+                _ch.OP_SOLVE,
+                {
+                    "problem": dict(problem),
+                    "callables": list(callables),
+                    "budget": dict(budget),
+                    "hyperparameters": dict(hyperparameters),
+                    "seed": seed,
+                },
+            )
         except TypeError as exc:
             raise TypeError(f"the problem / budget / hyperparameters cannot be sent to the sandbox: {exc}") from None
         t0 = time.monotonic()
@@ -307,7 +349,7 @@ class SandboxedSolverSession:
             sb = self._sb
             sb.close()
             tails = [t for t in [*self._tails, sb.tail()] if t]
-            tail = "\n".join(tails)[-self.limits.stderr_tail_bytes:]
+            tail = "\n".join(tails)[-self.limits.stderr_tail_bytes :]
             self._report = SessionReport(tail, time.monotonic() - self._t0, self._cpu + sb.total_cpu, sb.mode)
         return self._report
 
@@ -340,11 +382,20 @@ class InProcessSolverSession:
         self._t0 = time.monotonic()
         self._c0 = time.process_time()
 
-    def solve(self, problem: Mapping[str, Any], callables: Mapping[str, Callable], budget: Mapping[str, Any],
-              hyperparameters: Mapping[str, Any], seed: Any, *, report: Callable[[Any, int | None, float | None], None],
-              timeout: float) -> tuple[Any, float]:
-        v = roundtrip({"problem": dict(problem), "budget": dict(budget), "hyperparameters": dict(hyperparameters),
-                        "seed": seed})
+    def solve(
+        self,
+        problem: Mapping[str, Any],
+        callables: Mapping[str, Callable],
+        budget: Mapping[str, Any],
+        hyperparameters: Mapping[str, Any],
+        seed: Any,
+        *,
+        report: Callable[[Any, int | None, float | None], None],
+        timeout: float,
+    ) -> tuple[Any, float]:
+        v = roundtrip(
+            {"problem": dict(problem), "budget": dict(budget), "hyperparameters": dict(hyperparameters), "seed": seed}
+        )
         ns = _child.solver_problem(v["problem"], {k: _as_value_error(k, fn) for k, fn in callables.items()})
         in_report = 0.0
 

@@ -166,8 +166,17 @@ __all__ = [
 BENCHMARK_KINDS: tuple[str, ...] = ("env", "task")
 SUBMISSION_KINDS: tuple[str, ...] = ("agent", "solver")
 ROLES: tuple[str, ...] = ("submission", "paper", "baseline", "oracle", "reference")
-SUBMISSION_STATUSES: tuple[str, ...] = ("queued", "running", "ok", "partial", "error", "timeout", "oom",
-                                        "invalid_action", "diverged")
+SUBMISSION_STATUSES: tuple[str, ...] = (
+    "queued",
+    "running",
+    "ok",
+    "partial",
+    "error",
+    "timeout",
+    "oom",
+    "invalid_action",
+    "diverged",
+)
 #: the statuses a submission ends with (every one but ``queued`` and ``running``)
 FINAL_STATUSES: tuple[str, ...] = tuple(s for s in SUBMISSION_STATUSES if s not in ("queued", "running"))
 #: the split of a *submission* (:mod:`papergym.leaderboard.board.jobs`)
@@ -177,13 +186,40 @@ SPLITS: tuple[str, ...] = ("dev", "test")
 
 BENCHMARK_COLUMNS: tuple[str, ...] = ("id", "benchmark_id", "kind", "version", "spec", "created_at")
 SUBMISSION_COLUMNS: tuple[str, ...] = (
-    "submission_id", "benchmark_id", "version", "benchmark_version", "name", "author", "kind", "role", "entry",
-    "code_sha256", "hyperparameters", "package_versions", "sandbox", "status", "message", "stderr_tail",
-    "created_at", "finished_at", "wall_seconds", "cpu_seconds", "split",
+    "submission_id",
+    "benchmark_id",
+    "version",
+    "benchmark_version",
+    "name",
+    "author",
+    "kind",
+    "role",
+    "entry",
+    "code_sha256",
+    "hyperparameters",
+    "package_versions",
+    "sandbox",
+    "status",
+    "message",
+    "stderr_tail",
+    "created_at",
+    "finished_at",
+    "wall_seconds",
+    "cpu_seconds",
+    "split",
 )
 RUN_COLUMNS: tuple[str, ...] = (
-    "run_id", "submission_id", "split", "stratum", "seed_index", "status", "wall_seconds", "cpu_seconds",
-    "curve_path", "error", "metrics",
+    "run_id",
+    "submission_id",
+    "split",
+    "stratum",
+    "seed_index",
+    "status",
+    "wall_seconds",
+    "cpu_seconds",
+    "curve_path",
+    "error",
+    "metrics",
 )
 AUTHOR_COLUMNS: tuple[str, ...] = ("author_id", "name", "created_at", "active_tokens", "last_used_at")
 
@@ -218,6 +254,7 @@ class QuotaExceeded(ValueError):
 # --------------------------------------------------------------------------------------------------
 # column types
 # --------------------------------------------------------------------------------------------------
+
 
 class UTCDateTime(sa.types.TypeDecorator):
     """A timezone-aware UTC ``datetime`` on every backend (SQLite stores it naive, in UTC)."""
@@ -264,12 +301,14 @@ def _tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
     ``tests/leaderboard/test_store_jobs.py`` checks against a migrated database.
     """
     schema = sa.Table(
-        "papergym_schema", metadata,
+        "papergym_schema",
+        metadata,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("version", sa.Integer, nullable=False),
     )
     benchmarks = sa.Table(
-        "benchmarks", metadata,
+        "benchmarks",
+        metadata,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("benchmark_id", sa.String(200), nullable=False),
         sa.Column("kind", sa.String(16), nullable=False),
@@ -279,7 +318,8 @@ def _tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         sa.UniqueConstraint("benchmark_id", "version", name="benchmarks_id_version"),
     )
     submissions = sa.Table(
-        "submissions", metadata,
+        "submissions",
+        metadata,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("benchmark_version", sa.Integer, sa.ForeignKey("benchmarks.id"), nullable=False),
         sa.Column("benchmark_id", sa.String(200), nullable=False),
@@ -310,7 +350,8 @@ def _tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         sa.Column("started_at", UTCDateTime, nullable=True),
     )
     runs = sa.Table(
-        "runs", metadata,
+        "runs",
+        metadata,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("submission_id", sa.Integer, sa.ForeignKey("submissions.id"), nullable=False),
         sa.Column("split", sa.String(8), nullable=False),
@@ -326,13 +367,15 @@ def _tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         sa.UniqueConstraint("submission_id", "split", "stratum", "seed_index", name="runs_key"),
     )
     authors = sa.Table(
-        "authors", metadata,
+        "authors",
+        metadata,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("name", sa.String(200), nullable=False, unique=True),
         sa.Column("created_at", UTCDateTime, nullable=False),
     )
     api_tokens = sa.Table(
-        "api_tokens", metadata,
+        "api_tokens",
+        metadata,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("author_id", sa.Integer, sa.ForeignKey("authors.id"), nullable=False),
         sa.Column("token_sha256", sa.String(64), nullable=False, unique=True),
@@ -342,20 +385,30 @@ def _tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         sa.Column("last_used_at", UTCDateTime, nullable=True),
     )
     board_names = sa.Table(
-        "board_names", metadata,
+        "board_names",
+        metadata,
         sa.Column("benchmark_id", sa.String(200), primary_key=True),
         sa.Column("name", sa.String(200), primary_key=True),
         sa.Column("author", sa.String(200), nullable=False),
         sa.Column("created_at", UTCDateTime, nullable=False),
     )
     curves = sa.Table(
-        "curves", metadata,
+        "curves",
+        metadata,
         sa.Column("sha256", sa.String(64), primary_key=True),
         sa.Column("data", sa.LargeBinary, nullable=False),
         sa.Column("created_at", UTCDateTime, nullable=False),
     )
-    return {"schema": schema, "benchmarks": benchmarks, "submissions": submissions, "runs": runs,
-            "authors": authors, "api_tokens": api_tokens, "board_names": board_names, "curves": curves}
+    return {
+        "schema": schema,
+        "benchmarks": benchmarks,
+        "submissions": submissions,
+        "runs": runs,
+        "authors": authors,
+        "api_tokens": api_tokens,
+        "board_names": board_names,
+        "curves": curves,
+    }
 
 
 _METADATA = sa.MetaData()
@@ -393,7 +446,8 @@ def _alembic_config(conn: Connection):
 def _too_new(engine: Engine, what: str) -> SchemaVersionError:
     return SchemaVersionError(
         f"the leaderboard database {engine.url.render_as_string(hide_password=True)} has schema {what}, "
-        f"newer than this papergym's revision {SCHEMA_VERSION}: upgrade papergym to use it")
+        f"newer than this papergym's revision {SCHEMA_VERSION}: upgrade papergym to use it"
+    )
 
 
 def migrate(engine: Engine) -> str:
@@ -438,14 +492,17 @@ def migrate(engine: Engine) -> str:
         command.upgrade(config, "head")
         current = _alembic_revisions(conn)
     if current != [SCHEMA_VERSION]:
-        raise RuntimeError(f"the leaderboard store's migrations end at {current}, but the store's queries are "
-                           f"written for revision {SCHEMA_VERSION}: papergym's install is inconsistent")
+        raise RuntimeError(
+            f"the leaderboard store's migrations end at {current}, but the store's queries are "
+            f"written for revision {SCHEMA_VERSION}: papergym's install is inconsistent"
+        )
     return SCHEMA_VERSION
 
 
 # --------------------------------------------------------------------------------------------------
 # URLs and engines
 # --------------------------------------------------------------------------------------------------
+
 
 def _user_data_dir() -> Path:
     import platformdirs
@@ -469,13 +526,17 @@ def _mask(url: str) -> str:
 def _parse_url(url: str) -> sa.URL:
     if not isinstance(url, str) or "://" not in url:
         shown = _mask(url) if isinstance(url, str) else url
-        raise ValueError(f"bad leaderboard database URL {shown!r}: expected sqlite:///<file> or "
-                         "postgresql+psycopg://user:password@host/database")
+        raise ValueError(
+            f"bad leaderboard database URL {shown!r}: expected sqlite:///<file> or "
+            "postgresql+psycopg://user:password@host/database"
+        )
     try:
         parsed = sa.make_url(url)
     except (sa.exc.ArgumentError, ValueError):  # ValueError: e.g. a bad port
-        raise ValueError(f"bad leaderboard database URL {_mask(url)!r}: cannot be parsed; expected "
-                         "sqlite:///<file> or postgresql+psycopg://user:password@host/database") from None
+        raise ValueError(
+            f"bad leaderboard database URL {_mask(url)!r}: cannot be parsed; expected "
+            "sqlite:///<file> or postgresql+psycopg://user:password@host/database"
+        ) from None
     backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
     if backend == "postgres":
         backend = "postgresql"
@@ -483,9 +544,11 @@ def _parse_url(url: str) -> sa.URL:
         return parsed.set(drivername="sqlite+pysqlite")
     if backend == "postgresql" and parsed.drivername in ("postgresql", "postgres", "postgresql+psycopg"):
         return parsed.set(drivername="postgresql+psycopg")
-    raise ValueError(f"bad leaderboard database URL {parsed.render_as_string(hide_password=True)!r}: "
-                     f"unsupported database/driver {parsed.drivername!r} (driver {driver!r}); use "
-                     "sqlite:///<file> or postgresql+psycopg://...")
+    raise ValueError(
+        f"bad leaderboard database URL {parsed.render_as_string(hide_password=True)!r}: "
+        f"unsupported database/driver {parsed.drivername!r} (driver {driver!r}); use "
+        "sqlite:///<file> or postgresql+psycopg://..."
+    )
 
 
 def _sqlite_engine(url: sa.URL) -> Engine:
@@ -522,7 +585,8 @@ def _sqlite_engine(url: sa.URL) -> Engine:
 def _postgres_engine(url: sa.URL) -> Engine:
     if find_spec("psycopg") is None:
         raise ModuleNotFoundError(
-            "a PostgreSQL leaderboard needs psycopg 3: pip install 'papergym[postgres]'", name="psycopg")
+            "a PostgreSQL leaderboard needs psycopg 3: pip install 'papergym[postgres]'", name="psycopg"
+        )
     return sa.create_engine(url, pool_pre_ping=True)
 
 
@@ -538,14 +602,13 @@ def _dumps(value: Any, field: str) -> str:
     ``"NaN"`` / ``"Infinity"`` / ``"-Infinity"``, str or int keys, ``json.dumps``'s default separators;
     anything else raises ``ValueError`` naming the field."""
     if not isinstance(value, Mapping):
-        raise ValueError(f"{field} must be a mapping, got {type(value).__name__}")  # noqa: TRY004 -- documented: invalid inputs raise ValueError
+        raise ValueError(f"{field} must be a mapping, got {type(value).__name__}")
     return canonical_json(value, nonfinite="name", compact=False, strict_keys=True, where=field)
 
 
 def _loads_metrics(text: str) -> dict[str, float]:
     raw = json.loads(text)
-    return {k: (math.nan if v is None else _NONFINITE[v] if isinstance(v, str) else float(v))
-            for k, v in raw.items()}
+    return {k: (math.nan if v is None else _NONFINITE[v] if isinstance(v, str) else float(v)) for k, v in raw.items()}
 
 
 def _clean_text(value: str, *, head: int | None = None, tail: int | None = None) -> str:
@@ -557,10 +620,11 @@ def _clean_text(value: str, *, head: int | None = None, tail: int | None = None)
     return value
 
 
-def _check_str(value: Any, field: str, *, allowed: Sequence[str] | None = None, empty: bool = False,
-               max_len: int | None = 200) -> str:
+def _check_str(
+    value: Any, field: str, *, allowed: Sequence[str] | None = None, empty: bool = False, max_len: int | None = 200
+) -> str:
     if not isinstance(value, str):
-        raise ValueError(f"{field} must be a string, got {type(value).__name__} {value!r}")  # noqa: TRY004 -- documented: invalid inputs raise ValueError
+        raise ValueError(f"{field} must be a string, got {type(value).__name__} {value!r}")
     if allowed is not None and value not in allowed:
         raise ValueError(f"{field} {value!r} is not one of {', '.join(allowed)}")
     if not empty and not value.strip():
@@ -574,7 +638,7 @@ def _check_seconds(value: Any, field: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{field} must be a number of seconds or None, got {value!r}")  # noqa: TRY004 -- documented: invalid inputs raise ValueError
+        raise ValueError(f"{field} must be a number of seconds or None, got {value!r}")
     value = float(value)
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"{field} must be finite and >= 0, got {value!r}")
@@ -593,7 +657,7 @@ def _safe_name(text: str) -> str:
 def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:
     ids = list(ids)
     for i in range(0, len(ids), _IN_CHUNK):
-        yield ids[i:i + _IN_CHUNK]
+        yield ids[i : i + _IN_CHUNK]
 
 
 def _clock(conn: Connection) -> datetime:
@@ -633,7 +697,7 @@ def _token_sha256(token: str) -> str:
 
 def _check_lease(lease_seconds: Any) -> timedelta:
     if isinstance(lease_seconds, bool) or not isinstance(lease_seconds, numbers.Real):
-        raise ValueError(f"lease_seconds must be a number of seconds, got {lease_seconds!r}")  # noqa: TRY004 -- documented: invalid inputs raise ValueError
+        raise ValueError(f"lease_seconds must be a number of seconds, got {lease_seconds!r}")
     if not math.isfinite(lease_seconds) or lease_seconds <= 0:
         raise ValueError(f"lease_seconds must be finite and > 0, got {lease_seconds!r}")
     return timedelta(seconds=float(lease_seconds))
@@ -642,6 +706,7 @@ def _check_lease(lease_seconds: Any) -> timedelta:
 # --------------------------------------------------------------------------------------------------
 # the store
 # --------------------------------------------------------------------------------------------------
+
 
 class Store:
     """A leaderboard database (module docstring for the tables and conventions).
@@ -678,8 +743,9 @@ class Store:
             self._engine = _sqlite_engine(parsed)
             database = parsed.database
             on_disk = database and database != ":memory:" and not database.startswith("file::memory:")
-            default_curves = (Path(database).expanduser().resolve().parent / "curves" if on_disk
-                              else _user_data_dir() / "curves")
+            default_curves = (
+                Path(database).expanduser().resolve().parent / "curves" if on_disk else _user_data_dir() / "curves"
+            )
         else:
             self._engine = _postgres_engine(parsed)
             default_curves = _user_data_dir() / "curves"
@@ -734,8 +800,13 @@ class Store:
         kind = _check_str(kind, "kind", allowed=BENCHMARK_KINDS)
         version = _check_str(version, "version")
         spec_json = _dumps(spec, "spec")
-        row = {"benchmark_id": benchmark_id, "kind": kind, "version": version, "spec_json": spec_json,
-               "created_at": _now()}
+        row = {
+            "benchmark_id": benchmark_id,
+            "kind": kind,
+            "version": version,
+            "spec_json": spec_json,
+            "created_at": _now(),
+        }
         if self.dialect == "sqlite":
             from sqlalchemy.dialects.sqlite import insert
         else:
@@ -744,23 +815,36 @@ class Store:
         with self._write() as conn:
             conn.execute(stmt)
             existing = conn.execute(
-                sa.select(T_BENCHMARKS.c.id, T_BENCHMARKS.c.kind, T_BENCHMARKS.c.spec_json)
-                .where(T_BENCHMARKS.c.benchmark_id == benchmark_id, T_BENCHMARKS.c.version == version)
+                sa.select(T_BENCHMARKS.c.id, T_BENCHMARKS.c.kind, T_BENCHMARKS.c.spec_json).where(
+                    T_BENCHMARKS.c.benchmark_id == benchmark_id, T_BENCHMARKS.c.version == version
+                )
             ).one()
         if existing.kind != kind:
-            raise ValueError(f"benchmark {benchmark_id!r} version {version!r} is registered as kind "
-                             f"{existing.kind!r}, not {kind!r}")
+            raise ValueError(
+                f"benchmark {benchmark_id!r} version {version!r} is registered as kind {existing.kind!r}, not {kind!r}"
+            )
         if existing.spec_json != spec_json:
-            raise ValueError(f"benchmark {benchmark_id!r} version {version!r} is already registered with a "
-                             "different spec: a changed spec needs a new version string")
+            raise ValueError(
+                f"benchmark {benchmark_id!r} version {version!r} is already registered with a "
+                "different spec: a changed spec needs a new version string"
+            )
         return int(existing.id)
 
     def benchmarks(self) -> pd.DataFrame:
         """Every registered version: ``id, benchmark_id, kind, version, spec`` (dict), ``created_at``."""
         with self._read() as conn:
             rows = conn.execute(sa.select(T_BENCHMARKS).order_by(T_BENCHMARKS.c.id)).all()
-        records = [{"id": r.id, "benchmark_id": r.benchmark_id, "kind": r.kind, "version": r.version,
-                    "spec": json.loads(r.spec_json), "created_at": r.created_at} for r in rows]
+        records = [
+            {
+                "id": r.id,
+                "benchmark_id": r.benchmark_id,
+                "kind": r.kind,
+                "version": r.version,
+                "spec": json.loads(r.spec_json),
+                "created_at": r.created_at,
+            }
+            for r in rows
+        ]
         df = pd.DataFrame.from_records(records, columns=list(BENCHMARK_COLUMNS))
         df["created_at"] = pd.to_datetime(df["created_at"], utc=True)
         return df.astype({"id": "int64"})
@@ -769,15 +853,29 @@ class Store:
         """The most recently registered version of ``benchmark_id``, or ``None`` if it has none."""
         with self._read() as conn:
             row = conn.execute(
-                sa.select(T_BENCHMARKS.c.version).where(T_BENCHMARKS.c.benchmark_id == benchmark_id)
-                .order_by(T_BENCHMARKS.c.created_at.desc(), T_BENCHMARKS.c.id.desc()).limit(1)
+                sa.select(T_BENCHMARKS.c.version)
+                .where(T_BENCHMARKS.c.benchmark_id == benchmark_id)
+                .order_by(T_BENCHMARKS.c.created_at.desc(), T_BENCHMARKS.c.id.desc())
+                .limit(1)
             ).first()
         return None if row is None else row[0]
 
     # -- submissions -------------------------------------------------------------------------------
-    def _submission_row(self, *, benchmark_id: str, name: str, author: str, kind: str, role: str, entry: str,
-                        code_sha256: str, hyperparameters: Mapping, package_versions: Mapping, sandbox: str,
-                        split: str) -> dict[str, Any]:
+    def _submission_row(
+        self,
+        *,
+        benchmark_id: str,
+        name: str,
+        author: str,
+        kind: str,
+        role: str,
+        entry: str,
+        code_sha256: str,
+        hyperparameters: Mapping,
+        package_versions: Mapping,
+        sandbox: str,
+        split: str,
+    ) -> dict[str, Any]:
         row = {
             "benchmark_id": _check_str(benchmark_id, "benchmark_id"),
             "name": _check_str(name, "name"),
@@ -790,7 +888,9 @@ class Store:
             "package_versions_json": _dumps(package_versions, "package_versions"),
             "sandbox": _check_str(sandbox, "sandbox", empty=True, max_len=64),
             "split": _check_str(split, "split", allowed=SUBMISSION_SPLITS),
-            "message": "", "stderr_tail": "", "attempts": 0,
+            "message": "",
+            "stderr_tail": "",
+            "attempts": 0,
         }
         if not _SHA256.fullmatch(row["code_sha256"]):
             raise ValueError(f"code_sha256 {code_sha256!r} is not 64 lowercase hex digits")
@@ -798,17 +898,35 @@ class Store:
 
     @staticmethod
     def _benchmark_row_id(conn: Connection, benchmark_id: str, version: str) -> int:
-        bench = conn.execute(sa.select(T_BENCHMARKS.c.id).where(T_BENCHMARKS.c.benchmark_id == benchmark_id,
-                                                                T_BENCHMARKS.c.version == version)).first()
+        bench = conn.execute(
+            sa.select(T_BENCHMARKS.c.id).where(
+                T_BENCHMARKS.c.benchmark_id == benchmark_id, T_BENCHMARKS.c.version == version
+            )
+        ).first()
         if bench is None:
-            raise LookupError(f"benchmark {benchmark_id!r} version {version!r} is not registered "
-                              "(Store.register_benchmark first)")
+            raise LookupError(
+                f"benchmark {benchmark_id!r} version {version!r} is not registered (Store.register_benchmark first)"
+            )
         return int(bench.id)
 
-    def create_submission(self, *, benchmark_id: str, version: str, name: str, author: str, kind: str, role: str,
-                          entry: str, code_sha256: str, hyperparameters: Mapping, package_versions: Mapping,
-                          sandbox: str, split: str = "test", worker_id: str | None = None,
-                          lease_seconds: float | None = None) -> int:
+    def create_submission(
+        self,
+        *,
+        benchmark_id: str,
+        version: str,
+        name: str,
+        author: str,
+        kind: str,
+        role: str,
+        entry: str,
+        code_sha256: str,
+        hyperparameters: Mapping,
+        package_versions: Mapping,
+        sandbox: str,
+        split: str = "test",
+        worker_id: str | None = None,
+        lease_seconds: float | None = None,
+    ) -> int:
         """Record a new submission with status ``running``; return its id.
 
         For a submission evaluated right here (local ``papergym submit``, the registry's references).
@@ -822,9 +940,19 @@ class Store:
         lease expires and :meth:`requeue_expired` ends the row as ``error`` instead of leaving it
         ``running`` forever (there is no stored code to evaluate again).
         """
-        row = self._submission_row(benchmark_id=benchmark_id, name=name, author=author, kind=kind, role=role,
-                                   entry=entry, code_sha256=code_sha256, hyperparameters=hyperparameters,
-                                   package_versions=package_versions, sandbox=sandbox, split=split)
+        row = self._submission_row(
+            benchmark_id=benchmark_id,
+            name=name,
+            author=author,
+            kind=kind,
+            role=role,
+            entry=entry,
+            code_sha256=code_sha256,
+            hyperparameters=hyperparameters,
+            package_versions=package_versions,
+            sandbox=sandbox,
+            split=split,
+        )
         _check_str(sandbox, "sandbox", max_len=64)
         version = _check_str(version, "version")
         if (worker_id is None) != (lease_seconds is None):
@@ -835,31 +963,54 @@ class Store:
             bench_row = self._benchmark_row_id(conn, row["benchmark_id"], version)
             now = _clock(conn)
             if lease is not None:
-                row |= {"lease_owner": owner, "lease_expires_at": now + lease, "heartbeat_at": now,
-                        "started_at": now, "attempts": 1}
-            conn.execute(_upsert_ignore(conn, T_BOARD_NAMES, ["benchmark_id", "name"]).values(
-                benchmark_id=row["benchmark_id"], name=row["name"], author=row["author"], created_at=now))
-            result = conn.execute(T_SUBMISSIONS.insert().values(benchmark_version=bench_row, status="running",
-                                                                created_at=now, **row)
-                                  .returning(T_SUBMISSIONS.c.id))
+                row |= {
+                    "lease_owner": owner,
+                    "lease_expires_at": now + lease,
+                    "heartbeat_at": now,
+                    "started_at": now,
+                    "attempts": 1,
+                }
+            conn.execute(
+                _upsert_ignore(conn, T_BOARD_NAMES, ["benchmark_id", "name"]).values(
+                    benchmark_id=row["benchmark_id"], name=row["name"], author=row["author"], created_at=now
+                )
+            )
+            result = conn.execute(
+                T_SUBMISSIONS.insert()
+                .values(benchmark_version=bench_row, status="running", created_at=now, **row)
+                .returning(T_SUBMISSIONS.c.id)
+            )
             return int(result.scalar_one())
 
-    def finish_submission(self, submission_id: int, status: str, *, message: str = "", stderr_tail: str = "",
-                          wall_seconds: float | None = None, cpu_seconds: float | None = None) -> None:
+    def finish_submission(
+        self,
+        submission_id: int,
+        status: str,
+        *,
+        message: str = "",
+        stderr_tail: str = "",
+        wall_seconds: float | None = None,
+        cpu_seconds: float | None = None,
+    ) -> None:
         """Set a submission's final status (one of :data:`FINAL_STATUSES`), message, stderr tail, times
         and ``finished_at``; clear its lease, if any."""
         values = {
             "status": _check_str(status, "status", allowed=FINAL_STATUSES),
             "message": _clean_text(_check_str(message, "message", empty=True, max_len=None), head=MESSAGE_MAX_CHARS),
-            "stderr_tail": _clean_text(_check_str(stderr_tail, "stderr_tail", empty=True, max_len=None),
-                                       tail=STDERR_TAIL_MAX_CHARS),
+            "stderr_tail": _clean_text(
+                _check_str(stderr_tail, "stderr_tail", empty=True, max_len=None), tail=STDERR_TAIL_MAX_CHARS
+            ),
             "wall_seconds": _check_seconds(wall_seconds, "wall_seconds"),
             "cpu_seconds": _check_seconds(cpu_seconds, "cpu_seconds"),
-            "lease_owner": None, "lease_expires_at": None,
+            "lease_owner": None,
+            "lease_expires_at": None,
         }
         with self._write() as conn:
-            n = conn.execute(T_SUBMISSIONS.update().where(T_SUBMISSIONS.c.id == int(submission_id))
-                             .values(finished_at=_clock(conn), **values)).rowcount
+            n = conn.execute(
+                T_SUBMISSIONS.update()
+                .where(T_SUBMISSIONS.c.id == int(submission_id))
+                .values(finished_at=_clock(conn), **values)
+            ).rowcount
         if n != 1:
             raise LookupError(f"no submission with id {submission_id!r}")
 
@@ -870,18 +1021,20 @@ class Store:
         with self._write() as conn:
             if conn.dialect.name == "postgresql":  # no curve writer may reference a curve collected here
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_CURVES_LOCK})
-            bench = conn.execute(sa.select(T_SUBMISSIONS.c.benchmark_id)
-                                 .where(T_SUBMISSIONS.c.id == submission_id)).first()
+            bench = conn.execute(
+                sa.select(T_SUBMISSIONS.c.benchmark_id).where(T_SUBMISSIONS.c.id == submission_id)
+            ).first()
             if bench is None:
                 raise LookupError(f"no submission with id {submission_id!r}")
-            refs = conn.execute(sa.select(T_RUNS.c.curve_path, T_RUNS.c.curve_sha256).where(
-                T_RUNS.c.submission_id == submission_id)).all()
+            refs = conn.execute(
+                sa.select(T_RUNS.c.curve_path, T_RUNS.c.curve_sha256).where(T_RUNS.c.submission_id == submission_id)
+            ).all()
             paths = [r.curve_path for r in refs if r.curve_path is not None]
             shas = sorted({r.curve_sha256 for r in refs if r.curve_sha256 is not None})
             conn.execute(T_RUNS.delete().where(T_RUNS.c.submission_id == submission_id))
             conn.execute(T_SUBMISSIONS.delete().where(T_SUBMISSIONS.c.id == submission_id))
             still_used = sa.exists().where(T_RUNS.c.curve_sha256 == T_CURVES.c.sha256)
-            for chunk in (shas[i:i + _IN_CHUNK] for i in range(0, len(shas), _IN_CHUNK)):
+            for chunk in (shas[i : i + _IN_CHUNK] for i in range(0, len(shas), _IN_CHUNK)):
                 conn.execute(T_CURVES.delete().where(T_CURVES.c.sha256.in_(chunk), ~still_used))
         for path in paths:
             self._curve_file(path).unlink(missing_ok=True)
@@ -897,18 +1050,37 @@ class Store:
     @staticmethod
     def _submission_record(r: Any) -> dict[str, Any]:
         return {
-            "submission_id": r.id, "benchmark_id": r.benchmark_id, "version": r.version,
-            "benchmark_version": r.benchmark_version, "name": r.name, "author": r.author, "kind": r.kind,
-            "role": r.role, "entry": r.entry, "code_sha256": r.code_sha256,
+            "submission_id": r.id,
+            "benchmark_id": r.benchmark_id,
+            "version": r.version,
+            "benchmark_version": r.benchmark_version,
+            "name": r.name,
+            "author": r.author,
+            "kind": r.kind,
+            "role": r.role,
+            "entry": r.entry,
+            "code_sha256": r.code_sha256,
             "hyperparameters": json.loads(r.hyperparameters_json),
-            "package_versions": json.loads(r.package_versions_json), "sandbox": r.sandbox, "status": r.status,
-            "message": r.message, "stderr_tail": r.stderr_tail, "created_at": r.created_at,
-            "finished_at": r.finished_at, "wall_seconds": r.wall_seconds, "cpu_seconds": r.cpu_seconds,
+            "package_versions": json.loads(r.package_versions_json),
+            "sandbox": r.sandbox,
+            "status": r.status,
+            "message": r.message,
+            "stderr_tail": r.stderr_tail,
+            "created_at": r.created_at,
+            "finished_at": r.finished_at,
+            "wall_seconds": r.wall_seconds,
+            "cpu_seconds": r.cpu_seconds,
             "split": r.split,
         }
 
-    def submissions(self, benchmark_id: str | None = None, *, version: str | None = None, split: str | None = None,
-                    latest_only: bool = False) -> pd.DataFrame:
+    def submissions(
+        self,
+        benchmark_id: str | None = None,
+        *,
+        version: str | None = None,
+        split: str | None = None,
+        latest_only: bool = False,
+    ) -> pd.DataFrame:
         """One row per submission, ordered by id (columns: :data:`SUBMISSION_COLUMNS`).
 
         ``hyperparameters`` and ``package_versions`` are dicts, ``version`` the benchmark version string,
@@ -947,13 +1119,22 @@ class Store:
         """
         s, b = T_SUBMISSIONS, T_BENCHMARKS
         with self._read() as conn:
-            r = conn.execute(sa.select(*self._SUB_COLS, b.c.version).join(b, b.c.id == s.c.benchmark_version)
-                             .where(s.c.id == int(submission_id))).first()
+            r = conn.execute(
+                sa.select(*self._SUB_COLS, b.c.version)
+                .join(b, b.c.id == s.c.benchmark_version)
+                .where(s.c.id == int(submission_id))
+            ).first()
         if r is None:
             return None
         return self._submission_record(r) | {
-            "code_name": r.code_name, "attr": r.attr, "attempts": int(r.attempts), "lease_owner": r.lease_owner,
-            "lease_expires_at": r.lease_expires_at, "heartbeat_at": r.heartbeat_at, "started_at": r.started_at}
+            "code_name": r.code_name,
+            "attr": r.attr,
+            "attempts": int(r.attempts),
+            "lease_owner": r.lease_owner,
+            "lease_expires_at": r.lease_expires_at,
+            "heartbeat_at": r.heartbeat_at,
+            "started_at": r.started_at,
+        }
 
     def job_code(self, submission_id: int) -> bytes:
         """The submitted file's bytes of a queued submission (``LookupError`` if there is no such
@@ -963,19 +1144,21 @@ class Store:
         if row is None:
             raise LookupError(f"no submission with id {submission_id!r}")
         if row.code is None:
-            raise LookupError(f"submission {submission_id} has no stored code (a registry reference or a "
-                              "submission evaluated where it was submitted)")
+            raise LookupError(
+                f"submission {submission_id} has no stored code (a registry reference or a "
+                "submission evaluated where it was submitted)"
+            )
         return bytes(row.code)
 
     # -- runs ----------------------------------------------------------------------------------------
     def _validate_runs(self, runs: Sequence[Mapping]) -> list[dict[str, Any]]:
         if isinstance(runs, Mapping) or not isinstance(runs, Sequence):
-            raise ValueError(f"runs must be a sequence of mappings, got {type(runs).__name__}")  # noqa: TRY004 -- documented: invalid inputs raise ValueError
+            raise ValueError(f"runs must be a sequence of mappings, got {type(runs).__name__}")
         out, seen = [], set()
         for i, run in enumerate(runs):
             where = f"runs[{i}]"
             if not isinstance(run, Mapping):
-                raise ValueError(f"{where} must be a mapping, got {type(run).__name__}")  # noqa: TRY004 -- documented: invalid inputs raise ValueError
+                raise ValueError(f"{where} must be a mapping, got {type(run).__name__}")
             missing = [k for k in _RUN_KEYS_REQUIRED if k not in run]
             unknown = sorted(set(run) - set(_RUN_KEYS_REQUIRED) - set(_RUN_KEYS_OPTIONAL))
             if missing:
@@ -987,7 +1170,7 @@ class Store:
                 raise ValueError(f"{where}.seed_index must be an int >= 0, got {seed_index!r}")
             metrics = run["metrics"]
             if not isinstance(metrics, Mapping):
-                raise ValueError(f"{where}.metrics must be a mapping of metric name -> float")  # noqa: TRY004 -- documented: invalid inputs raise ValueError
+                raise ValueError(f"{where}.metrics must be a mapping of metric name -> float")
             clean_metrics: dict[str, float] = {}
             for k, v in metrics.items():
                 if not isinstance(k, str) or not k:
@@ -997,7 +1180,7 @@ class Store:
                 if v is None:
                     v = math.nan
                 if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                    raise ValueError(f"{where}.metrics[{k!r}] must be a float, got {v!r}")  # noqa: TRY004 -- documented: invalid inputs raise ValueError
+                    raise ValueError(f"{where}.metrics[{k!r}] must be a float, got {v!r}")
                 clean_metrics[k] = float(v)
             curve = run.get("curve")
             if curve is not None and not isinstance(curve, pd.DataFrame):
@@ -1061,31 +1244,45 @@ class Store:
             self._insert_runs(conn, submission_id, rows, blobs)
 
     @staticmethod
-    def _insert_runs(conn: Connection, submission_id: int, rows: list[dict[str, Any]],
-                     blobs: Mapping[str, bytes]) -> None:
+    def _insert_runs(
+        conn: Connection, submission_id: int, rows: list[dict[str, Any]], blobs: Mapping[str, bytes]
+    ) -> None:
         """Insert prepared runs (:meth:`_prepare_runs`) and their curves inside the caller's transaction."""
         if not rows:
             return
         r = T_RUNS
-        existing = {tuple(k) for k in conn.execute(sa.select(r.c.split, r.c.stratum, r.c.seed_index)
-                                                   .where(r.c.submission_id == submission_id))}
+        existing = {
+            tuple(k)
+            for k in conn.execute(
+                sa.select(r.c.split, r.c.stratum, r.c.seed_index).where(r.c.submission_id == submission_id)
+            )
+        }
         dup = [k for k in ((x["split"], x["stratum"], x["seed_index"]) for x in rows) if k in existing]
         if dup:
-            raise ValueError(f"submission {submission_id} already has run(s) (split, stratum, seed_index) = "
-                             f"{', '.join(map(repr, dup[:5]))}{' ...' if len(dup) > 5 else ''}")
+            raise ValueError(
+                f"submission {submission_id} already has run(s) (split, stratum, seed_index) = "
+                f"{', '.join(map(repr, dup[:5]))}{' ...' if len(dup) > 5 else ''}"
+            )
         if blobs:
             if conn.dialect.name == "postgresql":  # shared: curve writers never wait for each other
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock_shared(:k)"), {"k": _PG_CURVES_LOCK})
             now = _clock(conn)
-            conn.execute(_upsert_ignore(conn, T_CURVES, ["sha256"]),
-                         [{"sha256": sha, "data": data, "created_at": now} for sha, data in blobs.items()])
+            conn.execute(
+                _upsert_ignore(conn, T_CURVES, ["sha256"]),
+                [{"sha256": sha, "data": data, "created_at": now} for sha, data in blobs.items()],
+            )
         try:
             conn.execute(r.insert(), [{**row, "submission_id": submission_id} for row in rows])
         except sa.exc.IntegrityError as exc:  # a concurrent writer added the same key meanwhile
             raise ValueError(f"submission {submission_id}: runs rejected by the database ({exc.orig})") from exc
 
-    def runs(self, submission_ids: Sequence[int] | None = None, *, benchmark_id: str | None = None,
-             split: str | None = "test") -> pd.DataFrame:
+    def runs(
+        self,
+        submission_ids: Sequence[int] | None = None,
+        *,
+        benchmark_id: str | None = None,
+        split: str | None = "test",
+    ) -> pd.DataFrame:
         """Runs ordered by (submission_id, stratum, seed_index).
 
         Columns: :data:`RUN_COLUMNS` (``metrics`` a dict of floats) plus one float column per metric name
@@ -1106,13 +1303,22 @@ class Store:
             else:
                 ids = sorted({int(i) for i in submission_ids})
                 rows = [row for chunk in _chunks(ids) for row in conn.execute(base.where(r.c.submission_id.in_(chunk)))]
-        records = [{
-            "run_id": x.id, "submission_id": x.submission_id, "split": x.split, "stratum": x.stratum,
-            "seed_index": x.seed_index, "status": x.status, "wall_seconds": x.wall_seconds,
-            "cpu_seconds": x.cpu_seconds,
-            "curve_path": CURVE_REF_PREFIX + x.curve_sha256 if x.curve_sha256 is not None else x.curve_path,
-            "error": x.error, "metrics": _loads_metrics(x.metrics_json),
-        } for x in rows]
+        records = [
+            {
+                "run_id": x.id,
+                "submission_id": x.submission_id,
+                "split": x.split,
+                "stratum": x.stratum,
+                "seed_index": x.seed_index,
+                "status": x.status,
+                "wall_seconds": x.wall_seconds,
+                "cpu_seconds": x.cpu_seconds,
+                "curve_path": CURVE_REF_PREFIX + x.curve_sha256 if x.curve_sha256 is not None else x.curve_path,
+                "error": x.error,
+                "metrics": _loads_metrics(x.metrics_json),
+            }
+            for x in rows
+        ]
         df = pd.DataFrame.from_records(records, columns=list(RUN_COLUMNS))
         if submission_ids is not None and len(df):
             df = df.sort_values(["submission_id", "stratum", "seed_index", "split"], kind="stable")
@@ -1120,8 +1326,15 @@ class Store:
         names = sorted({k for m in df["metrics"] for k in m})
         for name in names:
             df[name] = np.array([m.get(name, math.nan) for m in df["metrics"]], dtype=float)
-        return df.astype({"run_id": "int64", "submission_id": "int64", "seed_index": "int64",
-                          "wall_seconds": "float64", "cpu_seconds": "float64"})
+        return df.astype(
+            {
+                "run_id": "int64",
+                "submission_id": "int64",
+                "seed_index": "int64",
+                "wall_seconds": "float64",
+                "cpu_seconds": "float64",
+            }
+        )
 
     # -- curves ---------------------------------------------------------------------------------------
     def _curve_file(self, curve_path: str) -> Path:
@@ -1139,8 +1352,9 @@ class Store:
             if match is None:
                 raise ValueError(f"bad curve reference {curve_path!r}: expected sha256:<64 lowercase hex digits>")
             with self._read() as conn:
-                data = conn.execute(sa.select(T_CURVES.c.data)
-                                    .where(T_CURVES.c.sha256 == match.group(1))).scalar_one_or_none()
+                data = conn.execute(
+                    sa.select(T_CURVES.c.data).where(T_CURVES.c.sha256 == match.group(1))
+                ).scalar_one_or_none()
             if data is None:
                 raise LookupError(f"curve {curve_path} is not in the database {self.url}")
             return pd.read_parquet(io.BytesIO(bytes(data)))
@@ -1163,8 +1377,11 @@ class Store:
             now = _clock(conn)
             conn.execute(_upsert_ignore(conn, T_AUTHORS, ["name"]).values(name=author, created_at=now))
             author_id = conn.execute(sa.select(T_AUTHORS.c.id).where(T_AUTHORS.c.name == author)).scalar_one()
-            conn.execute(T_API_TOKENS.insert().values(author_id=author_id, token_sha256=_token_sha256(token),
-                                                      prefix=token[:8], created_at=now))
+            conn.execute(
+                T_API_TOKENS.insert().values(
+                    author_id=author_id, token_sha256=_token_sha256(token), prefix=token[:8], created_at=now
+                )
+            )
         return token
 
     def revoke_tokens(self, author: str) -> int:
@@ -1174,9 +1391,13 @@ class Store:
             author_id = conn.execute(sa.select(T_AUTHORS.c.id).where(T_AUTHORS.c.name == author)).scalar_one_or_none()
             if author_id is None:
                 raise LookupError(f"no author {author!r} (Store.create_token creates authors)")
-            return int(conn.execute(T_API_TOKENS.update().where(T_API_TOKENS.c.author_id == author_id,
-                                                                T_API_TOKENS.c.revoked_at.is_(None))
-                                    .values(revoked_at=_clock(conn))).rowcount)
+            return int(
+                conn.execute(
+                    T_API_TOKENS.update()
+                    .where(T_API_TOKENS.c.author_id == author_id, T_API_TOKENS.c.revoked_at.is_(None))
+                    .values(revoked_at=_clock(conn))
+                ).rowcount
+            )
 
     def author_for_token(self, token: str) -> str | None:
         """The author an API token belongs to; ``None`` for an unknown, revoked or malformed token.
@@ -1188,9 +1409,11 @@ class Store:
             return None
         t, a = T_API_TOKENS, T_AUTHORS
         with self._read() as conn:
-            row = conn.execute(sa.select(t.c.id, t.c.revoked_at, t.c.last_used_at, a.c.name)
-                               .join(a, a.c.id == t.c.author_id)
-                               .where(t.c.token_sha256 == _token_sha256(token))).first()
+            row = conn.execute(
+                sa.select(t.c.id, t.c.revoked_at, t.c.last_used_at, a.c.name)
+                .join(a, a.c.id == t.c.author_id)
+                .where(t.c.token_sha256 == _token_sha256(token))
+            ).first()
             now = _clock(conn)
         if row is None or row.revoked_at is not None:
             return None
@@ -1204,16 +1427,33 @@ class Store:
         tokens, ``last_used_at`` is the latest use of any of the author's tokens)."""
         t, a = T_API_TOKENS, T_AUTHORS
         active = sa.func.count(t.c.id).filter(t.c.revoked_at.is_(None))
-        query = (sa.select(a.c.id, a.c.name, a.c.created_at, active.label("active_tokens"),
-                           sa.func.max(t.c.last_used_at).label("last_used_at"))
-                 .select_from(a.outerjoin(t, t.c.author_id == a.c.id))
-                 .group_by(a.c.id, a.c.name, a.c.created_at).order_by(a.c.id))
+        query = (
+            sa.select(
+                a.c.id,
+                a.c.name,
+                a.c.created_at,
+                active.label("active_tokens"),
+                sa.func.max(t.c.last_used_at).label("last_used_at"),
+            )
+            .select_from(a.outerjoin(t, t.c.author_id == a.c.id))
+            .group_by(a.c.id, a.c.name, a.c.created_at)
+            .order_by(a.c.id)
+        )
         with self._read() as conn:
             rows = conn.execute(query).all()
         df = pd.DataFrame.from_records(
-            [{"author_id": r.id, "name": r.name, "created_at": r.created_at, "active_tokens": r.active_tokens,
-              "last_used_at": r.last_used_at} for r in rows],
-            columns=list(AUTHOR_COLUMNS))
+            [
+                {
+                    "author_id": r.id,
+                    "name": r.name,
+                    "created_at": r.created_at,
+                    "active_tokens": r.active_tokens,
+                    "last_used_at": r.last_used_at,
+                }
+                for r in rows
+            ],
+            columns=list(AUTHOR_COLUMNS),
+        )
         for col in ("created_at", "last_used_at"):
             df[col] = pd.to_datetime(df[col], utc=True)
         return df.astype({"author_id": "int64", "active_tokens": "int64"})
@@ -1233,18 +1473,37 @@ class Store:
     @staticmethod
     def _claim_name(conn: Connection, benchmark_id: str, name: str, author: str) -> None:
         bn = T_BOARD_NAMES
-        conn.execute(_upsert_ignore(conn, bn, ["benchmark_id", "name"]).values(
-            benchmark_id=benchmark_id, name=name, author=author, created_at=_clock(conn)))
-        owner = conn.execute(sa.select(bn.c.author).where(bn.c.benchmark_id == benchmark_id,
-                                                          bn.c.name == name)).scalar_one()
+        conn.execute(
+            _upsert_ignore(conn, bn, ["benchmark_id", "name"]).values(
+                benchmark_id=benchmark_id, name=name, author=author, created_at=_clock(conn)
+            )
+        )
+        owner = conn.execute(
+            sa.select(bn.c.author).where(bn.c.benchmark_id == benchmark_id, bn.c.name == name)
+        ).scalar_one()
         if owner != author:
-            raise NameTaken(f"the name {name!r} on board {benchmark_id} belongs to author {owner!r}, who used it "
-                            f"first; {author!r} must submit under another name")
+            raise NameTaken(
+                f"the name {name!r} on board {benchmark_id} belongs to author {owner!r}, who used it "
+                f"first; {author!r} must submit under another name"
+            )
 
     # -- the job queue ------------------------------------------------------------------------------------
-    def enqueue_submission(self, *, benchmark_id: str, version: str, name: str, author: str, kind: str, split: str,
-                           code: bytes, code_name: str, attr: str, hyperparameters: Mapping,
-                           package_versions: Mapping, test_quota_per_day: int | None) -> int:
+    def enqueue_submission(
+        self,
+        *,
+        benchmark_id: str,
+        version: str,
+        name: str,
+        author: str,
+        kind: str,
+        split: str,
+        code: bytes,
+        code_name: str,
+        attr: str,
+        hyperparameters: Mapping,
+        package_versions: Mapping,
+        test_quota_per_day: int | None,
+    ) -> int:
         """Queue a submitted file for evaluation by a worker; return the submission id.
 
         One write transaction: the (benchmark_id, version) must be registered (``LookupError``; nothing
@@ -1263,14 +1522,25 @@ class Store:
         attr = _check_str(attr, "attr")
         if not attr.isidentifier():
             raise ValueError(f"attr {attr!r} is not a Python identifier (the factory's name in {code_name})")
-        if test_quota_per_day is not None and (isinstance(test_quota_per_day, bool)
-                                               or not isinstance(test_quota_per_day, numbers.Integral)
-                                               or test_quota_per_day < 0):
+        if test_quota_per_day is not None and (
+            isinstance(test_quota_per_day, bool)
+            or not isinstance(test_quota_per_day, numbers.Integral)
+            or test_quota_per_day < 0
+        ):
             raise ValueError(f"test_quota_per_day must be an int >= 0 or None, got {test_quota_per_day!r}")
-        row = self._submission_row(benchmark_id=benchmark_id, name=name, author=_check_str(author, "author"),
-                                   kind=kind, role="submission", entry=f"{code_name}:{attr}",
-                                   code_sha256=hashlib.sha256(code).hexdigest(), hyperparameters=hyperparameters,
-                                   package_versions=package_versions, sandbox="", split=split)
+        row = self._submission_row(
+            benchmark_id=benchmark_id,
+            name=name,
+            author=_check_str(author, "author"),
+            kind=kind,
+            role="submission",
+            entry=f"{code_name}:{attr}",
+            code_sha256=hashlib.sha256(code).hexdigest(),
+            hyperparameters=hyperparameters,
+            package_versions=package_versions,
+            sandbox="",
+            split=split,
+        )
         row |= {"code": code, "code_name": code_name, "attr": attr}
         version = _check_str(version, "version")
         bid, author = row["benchmark_id"], row["author"]
@@ -1282,21 +1552,39 @@ class Store:
             self._claim_name(conn, bid, row["name"], author)
             now = _clock(conn)
             if row["split"] == "test" and test_quota_per_day is not None:
-                recent = conn.execute(sa.select(s.c.created_at).where(
-                    s.c.benchmark_id == bid, s.c.author == author, s.c.split == "test",
-                    s.c.created_at > now - QUOTA_WINDOW).order_by(s.c.created_at)).scalars().all()
+                recent = (
+                    conn.execute(
+                        sa.select(s.c.created_at)
+                        .where(
+                            s.c.benchmark_id == bid,
+                            s.c.author == author,
+                            s.c.split == "test",
+                            s.c.created_at > now - QUOTA_WINDOW,
+                        )
+                        .order_by(s.c.created_at)
+                    )
+                    .scalars()
+                    .all()
+                )
                 quota = int(test_quota_per_day)
                 if quota == 0:
-                    raise QuotaExceeded(f"board {bid} takes no test submissions (quota 0 a day); submit to "
-                                        "the validation split")
+                    raise QuotaExceeded(
+                        f"board {bid} takes no test submissions (quota 0 a day); submit to the validation split"
+                    )
                 if len(recent) >= quota:
                     frees = recent[len(recent) - quota] + QUOTA_WINDOW
                     raise QuotaExceeded(
                         f"author {author!r} has made {len(recent)} test submissions to board {bid} in the last "
                         f"24 hours, the quota is {quota} a day; the next one is possible from "
-                        f"{frees.isoformat(timespec='seconds')} (validation submissions are not limited)")
-            return int(conn.execute(s.insert().values(benchmark_version=bench_row, status="queued", created_at=now,
-                                                      **row).returning(s.c.id)).scalar_one())
+                        f"{frees.isoformat(timespec='seconds')} (validation submissions are not limited)"
+                    )
+            return int(
+                conn.execute(
+                    s.insert()
+                    .values(benchmark_version=bench_row, status="queued", created_at=now, **row)
+                    .returning(s.c.id)
+                ).scalar_one()
+            )
 
     def claim_job(self, worker_id: str, lease_seconds: float) -> Job | None:
         """Take the oldest queued job for ``worker_id`` under a lease of ``lease_seconds``; ``None`` if
@@ -1313,19 +1601,45 @@ class Store:
             if conn.execute(sa.select(s.c.id).where(s.c.status == "queued").limit(1)).first() is None:
                 return None
         with self._write() as conn:
-            sid = conn.execute(sa.select(s.c.id).where(s.c.status == "queued", s.c.code.is_not(None))
-                               .order_by(s.c.id).limit(1).with_for_update(skip_locked=True)).scalar_one_or_none()
+            sid = conn.execute(
+                sa.select(s.c.id)
+                .where(s.c.status == "queued", s.c.code.is_not(None))
+                .order_by(s.c.id)
+                .limit(1)
+                .with_for_update(skip_locked=True)
+            ).scalar_one_or_none()
             if sid is None:
                 return None
             now = _clock(conn)
-            conn.execute(s.update().where(s.c.id == sid).values(
-                status="running", lease_owner=owner, lease_expires_at=now + lease, heartbeat_at=now, started_at=now,
-                attempts=s.c.attempts + 1))
-            r = conn.execute(sa.select(s, b.c.version).join(b, b.c.id == s.c.benchmark_version)
-                             .where(s.c.id == sid)).one()
-        return Job(submission_id=int(r.id), benchmark_id=r.benchmark_id, version=r.version, name=r.name,
-                   author=r.author, kind=r.kind, split=r.split, code=bytes(r.code), code_name=r.code_name,
-                   attr=r.attr, hyperparameters=json.loads(r.hyperparameters_json), attempts=int(r.attempts))
+            conn.execute(
+                s.update()
+                .where(s.c.id == sid)
+                .values(
+                    status="running",
+                    lease_owner=owner,
+                    lease_expires_at=now + lease,
+                    heartbeat_at=now,
+                    started_at=now,
+                    attempts=s.c.attempts + 1,
+                )
+            )
+            r = conn.execute(
+                sa.select(s, b.c.version).join(b, b.c.id == s.c.benchmark_version).where(s.c.id == sid)
+            ).one()
+        return Job(
+            submission_id=int(r.id),
+            benchmark_id=r.benchmark_id,
+            version=r.version,
+            name=r.name,
+            author=r.author,
+            kind=r.kind,
+            split=r.split,
+            code=bytes(r.code),
+            code_name=r.code_name,
+            attr=r.attr,
+            hyperparameters=json.loads(r.hyperparameters_json),
+            attempts=int(r.attempts),
+        )
 
     def heartbeat(self, submission_id: int, worker_id: str, lease_seconds: float) -> bool:
         """Extend ``worker_id``'s lease on a running submission to ``now + lease_seconds``.
@@ -1338,9 +1652,16 @@ class Store:
         s = T_SUBMISSIONS
         with self._write() as conn:
             now = _clock(conn)
-            n = conn.execute(s.update().where(s.c.id == int(submission_id), s.c.status == "running",
-                                              s.c.lease_owner == owner, s.c.lease_expires_at > now)
-                             .values(lease_expires_at=now + lease, heartbeat_at=now)).rowcount
+            n = conn.execute(
+                s.update()
+                .where(
+                    s.c.id == int(submission_id),
+                    s.c.status == "running",
+                    s.c.lease_owner == owner,
+                    s.c.lease_expires_at > now,
+                )
+                .values(lease_expires_at=now + lease, heartbeat_at=now)
+            ).rowcount
         return n == 1
 
     def requeue_expired(self, max_attempts: int = 3) -> list[int]:
@@ -1358,26 +1679,49 @@ class Store:
         cleared = {"lease_owner": None, "lease_expires_at": None}
         done: list[int] = []
         with self._read() as conn:  # the usual case, nothing expired, without taking SQLite's write lock
-            if conn.execute(sa.select(s.c.id).where(s.c.status == "running", s.c.lease_expires_at.is_not(None),
-                                                    s.c.lease_expires_at <= _clock(conn)).limit(1)).first() is None:
+            if (
+                conn.execute(
+                    sa.select(s.c.id)
+                    .where(
+                        s.c.status == "running", s.c.lease_expires_at.is_not(None), s.c.lease_expires_at <= _clock(conn)
+                    )
+                    .limit(1)
+                ).first()
+                is None
+            ):
                 return done
         with self._write() as conn:
             now = _clock(conn)
             expired = conn.execute(
-                sa.select(s.c.id, s.c.attempts, s.c.lease_owner, s.c.lease_expires_at,
-                          s.c.code.is_not(None).label("has_code"))
+                sa.select(
+                    s.c.id, s.c.attempts, s.c.lease_owner, s.c.lease_expires_at, s.c.code.is_not(None).label("has_code")
+                )
                 .where(s.c.status == "running", s.c.lease_expires_at.is_not(None), s.c.lease_expires_at <= now)
-                .order_by(s.c.id).with_for_update(skip_locked=True)).all()
+                .order_by(s.c.id)
+                .with_for_update(skip_locked=True)
+            ).all()
             for r in expired:
                 if not r.has_code:
-                    values = {"status": "error", "finished_at": now, **cleared, "message": (
-                        f"the process evaluating this submission ({r.lease_owner}) stopped: its lease expired "
-                        f"at {r.lease_expires_at.isoformat(timespec='seconds')} without a heartbeat; "
-                        "no run was stored")}
+                    values = {
+                        "status": "error",
+                        "finished_at": now,
+                        **cleared,
+                        "message": (
+                            f"the process evaluating this submission ({r.lease_owner}) stopped: its lease expired "
+                            f"at {r.lease_expires_at.isoformat(timespec='seconds')} without a heartbeat; "
+                            "no run was stored"
+                        ),
+                    }
                 elif r.attempts >= max_attempts:
-                    values = {"status": "error", "finished_at": now, **cleared, "message": (
-                        f"the evaluation was lost {r.attempts} times (its worker stopped or lost its lease "
-                        "each time); it is not retried")}
+                    values = {
+                        "status": "error",
+                        "finished_at": now,
+                        **cleared,
+                        "message": (
+                            f"the evaluation was lost {r.attempts} times (its worker stopped or lost its lease "
+                            "each time); it is not retried"
+                        ),
+                    }
                 else:
                     values = {"status": "queued", "heartbeat_at": None, "started_at": None, **cleared}
                 conn.execute(s.update().where(s.c.id == r.id, s.c.status == "running").values(**values))
@@ -1395,26 +1739,37 @@ class Store:
         """
         owner = _check_str(worker_id, "worker_id")
         if not isinstance(outcome, JobOutcome):
-            raise ValueError(f"outcome must be a JobOutcome, got {type(outcome).__name__}")  # noqa: TRY004 -- documented: invalid inputs raise ValueError
+            raise ValueError(f"outcome must be a JobOutcome, got {type(outcome).__name__}")
         values = {
             "status": _check_str(outcome.status, "outcome.status", allowed=FINAL_STATUSES),
-            "message": _clean_text(_check_str(outcome.message, "outcome.message", empty=True, max_len=None),
-                                   head=MESSAGE_MAX_CHARS),
-            "stderr_tail": _clean_text(_check_str(outcome.stderr_tail, "outcome.stderr_tail", empty=True,
-                                                  max_len=None), tail=STDERR_TAIL_MAX_CHARS),
+            "message": _clean_text(
+                _check_str(outcome.message, "outcome.message", empty=True, max_len=None), head=MESSAGE_MAX_CHARS
+            ),
+            "stderr_tail": _clean_text(
+                _check_str(outcome.stderr_tail, "outcome.stderr_tail", empty=True, max_len=None),
+                tail=STDERR_TAIL_MAX_CHARS,
+            ),
             "wall_seconds": _check_seconds(outcome.wall_seconds, "outcome.wall_seconds"),
             "cpu_seconds": _check_seconds(outcome.cpu_seconds, "outcome.cpu_seconds"),
             "sandbox": _check_str(outcome.sandbox, "outcome.sandbox", empty=True, max_len=64),
-            "lease_owner": None, "lease_expires_at": None,
+            "lease_owner": None,
+            "lease_expires_at": None,
         }
         rows, blobs = self._prepare_runs(outcome.rows)
         submission_id = int(submission_id)
         s = T_SUBMISSIONS
         with self._write() as conn:
             now = _clock(conn)
-            mine = conn.execute(sa.select(s.c.id).where(s.c.id == submission_id, s.c.status == "running",
-                                                        s.c.lease_owner == owner, s.c.lease_expires_at > now)
-                                .with_for_update()).first()
+            mine = conn.execute(
+                sa.select(s.c.id)
+                .where(
+                    s.c.id == submission_id,
+                    s.c.status == "running",
+                    s.c.lease_owner == owner,
+                    s.c.lease_expires_at > now,
+                )
+                .with_for_update()
+            ).first()
             if mine is None:
                 return False
             self._insert_runs(conn, submission_id, rows, blobs)

@@ -25,6 +25,7 @@ import unicodedata
 from datetime import UTC, datetime
 
 import pandas as pd
+
 from papergym.leaderboard.board.ranking import RUN_STATUSES, TABLE_COLUMNS, BenchmarkBoard
 from papergym.leaderboard.board.terminal import clean_terminal
 
@@ -248,15 +249,24 @@ _SEP = "  "
 
 def _row_cells(row) -> list[str]:
     return [
-        rank_label(row), rank_interval_label(row), clean_text(row["name"]), clean_text(row["author"]),
-        clean_text(row["role"]), fmt_number(row["score"]), ci_label(row["ci_low"], row["ci_high"]),
-        status_counts_label(row), short_hash(row["code_sha256"]), short_date(row["date"]),
+        rank_label(row),
+        rank_interval_label(row),
+        clean_text(row["name"]),
+        clean_text(row["author"]),
+        clean_text(row["role"]),
+        fmt_number(row["score"]),
+        ci_label(row["ci_low"], row["ci_high"]),
+        status_counts_label(row),
+        short_hash(row["code_sha256"]),
+        short_date(row["date"]),
         str(_int(row["submission_id"])),
     ]
 
 
-_LEGEND = ("rank: point rank (=: tied); 95% rank: bootstrap rank interval; 95% CI: stratified bootstrap; "
-           "code: sha256 prefix; id: submission id (papergym leaderboard delete ID takes it)")
+_LEGEND = (
+    "rank: point rank (=: tied); 95% rank: bootstrap rank interval; 95% CI: stratified bootstrap; "
+    "code: sha256 prefix; id: submission id (papergym leaderboard delete ID takes it)"
+)
 
 
 def _fit_columns(rows: list[list[str]], width: int | None, sep: str = _SEP) -> list[tuple[int, int]]:

@@ -97,8 +97,11 @@ class LeaseKeeper:
                 continue
             if not held:
                 self.lost = True
-                log.warning("worker %s lost its lease on submission %d: its result will not be stored",
-                            self.worker_id, self.submission_id)
+                log.warning(
+                    "worker %s lost its lease on submission %d: its result will not be stored",
+                    self.worker_id,
+                    self.submission_id,
+                )
                 return
 
 
@@ -126,10 +129,18 @@ class Worker:
         Claims of one job before a lost evaluation ends it as ``error`` (``requeue_expired``).
     """
 
-    def __init__(self, store: Any, evaluate: Callable[[Job], JobOutcome], *, worker_id: str | None = None,
-                 lease_seconds: float = 60.0, poll_seconds: float = 0.5, max_attempts: int = 3):
+    def __init__(
+        self,
+        store: Any,
+        evaluate: Callable[[Job], JobOutcome],
+        *,
+        worker_id: str | None = None,
+        lease_seconds: float = 60.0,
+        poll_seconds: float = 0.5,
+        max_attempts: int = 3,
+    ):
         if not callable(evaluate):
-            raise ValueError(f"evaluate must be a callable job -> JobOutcome, got {type(evaluate).__name__}")  # noqa: TRY004 -- invalid arguments raise ValueError, as in the store
+            raise ValueError(f"evaluate must be a callable job -> JobOutcome, got {type(evaluate).__name__}")
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, numbers.Integral) or max_attempts < 1:
             raise ValueError(f"max_attempts must be an int >= 1, got {max_attempts!r}")
         if worker_id is not None and (not isinstance(worker_id, str) or not worker_id.strip()):
@@ -169,8 +180,15 @@ class Worker:
         if job is None:
             return None
         sid = job.submission_id
-        log.info("worker %s evaluates submission %d (%s on %s, %s split, attempt %d)", self.worker_id, sid,
-                 job.name, job.benchmark_id, job.split, job.attempts)
+        log.info(
+            "worker %s evaluates submission %d (%s on %s, %s split, attempt %d)",
+            self.worker_id,
+            sid,
+            job.name,
+            job.benchmark_id,
+            job.split,
+            job.attempts,
+        )
         self._current = sid
         try:
             with LeaseKeeper(self.store, sid, self.worker_id, self.lease_seconds):
@@ -181,9 +199,18 @@ class Worker:
             stored = self.store.complete_job(sid, self.worker_id, outcome)
         except ValueError as exc:  # the outcome itself is invalid: the evaluator's failure
             log.exception("the outcome of submission %d cannot be stored", sid)
-            stored = self.store.complete_job(sid, self.worker_id, JobOutcome(
-                status="error", rows=[], message=f"evaluator failure: its outcome cannot be stored: {exc}",
-                wall_seconds=outcome.wall_seconds, cpu_seconds=outcome.cpu_seconds, sandbox=outcome.sandbox))
+            stored = self.store.complete_job(
+                sid,
+                self.worker_id,
+                JobOutcome(
+                    status="error",
+                    rows=[],
+                    message=f"evaluator failure: its outcome cannot be stored: {exc}",
+                    wall_seconds=outcome.wall_seconds,
+                    cpu_seconds=outcome.cpu_seconds,
+                    sandbox=outcome.sandbox,
+                ),
+            )
         if stored:
             log.info("submission %d: %s", sid, outcome.status)
         else:
@@ -197,19 +224,24 @@ class Worker:
         unreachable) is logged and the loop goes on after ``poll_seconds``. In the main thread SIGTERM
         and SIGINT stop the loop after the current job; a second signal abandons it (module docstring).
         """
-        if max_jobs is not None and (isinstance(max_jobs, bool) or not isinstance(max_jobs, numbers.Integral)
-                                     or max_jobs < 0):
+        if max_jobs is not None and (
+            isinstance(max_jobs, bool) or not isinstance(max_jobs, numbers.Integral) or max_jobs < 0
+        ):
             raise ValueError(f"max_jobs must be an int >= 0 or None, got {max_jobs!r}")
         stop = stop if stop is not None else threading.Event()
         previous: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():
+
             def on_signal(signum: int, frame: Any) -> None:
                 if stop.is_set() and self._current is not None:
                     raise _Abandon(signum)
                 stop.set()
                 if self._current is not None:
-                    log.warning("%s: stopping after submission %d (again to abandon it)",
-                                signal.Signals(signum).name, self._current)
+                    log.warning(
+                        "%s: stopping after submission %d (again to abandon it)",
+                        signal.Signals(signum).name,
+                        self._current,
+                    )
 
             for sig in (signal.SIGTERM, signal.SIGINT):
                 previous[sig] = signal.signal(sig, on_signal)
@@ -221,8 +253,7 @@ class Worker:
                 except _Abandon:
                     raise
                 except Exception:
-                    log.exception("worker %s: the store failed; retrying in %.1f s", self.worker_id,
-                                  self.poll_seconds)
+                    log.exception("worker %s: the store failed; retrying in %.1f s", self.worker_id, self.poll_seconds)
                     stop.wait(self.poll_seconds)
                     continue
                 if sid is None:
@@ -230,8 +261,11 @@ class Worker:
                 else:
                     done += 1
         except _Abandon:
-            log.warning("worker %s abandoned its job: its lease expires within %.0f s and it is evaluated again",
-                        self.worker_id, self.lease_seconds)
+            log.warning(
+                "worker %s abandoned its job: its lease expires within %.0f s and it is evaluated again",
+                self.worker_id,
+                self.lease_seconds,
+            )
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)

@@ -59,8 +59,9 @@ def cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
     except CLIError as exc:
         raise CLIError(str(exc).replace("--seeds", "--solver-seeds")) from None
     if args.solvers:
-        solvers = [file_solver(a.strip(), task_id) if ":" in a else a.strip()
-                   for a in args.solvers.split(",") if a.strip()]
+        solvers = [
+            file_solver(a.strip(), task_id) if ":" in a else a.strip() for a in args.solvers.split(",") if a.strip()
+        ]
         for s in solvers:
             try:
                 get_solver_info(s, task_id)
@@ -95,9 +96,11 @@ def cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
             if name in get_solver_info(s, task_id).hyperparameters:
                 takers.append(s)
         if not takers:
-            raise CLIError(f"--{name.replace('_', '-')} is neither an argument of {task_id} "
-                           f"({', '.join(sorted(p for p in task_params))}) nor a hyperparameter of the solvers run "
-                           f"({', '.join(solvers)})")
+            raise CLIError(
+                f"--{name.replace('_', '-')} is neither an argument of {task_id} "
+                f"({', '.join(sorted(p for p in task_params))}) nor a hyperparameter of the solvers run "
+                f"({', '.join(solvers)})"
+            )
         for s in takers:
             if isinstance(value, list):
                 sweep.setdefault(s, {})[name] = value
@@ -115,9 +118,11 @@ def cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
         task = make_task(task_id, **kwargs)
         if args.budget_seconds is not None or args.max_iterations is not None:
             d = task.default_budget
-            budget = Budget(max_seconds=args.budget_seconds if args.budget_seconds is not None else d.max_seconds,
-                            max_iterations=args.max_iterations if args.max_iterations is not None else d.max_iterations,
-                            max_work=d.max_work)
+            budget = Budget(
+                max_seconds=args.budget_seconds if args.budget_seconds is not None else d.max_seconds,
+                max_iterations=args.max_iterations if args.max_iterations is not None else d.max_iterations,
+                max_work=d.max_work,
+            )
         validate_solver_hyperparameters(task_id, _configs(solvers, hps, sweep))
         instances = [x.strip() for x in args.instances.split(",") if x.strip()] if args.instances else None
         if instances is not None:
@@ -134,20 +139,38 @@ def cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
     progress_kw = progress_args(args)
 
     t0 = time.perf_counter()
-    res = bench(task_id, solvers=solvers, instances=instances, seeds=seeds, budget=budget, backend=args.backend,
-                out=args.cache_dir, cache=not args.no_cache, task_kwargs=kwargs, hyperparameters=hps, sweep=sweep,
-                split=args.split, n_jobs=args.n_jobs, scheduler=args.scheduler, **progress_kw)
+    res = bench(
+        task_id,
+        solvers=solvers,
+        instances=instances,
+        seeds=seeds,
+        budget=budget,
+        backend=args.backend,
+        out=args.cache_dir,
+        cache=not args.no_cache,
+        task_kwargs=kwargs,
+        hyperparameters=hps,
+        sweep=sweep,
+        split=args.split,
+        n_jobs=args.n_jobs,
+        scheduler=args.scheduler,
+        **progress_kw,
+    )
     wall = time.perf_counter() - t0
     kw = ", ".join(f"{k}={v}" for k, v in res.task_kwargs.items())
     print(f"{task_id}  ({kw})")
-    print(f"{res.runs['instance'].nunique()} instances x {len(res.summary)} solver configurations x {len(seeds)} "
-          f"seed(s), backend {args.backend}, {wall:.1f} s wall\n")
+    print(
+        f"{res.runs['instance'].nunique()} instances x {len(res.summary)} solver configurations x {len(seeds)} "
+        f"seed(s), backend {args.backend}, {wall:.1f} s wall\n"
+    )
     print(res.format_table())
     extra_text = res.extra_report()
     if extra_text:
         print("\n" + extra_text)
-    print(f"\ngeo-mean {res.primary}: geometric mean over instances (failures scored by the task), 95% bootstrap CI;"
-          "\nseconds: wall time of solve(), scoring excluded.")
+    print(
+        f"\ngeo-mean {res.primary}: geometric mean over instances (failures scored by the task), 95% bootstrap CI;"
+        "\nseconds: wall time of solve(), scoring excluded."
+    )
     res.save(out)
     print(f"\nresults written to {out}/ (summary.csv, table.txt, runs.parquet, curves.parquet, figures)")
     # a timeout or a diverged run is a result (scored by the task): reported, never a failure; a crash is one
@@ -156,10 +179,15 @@ def cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
     timeouts = [e for e in res.errors if e["status"] not in ("error", "oom", "diverged")]
     if diverged:
         e = diverged[0]
-        print(f"\n{len(diverged)} solve(s) diverged (scored by the task); first: {e['solver']} on {e['instance']}",
-              file=sys.stderr)
+        print(
+            f"\n{len(diverged)} solve(s) diverged (scored by the task); first: {e['solver']} on {e['instance']}",
+            file=sys.stderr,
+        )
     if timeouts:
         e = timeouts[0]
-        print(f"\n{len(timeouts)} solve(s) ran out of budget ({e['status']}; scored by the task); first: {e['solver']} "
-              f"on {e['instance']}: {e['error']}", file=sys.stderr)
+        print(
+            f"\n{len(timeouts)} solve(s) ran out of budget ({e['status']}; scored by the task); first: {e['solver']} "
+            f"on {e['instance']}: {e['error']}",
+            file=sys.stderr,
+        )
     return report_failures(failed, "solver", "solve", args.allow_failures)

@@ -67,8 +67,10 @@ def cmd_leaderboard(args: argparse.Namespace, extra: list[str]) -> int:
         registered = set(store.benchmarks().benchmark_id) if len(store.benchmarks()) else set()
         ids = targets or [b for b in valid if b in registered]
         if not ids:
-            print("no results yet: run `papergym leaderboard refresh` to score the reference agents, "
-                  "or `papergym submit FILE.py:ATTR --to ID`")
+            print(
+                "no results yet: run `papergym leaderboard refresh` to score the reference agents, "
+                "or `papergym submit FILE.py:ATTR --to ID`"
+            )
             return 0
         for i, bid in enumerate(ids):
             if i:
@@ -104,12 +106,16 @@ def _delete_submissions(args: argparse.Namespace, ids: list[str]) -> int:
             raise CLIError(f"delete: no submission with id {', '.join(missing)} in this store (nothing deleted)")
         busy = [str(sid) for sid, sub in subs.items() if sub["status"] == "running"]
         if busy and not args.force:
-            raise CLIError(f"delete: submission {', '.join(busy)} is being evaluated; --force deletes it anyway "
-                           "(its worker's results are then refused) (nothing deleted)")
+            raise CLIError(
+                f"delete: submission {', '.join(busy)} is being evaluated; --force deletes it anyway "
+                "(its worker's results are then refused) (nothing deleted)"
+            )
         for sid, sub in subs.items():
             store.delete_submission(sid)
-            what = clean_terminal(f"{sub['name']} by {sub['author']} on {sub['benchmark_id']} "
-                                  f"(version {sub['version']}, {sub['role']}, {sub['status']})")
+            what = clean_terminal(
+                f"{sub['name']} by {sub['author']} on {sub['benchmark_id']} "
+                f"(version {sub['version']}, {sub['role']}, {sub['status']})"
+            )
             print(f"deleted submission {sid}: {what}")
             if sub["role"] in ("paper", "baseline", "oracle", "reference"):
                 print(f"  a reference entry: `papergym leaderboard refresh {sub['benchmark_id']}` scores it again")

@@ -22,8 +22,9 @@ def cmd_check(args: argparse.Namespace, extra: list[str]) -> int:
     hp = submit_hp(args.hp)
     progress = None if args.json else (lambda msg: print(f"  {msg}", file=sys.stderr))
     try:
-        report = run_checks(args.entry, args.benchmark, seeds=seeds, quick=args.quick, hyperparameters=hp,
-                            progress=progress)
+        report = run_checks(
+            args.entry, args.benchmark, seeds=seeds, quick=args.quick, hyperparameters=hp, progress=progress
+        )
     except (ValueError, FileNotFoundError) as exc:
         msg = str(exc)
         raise CLIError(msg if msg.startswith("--") else f"entry: {msg}") from None

@@ -141,10 +141,16 @@ def parse_hp(items: list[str]) -> dict[str, dict[str, Any]]:
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:
     """Options shared by ``compare``, ``bench`` and ``sweep``."""
-    p.add_argument("--progress-every", type=float, default=30.0, metavar="SECONDS",
-                   help="when stderr is not a terminal: a progress line every SECONDS (default 30; 0: none)")
-    p.add_argument("--allow-failures", action="store_true",
-                   help="exit 0 even when runs failed (they are still reported)")
+    p.add_argument(
+        "--progress-every",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="when stderr is not a terminal: a progress line every SECONDS (default 30; 0: none)",
+    )
+    p.add_argument(
+        "--allow-failures", action="store_true", help="exit 0 even when runs failed (they are still reported)"
+    )
 
 
 def progress_args(args: argparse.Namespace) -> dict[str, Any]:

@@ -24,8 +24,10 @@ def _check_full_sandbox(what: str) -> None:
 
     status = isolation_status()
     if not status.full:
-        raise CLIError(f"{what}: this machine cannot run the full sandbox that ranked evaluation needs; missing: "
-                       + "; ".join(status.missing()))
+        raise CLIError(
+            f"{what}: this machine cannot run the full sandbox that ranked evaluation needs; missing: "
+            + "; ".join(status.missing())
+        )
 
 
 def _die_with_parent() -> Any:
@@ -70,8 +72,11 @@ class _WorkerPool:
         import subprocess
 
         env = {**os.environ, "PAPERGYM_DB": self.store_url}  # not on the command line: ps shows that
-        return subprocess.Popen([sys.executable, "-m", "papergym.leaderboard.cli", "worker"], env=env,
-                                preexec_fn=self._preexec)  # noqa: PLW1509 -- one prepared prctl call
+        return subprocess.Popen(
+            [sys.executable, "-m", "papergym.leaderboard.cli", "worker"],
+            env=env,
+            preexec_fn=self._preexec,  # noqa: PLW1509 - one prepared prctl call
+        )
 
     def start(self) -> None:
         with self._lock:
@@ -128,9 +133,11 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
 
     missing = [m for m in ("fastapi", "uvicorn", "python_multipart") if find_spec(m) is None]
     if missing:
-        raise CLIError(f"papergym serve needs the 'board' extra ({', '.join(missing)} missing): "
-                       "pip install 'papergym[board]'")
+        raise CLIError(
+            f"papergym serve needs the 'board' extra ({', '.join(missing)} missing): pip install 'papergym[board]'"
+        )
     import uvicorn
+
     if not 1 <= args.port <= 65535:
         raise CLIError(f"--port must be between 1 and 65535, got {args.port}")
     if args.workers < 0:
@@ -185,8 +192,10 @@ def cmd_worker(args: argparse.Namespace, extra: list[str]) -> int:
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     if not secret:
-        raise CLIError("the evaluator configuration has no secret: copy the board's evaluator config "
-                       "($PAPERGYM_EVALUATOR_CONFIG, created by `papergym serve`) to this machine")
+        raise CLIError(
+            "the evaluator configuration has no secret: copy the board's evaluator config "
+            "($PAPERGYM_EVALUATOR_CONFIG, created by `papergym serve`) to this machine"
+        )
     if args.scheduler is not None:
         try:
             from papergym.leaderboard.board.isolation import isolation_status
@@ -197,8 +206,10 @@ def cmd_worker(args: argparse.Namespace, extra: list[str]) -> int:
             raise CLIError(f"--scheduler: {exc}") from None
         status = client.submit(isolation_status, pure=False).result()
         if not status.full:
-            raise CLIError("--scheduler: the cluster's workers cannot run the full sandbox; missing: "
-                           + "; ".join(status.missing()))
+            raise CLIError(
+                "--scheduler: the cluster's workers cannot run the full sandbox; missing: "
+                + "; ".join(status.missing())
+            )
 
         def evaluate(job: Any) -> Any:  # on the cluster: the job (its code) and the secret travel to it
             return client.submit(evaluate_job, job, secret=secret, sandbox="full", pure=False).result()
@@ -253,14 +264,19 @@ def cmd_admin(args: argparse.Namespace, extra: list[str]) -> int:
             print(f"{'author':<32} {'active tokens':>13}  {'created (UTC)':<20} last used (UTC)")
             for a in authors.itertuples(index=False):
                 used = "-" if _isna(a.last_used_at) else a.last_used_at.strftime("%Y-%m-%d %H:%M")
-                print(f"{clean_terminal(a.name)[:32]:<32} {int(a.active_tokens):>13}  "
-                      f"{a.created_at.strftime('%Y-%m-%d %H:%M'):<20} {used}")
+                print(
+                    f"{clean_terminal(a.name)[:32]:<32} {int(a.active_tokens):>13}  "
+                    f"{a.created_at.strftime('%Y-%m-%d %H:%M'):<20} {used}"
+                )
             return 0
         if args.action == "create":
             token = store.create_token(args.author)
             print(token)
-            print(f"papergym: the API token of {clean_terminal(args.author)!r} (shown once: the store keeps only its "
-                  "hash); the author runs `papergym login --server URL` and pastes it", file=sys.stderr)
+            print(
+                f"papergym: the API token of {clean_terminal(args.author)!r} (shown once: the store keeps only its "
+                "hash); the author runs `papergym login --server URL` and pastes it",
+                file=sys.stderr,
+            )
             return 0
         try:
             n = store.revoke_tokens(args.author)
@@ -306,8 +322,7 @@ def cmd_login(args: argparse.Namespace, extra: list[str]) -> int:
     if not token:
         raise CLIError("no token given: pass --token or write it to stdin")
     if server.startswith("http://") and not is_local(server):
-        print(f"papergym: warning: {server} is plain http: the token travels unencrypted; use https",
-              file=sys.stderr)
+        print(f"papergym: warning: {server} is plain http: the token travels unencrypted; use https", file=sys.stderr)
     try:
         with BoardClient(server, token) as client:
             author = client.whoami()

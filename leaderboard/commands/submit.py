@@ -30,11 +30,15 @@ def rank_line(bb: Any, sid: int) -> str:
     interval = f"{lo}" if lo == hi else f"{lo}-{hi}"
     tie = " (tied)" if r.tie else ""
     score = f"{r.score:.6g}" if math.isfinite(r.score) else "-"
-    line = (f"rank {int(r['rank'])}{tie} of {n_ranked} on {bb.benchmark_id} (95% rank interval {interval}); "
-            f"{bb.metric} = {score} [{r.ci_low:.6g}, {r.ci_high:.6g}]")
+    line = (
+        f"rank {int(r['rank'])}{tie} of {n_ranked} on {bb.benchmark_id} (95% rank interval {interval}); "
+        f"{bb.metric} = {score} [{r.ci_low:.6g}, {r.ci_high:.6g}]"
+    )
     if not tab.role.isin(("paper", "baseline", "oracle", "reference")).any():
-        line += (f"\n(the board has no reference entries yet, so this rank compares nothing: "
-                 f"`papergym leaderboard refresh {bb.benchmark_id}` scores the paper's method and its baselines)")
+        line += (
+            f"\n(the board has no reference entries yet, so this rank compares nothing: "
+            f"`papergym leaderboard refresh {bb.benchmark_id}` scores the paper's method and its baselines)"
+        )
     return line
 
 
@@ -60,17 +64,25 @@ def cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
     except ValueError as exc:
         raise CLIError(f"--name: {exc}") from None
     if args.server is not None:
-        local_only = [opt for opt, given in (("--author", args.author is not None), ("--db", args.db is not None),
-                                             ("--sandbox", args.sandbox != "auto"),
-                                             ("--unsafe-no-sandbox", args.unsafe_no_sandbox),
-                                             ("--time-limit", args.time_limit is not None)) if given]
+        local_only = [
+            opt
+            for opt, given in (
+                ("--author", args.author is not None),
+                ("--db", args.db is not None),
+                ("--sandbox", args.sandbox != "auto"),
+                ("--unsafe-no-sandbox", args.unsafe_no_sandbox),
+                ("--time-limit", args.time_limit is not None),
+            )
+            if given
+        ]
         if local_only:
-            raise CLIError(f"{', '.join(local_only)}: only for a local run; with --server the board's service "
-                           "decides (the author is the token's)")
+            raise CLIError(
+                f"{', '.join(local_only)}: only for a local run; with --server the board's service "
+                "decides (the author is the token's)"
+            )
         return _submit_remote(args, name, hp)
     if args.split is not None:
-        raise CLIError("--split goes with --server: a run without a server is a local, unranked run "
-                       "(split 'local')")
+        raise CLIError("--split goes with --server: a run without a server is a local, unranked run (split 'local')")
     author = args.author if args.author is not None else "anonymous"
     try:
         _check_label(author, "author")
@@ -105,8 +117,9 @@ def _local_sandbox(args: argparse.Namespace) -> str:
 
         status = isolation_status()
         if not status.full:
-            raise CLIError("--sandbox full: the full sandbox is not available here; missing: "
-                           + "; ".join(status.missing()))
+            raise CLIError(
+                "--sandbox full: the full sandbox is not available here; missing: " + "; ".join(status.missing())
+            )
     return args.sandbox
 
 
@@ -131,8 +144,17 @@ def _submit_local(args: argparse.Namespace, name: str, author: str, hp: dict[str
     try:
         progress = None if args.quiet else (lambda msg: print(f"  {msg}", file=sys.stderr))
         try:
-            sid = submit(store, args.entry, args.benchmark, name=name, author=author, hyperparameters=hp,
-                         sandbox=sandbox, limits=limits, progress=progress)
+            sid = submit(
+                store,
+                args.entry,
+                args.benchmark,
+                name=name,
+                author=author,
+                hyperparameters=hp,
+                sandbox=sandbox,
+                limits=limits,
+                progress=progress,
+            )
         except SandboxError as exc:  # e.g. no sandbox mode usable on this machine
             raise CLIError(f"--sandbox {args.sandbox}: {exc}") from None
         fb = feedback(store, sid)
@@ -143,9 +165,11 @@ def _submit_local(args: argparse.Namespace, name: str, author: str, hp: dict[str
     print(rank_line(bb, sid) + " (this machine's board)")
     print()
     print(format_board_table(bb))
-    print(f"\nThis was a LOCAL run, UNRANKED on any shared board (split 'local': evaluated on this machine with its "
-          "own secret and seeds; the rank above is on this machine's store only).\nTo be ranked, submit it to a "
-          f"board's service: papergym submit {args.entry} --to {args.benchmark} --server URL --split test")
+    print(
+        f"\nThis was a LOCAL run, UNRANKED on any shared board (split 'local': evaluated on this machine with its "
+        "own secret and seeds; the rank above is on this machine's store only).\nTo be ranked, submit it to a "
+        f"board's service: papergym submit {args.entry} --to {args.benchmark} --server URL --split test"
+    )
     return 0 if fb["status"] == "ok" else 1
 
 
@@ -169,11 +193,12 @@ def _submit_remote(args: argparse.Namespace, name: str, hp: dict[str, Any]) -> i
     except ValueError as exc:
         raise CLIError(f"--server: {exc}") from None
     if not token:
-        raise CLIError(f"no token for {server}: set ${TOKEN_ENV} or run `papergym login --server {server}` "
-                       "(the board's operator creates tokens with `papergym admin token create AUTHOR`)")
+        raise CLIError(
+            f"no token for {server}: set ${TOKEN_ENV} or run `papergym login --server {server}` "
+            "(the board's operator creates tokens with `papergym admin token create AUTHOR`)"
+        )
     if server.startswith("http://") and not is_local(server):
-        print(f"papergym: warning: {server} is plain http: the token travels unencrypted; use https",
-              file=sys.stderr)
+        print(f"papergym: warning: {server} is plain http: the token travels unencrypted; use https", file=sys.stderr)
     path, attr = load_entry(args.entry)
     split = args.split or "validation"
     tty = sys.stderr.isatty()
@@ -194,8 +219,11 @@ def _submit_remote(args: argparse.Namespace, name: str, hp: dict[str, Any]) -> i
         try:
             sub = client.submit(path, board=args.benchmark, attr=attr, name=name, split=split, hyperparameters=hp)
             if not args.quiet:
-                print(f"submitted {clean_terminal(name)} to {args.benchmark} ({split} split) as submission "
-                      f"{sub['id']}; waiting for a worker", file=sys.stderr)
+                print(
+                    f"submitted {clean_terminal(name)} to {args.benchmark} ({split} split) as submission "
+                    f"{sub['id']}; waiting for a worker",
+                    file=sys.stderr,
+                )
             answer = client.wait(int(sub["id"]), progress=progress)
         except BoardClientError as exc:
             if tty and last[0]:
@@ -209,8 +237,11 @@ def _submit_remote(args: argparse.Namespace, name: str, hp: dict[str, Any]) -> i
             return 1
         except KeyboardInterrupt:
             if sub:
-                print(f"\npapergym: stopped waiting; submission {sub['id']} stays queued on the board "
-                      f"({server}/api/v1/submissions/{sub['id']})", file=sys.stderr)
+                print(
+                    f"\npapergym: stopped waiting; submission {sub['id']} stays queued on the board "
+                    f"({server}/api/v1/submissions/{sub['id']})",
+                    file=sys.stderr,
+                )
             return 130
     if tty and not args.quiet:
         print(file=sys.stderr)

@@ -98,10 +98,18 @@ class SolveCell:
     budget: Mapping[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"task_id": self.task_id, "task_hash": self.task_hash, "task_kwargs": _canon(self.task_kwargs),
-                "instance": _canon(self.instance), "solver": self.solver, "solver_hash": self.solver_hash,
-                "hyperparameters": _canon(self.hyperparameters), "seed": int(self.seed),
-                "budget": _canon(self.budget), "format": BENCH_FORMAT}
+        return {
+            "task_id": self.task_id,
+            "task_hash": self.task_hash,
+            "task_kwargs": _canon(self.task_kwargs),
+            "instance": _canon(self.instance),
+            "solver": self.solver,
+            "solver_hash": self.solver_hash,
+            "hyperparameters": _canon(self.hyperparameters),
+            "seed": int(self.seed),
+            "budget": _canon(self.budget),
+            "format": BENCH_FORMAT,
+        }
 
     @property
     def key(self) -> str:
@@ -213,9 +221,16 @@ def is_diverged(metrics: Mapping[str, Any]) -> bool:
         return False
 
 
-def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[str, Any], solver: str,
-              hyperparameters: Mapping[str, Any], seed: int, budget: Mapping[str, Any],
-              registration: Any = None) -> dict[str, Any]:
+def run_solve(
+    task_id: str,
+    task_kwargs: Mapping[str, Any],
+    instance: Mapping[str, Any],
+    solver: str,
+    hyperparameters: Mapping[str, Any],
+    seed: int,
+    budget: Mapping[str, Any],
+    registration: Any = None,
+) -> dict[str, Any]:
     """Run one solve cell. Pure; never raises for a failing solver (the status says what happened).
 
     ``registration``: the solver's :class:`~papergym.agents.base.SolverInfo` when it was registered outside
@@ -243,7 +258,9 @@ def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[st
                 _ensure_solver_registered(registration, task_id)
             slv = make_solver(solver, task_id, seed=seed, **hyperparameters)
             given = problem
-            if hasattr(evaluator, "reference_problem"):  # privileged view (e.g. the true subspace): reference lines only
+            if hasattr(
+                evaluator, "reference_problem"
+            ):  # privileged view (e.g. the true subspace): reference lines only
                 from papergym.agents.base import get_solver_info
 
                 if get_solver_info(solver, task_id).role == "reference":
@@ -267,15 +284,22 @@ def run_solve(task_id: str, task_kwargs: Mapping[str, Any], instance: Mapping[st
         except MemoryError as exc:
             seconds = report.elapsed()
             status, err, tb = "oom", f"MemoryError: {exc}", traceback.format_exc()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failing solver is a recorded run status
             seconds = report.elapsed()
             status, err, tb = "error", f"{type(exc).__name__}: {exc}", traceback.format_exc()
         if hasattr(task, "finalize"):
             metrics = clean_metrics(task.finalize(dict(metrics), seconds, status, bud))
         if status == "ok" and is_diverged(metrics):
             status, err = "diverged", "the task's evaluator reported a diverged run (metric diverged = 1)"
-        return {"status": status, "error": err, "traceback": tb, "seconds": seconds, "metrics": metrics,
-                "meta": _canon_meta(meta), "curve": report.points}
+        return {
+            "status": status,
+            "error": err,
+            "traceback": tb,
+            "seconds": seconds,
+            "metrics": metrics,
+            "meta": _canon_meta(meta),
+            "curve": report.points,
+        }
 
 
 def _ensure_solver_registered(info: Any, task_id: str) -> None:
@@ -287,8 +311,15 @@ def _ensure_solver_registered(info: Any, task_id: str) -> None:
         return
     except UnknownSolverError:
         pass
-    register_solver(info.name, info.factory, info.tasks, info.role, description=info.description,
-                    defaults=dict(info.defaults), requires=info.requires)
+    register_solver(
+        info.name,
+        info.factory,
+        info.tasks,
+        info.role,
+        description=info.description,
+        defaults=dict(info.defaults),
+        requires=info.requires,
+    )
 
 
 def _shipped_solver(info: Any) -> Any:
@@ -358,25 +389,40 @@ class BenchResult:
             rows = []
             shown_status = self.display_status()
             for i, r in self.runs.iterrows():
-                rows.append([r["instance"], r["label"], shown_status[i], _fmt_sig(r["seconds"])]
-                            + [_fmt_sig(r.get(m, np.nan)) for m in shown])
+                rows.append(
+                    [r["instance"], r["label"], shown_status[i], _fmt_sig(r["seconds"])]
+                    + [_fmt_sig(r.get(m, np.nan)) for m in shown]
+                )
             lines += _table(head, rows)
             lines.append("")
         if not self.summary.empty:
             gated = "passed_gate" in self.runs.columns
-            head = ["solver", "role", f"geo-mean {self.primary}", "95% CI", "ok", "failed"] + \
-                (["gate ok"] if gated else []) + [f"median {m}" for m in shown if m != self.primary]
+            head = (
+                ["solver", "role", f"geo-mean {self.primary}", "95% CI", "ok", "failed"]
+                + (["gate ok"] if gated else [])
+                + [f"median {m}" for m in shown if m != self.primary]
+            )
             rows = []
             for _, r in self.summary.iterrows():
                 gate = []
                 if gated:
                     g = self.runs[self.runs["label"] == r["label"]]
-                    passed = int(((g["status"] == "ok") & (pd.to_numeric(g["passed_gate"], errors="coerce") >= 1.0)).sum())
+                    passed = int(
+                        ((g["status"] == "ok") & (pd.to_numeric(g["passed_gate"], errors="coerce") >= 1.0)).sum()
+                    )
                     gate = [f"{passed}/{len(g)}"]
-                rows.append([r["label"], r["role"], _fmt_sig(r["geo_mean"]),
-                             f"[{_fmt_sig(r['ci_low'])}, {_fmt_sig(r['ci_high'])}]",
-                             str(int(r["n_ok"])), str(int(r["n_failed"]))] + gate
-                            + [_fmt_sig(r.get(f"median_{m}", np.nan)) for m in shown if m != self.primary])
+                rows.append(
+                    [
+                        r["label"],
+                        r["role"],
+                        _fmt_sig(r["geo_mean"]),
+                        f"[{_fmt_sig(r['ci_low'])}, {_fmt_sig(r['ci_high'])}]",
+                        str(int(r["n_ok"])),
+                        str(int(r["n_failed"])),
+                    ]
+                    + gate
+                    + [_fmt_sig(r.get(f"median_{m}", np.nan)) for m in shown if m != self.primary]
+                )
             lines += _table(head, rows)
         return "\n".join(lines)
 
@@ -389,7 +435,9 @@ class BenchResult:
         import matplotlib.pyplot as plt
 
         ok = self.runs[self.runs.status == "ok"] if not self.runs.empty else self.runs
-        fig, ax = plt.subplots(figsize=(max(7.5, 0.35 * max(1, self.runs["instance"].nunique() if len(self.runs) else 1)), 4.8))
+        fig, ax = plt.subplots(
+            figsize=(max(7.5, 0.35 * max(1, self.runs["instance"].nunique() if len(self.runs) else 1)), 4.8)
+        )
         if len(self.runs):
             inst = list(dict.fromkeys(self.runs["instance"]))
             x = {n: i for i, n in enumerate(inst)}
@@ -399,7 +447,7 @@ class BenchResult:
                 ax.plot(xs, vals.to_numpy(dtype=float), ls="none", marker="os^Dv<>P*X"[k % 10], label=label, alpha=0.85)
             ax.set_xticks(range(len(inst)))
             ax.set_xticklabels(inst, rotation=70, fontsize=7)
-            shown = np.asarray(ok[self.primary] if self.primary in ok else [], dtype=float)
+            shown = np.asarray(ok[self.primary] if self.primary in ok else [], dtype=float)  # noqa: SIM401 - a DataFrame
             shown = shown[np.isfinite(shown)]
             if shown.size and shown.min() > 0:  # log scale only with something positive to draw (not all failed)
                 ax.set_yscale("log")
@@ -434,8 +482,9 @@ class BenchResult:
             curves["message"] = curves["message"].astype(str)
         curves.to_parquet(folder / "curves.parquet", index=False)
         (folder / "table.txt").write_text(self.format_table() + "\n" + self.extra_report() + "\n")
-        (folder / "config.json").write_text(json.dumps({"task_id": self.task_id,
-                                                        "task_kwargs": _canon(self.task_kwargs)}, indent=1))
+        (folder / "config.json").write_text(
+            json.dumps({"task_id": self.task_id, "task_kwargs": _canon(self.task_kwargs)}, indent=1)
+        )
         if not self.runs.empty:
             plt.close(self.plot(folder / "scores"))
             task = self._task()
@@ -452,7 +501,7 @@ class BenchResult:
 
         try:
             return make_task(self.task_id, **self.task_kwargs)
-        except Exception:  # pragma: no cover - the task built fine for the run
+        except Exception:  # noqa: BLE001  # pragma: no cover - the task built fine for the run
             return None
 
     def extra_report(self) -> str:
@@ -517,8 +566,11 @@ def resolve_task_kwargs(task_id: str, task_kwargs: Mapping[str, Any] | None) -> 
     return _canon(resolved)
 
 
-def _configs(solvers: Sequence[str], hyperparameters: Mapping[str, Mapping[str, Any]],
-             sweep: Mapping[str, Mapping[str, Sequence[Any]]]) -> list[tuple[str, str, dict[str, Any]]]:
+def _configs(
+    solvers: Sequence[str],
+    hyperparameters: Mapping[str, Mapping[str, Any]],
+    sweep: Mapping[str, Mapping[str, Sequence[Any]]],
+) -> list[tuple[str, str, dict[str, Any]]]:
     out = []
     for s in solvers:
         base = dict(hyperparameters.get(s, {}))
@@ -546,8 +598,9 @@ def validate_solver_hyperparameters(task_id: str, configs: Sequence[tuple[str, s
             accepted = sorted(n for n, p in params.items() if p.kind is p.KEYWORD_ONLY and n != "seed")
             bad = sorted(set(hp) - set(accepted))
             if bad:
-                raise ValueError(f"unknown hyperparameter(s) {bad} for solver {s!r}; accepted: "
-                                 f"{', '.join(accepted) or '(none)'}")
+                raise ValueError(
+                    f"unknown hyperparameter(s) {bad} for solver {s!r}; accepted: {', '.join(accepted) or '(none)'}"
+                )
         _canon(hp)
         try:
             make_solver(s, task_id, seed=0, **hp)
@@ -606,9 +659,9 @@ def bench(
     """
     from papergym.agents.base import get_solver_info, list_solvers
     from papergym.envs.tasks.base import Budget, InstanceRef, check_task_id, instances_by_name, make_task, task_factory
-    from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_jobs
     from papergym.leaderboard.runner import cache as cellcache
     from papergym.leaderboard.runner.cache import default_cache_dir
+    from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_jobs
 
     base = check_task_id(task_id)
     if backend not in BACKENDS:
@@ -673,8 +726,9 @@ def bench(
     for label, s, hp in configs:
         for ref in refs:
             for sd in seed_list:
-                cells[(label, ref.name, sd)] = SolveCell(base, task_hash, kwargs, ref.as_dict(), s,
-                                                         infos[s].code_hash, hp, sd, bud.as_dict())
+                cells[(label, ref.name, sd)] = SolveCell(
+                    base, task_hash, kwargs, ref.as_dict(), s, infos[s].code_hash, hp, sd, bud.as_dict()
+                )
 
     results: dict[tuple[str, str, int], dict[str, Any]] = {}
     missing: list[tuple[str, str, int]] = []
@@ -698,11 +752,35 @@ def bench(
         jobs = []
         for i in range(0, len(order), per_job):
             chunk = order[i : i + per_job]
-            jobs.append(([(j, (base, kwargs, cells[k].instance, cells[k].solver, dict(cells[k].hyperparameters),
-                               k[2], bud.as_dict()) + ((shipped[cells[k].solver],) if shipped[cells[k].solver] else ()))
-                          for j, k in zip(range(i, i + len(chunk)), chunk)],))
-        logger.info("bench %s: %d of %d solves to compute (%d cached), %d job(s) on %s", base, len(order),
-                    len(cells), len(cells) - len(order), len(jobs), backend)
+            jobs.append(
+                (
+                    [
+                        (
+                            j,
+                            (
+                                base,
+                                kwargs,
+                                cells[k].instance,
+                                cells[k].solver,
+                                dict(cells[k].hyperparameters),
+                                k[2],
+                                bud.as_dict(),
+                            )
+                            + ((shipped[cells[k].solver],) if shipped[cells[k].solver] else ()),
+                        )
+                        for j, k in zip(range(i, i + len(chunk)), chunk)
+                    ],
+                )
+            )
+        logger.info(
+            "bench %s: %d of %d solves to compute (%d cached), %d job(s) on %s",
+            base,
+            len(order),
+            len(cells),
+            len(cells) - len(order),
+            len(jobs),
+            backend,
+        )
         bar = RunProgress(len(order), f"bench {base}", unit="solves", enabled=progress, every=progress_every)
         try:
             for res_list in run_jobs(_run_solve_job, jobs, backend=backend, n_jobs=n_jobs, scheduler=scheduler):
@@ -717,10 +795,19 @@ def bench(
                         if err_path.exists():
                             err_path.unlink()
                     elif res["status"] != "n/a":
-                        cellcache.atomic_write_bytes(path.with_suffix(".error.json"),
-                                                     json.dumps(_nan_safe(rec), indent=1).encode())
-                        errors.append({"solver": k[0], "instance": k[1], "seed": k[2], "status": res["status"],
-                                       "error": res["error"], "traceback": res["traceback"]})
+                        cellcache.atomic_write_bytes(
+                            path.with_suffix(".error.json"), json.dumps(_nan_safe(rec), indent=1).encode()
+                        )
+                        errors.append(
+                            {
+                                "solver": k[0],
+                                "instance": k[1],
+                                "seed": k[2],
+                                "status": res["status"],
+                                "error": res["error"],
+                                "traceback": res["traceback"],
+                            }
+                        )
                     results[k] = rec
                     bar.update(1, failed=int(res["status"] not in ("ok", "n/a")))
         finally:
@@ -758,24 +845,48 @@ def _collect(task, kwargs, configs, refs, seed_list, cells, results, errors, inf
                 status = rec.get("status", "missing")
                 if status == "n/a":  # a solver that does not apply to this instance (NotApplicable): no row
                     continue
-                row = {"instance": ref.name, **{f"param_{k}": v for k, v in ref.params.items()},
-                       "instance_seed": ref.seed, "label": label, "solver": s, "role": infos[s].role, "seed": sd,
-                       "status": status, "seconds": _num(rec.get("seconds", np.nan)),
-                       "message": rec.get("error", ""), "hyperparameters": hp, "meta": rec.get("meta", {}),
-                       "key": cells[(label, ref.name, sd)].key}
+                row = {
+                    "instance": ref.name,
+                    **{f"param_{k}": v for k, v in ref.params.items()},
+                    "instance_seed": ref.seed,
+                    "label": label,
+                    "solver": s,
+                    "role": infos[s].role,
+                    "seed": sd,
+                    "status": status,
+                    "seconds": _num(rec.get("seconds", np.nan)),
+                    "message": rec.get("error", ""),
+                    "hyperparameters": hp,
+                    "meta": rec.get("meta", {}),
+                    "key": cells[(label, ref.name, sd)].key,
+                }
                 met = rec.get("metrics", {})
                 for m in metric_names:
                     row[m] = _num(met.get(m, np.nan))
                 rows.append(row)
                 for pt in rec.get("curve", []):
-                    curve_rows.append({"label": label, "instance": ref.name, "seed": sd,
-                                       **{k: (_num(v) if k != "message" else v) for k, v in pt.items()}})
+                    curve_rows.append(
+                        {
+                            "label": label,
+                            "instance": ref.name,
+                            "seed": sd,
+                            **{k: (_num(v) if k != "message" else v) for k, v in pt.items()},
+                        }
+                    )
     runs = pd.DataFrame(rows)
     curves = pd.DataFrame(curve_rows) if curve_rows else pd.DataFrame(columns=["label", "instance", "seed", "seconds"])
     summary = _summarise(runs, configs, infos, task.primary, task.metrics)
-    return BenchResult(task_id=task.id, task_kwargs=dict(kwargs), primary=task.primary, metrics=dict(task.metrics),
-                       runs=runs, curves=curves, summary=summary, errors=errors,
-                       table_metrics=tuple(getattr(task, "table_metrics", ()) or ()))
+    return BenchResult(
+        task_id=task.id,
+        task_kwargs=dict(kwargs),
+        primary=task.primary,
+        metrics=dict(task.metrics),
+        runs=runs,
+        curves=curves,
+        summary=summary,
+        errors=errors,
+        table_metrics=tuple(getattr(task, "table_metrics", ()) or ()),
+    )
 
 
 def _summarise(runs: pd.DataFrame, configs, infos, primary: str, metrics: Mapping[str, str]) -> pd.DataFrame:
@@ -794,8 +905,16 @@ def _summarise(runs: pd.DataFrame, configs, infos, primary: str, metrics: Mappin
             geo, glo, ghi = math.exp(est), math.exp(lo), math.exp(hi)
         else:
             geo = glo = ghi = float("nan")
-        row = {"label": label, "solver": s, "role": infos[s].role, "geo_mean": geo, "ci_low": glo, "ci_high": ghi,
-               "n_ok": len(ok), "n_failed": len(r) - len(ok)}
+        row = {
+            "label": label,
+            "solver": s,
+            "role": infos[s].role,
+            "geo_mean": geo,
+            "ci_low": glo,
+            "ci_high": ghi,
+            "n_ok": len(ok),
+            "n_failed": len(r) - len(ok),
+        }
         for m in metrics:
             if m != primary and m in ok:
                 x = ok[m].to_numpy(dtype=float)

@@ -64,7 +64,7 @@ from papergym.agents.base import get_agent_info, list_agents, make_agent, make_b
 from papergym.canonical import canonical_json as _canonical_json
 from papergym.canonical import to_json_value
 from papergym.leaderboard.runner import cache as cellcache
-from papergym.leaderboard.runner.cache import default_cache_dir  # noqa: F401  (re-exported)
+from papergym.leaderboard.runner.cache import default_cache_dir
 from papergym.leaderboard.runner.episode import N_LIN_POINTS, N_LOG_POINTS, checkpoints  # noqa: F401
 from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_jobs
 from papergym.leaderboard.runner.progress import DEFAULT_EVERY, RunProgress
@@ -138,8 +138,9 @@ def resolve_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None, horizo
     return resolved
 
 
-def validate_hyperparameters(env_id: str, hyperparameters: Mapping[str, Mapping[str, Any]],
-                             env_kwargs: Mapping[str, Any] | None = None) -> None:
+def validate_hyperparameters(
+    env_id: str, hyperparameters: Mapping[str, Mapping[str, Any]], env_kwargs: Mapping[str, Any] | None = None
+) -> None:
     """Check that every hyperparameter name is accepted by its agent's factories (a clear error
     listing the accepted names otherwise) and that every value is JSON. With ``env_kwargs`` (resolved),
     also build each agent once on the problem, so a bad value (``alpha=-1``) is refused before any run
@@ -152,12 +153,16 @@ def validate_hyperparameters(env_id: str, hyperparameters: Mapping[str, Mapping[
             params = inspect.signature(fac).parameters
             if any(p.kind is p.VAR_KEYWORD for p in params.values()):
                 continue
-            accepted = sorted(n for n, p in params.items()
-                              if p.kind is p.KEYWORD_ONLY and n not in ("seed", "seeds", "oracle", "oracles"))
+            accepted = sorted(
+                n
+                for n, p in params.items()
+                if p.kind is p.KEYWORD_ONLY and n not in ("seed", "seeds", "oracle", "oracles")
+            )
             bad = sorted(set(hp) - set(accepted))
             if bad:
-                raise ValueError(f"unknown hyperparameter(s) {bad} for agent {agent!r}; "
-                                 f"accepted: {', '.join(accepted) or '(none)'}")
+                raise ValueError(
+                    f"unknown hyperparameter(s) {bad} for agent {agent!r}; accepted: {', '.join(accepted) or '(none)'}"
+                )
         _canon(hp)
     todo = {a: hp for a, hp in hyperparameters.items() if hp}
     if env_kwargs is None or not todo:
@@ -294,15 +299,19 @@ def run_cells(
             for res in out:
                 res["agent"] = agent
             return out
-        except Exception as exc:  # recorded per cell, never cached
+        except Exception as exc:  # noqa: BLE001 - recorded per cell, never cached
             from papergym.envs.spec import InvalidActionError
 
             tb = traceback.format_exc()
-            status = ("invalid_action" if isinstance(exc, InvalidActionError)
-                      else "oom" if isinstance(exc, MemoryError) else "error")
+            status = (
+                "invalid_action"
+                if isinstance(exc, InvalidActionError)
+                else "oom"
+                if isinstance(exc, MemoryError)
+                else "error"
+            )
             return [
-                {"agent": agent, "seed": s, "status": status, "error": f"{type(exc).__name__}: {exc}",
-                 "traceback": tb}
+                {"agent": agent, "seed": s, "status": status, "error": f"{type(exc).__name__}: {exc}", "traceback": tb}
                 for s in seeds
             ]
 
@@ -337,8 +346,11 @@ def _run_batched(env_id, env_kwargs, agent, hp, seeds):
     T = int(problem.horizon)
     # envs whose figure is a per-step makespan (PLOT_KIND = "makespan"): each run's makespan at the checkpoints
     sub_envs = getattr(venv, "envs", None)
-    probes = ({"makespan": lambda: [float(e.makespan) for e in sub_envs]}
-              if _plot_kind(getattr(venv_cls, "SINGLE", venv_cls)) == "makespan" and sub_envs is not None else None)
+    probes = (
+        {"makespan": lambda: [float(e.makespan) for e in sub_envs]}
+        if _plot_kind(getattr(venv_cls, "SINGLE", venv_cls)) == "makespan" and sub_envs is not None
+        else None
+    )
     # the loop the leaderboard plays too (papergym.leaderboard.runner.episode); an invalid action raises
     ep = run_vector_episode(venv, obs, PolicyDriver(pol), horizon=T, probes=probes)
     seconds = time.perf_counter() - t0
@@ -400,7 +412,7 @@ def _run_one(env_id, env_kwargs, agent, hp, seed):
     if regrets.size < T:
         regrets = np.concatenate([regrets, np.zeros(T - regrets.size)])
         if track_st:
-            static[base.t:] = 0.0
+            static[base.t :] = 0.0
     curve = np.cumsum(regrets)
     simple = np.minimum.accumulate(regrets)[ck - 1] if _tracks_simple_regret(base.oracle) else None
     iterate_gap = regrets[ck - 1] if _tracks_last_regret(base.oracle) else None
@@ -443,6 +455,7 @@ def _tracks_static_regret(oracle: Any) -> bool:
 
 EXTRA_CURVES = ("simple_regret", "static_regret", "iterate_gap", "makespan")  # optional curves next to cum_regret
 
+
 def _regret_name(env_cls: Any) -> str:
     """The env module's ``REGRET_NAME`` (what its cumulative "regret" is, e.g. a cumulative equilibrium gap), or ``""``."""
     import importlib
@@ -484,13 +497,23 @@ def run_instance_cells(env_id: str, env_kwargs: Mapping[str, Any], seeds: Sequen
             out = []
             for s in seeds:
                 env.reset(seed=s)
-                out.append({"agent": INSTANCE, "seed": s, "status": "ok", "info": _canon(env.oracle.instance_metrics())})
+                out.append(
+                    {"agent": INSTANCE, "seed": s, "status": "ok", "info": _canon(env.oracle.instance_metrics())}
+                )
             env.close()
             return out
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failing cell is a recorded status
             tb = traceback.format_exc()
-            return [{"agent": INSTANCE, "seed": s, "status": "error", "error": f"{type(exc).__name__}: {exc}",
-                     "traceback": tb} for s in seeds]
+            return [
+                {
+                    "agent": INSTANCE,
+                    "seed": s,
+                    "status": "error",
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "traceback": tb,
+                }
+                for s in seeds
+            ]
 
 
 def _ensure_registered(info: Any, env_id: str) -> None:
@@ -502,8 +525,15 @@ def _ensure_registered(info: Any, env_id: str) -> None:
         return
     except UnknownAgentError:
         pass
-    register_agent(info.name, info.factory, info.envs, info.role, batched_factory=info.batched_factory,
-                   description=info.description, defaults=dict(info.defaults))
+    register_agent(
+        info.name,
+        info.factory,
+        info.envs,
+        info.role,
+        batched_factory=info.batched_factory,
+        description=info.description,
+        defaults=dict(info.defaults),
+    )
 
 
 def _shipped_registration(info: Any) -> Any:
@@ -597,41 +627,70 @@ class CompareResult:
                 _save_figure(fig, path)
             return fig
         shown = ("instance", "horizon", "d", "m", "gap", "noise", "kernel", "lengthscale", "B", "action_mode", "role")
-        title = f"{self.env_id}  " + ", ".join(f"{k}={v}" for k, v in self.env_kwargs.items()
-                                              if k in shown and v is not None)
-        ranked = [a for a, r in zip(self.summary.agent, self.summary.role) if r != "oracle"] if len(self.summary) else []
+        title = f"{self.env_id}  " + ", ".join(
+            f"{k}={v}" for k, v in self.env_kwargs.items() if k in shown and v is not None
+        )
+        ranked = (
+            [a for a, r in zip(self.summary.agent, self.summary.role) if r != "oracle"] if len(self.summary) else []
+        )
         cmap = plt.get_cmap("tab10" if len(ranked) <= 10 else "tab20")
         colours = {a: cmap(i % cmap.N) for i, a in enumerate(ranked)}  # one colour per agent, in table order
         primary = "static_regret" if "static_regret" in self.curves.columns else "cum_regret"
         stat = "(mean over seeds)"
         name = self.regret_column
-        ylab = (f"static pseudo-regret vs best fixed action {stat}" if primary == "static_regret"
-                else f"{name} {stat}")
+        ylab = f"static pseudo-regret vs best fixed action {stat}" if primary == "static_regret" else f"{name} {stat}"
         if "iterate_gap" in self.curves.columns and self.curves.iterate_gap.notna().any() and ax is None:
             # games / mean-field minimisation: the gap of the current iterate on a log scale is the paper's curve
             fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 4.8))
-            plot_regret_curves(self.curves, title=title, ax=ax1, log_x=log_x, ylabel=ylab, colours=colours,
-                               xlabel="step k (best-response evaluations)", legend=False)
-            plot_regret_curves(self.curves, title="gap of the current iterate", ax=ax2, log_x=log_x,
-                               value="iterate_gap", log_y=True, linthresh=1e-16,
-                               ylabel="gap of iterate k (NI error / exploitability) (mean over seeds)",
-                               colours=colours, xlabel="step k (best-response evaluations)")
+            plot_regret_curves(
+                self.curves,
+                title=title,
+                ax=ax1,
+                log_x=log_x,
+                ylabel=ylab,
+                colours=colours,
+                xlabel="step k (best-response evaluations)",
+                legend=False,
+            )
+            plot_regret_curves(
+                self.curves,
+                title="gap of the current iterate",
+                ax=ax2,
+                log_x=log_x,
+                value="iterate_gap",
+                log_y=True,
+                linthresh=1e-16,
+                ylabel="gap of iterate k (NI error / exploitability) (mean over seeds)",
+                colours=colours,
+                xlabel="step k (best-response evaluations)",
+            )
         elif self.log_x_panel and not self.has_simple_regret and ax is None:
             fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 4.8))
-            plot_regret_curves(self.curves, title=title, ax=ax1, ylabel=ylab, value=primary, colours=colours,
-                               legend=False)
-            plot_regret_curves(self.curves, title="log-scaled rounds", ax=ax2, log_x=True, ylabel=ylab,
-                               value=primary, colours=colours)
+            plot_regret_curves(
+                self.curves, title=title, ax=ax1, ylabel=ylab, value=primary, colours=colours, legend=False
+            )
+            plot_regret_curves(
+                self.curves, title="log-scaled rounds", ax=ax2, log_x=True, ylabel=ylab, value=primary, colours=colours
+            )
         elif self.has_simple_regret and ax is None:
             fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 4.8))
-            plot_regret_curves(self.curves, title=title, ax=ax1, log_x=log_x, ylabel=f"{name} {stat}",
-                               colours=colours, legend=False)
-            plot_regret_curves(self.curves, title="simple regret of the best point so far", ax=ax2, log_x=log_x,
-                               value="simple_regret", log_y=True, ylabel=f"simple regret f* - max_s f(x_s) {stat}",
-                               colours=colours)
+            plot_regret_curves(
+                self.curves, title=title, ax=ax1, log_x=log_x, ylabel=f"{name} {stat}", colours=colours, legend=False
+            )
+            plot_regret_curves(
+                self.curves,
+                title="simple regret of the best point so far",
+                ax=ax2,
+                log_x=log_x,
+                value="simple_regret",
+                log_y=True,
+                ylabel=f"simple regret f* - max_s f(x_s) {stat}",
+                colours=colours,
+            )
         else:
-            fig = plot_regret_curves(self.curves, title=title, ax=ax, log_x=log_x, colours=colours,
-                                     value=primary, ylabel=ylab)
+            fig = plot_regret_curves(
+                self.curves, title=title, ax=ax, log_x=log_x, colours=colours, value=primary, ylabel=ylab
+            )
         if path is not None:
             _save_figure(fig, path)
         return fig
@@ -670,13 +729,26 @@ class CompareResult:
         from papergym.leaderboard.runner.plots import plot_regret_curves
 
         curves, value, ylab = self.makespan_curves()
-        ranked = [a for a, r in zip(self.summary.agent, self.summary.role) if r != "oracle"] if len(self.summary) else []
+        ranked = (
+            [a for a, r in zip(self.summary.agent, self.summary.role) if r != "oracle"] if len(self.summary) else []
+        )
         cmap = plt.get_cmap("tab10" if len(ranked) <= 10 else "tab20")
         colours = {a: cmap(i % cmap.N) for i, a in enumerate(ranked)}
-        kw = ", ".join(f"{k}={v}" for k, v in self.env_kwargs.items()
-                       if k in ("instances", "family", "instance", "init", "horizon") and v is not None)
-        fig = plot_regret_curves(curves, title=f"{self.env_id}  {kw}", ax=ax, log_x=log_x, ylabel=ylab, value=value,
-                                 colours=colours, xlabel="step t")
+        kw = ", ".join(
+            f"{k}={v}"
+            for k, v in self.env_kwargs.items()
+            if k in ("instances", "family", "instance", "init", "horizon") and v is not None
+        )
+        fig = plot_regret_curves(
+            curves,
+            title=f"{self.env_id}  {kw}",
+            ax=ax,
+            log_x=log_x,
+            ylabel=ylab,
+            value=value,
+            colours=colours,
+            xlabel="step t",
+        )
         if value == "gap_pct":
             (ax or fig.axes[0]).axhline(0.0, color="0.2", lw=0.8, ls=":", zorder=0)
         return fig
@@ -700,39 +772,67 @@ class CompareResult:
         cols: list[tuple[str, Any]] = [
             ("agent", lambda r: r.agent + (" (oracle)" if r.role == "oracle" else "")),
             (self.regret_column, lambda r: num(r.final_regret)),
-            ("95% CI", lambda r: f"[{_fmt_num(r.ci_low)}, {_fmt_num(r.ci_high)}]" if np.isfinite(r.final_regret) else "-"),
+            (
+                "95% CI",
+                lambda r: f"[{_fmt_num(r.ci_low)}, {_fmt_num(r.ci_high)}]" if np.isfinite(r.final_regret) else "-",
+            ),
         ]
         if present("static_regret"):
-            cols += [("static regret", lambda r: num(r.static_regret)),
-                     ("95% CI  ", lambda r: (f"[{_fmt_num(r.static_ci_low)}, {_fmt_num(r.static_ci_high)}]"
-                                            if np.isfinite(r.static_regret) else "-"))]
+            cols += [
+                ("static regret", lambda r: num(r.static_regret)),
+                (
+                    "95% CI  ",
+                    lambda r: (
+                        f"[{_fmt_num(r.static_ci_low)}, {_fmt_num(r.static_ci_high)}]"
+                        if np.isfinite(r.static_regret)
+                        else "-"
+                    ),
+                ),
+            ]
         if present("normalized_regret"):
             cols.append(("norm. regret", lambda r: num(r.normalized_regret, ".3f")))
         if present("regret_per_ln_n"):
-            cols += [("R/ln n", lambda r: num(r.regret_per_ln_n)),
-                     ("R/sqrt(nmd)", lambda r: num(r.regret_per_sqrt_nmd, ".4f"))]
+            cols += [
+                ("R/ln n", lambda r: num(r.regret_per_ln_n)),
+                ("R/sqrt(nmd)", lambda r: num(r.regret_per_sqrt_nmd, ".4f")),
+            ]
         if self.has_simple_regret:
-            cols += [("R(T/2)", lambda r: num(r.regret_half)),
-                     ("flatness", lambda r: num(r.flatness, ".3f")),
-                     ("simple regret", lambda r: num(r.simple_regret, ".2e")),
-                     ("95% CI ", lambda r: (f"[{r.simple_ci_low:.2e}, {r.simple_ci_high:.2e}]"
-                                           if np.isfinite(r.simple_regret) else "-"))]
+            cols += [
+                ("R(T/2)", lambda r: num(r.regret_half)),
+                ("flatness", lambda r: num(r.flatness, ".3f")),
+                ("simple regret", lambda r: num(r.simple_regret, ".2e")),
+                (
+                    "95% CI ",
+                    lambda r: (
+                        f"[{r.simple_ci_low:.2e}, {r.simple_ci_high:.2e}]" if np.isfinite(r.simple_regret) else "-"
+                    ),
+                ),
+            ]
         if present("gap_last"):  # games and mean-field minimisation (oracle.episode_metrics)
-            cols += [("gap last", lambda r: num(r.gap_last, ".2e")),
-                     ("gap avg-iterate", lambda r: num(r.gap_avg, ".2e"))]
-            if present("ni_last") and not np.allclose(s.ni_last.to_numpy(dtype=float), s.gap_last.to_numpy(dtype=float),
-                                                      rtol=1e-9, atol=1e-15, equal_nan=True):
+            cols += [
+                ("gap last", lambda r: num(r.gap_last, ".2e")),
+                ("gap avg-iterate", lambda r: num(r.gap_avg, ".2e")),
+            ]
+            if present("ni_last") and not np.allclose(
+                s.ni_last.to_numpy(dtype=float), s.gap_last.to_numpy(dtype=float), rtol=1e-9, atol=1e-15, equal_nan=True
+            ):
                 cols += [("NI last", lambda r: num(r.ni_last, ".2e")), ("NI avg", lambda r: num(r.ni_avg, ".2e"))]
-            cols += [("steps to tol", lambda r: num(r.steps_to_tol, ".1f")),
-                     ("rate", lambda r: num(r.rate, ".4f")),
-                     ("cycling", lambda r: num(r.cycling, ".2f"))]
+            cols += [
+                ("steps to tol", lambda r: num(r.steps_to_tol, ".1f")),
+                ("rate", lambda r: num(r.rate, ".4f")),
+                ("cycling", lambda r: num(r.cycling, ".2f")),
+            ]
             if present("w1_last"):
                 cols.append(("W1 to mu*", lambda r: num(r.w1_last, ".2e")))
             if present("diverged"):
                 cols.append(("diverged", lambda r: num(r.diverged, ".2f")))
-            if present("contraction_bound"):  # the oracle's contractivity (envs/games: l1 bound; mean field: W1 constant)
-                cols += [("kappa", lambda r: num(r.contraction_bound, ".3g")),
-                         ("contractive", lambda r: num(r.contractive, ".2f"))]
+            if present(
+                "contraction_bound"
+            ):  # the oracle's contractivity (envs/games: l1 bound; mean field: W1 constant)
+                cols += [
+                    ("kappa", lambda r: num(r.contraction_bound, ".3g")),
+                    ("contractive", lambda r: num(r.contractive, ".2f")),
+                ]
             if present("converged"):
                 cols.append(("status", _game_status))
         if present("sum_sigma"):
@@ -744,11 +844,15 @@ class CompareResult:
         if present("cap_hits") and np.nansum(s.cap_hits.to_numpy(dtype=float)) > 0:
             cols.append(("cap hits", lambda r: num(r.cap_hits, ".1f")))
         if present("detections"):
-            cols += [("detected", lambda r: num(r.detections, ".1f")),
-                     ("false alarms", lambda r: num(r.false_alarms, ".1f")),
-                     ("delay", lambda r: num(r.mean_delay, ",.0f"))]
-        cols += [("ms/step", lambda r: num(r.sec_per_1k_steps, ".4f")),
-                 ("ok runs", lambda r: f"{int(r.n_ok)}/{int(r.n_ok + r.n_failed)}")]
+            cols += [
+                ("detected", lambda r: num(r.detections, ".1f")),
+                ("false alarms", lambda r: num(r.false_alarms, ".1f")),
+                ("delay", lambda r: num(r.mean_delay, ",.0f")),
+            ]
+        cols += [
+            ("ms/step", lambda r: num(r.sec_per_1k_steps, ".4f")),
+            ("ok runs", lambda r: f"{int(r.n_ok)}/{int(r.n_ok + r.n_failed)}"),
+        ]
         head = [c[0].strip() for c in cols]
         rows = [[f(r) for _, f in cols] for _, r in s.iterrows()]
         widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
@@ -768,8 +872,9 @@ class CompareResult:
         ok = runs[runs.status == "ok"]
         agents = list(self.summary.agent)
         names = list(dict.fromkeys(ok.sort_values("seed").instance)) if len(ok) else []
-        head = ["instance", "LB", "ref"] + [f"{a}{' (ref. line)' if r == 'oracle' else ''}"
-                                           for a, r in zip(self.summary.agent, self.summary.role)]
+        head = ["instance", "LB", "ref"] + [
+            f"{a}{' (ref. line)' if r == 'oracle' else ''}" for a, r in zip(self.summary.agent, self.summary.role)
+        ]
         rows = []
         for name in names:
             sub = ok[ok.instance == name]
@@ -792,9 +897,16 @@ class CompareResult:
             gaps = gaps[np.isfinite(gaps)]
             at = int((ra.makespan <= ra.reference).sum()) if len(ra) else 0
             n_fail = int(((runs.agent == a) & (runs.status != "ok")).sum())
-            summ.append([a, f"{100 * gaps.mean():+.2f}%" if gaps.size else "-",
-                         f"{ra.makespan.mean():.1f}" if len(ra) else "-",
-                         f"{ra.seconds.mean():.2f}" if len(ra) else "-", f"{at}/{len(ra)}", str(n_fail)])
+            summ.append(
+                [
+                    a,
+                    f"{100 * gaps.mean():+.2f}%" if gaps.size else "-",
+                    f"{ra.makespan.mean():.1f}" if len(ra) else "-",
+                    f"{ra.seconds.mean():.2f}" if len(ra) else "-",
+                    f"{at}/{len(ra)}",
+                    str(n_fail),
+                ]
+            )
         widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
 
         def fmt(cells, w):
@@ -806,9 +918,12 @@ class CompareResult:
         out += ["", fmt(sh, sw), "-" * len(fmt(sh, sw))] + [fmt(r, sw) for r in summ]
         if "below_lower_bound" in ok.columns and (ok.below_lower_bound > 0).any():
             bad = ok[ok.below_lower_bound > 0]
-            out.append("\nERROR: makespan below a proven lower bound (a data error or a broken schedule): "
-                       + ", ".join(f"{r.agent} on {r.instance} ({r.makespan:.0f} < {r.lower_bound:.0f})"
-                                   for r in bad.itertuples()))
+            out.append(
+                "\nERROR: makespan below a proven lower bound (a data error or a broken schedule): "
+                + ", ".join(
+                    f"{r.agent} on {r.instance} ({r.makespan:.0f} < {r.lower_bound:.0f})" for r in bad.itertuples()
+                )
+            )
         sources = sorted({s for s in ok.get("reference_source", pd.Series(dtype=str)).dropna() if s})
         if sources:
             out.append(f"\nreferences: {', '.join(sources)} (data/bks.json, data/references.json)")
@@ -828,11 +943,16 @@ class CompareResult:
         runs.to_parquet(folder / "runs.parquet", index=False)
         self.curves.to_parquet(folder / "curves.parquet", index=False)
         seeds = sorted({int(x) for x in self.runs["seed"]}) if "seed" in self.runs.columns and len(self.runs) else []
-        span = (f"{len(seeds)} seeds ({seeds[0]}..{seeds[-1]})" if seeds and seeds == list(range(seeds[0], seeds[-1] + 1))
-                else f"{len(seeds)} seeds")
-        header = (f"# {self.env_id} {canonical_json(_canon(self.env_kwargs))}, {span}\n")
+        span = (
+            f"{len(seeds)} seeds ({seeds[0]}..{seeds[-1]})"
+            if seeds and seeds == list(range(seeds[0], seeds[-1] + 1))
+            else f"{len(seeds)} seeds"
+        )
+        header = f"# {self.env_id} {canonical_json(_canon(self.env_kwargs))}, {span}\n"
         (folder / "table.txt").write_text(header + self.format_table() + "\n")
-        (folder / "config.json").write_text(json.dumps({"env_id": self.env_id, "env_kwargs": _canon(self.env_kwargs)}, indent=1))
+        (folder / "config.json").write_text(
+            json.dumps({"env_id": self.env_id, "env_kwargs": _canon(self.env_kwargs)}, indent=1)
+        )
         if not self.curves.empty:
             import matplotlib.pyplot as plt
 
@@ -863,8 +983,15 @@ def _fmt_num(v: float) -> str:
     return f"{v:.2e}"
 
 
-SCORE_COLUMNS = ("L_tilde", "normalized_regret", "detections", "false_alarms", "mean_delay",
-                 "regret_per_ln_n", "regret_per_sqrt_nmd")
+SCORE_COLUMNS = (
+    "L_tilde",
+    "normalized_regret",
+    "detections",
+    "false_alarms",
+    "mean_delay",
+    "regret_per_ln_n",
+    "regret_per_sqrt_nmd",
+)
 
 
 def _nanmean(col: pd.Series) -> float:
@@ -872,14 +999,32 @@ def _nanmean(col: pd.Series) -> float:
     return float(np.nanmean(x)) if np.isfinite(x).any() else np.nan
 
 
-_BASE_RUN_COLUMNS = ("agent", "role", "seed", "status", "final_regret", "regret_half", "flatness", "simple_regret",
-                     "static_regret",
-                     "seconds", "sec_per_1k_steps", "diagnostics", "key", "error")
+_BASE_RUN_COLUMNS = (
+    "agent",
+    "role",
+    "seed",
+    "status",
+    "final_regret",
+    "regret_half",
+    "flatness",
+    "simple_regret",
+    "static_regret",
+    "seconds",
+    "sec_per_1k_steps",
+    "diagnostics",
+    "key",
+    "error",
+)
 
 
 def _summarise(runs: pd.DataFrame, agent_order: Sequence[str]) -> pd.DataFrame:
-    extra = [c for c in runs.columns if c not in _BASE_RUN_COLUMNS and c not in SCORE_COLUMNS
-             and (pd.api.types.is_numeric_dtype(runs[c]) or runs[c].isna().all())]
+    extra = [
+        c
+        for c in runs.columns
+        if c not in _BASE_RUN_COLUMNS
+        and c not in SCORE_COLUMNS
+        and (pd.api.types.is_numeric_dtype(runs[c]) or runs[c].isna().all())
+    ]
     rows = []
     for name in agent_order:
         r = runs[runs.agent == name]
@@ -907,11 +1052,13 @@ def _summarise(runs: pd.DataFrame, agent_order: Sequence[str]) -> pd.DataFrame:
         # scalar diagnostics of the agents (restarts, sum_sigma, ...): means over the runs
         for col in extra:
             row[col] = _nanmean(ok[col])
-        row.update({
-            "sec_per_1k_steps": float(ok.sec_per_1k_steps.mean()) if len(ok) else np.nan,
-            "n_ok": len(ok),
-            "n_failed": len(r) - len(ok),
-        })
+        row.update(
+            {
+                "sec_per_1k_steps": float(ok.sec_per_1k_steps.mean()) if len(ok) else np.nan,
+                "n_ok": len(ok),
+                "n_failed": len(r) - len(ok),
+            }
+        )
         # env-specific run scores (e.g. L_tilde, normalized_regret, detections): means over the runs
         for col in SCORE_COLUMNS:
             if col in runs.columns:
@@ -921,7 +1068,9 @@ def _summarise(runs: pd.DataFrame, agent_order: Sequence[str]) -> pd.DataFrame:
     if df.empty:
         return df
     df["_oracle"] = df.role == "oracle"
-    return df.sort_values(["_oracle", "final_regret"], na_position="last").drop(columns="_oracle").reset_index(drop=True)
+    return (
+        df.sort_values(["_oracle", "final_regret"], na_position="last").drop(columns="_oracle").reset_index(drop=True)
+    )
 
 
 # ------------------------------------------------------------------------------------------- compare
@@ -1066,11 +1215,19 @@ def compare(
         bar, own_bar = progress, False
         bar.skip(len(agent_list) * len(seed_list) - n_missing)
     elif jobs:
-        bar, own_bar = RunProgress(n_missing, f"compare {base_id}", unit="runs", enabled=progress,
-                                   every=progress_every), True
-        logger.info("compare %s: %d of %d runs to compute (%d cached), %d job(s) on %s", base_id, n_missing,
-                    len(agent_list) * len(seed_list), len(agent_list) * len(seed_list) - n_missing, len(jobs),
-                    backend)
+        bar, own_bar = (
+            RunProgress(n_missing, f"compare {base_id}", unit="runs", enabled=progress, every=progress_every),
+            True,
+        )
+        logger.info(
+            "compare %s: %d of %d runs to compute (%d cached), %d job(s) on %s",
+            base_id,
+            n_missing,
+            len(agent_list) * len(seed_list),
+            len(agent_list) * len(seed_list) - n_missing,
+            len(jobs),
+            backend,
+        )
     if jobs:
         try:
             for res_list in run_jobs(_run_job, jobs, backend=backend, n_jobs=n_jobs, scheduler=scheduler):
@@ -1083,8 +1240,15 @@ def compare(
                             record = {"cell": cell.as_dict(), "key": cell.key, "info": res["info"]}
                             cellcache.write_json(_instance_path(out_dir, cell), record)
                         else:
-                            errors.append({"agent": a, "seed": res["seed"], "status": res["status"],
-                                           "error": res["error"], "traceback": res["traceback"]})
+                            errors.append(
+                                {
+                                    "agent": a,
+                                    "seed": res["seed"],
+                                    "status": res["status"],
+                                    "error": res["error"],
+                                    "traceback": res["traceback"],
+                                }
+                            )
                         continue
                     cell = cells[(a, res["seed"])]
                     _write_cell(out_dir, cell, res)
@@ -1103,20 +1267,30 @@ def compare(
                         }
                         results[(a, res["seed"])] = (meta, df)
                     else:
-                        errors.append({"agent": a, "seed": res["seed"], "status": res["status"], "error": res["error"],
-                                       "traceback": res["traceback"]})
+                        errors.append(
+                            {
+                                "agent": a,
+                                "seed": res["seed"],
+                                "status": res["status"],
+                                "error": res["error"],
+                                "traceback": res["traceback"],
+                            }
+                        )
                     bar.update(1, failed=int(res["status"] != "ok"))
         finally:
             if own_bar:
                 bar.close()
     score = None
     if scorer is not None and instances:
+
         def score(seed: int, final: float, diag: dict) -> dict[str, float]:
             info = instances.get(seed)
             return {} if info is None else scorer(info, final, diag, kwargs)
     elif scorer is not None and not hasattr(oracle_cls, "instance_metrics"):
+
         def score(seed: int, final: float, diag: dict) -> dict[str, float]:
             return scorer({}, final, diag, kwargs)
+
     ocls = oracle_cls if oracle_cls is not None else _oracle_class(base_id, kwargs)
     log_x_panel = bool(getattr(ocls, "PLOT_LOG_X_PANEL", False))
     res = _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors, score, log_x_panel)
@@ -1127,14 +1301,33 @@ def compare(
         import warnings
 
         e = errors[0]
-        warnings.warn(f"{len(errors)} of {len(agent_list) * len(seed_list)} runs failed (see result.errors); first: "
-                      f"{e['agent']} seed {e['seed']}: {e['error']}", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"{len(errors)} of {len(agent_list) * len(seed_list)} runs failed (see result.errors); first: "
+            f"{e['agent']} seed {e['seed']}: {e['error']}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return res
 
 
-_RESERVED = frozenset({"agent", "role", "seed", "status", "final_regret", "regret_half", "flatness", "simple_regret",
-                       "static_regret",
-                       "seconds", "sec_per_1k_steps", "diagnostics", "key", "error"})
+_RESERVED = frozenset(
+    {
+        "agent",
+        "role",
+        "seed",
+        "status",
+        "final_regret",
+        "regret_half",
+        "flatness",
+        "simple_regret",
+        "static_regret",
+        "seconds",
+        "sec_per_1k_steps",
+        "diagnostics",
+        "key",
+        "error",
+    }
+)
 
 
 def _game_status(r: Any) -> str:
@@ -1166,8 +1359,9 @@ def _scalar_diagnostics(diag: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, score=None,
-             log_x_panel=False) -> CompareResult:
+def _collect(
+    env_id, kwargs, agent_list, seed_list, cells, results, errors, score=None, log_x_panel=False
+) -> CompareResult:
     roles = {a: get_agent_info(a, env_id).role for a in agent_list}
     run_rows, curve_frames = [], []
     err_index = {(e["agent"], e["seed"]): e for e in errors}
@@ -1177,11 +1371,23 @@ def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, scor
             got = results.get((a, s))
             if got is None:
                 e = err_index.get((a, s), {})
-                run_rows.append({"agent": a, "role": roles[a], "seed": s, "status": e.get("status", "missing"),
-                                 "final_regret": np.nan, "regret_half": np.nan, "flatness": np.nan,
-                                 "restarts": np.nan, "seconds": np.nan,
-                                 "sec_per_1k_steps": np.nan, "diagnostics": {}, "key": cells[(a, s)].key,
-                                 "error": e.get("error", "")})
+                run_rows.append(
+                    {
+                        "agent": a,
+                        "role": roles[a],
+                        "seed": s,
+                        "status": e.get("status", "missing"),
+                        "final_regret": np.nan,
+                        "regret_half": np.nan,
+                        "flatness": np.nan,
+                        "restarts": np.nan,
+                        "seconds": np.nan,
+                        "sec_per_1k_steps": np.nan,
+                        "diagnostics": {},
+                        "key": cells[(a, s)].key,
+                        "error": e.get("error", ""),
+                    }
+                )
                 continue
             meta, df = got
             diag = meta.get("diagnostics") or {}
@@ -1189,10 +1395,16 @@ def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, scor
             final = float(df.cum_regret.iloc[-1])
             at_half = df.cum_regret[df.t == half]
             r_half = float(at_half.iloc[0]) if len(at_half) else np.nan
-            row = {"agent": a, "role": roles[a], "seed": s, "status": "ok",
-                   "final_regret": final, "regret_half": r_half,
-                   "flatness": (final - r_half) / final if final > 0 else (0.0 if final == 0 else np.nan),
-                   "restarts": np.nan}
+            row = {
+                "agent": a,
+                "role": roles[a],
+                "seed": s,
+                "status": "ok",
+                "final_regret": final,
+                "regret_half": r_half,
+                "flatness": (final - r_half) / final if final > 0 else (0.0 if final == 0 else np.nan),
+                "restarts": np.nan,
+            }
             for name in EXTRA_CURVES:
                 if name in df.columns:
                     row[name] = float(df[name].iloc[-1])
@@ -1201,10 +1413,16 @@ def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, scor
             # steps to tolerance, rate); they overwrite an agent diagnostic of the same name
             row.update(_scalar_diagnostics(meta.get("env_metrics") or {}))
             primary = row.get("static_regret", final)  # the papers' regret where the two differ
-            row.update({"seconds": float(meta["seconds"]),
-                        "sec_per_1k_steps": 1000.0 * float(meta["seconds"]) / steps,
-                        "diagnostics": diag, "key": meta["key"], "error": "",
-                        **(score(s, primary, diag) if score is not None else {})})
+            row.update(
+                {
+                    "seconds": float(meta["seconds"]),
+                    "sec_per_1k_steps": 1000.0 * float(meta["seconds"]) / steps,
+                    "diagnostics": diag,
+                    "key": meta["key"],
+                    "error": "",
+                    **(score(s, primary, diag) if score is not None else {}),
+                }
+            )
             run_rows.append(row)
             cols = ["t", "cum_regret"] + [c for c in EXTRA_CURVES if c in df.columns]
             c = df[cols].copy()
@@ -1213,11 +1431,21 @@ def _collect(env_id, kwargs, agent_list, seed_list, cells, results, errors, scor
             c.insert(0, "agent", a)
             curve_frames.append(c)
     runs = pd.DataFrame(run_rows)
-    curves = (pd.concat(curve_frames, ignore_index=True) if curve_frames
-              else pd.DataFrame(columns=["agent", "role", "seed", "t", "cum_regret"]))
+    curves = (
+        pd.concat(curve_frames, ignore_index=True)
+        if curve_frames
+        else pd.DataFrame(columns=["agent", "role", "seed", "t", "cum_regret"])
+    )
     summary = _summarise(runs, agent_list)
-    return CompareResult(env_id=env_id, env_kwargs=dict(kwargs), runs=runs, curves=curves, summary=summary,
-                         errors=errors, log_x_panel=log_x_panel)
+    return CompareResult(
+        env_id=env_id,
+        env_kwargs=dict(kwargs),
+        runs=runs,
+        curves=curves,
+        summary=summary,
+        errors=errors,
+        log_x_panel=log_x_panel,
+    )
 
 
 # solver benchmarks on tasks live in their own module; ``runner.bench`` is the same function

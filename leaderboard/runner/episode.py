@@ -73,8 +73,14 @@ class RegretBook:
     round ``t``) stores the running values when ``t`` is a checkpoint. Curves not reached (an episode cut
     short) stay NaN."""
 
-    def __init__(self, oracle: Any, first_oracle: Any, n: int, horizon: int,
-                 probes: Mapping[str, Callable[[], Any]] | None = None):
+    def __init__(
+        self,
+        oracle: Any,
+        first_oracle: Any,
+        n: int,
+        horizon: int,
+        probes: Mapping[str, Callable[[], Any]] | None = None,
+    ):
         self.ck = checkpoints(horizon)
         self.n = int(n)
         self.regret = oracle.regret
@@ -201,10 +207,17 @@ class SessionDriver:
         return self.session.step(*self._held)
 
 
-def run_vector_episode(venv: Any, observations: Any, driver: Any, *, horizon: int | None = None,
-                       check_actions: Callable[[Any, np.ndarray, list[str], list[str | None]], Any] | None = None,
-                       fatal: tuple[type[BaseException], ...] = (), defer_regret: bool = False,
-                       probes: Mapping[str, Callable[[], Any]] | None = None) -> VectorEpisode:
+def run_vector_episode(
+    venv: Any,
+    observations: Any,
+    driver: Any,
+    *,
+    horizon: int | None = None,
+    check_actions: Callable[[Any, np.ndarray, list[str], list[str | None]], Any] | None = None,
+    fatal: tuple[type[BaseException], ...] = (),
+    defer_regret: bool = False,
+    probes: Mapping[str, Callable[[], Any]] | None = None,
+) -> VectorEpisode:
     """Play one episode of every run of the reset vector env ``venv`` (first ``observations``) with
     ``driver``'s actions, booking regret (module docstring).
 
@@ -259,5 +272,14 @@ def run_vector_episode(venv: Any, observations: Any, driver: Any, *, horizon: in
         for i in range(n):
             if active[i]:
                 status[i], errors[i], active[i] = getattr(exc, "status", "error"), str(exc), False
-    return VectorEpisode(t=book.ck, cum_regret=book.hist, simple_regret=book.shist, static_regret=book.sthist,
-                         probes=book.phist, status=status, errors=errors, horizon=T, rounds=rounds)
+    return VectorEpisode(
+        t=book.ck,
+        cum_regret=book.hist,
+        simple_regret=book.shist,
+        static_regret=book.sthist,
+        probes=book.phist,
+        status=status,
+        errors=errors,
+        horizon=T,
+        rounds=rounds,
+    )

@@ -7,18 +7,29 @@ from __future__ import annotations
 import matplotlib
 
 matplotlib.use("Agg", force=False)
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
-from papergym.leaderboard.runner.stats import bootstrap_mean_ci_columns  # noqa: E402
+from papergym.leaderboard.runner.stats import bootstrap_mean_ci_columns
 
 __all__ = ["legend_outside", "metric_label", "plot_regret_curves"]
 
 
-def plot_regret_curves(curves: pd.DataFrame, *, title: str = "", ax=None, log_x: bool = False,
-                       ylabel: str = "cumulative dynamic regret", value: str = "cum_regret",
-                       log_y: bool = False, linthresh: float = 1e-8, colours: dict | None = None,
-                       legend_loc: str | None = None, xlabel: str = "round t", legend: bool = True):
+def plot_regret_curves(
+    curves: pd.DataFrame,
+    *,
+    title: str = "",
+    ax=None,
+    log_x: bool = False,
+    ylabel: str = "cumulative dynamic regret",
+    value: str = "cum_regret",
+    log_y: bool = False,
+    linthresh: float = 1e-8,
+    colours: dict | None = None,
+    legend_loc: str | None = None,
+    xlabel: str = "round t",
+    legend: bool = True,
+):
     """One line per agent: mean of ``value`` (default cumulative regret) over seeds at the stored
     checkpoints, with the 95 % percentile-bootstrap band (curves resampled whole). Oracle-role agents
     are dashed, grey reference lines. ``log_y``: a ``symlog`` axis, linear below ``linthresh`` (values
@@ -109,8 +120,17 @@ _METRIC_TEXT: dict[str, tuple[str, str]] = {
     "makespan": ("makespan C_max", "time units"),
 }
 
-_UNIT_SUFFIX = (("_seconds", "s"), ("_sec", "s"), ("_s", "s"), ("_ms", "ms"), ("_mb", "MB"), ("_gb", "GB"),
-                ("_calls", "calls"), ("_iters", "iterations"), ("_pct", "%"))
+_UNIT_SUFFIX = (
+    ("_seconds", "s"),
+    ("_sec", "s"),
+    ("_s", "s"),
+    ("_ms", "ms"),
+    ("_mb", "MB"),
+    ("_gb", "GB"),
+    ("_calls", "calls"),
+    ("_iters", "iterations"),
+    ("_pct", "%"),
+)
 
 
 def metric_label(name: str, statistic: str = "", direction: str | None = None) -> str:
@@ -125,6 +145,7 @@ def metric_label(name: str, statistic: str = "", direction: str | None = None) -
             if name.endswith(suffix) and len(name) > len(suffix):
                 quantity, unit = name[: -len(suffix)].replace("_", " "), u
                 break
-    notes = [x for x in (statistic, {"min": "lower is better", "max": "higher is better"}.get(direction or "", ""))
-             if x]
+    notes = [
+        x for x in (statistic, {"min": "lower is better", "max": "higher is better"}.get(direction or "", "")) if x
+    ]
     return quantity + (f" [{unit}]" if unit else "") + (f" ({'; '.join(notes)})" if notes else "")

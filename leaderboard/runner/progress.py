@@ -15,7 +15,7 @@ import math
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["DEFAULT_EVERY", "RunProgress", "format_duration"]
 
@@ -45,8 +45,16 @@ class RunProgress:
     (``0`` or less: none). ``total`` may be lowered with :meth:`skip` (runs found in the cache).
     """
 
-    def __init__(self, total: int, label: str, *, unit: str = "runs", enabled: bool | None = None,
-                 every: float = DEFAULT_EVERY, stream: Any = None):
+    def __init__(
+        self,
+        total: int,
+        label: str,
+        *,
+        unit: str = "runs",
+        enabled: bool | None = None,
+        every: float = DEFAULT_EVERY,
+        stream: Any = None,
+    ):
         if every is None or math.isnan(every) or every < 0:
             raise ValueError(f"progress interval must be a number of seconds >= 0, got {every!r}")
         self.total, self.label, self.unit = int(total), label, unit
@@ -92,8 +100,10 @@ class RunProgress:
     def line(self) -> str:
         """The progress line as it is logged."""
         elapsed = time.monotonic() - self.t0
-        text = (f"{self.label}: {self.done}/{self.total} {self.unit} done ({self.failed} failed), "
-                f"{format_duration(elapsed)} elapsed")
+        text = (
+            f"{self.label}: {self.done}/{self.total} {self.unit} done ({self.failed} failed), "
+            f"{format_duration(elapsed)} elapsed"
+        )
         if 0 < self.done < self.total:
             text += f", ~{format_duration(elapsed / self.done * (self.total - self.done))} left"
         return text
@@ -111,7 +121,7 @@ class RunProgress:
             self._bar.close()
             self._bar = None
 
-    def __enter__(self) -> RunProgress:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -181,18 +181,23 @@ def _stack_strata(data: Mapping[str, Mapping[str, np.ndarray]]) -> tuple[list[st
         for name in names:
             v = np.asarray(data[name][st], dtype=float)
             if v.ndim != 1:
-                raise ValueError(f"submission {name!r}, stratum {st!r}: values must be 1-D (one per seed), "
-                                 f"got shape {v.shape}")
+                raise ValueError(
+                    f"submission {name!r}, stratum {st!r}: values must be 1-D (one per seed), got shape {v.shape}"
+                )
             if v.size == 0:
                 raise ValueError(f"submission {name!r}, stratum {st!r}: no values")
             if np.isnan(v).any():
-                raise ValueError(f"submission {name!r}, stratum {st!r}: NaN values at seed indices "
-                                 f"{np.flatnonzero(np.isnan(v)).tolist()} (rank only complete submissions)")
+                raise ValueError(
+                    f"submission {name!r}, stratum {st!r}: NaN values at seed indices "
+                    f"{np.flatnonzero(np.isnan(v)).tolist()} (rank only complete submissions)"
+                )
             if not np.isfinite(v).all():
                 raise ValueError(f"submission {name!r}, stratum {st!r}: infinite values")
             if rows and v.size != rows[0].size:
-                raise ValueError(f"stratum {st!r}: submission {name!r} has {v.size} seeds but {first!r} has "
-                                 f"{rows[0].size} (all submissions must share the seed indices)")
+                raise ValueError(
+                    f"stratum {st!r}: submission {name!r} has {v.size} seeds but {first!r} has "
+                    f"{rows[0].size} (all submissions must share the seed indices)"
+                )
             rows.append(v)
         mats.append(np.vstack(rows))
     return names, strata, mats
@@ -280,8 +285,7 @@ def stratified_bootstrap(
             pooled = np.concatenate([m[:, idx[b0 : b0 + step]] for m, idx in zip(mats, draws)], axis=-1)
             reps[b0 : b0 + step] = _iqm_last_axis(pooled).T
     else:
-        estimate = np.array([float(aggregate({st: m[s] for st, m in zip(strata, mats)}))
-                             for s in range(n_subs)])
+        estimate = np.array([float(aggregate({st: m[s] for st, m in zip(strata, mats)})) for s in range(n_subs)])
         reps = np.empty((n_boot, n_subs))
         for b in range(n_boot):
             for s in range(n_subs):
@@ -307,8 +311,7 @@ def _better_matrix(x: np.ndarray, direction: str, rtol: float) -> np.ndarray:
     return better & ~_close_matrix(x, rtol)
 
 
-def point_ranks(estimates: np.ndarray, direction: str = "min", *, rtol: float = 1e-12
-                ) -> tuple[np.ndarray, np.ndarray]:
+def point_ranks(estimates: np.ndarray, direction: str = "min", *, rtol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
     """Competition ranks of point estimates and a tie flag per entry.
 
     Parameters
@@ -343,8 +346,7 @@ def point_ranks(estimates: np.ndarray, direction: str = "min", *, rtol: float = 
     return ranks.astype(int), close.any(axis=1)
 
 
-def rank_intervals(replicates: np.ndarray, direction: str = "min", ci: float = 0.95
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def rank_intervals(replicates: np.ndarray, direction: str = "min", ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Bootstrap rank intervals (Hall & Miller 2009): quantiles of each submission's rank over replicates.
 
     Parameters
@@ -418,23 +420,30 @@ def rank_table(
     """
     _check_direction(direction)
     if isinstance(data, Mapping) and len(data) == 0:
-        out = pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(
-            TABLE_STAT_COLUMNS, (float, float, float, int, int, int, bool))})
+        out = pd.DataFrame(
+            {c: pd.Series(dtype=t) for c, t in zip(TABLE_STAT_COLUMNS, (float, float, float, int, int, int, bool))}
+        )
         out.index.name = "submission"
         return out
     res = stratified_bootstrap(data, aggregate="mean", n_boot=n_boot, ci=ci, seed=seed)
     rank, tie = point_ranks(res.estimate, direction)
     lo, hi = rank_intervals(res.replicates, direction, ci)
     out = pd.DataFrame(
-        {"score": res.estimate, "ci_low": res.low, "ci_high": res.high, "rank": rank,
-         "rank_lo": np.minimum(lo, rank), "rank_hi": np.maximum(hi, rank), "tie": tie},
+        {
+            "score": res.estimate,
+            "ci_low": res.low,
+            "ci_high": res.high,
+            "rank": rank,
+            "rank_lo": np.minimum(lo, rank),
+            "rank_hi": np.maximum(hi, rank),
+            "tie": tie,
+        },
         index=pd.Index(res.names, name="submission"),
     )
     return out.sort_values("rank", kind="stable")
 
 
-def normalised_scores(values: np.ndarray, best_ref: float, worst_ref: float, direction: str = "min"
-                      ) -> np.ndarray:
+def normalised_scores(values: np.ndarray, best_ref: float, worst_ref: float, direction: str = "min") -> np.ndarray:
     """Linear normalisation: 1 = the best reference's score, 0 = the worst reference's.
 
     ``(values - worst_ref) / (best_ref - worst_ref)`` -- the same formula for both directions; values better
@@ -465,8 +474,9 @@ def normalised_scores(values: np.ndarray, best_ref: float, worst_ref: float, dir
     if not (np.isfinite(best) and np.isfinite(worst)):
         raise ValueError(f"best_ref and worst_ref must be finite, got {best_ref!r}, {worst_ref!r}")
     if (direction == "min" and best > worst) or (direction == "max" and best < worst):
-        raise ValueError(f"best_ref={best} is worse than worst_ref={worst} for direction={direction!r} "
-                         "(references swapped?)")
+        raise ValueError(
+            f"best_ref={best} is worse than worst_ref={worst} for direction={direction!r} (references swapped?)"
+        )
     v = np.asarray(values, dtype=float)
     if best == worst:
         good = (v <= best) if direction == "min" else (v >= best)
@@ -523,14 +533,18 @@ def performance_profile(
     c = pd.to_numeric(costs[cost], errors="coerce").to_numpy(dtype=float)
     bad = np.isfinite(c) & (c <= 0)
     if bad.any():
-        raise ValueError(f"costs must be positive (or inf/NaN for a failure); got {c[bad][0]} for "
-                         f"{costs.loc[bad, [problem, solver]].iloc[0].tolist()}")
+        raise ValueError(
+            f"costs must be positive (or inf/NaN for a failure); got {c[bad][0]} for "
+            f"{costs.loc[bad, [problem, solver]].iloc[0].tolist()}"
+        )
     solvers = list(pd.unique(costs[solver]))
     problems = list(pd.unique(costs[problem]))
-    mat = (costs.assign(**{cost: np.where(np.isfinite(c), c, np.inf)})
-           .pivot(index=problem, columns=solver, values=cost)
-           .reindex(index=problems, columns=solvers)
-           .to_numpy(dtype=float, copy=True))
+    mat = (
+        costs.assign(**{cost: np.where(np.isfinite(c), c, np.inf)})
+        .pivot(index=problem, columns=solver, values=cost)
+        .reindex(index=problems, columns=solvers)
+        .to_numpy(dtype=float, copy=True)
+    )
     mat[np.isnan(mat)] = np.inf  # missing (problem, solver) pairs
     best = mat.min(axis=1, keepdims=True)
     with np.errstate(invalid="ignore"):
@@ -545,15 +559,18 @@ def performance_profile(
         if taus.size == 0 or np.isnan(taus).any():
             raise ValueError("taus must be a non-empty array without NaN")
     frac = (ratio[:, :, None] <= taus[None, None, :]).mean(axis=0)  # (n_solvers, n_taus)
-    return pd.DataFrame({
-        "solver": np.repeat(np.array(solvers, dtype=object), taus.size),
-        "tau": np.tile(taus, len(solvers)),
-        "fraction": frac.ravel(),
-    })
+    return pd.DataFrame(
+        {
+            "solver": np.repeat(np.array(solvers, dtype=object), taus.size),
+            "tau": np.tile(taus, len(solvers)),
+            "fraction": frac.ravel(),
+        }
+    )
 
 
-def time_to_target(curve: pd.DataFrame, *, metric: str, target: float, direction: str = "min",
-                   time: str = "seconds") -> float:
+def time_to_target(
+    curve: pd.DataFrame, *, metric: str, target: float, direction: str = "min", time: str = "seconds"
+) -> float:
     """First time an anytime curve reaches a target: ``metric <= target`` (min) or ``>= target`` (max).
 
     Parameters

@@ -40,8 +40,17 @@ from papergym.leaderboard.runner.stats import bootstrap_ci
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SWEEP_ENV", "SweepResult", "bootstrap_slopes", "check_grid", "fit_power_law", "parse_horizons",
-           "parse_shifts", "sweep", "theory_slopes"]
+__all__ = [
+    "SWEEP_ENV",
+    "SweepResult",
+    "bootstrap_slopes",
+    "check_grid",
+    "fit_power_law",
+    "parse_horizons",
+    "parse_shifts",
+    "sweep",
+    "theory_slopes",
+]
 
 SWEEP_ENV = "NonStatLipschitz-v0"
 N_BOOT = 2000
@@ -58,8 +67,10 @@ def _horizon_item(text: str, whole: str) -> int:
     m = _INT.match(text)
     if m:
         return int(m.group(1))
-    raise ValueError(f"--horizon: cannot read {text.strip()!r} in {whole!r}; expected 2^a..2^b (powers of two "
-                     "from 2^a to 2^b), or a comma list of 2^k or integers (2^10,2^12,5000)")
+    raise ValueError(
+        f"--horizon: cannot read {text.strip()!r} in {whole!r}; expected 2^a..2^b (powers of two "
+        "from 2^a to 2^b), or a comma list of 2^k or integers (2^10,2^12,5000)"
+    )
 
 
 def parse_horizons(text: str) -> list[int]:
@@ -76,7 +87,9 @@ def parse_horizons(text: str) -> list[int]:
             lo_s, _, hi_s = part.partition("..")
             lo_m, hi_m = _POW.match(lo_s), _POW.match(hi_s)
             if not (lo_m and hi_m):
-                raise ValueError(f"--horizon: a range must read 2^a..2^b (both ends powers of two), got {part.strip()!r}")
+                raise ValueError(
+                    f"--horizon: a range must read 2^a..2^b (both ends powers of two), got {part.strip()!r}"
+                )
             a, b = int(lo_m.group(1)), int(hi_m.group(1))
             if a > b:
                 raise ValueError(f"--horizon: empty range {part.strip()!r} (2^{a} > 2^{b})")
@@ -132,8 +145,9 @@ def fit_power_law(horizons: Sequence[float], shifts: Sequence[float], regrets: A
     L = np.asarray(shifts, dtype=float)
     R = np.asarray(regrets, dtype=float)
     if T.shape != L.shape or T.ndim != 1 or R.shape[0] != T.size:
-        raise ValueError(f"horizons, shifts and regrets must give one value per cell; got shapes {T.shape}, "
-                         f"{L.shape}, {R.shape}")
+        raise ValueError(
+            f"horizons, shifts and regrets must give one value per cell; got shapes {T.shape}, {L.shape}, {R.shape}"
+        )
     if np.any(T <= 0) or np.any(L < 0):
         raise ValueError("horizons must be > 0 and shift counts >= 0")
     if np.any(~(R > 0)):
@@ -149,8 +163,15 @@ def fit_power_law(horizons: Sequence[float], shifts: Sequence[float], regrets: A
     return out
 
 
-def bootstrap_slopes(horizons: Sequence[float], shifts: Sequence[float], per_seed: Any, *, n_boot: int = N_BOOT,
-                     ci: float = 0.95, seed: int = 0) -> dict[str, tuple[float, float, float]]:
+def bootstrap_slopes(
+    horizons: Sequence[float],
+    shifts: Sequence[float],
+    per_seed: Any,
+    *,
+    n_boot: int = N_BOOT,
+    ci: float = 0.95,
+    seed: int = 0,
+) -> dict[str, tuple[float, float, float]]:
     """Slopes of :func:`fit_power_law` on the cell means of ``per_seed`` ``(n_cells, n_seeds)`` (NaN = a failed
     run, left out of its cell's mean) with percentile-bootstrap CIs over seeds: each replicate resamples the
     seed indices with replacement once for all cells. Returns ``{"slope_T": (est, lo, hi), "slope_L": ...}``."""
@@ -199,17 +220,28 @@ class SweepResult:
         head = ["agent", "T", "L", "L~ (oracle)", "mean R_T", "95% CI", "R_T/((L+1)^a T^b)", "ok runs"]
         rows = []
         for r in c.itertuples():
-            rows.append([r.agent, f"{r.horizon:,}", str(r.shifts), f"{r.L_tilde:.2f}" if math.isfinite(r.L_tilde) else "-",
-                         f"{r.mean_regret:,.1f}", f"[{r.ci_low:,.1f}, {r.ci_high:,.1f}]",
-                         f"{r.normalized:.3f}", f"{r.n_ok}/{r.n_runs}"])
+            rows.append(
+                [
+                    r.agent,
+                    f"{r.horizon:,}",
+                    str(r.shifts),
+                    f"{r.L_tilde:.2f}" if math.isfinite(r.L_tilde) else "-",
+                    f"{r.mean_regret:,.1f}",
+                    f"[{r.ci_low:,.1f}, {r.ci_high:,.1f}]",
+                    f"{r.normalized:.3f}",
+                    f"{r.n_ok}/{r.n_runs}",
+                ]
+            )
         widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
-        fmt = lambda xs: "  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(xs, widths)))  # noqa: E731
+        fmt = lambda xs: "  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(xs, widths)))
         lines = [fmt(head), "-" * len(fmt(head))] + [fmt(x) for x in rows]
         lines.append("")
         bT, bL = theory_slopes(self.d)
         for s in self.slopes.itertuples():
-            lines.append(f"{s.agent}: slope in T {_slope_txt(s.slope_T, s.slope_T_lo, s.slope_T_hi)} (theory {bT:.3f}); "
-                         f"slope in L+1 {_slope_txt(s.slope_L, s.slope_L_lo, s.slope_L_hi)} (theory {bL:.3f})")
+            lines.append(
+                f"{s.agent}: slope in T {_slope_txt(s.slope_T, s.slope_T_lo, s.slope_T_hi)} (theory {bT:.3f}); "
+                f"slope in L+1 {_slope_txt(s.slope_L, s.slope_L_lo, s.slope_L_hi)} (theory {bL:.3f})"
+            )
         return "\n".join(lines)
 
     def plot(self, path: str | Path | None = None):
@@ -236,9 +268,16 @@ class SweepResult:
                 if not len(s):
                     continue
                 alpha = 0.35 + 0.65 * (j + 1) / len(Ls)
-                ax1.errorbar(s.horizon, s.mean_regret, yerr=[s.mean_regret - s.ci_low, s.ci_high - s.mean_regret],
-                             fmt="o", ms=4, color=col, alpha=alpha,
-                             label=f"{agent} (L = {', '.join(map(str, Ls))}: light to dark)" if j == len(Ls) - 1 else None)
+                ax1.errorbar(
+                    s.horizon,
+                    s.mean_regret,
+                    yerr=[s.mean_regret - s.ci_low, s.ci_high - s.mean_regret],
+                    fmt="o",
+                    ms=4,
+                    color=col,
+                    alpha=alpha,
+                    label=f"{agent} (L = {', '.join(map(str, Ls))}: light to dark)" if j == len(Ls) - 1 else None,
+                )
                 if math.isfinite(a):
                     tt = np.array([s.horizon.min(), s.horizon.max()], dtype=float)
                     ax1.plot(tt, np.exp(a + b0 * np.log(tt) + g0 * np.log(L + 1)), "-", color=col, alpha=alpha, lw=1)
@@ -247,9 +286,16 @@ class SweepResult:
                 if not len(s):
                     continue
                 alpha = 0.35 + 0.65 * (j + 1) / len(Ts)
-                ax2.errorbar(s.shifts + 1, s.mean_regret, yerr=[s.mean_regret - s.ci_low, s.ci_high - s.mean_regret],
-                             fmt="o", ms=4, color=col, alpha=alpha,
-                             label=f"{agent} (T = {Ts[0]:,} .. {Ts[-1]:,}: light to dark)" if j == len(Ts) - 1 else None)
+                ax2.errorbar(
+                    s.shifts + 1,
+                    s.mean_regret,
+                    yerr=[s.mean_regret - s.ci_low, s.ci_high - s.mean_regret],
+                    fmt="o",
+                    ms=4,
+                    color=col,
+                    alpha=alpha,
+                    label=f"{agent} (T = {Ts[0]:,} .. {Ts[-1]:,}: light to dark)" if j == len(Ts) - 1 else None,
+                )
                 if math.isfinite(a):
                     ll = np.array([s.shifts.min() + 1, s.shifts.max() + 1], dtype=float)
                     ax2.plot(ll, np.exp(a + b0 * np.log(T) + g0 * np.log(ll)), "-", color=col, alpha=alpha, lw=1)
@@ -257,13 +303,25 @@ class SweepResult:
                 t0, t1 = float(min(Ts)), float(max(Ts))
                 L_mid = Ls[len(Ls) // 2]
                 y0 = math.exp(a + b0 * math.log(t0) + g0 * math.log(L_mid + 1))
-                ax1.plot([t0, t1], [y0, y0 * (t1 / t0) ** bT], "--", color=col, lw=1.5,
-                         label=f"{agent}: theory slope {bT:.2f} (L={L_mid})")
+                ax1.plot(
+                    [t0, t1],
+                    [y0, y0 * (t1 / t0) ** bT],
+                    "--",
+                    color=col,
+                    lw=1.5,
+                    label=f"{agent}: theory slope {bT:.2f} (L={L_mid})",
+                )
                 l0, l1 = float(min(Ls) + 1), float(max(Ls) + 1)
                 if l1 > l0:
                     y0 = math.exp(a + b0 * math.log(t1) + g0 * math.log(l0))
-                    ax2.plot([l0, l1], [y0, y0 * (l1 / l0) ** bL], "--", color=col, lw=1.5,
-                             label=f"{agent}: theory slope {bL:.2f} (T={int(t1):,})")
+                    ax2.plot(
+                        [l0, l1],
+                        [y0, y0 * (l1 / l0) ** bL],
+                        "--",
+                        color=col,
+                        lw=1.5,
+                        label=f"{agent}: theory slope {bL:.2f} (T={int(t1):,})",
+                    )
         from papergym.leaderboard.runner.plots import legend_outside
 
         for ax, xl in ((ax1, "horizon T [rounds]"), (ax2, "L + 1 [phases of piecewise-tents]")):
@@ -319,8 +377,10 @@ def check_grid(horizons: Sequence[int], shifts: Sequence[int], env_kwargs: Mappi
     extra = dict(env_kwargs or {})
     bad = sorted(set(extra) & set(_RESERVED_KWARGS))
     if bad:
-        raise ValueError(f"env argument(s) {bad} are set by the sweep (instance=piecewise-tents, phases=L+1, "
-                         "horizon from --horizon); leave them out")
+        raise ValueError(
+            f"env argument(s) {bad} are set by the sweep (instance=piecewise-tents, phases=L+1, "
+            "horizon from --horizon); leave them out"
+        )
     if any(int(x) < 0 for x in shifts):
         raise ValueError(f"shift counts must be >= 0, got {sorted(shifts)}")
     too_short = [(T, L) for T in sorted(horizons) for L in sorted(shifts) if T < L + 1]
@@ -370,17 +430,32 @@ def sweep(
     d = int(extra.get("d", 1))
     rows, errors = [], []
     n_agents = len(dict.fromkeys(agents))
-    bar = RunProgress(len(Ts) * len(Ls) * n_agents * len(seed_list), f"sweep {SWEEP_ENV}", unit="runs",
-                      enabled=progress, every=progress_every)
+    bar = RunProgress(
+        len(Ts) * len(Ls) * n_agents * len(seed_list),
+        f"sweep {SWEEP_ENV}",
+        unit="runs",
+        enabled=progress,
+        every=progress_every,
+    )
     try:
         results = {}
         for T in Ts:
             for L in Ls:
                 logger.info("sweep %s: T=%d, L=%d", SWEEP_ENV, T, L)
-                results[T, L] = compare(SWEEP_ENV, agents=list(agents), seeds=seed_list, horizon=T,
-                                        env_kwargs={**extra, "instance": "piecewise-tents", "phases": L + 1},
-                                        backend=backend, out=cache_dir, cache=cache, hyperparameters=hyperparameters,
-                                        n_jobs=n_jobs, scheduler=scheduler, progress=bar)
+                results[T, L] = compare(
+                    SWEEP_ENV,
+                    agents=list(agents),
+                    seeds=seed_list,
+                    horizon=T,
+                    env_kwargs={**extra, "instance": "piecewise-tents", "phases": L + 1},
+                    backend=backend,
+                    out=cache_dir,
+                    cache=cache,
+                    hyperparameters=hyperparameters,
+                    n_jobs=n_jobs,
+                    scheduler=scheduler,
+                    progress=bar,
+                )
     finally:
         bar.close()
     for T in Ts:
@@ -389,17 +464,34 @@ def sweep(
             errors += [{**e, "horizon": T, "shifts": L} for e in res.errors]
             r = res.runs
             for row in r.itertuples():
-                rows.append({"agent": row.agent, "role": row.role, "horizon": T, "shifts": L, "phases": L + 1,
-                             "seed": int(row.seed), "status": row.status, "final_regret": float(row.final_regret),
-                             "L_tilde": float(getattr(row, "L_tilde", np.nan)),
-                             "restarts": float(getattr(row, "restarts", np.nan))})
+                rows.append(
+                    {
+                        "agent": row.agent,
+                        "role": row.role,
+                        "horizon": T,
+                        "shifts": L,
+                        "phases": L + 1,
+                        "seed": int(row.seed),
+                        "status": row.status,
+                        "final_regret": float(row.final_regret),
+                        "L_tilde": float(getattr(row, "L_tilde", np.nan)),
+                        "restarts": float(getattr(row, "restarts", np.nan)),
+                    }
+                )
     runs = pd.DataFrame(rows)
     env_kw = {**extra, "instance": "piecewise-tents"}
     return _summarise(runs, list(dict.fromkeys(agents)), seed_list, env_kw, d, errors, n_boot)
 
 
-def _summarise(runs: pd.DataFrame, agents: list[str], seeds: list[int], env_kw: dict[str, Any], d: int,
-               errors: list[dict[str, Any]], n_boot: int = N_BOOT) -> SweepResult:
+def _summarise(
+    runs: pd.DataFrame,
+    agents: list[str],
+    seeds: list[int],
+    env_kw: dict[str, Any],
+    d: int,
+    errors: list[dict[str, Any]],
+    n_boot: int = N_BOOT,
+) -> SweepResult:
     bT, bL = theory_slopes(d)
     cell_rows, slope_rows = [], []
     for agent in agents:
@@ -414,13 +506,21 @@ def _summarise(runs: pd.DataFrame, agents: list[str], seeds: list[int], env_kw: 
                 mat[k, sidx[int(s)]] = v
             est, lo, hi = bootstrap_ci(ok.final_regret.to_numpy()) if len(ok) else (np.nan,) * 3
             lt = ok.L_tilde.to_numpy(dtype=float)
-            cell_rows.append({
-                "agent": agent, "horizon": T, "shifts": L, "phases": L + 1,
-                "L_tilde": float(np.nanmean(lt)) if np.isfinite(lt).any() else np.nan,
-                "mean_regret": est, "ci_low": lo, "ci_high": hi,
-                "normalized": est / ((L + 1) ** bL * T**bT) if math.isfinite(est) else np.nan,
-                "n_ok": len(ok), "n_runs": len(rc),
-            })
+            cell_rows.append(
+                {
+                    "agent": agent,
+                    "horizon": T,
+                    "shifts": L,
+                    "phases": L + 1,
+                    "L_tilde": float(np.nanmean(lt)) if np.isfinite(lt).any() else np.nan,
+                    "mean_regret": est,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "normalized": est / ((L + 1) ** bL * T**bT) if math.isfinite(est) else np.nan,
+                    "n_ok": len(ok),
+                    "n_runs": len(rc),
+                }
+            )
         cT = np.array([k[0] for k in keys], dtype=float)
         cL = np.array([k[1] for k in keys], dtype=float)
         n_ok = np.isfinite(mat).sum(axis=1)
@@ -434,11 +534,22 @@ def _summarise(runs: pd.DataFrame, agents: list[str], seeds: list[int], env_kw: 
                 intercept = float(fit_power_law(cT[usable], cL[usable], cell_mean[usable])["intercept"])
             except ValueError:
                 pass
-        slope_rows.append({
-            "agent": agent, "intercept": intercept,
-            "slope_T": slope["slope_T"][0], "slope_T_lo": slope["slope_T"][1], "slope_T_hi": slope["slope_T"][2],
-            "slope_L": slope["slope_L"][0], "slope_L_lo": slope["slope_L"][1], "slope_L_hi": slope["slope_L"][2],
-            "theory_T": bT, "theory_L": bL, "cells": int(usable.sum()), "seeds": len(seeds),
-        })
-    return SweepResult(env_kwargs=env_kw, d=d, runs=runs, cells=pd.DataFrame(cell_rows),
-                       slopes=pd.DataFrame(slope_rows), errors=errors)
+        slope_rows.append(
+            {
+                "agent": agent,
+                "intercept": intercept,
+                "slope_T": slope["slope_T"][0],
+                "slope_T_lo": slope["slope_T"][1],
+                "slope_T_hi": slope["slope_T"][2],
+                "slope_L": slope["slope_L"][0],
+                "slope_L_lo": slope["slope_L"][1],
+                "slope_L_hi": slope["slope_L"][2],
+                "theory_T": bT,
+                "theory_L": bL,
+                "cells": int(usable.sum()),
+                "seeds": len(seeds),
+            }
+        )
+    return SweepResult(
+        env_kwargs=env_kw, d=d, runs=runs, cells=pd.DataFrame(cell_rows), slopes=pd.DataFrame(slope_rows), errors=errors
+    )

@@ -31,8 +31,10 @@ def test_catalogue_agents_registered_with_their_roles():
     # papers first, then baselines, then oracles
     roles = [a.role for a in list_agents("NonStatLipschitz-v0")]
     assert roles == sorted(roles, key=ROLES.index)
-    assert [a.name for a in list_agents("NonStatLipschitz-v0", role="oracle")] == ["binning-ucb-oracle",
-                                                                                   "restart-oracle"]
+    assert [a.name for a in list_agents("NonStatLipschitz-v0", role="oracle")] == [
+        "binning-ucb-oracle",
+        "restart-oracle",
+    ]
     for a in list_agents("NonStatLipschitz-v0"):
         assert a.batched_factory is not None, f"{a.name} has no batched implementation"
         assert len(a.code_hash) == 16
@@ -113,15 +115,21 @@ if _mod is not None:
 def test_missing_optional_package_is_reported_with_its_extra(fake_registry):
     from papergym.agents.base import AgentUnavailableError, list_unavailable_agents
 
-    fake_registry("fakeagents_opt", {"__init__.py": _OK_INIT.format(pkg="fakeagents_opt"),
-                                     "needs_missing.py": "import nonexistent_dep_xyz\n\ndef make(p, *, seed=None):\n"
-                                                         "    return None\n"})
+    fake_registry(
+        "fakeagents_opt",
+        {
+            "__init__.py": _OK_INIT.format(pkg="fakeagents_opt"),
+            "needs_missing.py": "import nonexistent_dep_xyz\n\ndef make(p, *, seed=None):\n    return None\n",
+        },
+    )
     with pytest.warns(RuntimeWarning, match=r"fake-a, fake-b.*nonexistent_dep_xyz.*fakeextra"):
         names = [a.name for a in list_agents(FAKE_ENV)]
     assert names == ["fake-ok"]  # the package's other agents stay available
     gone = list_unavailable_agents(FAKE_ENV)
     assert [(u.name, u.role, u.missing, u.extra) for u in gone] == [
-        ("fake-a", "paper", "nonexistent_dep_xyz", "fakeextra"), ("fake-b", "paper", "nonexistent_dep_xyz", "fakeextra")]
+        ("fake-a", "paper", "nonexistent_dep_xyz", "fakeextra"),
+        ("fake-b", "paper", "nonexistent_dep_xyz", "fakeextra"),
+    ]
     assert "papergym[fakeextra]" in gone[0].reason
     with pytest.raises(AgentUnavailableError, match=r"'fake-b'.*fakeextra extra"):
         get_agent_info("fake-b", FAKE_ENV)
@@ -143,8 +151,13 @@ def test_package_failing_on_a_missing_package_is_reported(fake_registry):
 
 
 def test_bug_in_agent_module_propagates(fake_registry):
-    fake_registry("fakeagents_bug", {"__init__.py": _OK_INIT.format(pkg="fakeagents_bug"),
-                                     "needs_missing.py": "raise RuntimeError('a genuine bug in the agent')\n"})
+    fake_registry(
+        "fakeagents_bug",
+        {
+            "__init__.py": _OK_INIT.format(pkg="fakeagents_bug"),
+            "needs_missing.py": "raise RuntimeError('a genuine bug in the agent')\n",
+        },
+    )
     with pytest.raises(RuntimeError, match="a genuine bug in the agent"):
         list_agents(FAKE_ENV)
     with pytest.raises(RuntimeError, match="a genuine bug in the agent"):  # not remembered as loaded
@@ -152,8 +165,13 @@ def test_bug_in_agent_module_propagates(fake_registry):
 
 
 def test_missing_papergym_module_propagates(fake_registry):
-    fake_registry("fakeagents_typo", {"__init__.py": _OK_INIT.format(pkg="fakeagents_typo"),
-                                      "needs_missing.py": "import papergym.agents.no_such_module_xyz\n"})
+    fake_registry(
+        "fakeagents_typo",
+        {
+            "__init__.py": _OK_INIT.format(pkg="fakeagents_typo"),
+            "needs_missing.py": "import papergym.agents.no_such_module_xyz\n",
+        },
+    )
     with pytest.raises(ModuleNotFoundError, match="papergym.agents.no_such_module_xyz"):
         list_agents(FAKE_ENV)
 

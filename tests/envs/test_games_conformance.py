@@ -18,11 +18,13 @@ from papergym.envs.games.mean_field import EntropicMeanFieldEnv
 from papergym.envs.games.render import RENDER_MODES
 from papergym_tests import require
 
-CASES = [("EntropicMatrixGame-v0", {"instance": "random", "horizon": 5}),
-         ("EntropicMatrixGame-v0", {"instance": "rps-cold", "role": "max", "horizon": 5}),
-         ("EntropicMarkovGame-v0", {"instance": "random", "horizon": 5}),
-         ("EntropicMarkovGame-v0", {"instance": "random-cold", "role": "both", "horizon": 5}),
-         ("EntropicMeanField-v0", {"instance": "double-well", "G": 201, "horizon": 5})]
+CASES = [
+    ("EntropicMatrixGame-v0", {"instance": "random", "horizon": 5}),
+    ("EntropicMatrixGame-v0", {"instance": "rps-cold", "role": "max", "horizon": 5}),
+    ("EntropicMarkovGame-v0", {"instance": "random", "horizon": 5}),
+    ("EntropicMarkovGame-v0", {"instance": "random-cold", "role": "both", "horizon": 5}),
+    ("EntropicMeanField-v0", {"instance": "double-well", "G": 201, "horizon": 5}),
+]
 
 
 def _quiet_check(env):
@@ -86,8 +88,10 @@ def test_render_mode_none_and_bad_mode():
 
 
 # ------------------------------------------------------------------------------------------ PettingZoo
-@pytest.mark.parametrize("modname,kw", [("entropic_matrix_game_v0", {"instance": "random"}),
-                                        ("entropic_markov_game_v0", {"instance": "random-cold"})])
+@pytest.mark.parametrize(
+    "modname,kw",
+    [("entropic_matrix_game_v0", {"instance": "random"}), ("entropic_markov_game_v0", {"instance": "random-cold"})],
+)
 @pytest.mark.parametrize("mode", [None, *RENDER_MODES])
 def test_pettingzoo_render_and_state(modname, kw, mode):
     require("pettingzoo", "games")
@@ -109,8 +113,10 @@ def test_pettingzoo_render_and_state(modname, kw, mode):
         assert np.all(np.isfinite(env.observation_space(a).low)) and np.all(np.isfinite(env.observation_space(a).high))
     rng = np.random.default_rng(0)
     while env.agents:
-        acts = {a: rng.dirichlet(np.full(env.action_space(a).shape[-1], 0.05), size=env.action_space(a).shape[:-1])
-                for a in env.agents}
+        acts = {
+            a: rng.dirichlet(np.full(env.action_space(a).shape[-1], 0.05), size=env.action_space(a).shape[:-1])
+            for a in env.agents
+        }
         obs, *_ = env.step(acts)
         st = env.state()
         assert st.shape == env.state_space.shape and env.state_space.contains(st)
@@ -161,16 +167,19 @@ def _valid(env, x) -> bool:
         return False
 
 
-@pytest.mark.parametrize("cls,kw", [
-    (EntropicMatrixGameEnv, {"instance": "random"}),
-    (EntropicMatrixGameEnv, {"instance": "random", "g": 3.0, "a": 0.9, "b": 0.99}),
-    (EntropicMatrixGameEnv, {"instance": "rps-cold"}),
-    (EntropicMatrixGameEnv, {"instance": "rps-nonconvex", "a": 0.999, "b": 0.999}),
-    (EntropicMarkovGameEnv, {"instance": "random"}),
-    (EntropicMarkovGameEnv, {"instance": "random-cold"}),
-    (EntropicMarkovGameEnv, {"instance": "single-state", "tau": 10.0}),
-    (EntropicMarkovGameEnv, {"instance": "random", "S": 4, "A": 2, "B": 5, "gamma": 0.99, "tau": 5.0}),
-])
+@pytest.mark.parametrize(
+    "cls,kw",
+    [
+        (EntropicMatrixGameEnv, {"instance": "random"}),
+        (EntropicMatrixGameEnv, {"instance": "random", "g": 3.0, "a": 0.9, "b": 0.99}),
+        (EntropicMatrixGameEnv, {"instance": "rps-cold"}),
+        (EntropicMatrixGameEnv, {"instance": "rps-nonconvex", "a": 0.999, "b": 0.999}),
+        (EntropicMarkovGameEnv, {"instance": "random"}),
+        (EntropicMarkovGameEnv, {"instance": "random-cold"}),
+        (EntropicMarkovGameEnv, {"instance": "single-state", "tau": 10.0}),
+        (EntropicMarkovGameEnv, {"instance": "random", "S": 4, "A": 2, "B": 5, "gamma": 0.99, "tau": 5.0}),
+    ],
+)
 @pytest.mark.parametrize("role", ["min", "max", "both"])
 def test_observations_of_in_space_actions_lie_in_the_observation_space(cls, kw, role):
     env = cls(role=role, **kw)
@@ -207,8 +216,11 @@ def test_markov_bound_formula():
     game = env.game
     mu = np.zeros((game.S, A))
     mu[:, 0] = 1.0
-    assert np.allclose(game._c_and_P(mu, np.full((game.S, B), 1 / B))[0] - np.einsum(
-        "sa,sab,sb->s", mu, game.r, np.full((game.S, B), 1 / B)), t * np.log(A))
+    assert np.allclose(
+        game._c_and_P(mu, np.full((game.S, B), 1 / B))[0]
+        - np.einsum("sa,sab,sb->s", mu, game.r, np.full((game.S, B), 1 / B)),
+        t * np.log(A),
+    )
 
 
 def test_matrix_bounds_use_public_numbers_only():
@@ -226,9 +238,16 @@ def test_mean_field_observation_space_stays_unbounded():
 
 
 # ----------------------------------------------------------------------- Markov oracle: Newton vs value iteration
-@pytest.mark.parametrize("inst,kw,seeds", [("random", {}, (0, 5)), ("random-cold", {}, (0,)),
-                                           ("random", {"S": 5, "A": 3, "B": 2}, (0, 5)),
-                                           ("random", {"gamma": 0.95, "tau": 0.3}, (1,)), ("single-state", {}, (0,))])
+@pytest.mark.parametrize(
+    "inst,kw,seeds",
+    [
+        ("random", {}, (0, 5)),
+        ("random-cold", {}, (0,)),
+        ("random", {"S": 5, "A": 3, "B": 2}, (0, 5)),
+        ("random", {"gamma": 0.95, "tau": 0.3}, (1,)),
+        ("single-state", {}, (0,)),
+    ],
+)
 def test_newton_shapley_equals_value_iteration(inst, kw, seeds):
     """The default solver (safeguarded Newton) against the plain value iteration it replaced, to 1e−10."""
     env = EntropicMarkovGameEnv(inst, role="both", **kw)

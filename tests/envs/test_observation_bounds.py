@@ -9,13 +9,16 @@ import pytest
 import papergym.envs  # noqa: F401  (registers the ids)
 
 
-@pytest.mark.parametrize("env_id, kwargs, bounded", [
-    ("NonStatLipschitz-v0", {"horizon": 300}, True),
-    ("NonStatLipschitz-v0", {"horizon": 300, "d": 2, "instance": "two-peak-cyclic"}, True),
-    ("NonStatLipschitz-v0", {"horizon": 300, "noise": "gaussian"}, False),
-    ("NoiseFreeGPBandit-v0", {"horizon": 300, "B": 2.5}, True),
-    ("NoiseFreeGPBandit-v0", {"horizon": 300, "action_mode": "continuous", "kernel": "matern-1.5"}, True),
-])
+@pytest.mark.parametrize(
+    "env_id, kwargs, bounded",
+    [
+        ("NonStatLipschitz-v0", {"horizon": 300}, True),
+        ("NonStatLipschitz-v0", {"horizon": 300, "d": 2, "instance": "two-peak-cyclic"}, True),
+        ("NonStatLipschitz-v0", {"horizon": 300, "noise": "gaussian"}, False),
+        ("NoiseFreeGPBandit-v0", {"horizon": 300, "B": 2.5}, True),
+        ("NoiseFreeGPBandit-v0", {"horizon": 300, "action_mode": "continuous", "kernel": "matern-1.5"}, True),
+    ],
+)
 def test_observations_stay_in_the_declared_space(env_id, kwargs, bounded):
     env = gym.make(env_id, **kwargs)
     space = env.observation_space
@@ -36,10 +39,13 @@ def test_observations_stay_in_the_declared_space(env_id, kwargs, bounded):
         assert max(extremes) <= kwargs.get("B", 1.0)
 
 
-@pytest.mark.parametrize("env_id, kwargs", [
-    ("NonStatLipschitz-v0", {"horizon": 200}),
-    ("NoiseFreeGPBandit-v0", {"horizon": 200, "B": 0.5}),
-])
+@pytest.mark.parametrize(
+    "env_id, kwargs",
+    [
+        ("NonStatLipschitz-v0", {"horizon": 200}),
+        ("NoiseFreeGPBandit-v0", {"horizon": 200, "B": 0.5}),
+    ],
+)
 def test_vector_envs_declare_the_same_bounds(env_id, kwargs):
     venv = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", **kwargs)
     single = venv.single_observation_space

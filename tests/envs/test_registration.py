@@ -22,12 +22,19 @@ def test_catalogue_ids_are_registered():
         assert env_id in gym.registry
 
 
-@pytest.mark.parametrize("env_id,cls", [("NonStatLipschitz-v0", "NonStatLipschitzEnv"),
-                                        ("NoiseFreeGPBandit-v0", "NoiseFreeGPBanditEnv"),
-                                        ("MSetSemiBandit-v0", "MSetSemiBanditEnv")])
+@pytest.mark.parametrize(
+    "env_id,cls",
+    [
+        ("NonStatLipschitz-v0", "NonStatLipschitzEnv"),
+        ("NoiseFreeGPBandit-v0", "NoiseFreeGPBanditEnv"),
+        ("MSetSemiBandit-v0", "MSetSemiBanditEnv"),
+    ],
+)
 def test_make_with_module_prefix_needs_no_prior_import(env_id, cls):
-    code = (f"import gymnasium as gym; e = gym.make('papergym.envs:{env_id}', horizon=10); "
-            "e.reset(seed=0); print(type(e.unwrapped).__name__)")
+    code = (
+        f"import gymnasium as gym; e = gym.make('papergym.envs:{env_id}', horizon=10); "
+        "e.reset(seed=0); print(type(e.unwrapped).__name__)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == cls
@@ -57,8 +64,12 @@ def _flat(env, obs):
 def _same_obs(a, b):
     """Observations equal bit for bit (dict observations compared key by key)."""
     if isinstance(a, dict) or isinstance(b, dict):
-        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() \
+        return (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
             and all(_same_obs(a[k], b[k]) for k in a)
+        )
     return np.array_equal(a, b)
 
 
@@ -119,8 +130,12 @@ def test_vector_entry_point_matches_single_envs(env_id):
     T = int(singles[0].unwrapped.problem.horizon)
     for t in range(1, min(T, 300) + 1):
         if per_run:  # legal actions depend on each run's state: sample each row from its own mask
-            acts = np.stack([np.asarray(space.sample(mask=np.asarray(o["action_mask"], dtype=np.int8)))
-                             for o in (_row(obs, i) for i in range(len(seeds)))])
+            acts = np.stack(
+                [
+                    np.asarray(space.sample(mask=np.asarray(o["action_mask"], dtype=np.int8)))
+                    for o in (_row(obs, i) for i in range(len(seeds)))
+                ]
+            )
         else:
             acts = np.stack([np.asarray(space.sample()) for _ in seeds])
         reg = venv.unwrapped.oracle.regret(acts, t) if hasattr(venv, "unwrapped") else venv.oracle.regret(acts, t)

@@ -49,7 +49,7 @@ def test_problem_spec_exposes_params_and_names_missing_ones():
     with pytest.raises(AttributeError, match="parameters: \\['arr', 'd'\\]"):
         p.lipschitz
     assert p.public_dict() == {"env_id": "X-v0", "horizon": 10, "d": 2, "arr": [0, 1]}
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - the frozen dataclass error
         p.horizon = 3  # frozen
 
 

@@ -43,8 +43,10 @@ def _pg_bin(name: str) -> str | None:
     found = shutil.which(name)
     if found:
         return found
-    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
-                        key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    candidates = sorted(
+        glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
+        key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0,
+    )
     return candidates[-1] if candidates else None
 
 
@@ -61,8 +63,9 @@ def postgres_url():
         return
     initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
     if not (initdb and pg_ctl):
-        _unavailable("PostgreSQL server binaries (initdb, pg_ctl) not found: apt-get install postgresql "
-                     "(or run .ci/system-deps)")
+        _unavailable(
+            "PostgreSQL server binaries (initdb, pg_ctl) not found: apt-get install postgresql (or run .ci/system-deps)"
+        )
     run_as: dict = {}
     owner = None
     if os.geteuid() == 0:
@@ -83,8 +86,9 @@ def postgres_url():
         env["HOME"] = str(root)
 
     def pg(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, timeout=120,
-                              check=check, **run_as)
+        return subprocess.run(
+            args, cwd=root, env=env, capture_output=True, text=True, timeout=120, check=check, **run_as
+        )
 
     started = False
     try:
@@ -95,8 +99,7 @@ def postgres_url():
             tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
             raise RuntimeError(f"pg_ctl start failed:\n{proc.stdout}\n{proc.stderr}\n{tail}")
         started = True
-        with psycopg.connect(host=str(sock), port=5432, user="postgres", dbname="postgres",
-                             autocommit=True) as conn:
+        with psycopg.connect(host=str(sock), port=5432, user="postgres", dbname="postgres", autocommit=True) as conn:
             conn.execute("CREATE DATABASE papergym_test")
         yield f"postgresql+psycopg://postgres@/papergym_test?host={quote(str(sock))}&port=5432"
     finally:

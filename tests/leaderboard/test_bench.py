@@ -129,9 +129,17 @@ def test_bench_scores_caches_and_records_statuses(toy, tmp_path):
 
 
 def test_anytime_curve_excludes_scoring_time(toy, tmp_path):
-    res = bench(TOY, solvers=["toy-gd"], instances=["q2"], backend="serial", out=tmp_path, cache=False,
-                task_kwargs={"scoring_delay": 0.05}, hyperparameters={"toy-gd": {"report_every": 10}},
-                budget=Budget(max_seconds=30, max_iterations=50))
+    res = bench(
+        TOY,
+        solvers=["toy-gd"],
+        instances=["q2"],
+        backend="serial",
+        out=tmp_path,
+        cache=False,
+        task_kwargs={"scoring_delay": 0.05},
+        hyperparameters={"toy-gd": {"report_every": 10}},
+        budget=Budget(max_seconds=30, max_iterations=50),
+    )
     c = res.curves.sort_values("iteration")
     assert c.iteration.tolist() == [10, 20, 30, 40, 50] and c.work.tolist() == [10, 20, 30, 40, 50]
     assert np.all(np.diff(c["error"].to_numpy()) <= 0)  # gradient descent on a quadratic: monotone
@@ -140,8 +148,14 @@ def test_anytime_curve_excludes_scoring_time(toy, tmp_path):
 
 
 def test_sweep_labels_and_hyperparameter_checks(toy, tmp_path):
-    res = bench(TOY, solvers=["toy-gd"], sweep={"toy-gd": {"lr": [0.1, 0.5]}}, backend="serial", out=tmp_path,
-                budget={"max_seconds": 10, "max_iterations": 3})
+    res = bench(
+        TOY,
+        solvers=["toy-gd"],
+        sweep={"toy-gd": {"lr": [0.1, 0.5]}},
+        backend="serial",
+        out=tmp_path,
+        budget={"max_seconds": 10, "max_iterations": 3},
+    )
     assert sorted(res.summary.label) == ["toy-gd[lr=0.1]", "toy-gd[lr=0.5]"]
     s = res.summary.set_index("label")
     assert s.loc["toy-gd[lr=0.5]", "geo_mean"] < 1e-12 < s.loc["toy-gd[lr=0.1]", "geo_mean"]  # lr 0.5: exact in 1 step
@@ -160,22 +174,60 @@ def test_sweep_labels_and_hyperparameter_checks(toy, tmp_path):
 def test_task_declared_sweep_and_report_with_curves(toy, tmp_path):
     """A task's ``solver_sweep()`` (e.g. a step-size grid) applies to every solver taking the hyperparameter,
     unless the caller fixed it; ``report`` gets the anytime curves when it asks for them."""
-    res = bench(TOY, solvers=["toy-gd", "toy-crash"], task_kwargs={"lr_grid": True}, backend="serial", out=tmp_path,
-                instances=["q2"], hyperparameters={}, budget={"max_seconds": 10, "max_iterations": 3})
+    res = bench(
+        TOY,
+        solvers=["toy-gd", "toy-crash"],
+        task_kwargs={"lr_grid": True},
+        backend="serial",
+        out=tmp_path,
+        instances=["q2"],
+        hyperparameters={},
+        budget={"max_seconds": 10, "max_iterations": 3},
+    )
     assert sorted(res.summary.label) == ["toy-crash", "toy-gd[lr=0.1]", "toy-gd[lr=0.5]"]
-    res2 = bench(TOY, solvers=["toy-gd"], task_kwargs={"lr_grid": True}, hyperparameters={"toy-gd": {"lr": 0.25}},
-                 instances=["q2"], backend="serial", out=tmp_path, budget={"max_seconds": 10, "max_iterations": 3})
+    res2 = bench(
+        TOY,
+        solvers=["toy-gd"],
+        task_kwargs={"lr_grid": True},
+        hyperparameters={"toy-gd": {"lr": 0.25}},
+        instances=["q2"],
+        backend="serial",
+        out=tmp_path,
+        budget={"max_seconds": 10, "max_iterations": 3},
+    )
     assert list(res2.summary.label) == ["toy-gd"]
-    res3 = bench(TOY, solvers=["toy-gd"], hyperparameters={"toy-gd": {"report_every": 1}}, instances=["q2"],
-                 backend="serial", out=tmp_path, budget={"max_seconds": 10, "max_iterations": 3})
+    res3 = bench(
+        TOY,
+        solvers=["toy-gd"],
+        hyperparameters={"toy-gd": {"report_every": 1}},
+        instances=["q2"],
+        backend="serial",
+        out=tmp_path,
+        budget={"max_seconds": 10, "max_iterations": 3},
+    )
     assert res3.extra_report() == "toy report: 1 runs, 3 curve points"
 
 
 def test_cli_boolean_task_argument_is_a_switch(toy, tmp_path, capsys):
     from papergym.leaderboard.cli import main
 
-    argv = ["bench", TOY, "--solvers", "toy-gd", "--instances", "q2", "--backend", "serial", "--max-iterations", "3",
-            "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "--quiet"]
+    argv = [
+        "bench",
+        TOY,
+        "--solvers",
+        "toy-gd",
+        "--instances",
+        "q2",
+        "--backend",
+        "serial",
+        "--max-iterations",
+        "3",
+        "--out",
+        str(tmp_path / "out"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--quiet",
+    ]
     assert main(argv + ["--lr-grid"]) == 0
     out = capsys.readouterr().out
     assert "toy-gd[lr=0.1]" in out and "toy-gd[lr=0.5]" in out and "toy report" in out
@@ -190,12 +242,31 @@ def test_cli_hyperparameter_of_a_factory_forwarding_kwargs(toy, tmp_path, capsys
     --options (and in a task-declared sweep); other names are still refused."""
     from papergym.leaderboard.cli import main
 
-    abase.register_solver("toy-gd-kw", lambda *, seed=None, **hp: GD(seed=seed, **hp), tasks=[TOY],
-                          defaults={"lr": 0.25, "report_every": 0})
+    abase.register_solver(
+        "toy-gd-kw",
+        lambda *, seed=None, **hp: GD(seed=seed, **hp),
+        tasks=[TOY],
+        defaults={"lr": 0.25, "report_every": 0},
+    )
     try:
         assert abase.get_solver_info("toy-gd-kw", TOY).hyperparameters == ("lr", "report_every")
-        argv = ["bench", TOY, "--solvers", "toy-gd-kw", "--instances", "q2", "--backend", "serial", "--quiet",
-                "--max-iterations", "3", "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
+        argv = [
+            "bench",
+            TOY,
+            "--solvers",
+            "toy-gd-kw",
+            "--instances",
+            "q2",
+            "--backend",
+            "serial",
+            "--quiet",
+            "--max-iterations",
+            "3",
+            "--out",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
         assert main(argv + ["--lr", "0.1,0.5"]) == 0
         assert "toy-gd-kw[lr=0.1]" in capsys.readouterr().out
         assert main(argv + ["--lr-grid"]) == 0
@@ -223,8 +294,10 @@ def test_hidden_seeds_are_hmac_of_the_secret():
     import hmac
 
     s = tbase.hidden_seeds("T-v0", "k", 3, "abc")
-    ref = [int.from_bytes(hmac.new(b"abc", f"T-v0/k/{i}".encode(), hashlib.sha256).digest()[:4], "big") & 0x7FFFFFFF
-           for i in range(3)]
+    ref = [
+        int.from_bytes(hmac.new(b"abc", f"T-v0/k/{i}".encode(), hashlib.sha256).digest()[:4], "big") & 0x7FFFFFFF
+        for i in range(3)
+    ]
     assert s == ref and len(set(s)) == 3
 
 

@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
 from papergym.agents import base as abase
 from papergym.envs.tasks import base as tbase
 from papergym.envs.tasks.base import Budget, InstanceRef
@@ -42,13 +43,20 @@ def _numbers(summary):
 
 
 def _warned(caplog, path) -> bool:
-    return any(r.levelno == logging.WARNING and r.name == CACHE_LOGGER and str(path) in r.getMessage()
-               for r in caplog.records)
+    return any(
+        r.levelno == logging.WARNING and r.name == CACHE_LOGGER and str(path) in r.getMessage() for r in caplog.records
+    )
 
 
 # ------------------------------------------------------------------------------------ the module itself
-RECORD = {"cell": {"seed": 3, "kw": {"b": [1, 2.5, -0.0]}}, "key": "ab" * 16, "status": "ok", "x": 1e-300,
-          "s": "d\u00e9j\u00e0 \"vu\"", "metrics": {"error": "nan"}}
+RECORD = {
+    "cell": {"seed": 3, "kw": {"b": [1, 2.5, -0.0]}},
+    "key": "ab" * 16,
+    "status": "ok",
+    "x": 1e-300,
+    "s": 'd\u00e9j\u00e0 "vu"',
+    "metrics": {"error": "nan"},
+}
 
 
 def test_json_entry_round_trip_is_plain_json(tmp_path):
@@ -216,8 +224,21 @@ def test_compare_reuses_cells_and_recomputes_damaged_ones(tmp_path, counted, cap
 
 def test_cli_compare_with_a_damaged_cache_warns_and_exits_0(tmp_path, caplog):
     cache = tmp_path / "cache"
-    argv = ["compare", ENV, "--agents", "uniform-random", "--seeds", "2", "--horizon", "200", "--backend", "serial",
-            "--quiet", "--cache-dir", str(cache)]
+    argv = [
+        "compare",
+        ENV,
+        "--agents",
+        "uniform-random",
+        "--seeds",
+        "2",
+        "--horizon",
+        "200",
+        "--backend",
+        "serial",
+        "--quiet",
+        "--cache-dir",
+        str(cache),
+    ]
     assert cli_main([*argv, "--out", str(tmp_path / "a")]) == 0
     victim = min(cache.rglob("*.parquet"))
     _flip(victim, len(victim.read_bytes()) // 4)
@@ -225,10 +246,16 @@ def test_cli_compare_with_a_damaged_cache_warns_and_exits_0(tmp_path, caplog):
         assert cli_main([*argv, "--out", str(tmp_path / "b")]) == 0
     assert _warned(caplog, victim)
     assert cli_main([*argv, "--out", str(tmp_path / "c"), "--no-cache"]) == 0
-    pd.testing.assert_frame_equal(_numbers(pd.read_csv(tmp_path / "b" / "summary.csv")),
-                                  _numbers(pd.read_csv(tmp_path / "c" / "summary.csv")), check_exact=True)
-    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "b" / "curves.parquet"),
-                                  pd.read_parquet(tmp_path / "c" / "curves.parquet"), check_exact=True)
+    pd.testing.assert_frame_equal(
+        _numbers(pd.read_csv(tmp_path / "b" / "summary.csv")),
+        _numbers(pd.read_csv(tmp_path / "c" / "summary.csv")),
+        check_exact=True,
+    )
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "b" / "curves.parquet"),
+        pd.read_parquet(tmp_path / "c" / "curves.parquet"),
+        check_exact=True,
+    )
 
 
 def test_compare_entries_without_checksum_are_recomputed_and_upgraded(tmp_path, counted, caplog):
@@ -330,7 +357,8 @@ def test_bench_reuses_solves_and_recomputes_damaged_ones(toy, tmp_path, caplog):
             res = bench(TOY, solvers=["toy-cache-gd"], backend="serial", out=cache)
         assert _warned(caplog, victim) and _GD.calls == calls + 1, damage
         cols = ["label", "instance", "seed", "status", "error", "solved"]
-        pd.testing.assert_frame_equal(res.runs[cols].reset_index(drop=True), fresh.runs[cols].reset_index(drop=True),
-                                      check_exact=True)
+        pd.testing.assert_frame_equal(
+            res.runs[cols].reset_index(drop=True), fresh.runs[cols].reset_index(drop=True), check_exact=True
+        )
         pd.testing.assert_frame_equal(_numbers(res.summary), _numbers(fresh.summary), check_exact=True)
         assert cellcache.read_json(victim) is not None

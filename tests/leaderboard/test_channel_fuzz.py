@@ -30,6 +30,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+
 from papergym.leaderboard.board import channel as ch
 from papergym.leaderboard.board.protocol import (
     MAX_CALL_BYTES,
@@ -109,8 +110,9 @@ def parent_side(payload: bytearray, env: _Step) -> str:
     check_reply(op, v, "step", (ch.OP_ACTIONS,))  # an error message raises its SandboxError here
     actions, failed = check_actions(v, N)
     assert isinstance(actions, np.ndarray) and actions.dtype.kind in "biuf" and actions.shape[0] == N
-    assert all(type(k) is int and 0 <= k < N and isinstance(m, str) and len(m) <= MAX_MESSAGE_CHARS
-               for k, m in failed.items())
+    assert all(
+        type(k) is int and 0 <= k < N and isinstance(m, str) and len(m) <= MAX_MESSAGE_CHARS for k, m in failed.items()
+    )
     status, errors, active = ["ok"] * N, [None] * N, np.ones(N, bool)
     out = _checked_actions(actions, env.venv, env.single, active, env.placeholder, status, errors)
     assert out.shape == (N, D) and np.isfinite(out).all() and ((out >= 0) & (out <= 1)).all()
@@ -136,8 +138,14 @@ def classify(payload: bytearray, env: _Step) -> str:
 def _seed_frames() -> list[bytes]:
     """Valid payloads (no length prefix) of every op the child sends, as the child encodes them."""
     enc = []
-    for arr in (np.full((N, D), 0.5), np.zeros((N, D), np.float32), np.ones((N, D), np.int64),
-                np.ones((N, D), bool), np.zeros((N, D), np.uint8), np.zeros((N, 1))):
+    for arr in (
+        np.full((N, D), 0.5),
+        np.zeros((N, D), np.float32),
+        np.ones((N, D), np.int64),
+        np.ones((N, D), bool),
+        np.zeros((N, D), np.uint8),
+        np.zeros((N, 1)),
+    ):
         enc.append(ch.encode(ch.OP_ACTIONS, arrays=[arr]))
     enc += [
         ch.encode(ch.OP_ACTIONS, {"actions": np.full((N, D), 0.25), "failed": {"1": "ZeroDivisionError: x"}}),
@@ -148,8 +156,9 @@ def _seed_frames() -> list[bytes]:
         ch.encode(ch.OP_RPC_CALL, {"name": "linear_form.coeffs", "args": [[1, 2, 3]], "kwargs": {}}),
         ch.encode(ch.OP_REPORT, {"solution": np.ones(3), "iteration": 10, "work": 2.5}),
         ch.encode(ch.OP_REPORT, {"solution": {"w": np.arange(4.0)}, "iteration": None, "work": None}),
-        ch.encode(ch.OP_SOLUTION, {"solution": {"x": np.arange(3.0), "meta": [1, (2, 3)],
-                                                "ss": np.random.SeedSequence(5)}}),
+        ch.encode(
+            ch.OP_SOLUTION, {"solution": {"x": np.arange(3.0), "meta": [1, (2, 3)], "ss": np.random.SeedSequence(5)}}
+        ),
         ch.encode(ch.OP_SOLUTION, {"solution": [0.5, "text", None, True]}),
         ch.encode(ch.OP_OK),
     ]
@@ -157,10 +166,37 @@ def _seed_frames() -> list[bytes]:
 
 
 _INTERESTING_U64 = [0, 1, 2, 3, 7, 8, 255, 2**31, 2**32 - 1, 2**32, 2**37, 2**40, 2**62, 2**63, 2**64 - 1]
-_JSON_TOKENS = ['"\\u00b2"', '"\\ud800"', '"01"', '"-1"', '"9999999999999999999999"', '1e999', 'NaN', '-Infinity',
-                '99999999999999999999999999', '-1', '{"__nd__": 7}', '{"__nd__": true}', '{"__tuple__": 1}',
-                '{"__seedseq__": [-1, []]}', '{"__dict__": []}', '[' * 40, ']', '{"a": ', 'null', 'true',
-                '"actions"', '"failed"', '{"0": 1}', '{"1": "x"}', '[[[]]]', '"name"', '"rhs"', '""', '0.5']
+_JSON_TOKENS = [
+    '"\\u00b2"',
+    '"\\ud800"',
+    '"01"',
+    '"-1"',
+    '"9999999999999999999999"',
+    "1e999",
+    "NaN",
+    "-Infinity",
+    "99999999999999999999999999",
+    "-1",
+    '{"__nd__": 7}',
+    '{"__nd__": true}',
+    '{"__tuple__": 1}',
+    '{"__seedseq__": [-1, []]}',
+    '{"__dict__": []}',
+    "[" * 40,
+    "]",
+    '{"a": ',
+    "null",
+    "true",
+    '"actions"',
+    '"failed"',
+    '{"0": 1}',
+    '{"1": "x"}',
+    "[[[]]]",
+    '"name"',
+    '"rhs"',
+    '""',
+    "0.5",
+]
 
 
 def _json_span(b: bytearray) -> tuple[int, int] | None:
@@ -189,10 +225,10 @@ def _mutate(rng: random.Random, base: bytes) -> bytearray:
             b[i:i] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 16)))
         elif m == 3 and b:  # a span deleted
             i = rng.randrange(len(b))
-            del b[i: i + rng.randint(1, 16)]
+            del b[i : i + rng.randint(1, 16)]
         elif m == 4 and len(b) >= 16:  # an interesting u64 on an 8-byte boundary (the shapes)
             i = 8 * rng.randrange(1, len(b) // 8)
-            b[i: i + 8] = rng.choice(_INTERESTING_U64).to_bytes(8, "little")
+            b[i : i + 8] = rng.choice(_INTERESTING_U64).to_bytes(8, "little")
         elif m == 5 and len(b) >= 8:  # the JSON length
             b[4:8] = rng.choice([0, 1, 7, 8, 2**24, 2**32 - 1, len(b), rng.randrange(len(b) + 1)]).to_bytes(4, "little")
         elif m == 6 and len(b) >= 2:  # the op or the number of arrays
@@ -200,7 +236,7 @@ def _mutate(rng: random.Random, base: bytes) -> bytearray:
         elif m == 7 and len(b) >= 16:  # an array's dtype code or ndim
             b[8 + rng.randrange(2)] = rng.choice([0, 1, 5, 11, 12, 13, 99, 255, rng.randrange(40)])
         elif m == 8:  # truncated
-            del b[rng.randrange(len(b) + 1):]
+            del b[rng.randrange(len(b) + 1) :]
         elif m == 9 and b:  # a byte of the tail (array data, mostly): often still a valid frame
             b[rng.randrange(len(b) // 2, len(b))] = rng.randrange(256)
         else:  # a JSON token replaced, the header's JSON length and padding kept consistent
@@ -213,7 +249,7 @@ def _mutate(rng: random.Random, base: bytes) -> bytearray:
             j = min(len(text), i + rng.randint(0, 12))
             text = text[:i] + rng.choice(_JSON_TOKENS).encode() + text[j:]
             pad = (-(e - s)) % 8
-            b[s: e + pad] = text + b"\0" * ((-len(text)) % 8)
+            b[s : e + pad] = text + b"\0" * ((-len(text)) % 8)
             b[4:8] = len(text).to_bytes(4, "little")
     return b
 
@@ -241,16 +277,29 @@ _ALLOWED = [np.dtype(d) for d in ch.ALLOWED_DTYPES]
 _arrays = hnp.arrays(st.sampled_from(_ALLOWED), hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
 _keys = st.one_of(st.text(max_size=6), st.sampled_from(["__nd__", "__tuple__", "__dict__", "__seedseq__"]))
 _values = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
-              st.text(max_size=8), _arrays),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=8),
+        _arrays,
+    ),
     lambda c: st.one_of(st.lists(c, max_size=4), st.tuples(c, c), st.dictionaries(_keys, c, max_size=3)),
-    max_leaves=10)
-_run_keys = st.one_of(st.sampled_from(["0", "1", "2", "3", "01", "00", "\u00b2", "\u0661", "-1", " 1", "1.0",
-                                       "9" * 30, "+1", ""]), st.text(max_size=4))
+    max_leaves=10,
+)
+_run_keys = st.one_of(
+    st.sampled_from(["0", "1", "2", "3", "01", "00", "\u00b2", "\u0661", "-1", " 1", "1.0", "9" * 30, "+1", ""]),
+    st.text(max_size=4),
+)
 _action_arrays = st.one_of(
-    hnp.arrays(st.sampled_from(_ALLOWED), st.sampled_from([(N, D), (N, 1), (N,), (N, D, 1), (N + 1, D), (0, D), ()]),
-               elements=None),
-    _arrays)
+    hnp.arrays(
+        st.sampled_from(_ALLOWED),
+        st.sampled_from([(N, D), (N, 1), (N,), (N, D, 1), (N + 1, D), (0, D), ()]),
+        elements=None,
+    ),
+    _arrays,
+)
 
 
 def _expected_actions_ok(v) -> bool:
@@ -272,8 +321,13 @@ def test_hypothesis_messages_of_every_op(step_env):
     says so, rejected as protocol violations otherwise."""
     seen: dict[str, int] = {}
 
-    @settings(max_examples=1500, deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=1500,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(data=st.data())
     def check(data):
         _one_message(data, step_env, seen)
@@ -290,8 +344,11 @@ _finite = st.floats(allow_nan=False, allow_infinity=False)
 
 
 def _one_message(data, step_env: _Step, seen: dict[str, int]) -> None:
-    op = data.draw(st.sampled_from([ch.OP_ACTIONS, ch.OP_ERROR, ch.OP_RPC_CALL, ch.OP_REPORT, ch.OP_SOLUTION,
-                                    ch.OP_OK, ch.OP_CLOSED, 0, 200]))
+    op = data.draw(
+        st.sampled_from(
+            [ch.OP_ACTIONS, ch.OP_ERROR, ch.OP_RPC_CALL, ch.OP_REPORT, ch.OP_SOLUTION, ch.OP_OK, ch.OP_CLOSED, 0, 200]
+        )
+    )
     good = data.draw(st.booleans())  # a well-formed message (hostile contents) or a hostile structure
     fast = False
     if op == ch.OP_ACTIONS:
@@ -301,29 +358,63 @@ def _one_message(data, step_env: _Step, seen: dict[str, int]) -> None:
         elif good:
             value = {"actions": data.draw(_good_actions), "failed": data.draw(_good_failed)}
         else:
-            value = {"actions": data.draw(st.one_of(_action_arrays, _values)),
-                     "failed": data.draw(st.one_of(st.dictionaries(_run_keys, st.one_of(st.text(max_size=5), _values),
-                                                                   max_size=4), _values))}
+            value = {
+                "actions": data.draw(st.one_of(_action_arrays, _values)),
+                "failed": data.draw(
+                    st.one_of(st.dictionaries(_run_keys, st.one_of(st.text(max_size=5), _values), max_size=4), _values)
+                ),
+            }
     elif op == ch.OP_ERROR:
         field = st.text() if good else st.one_of(st.text(), _values)
-        value = data.draw(st.fixed_dictionaries({"type": field, "message": field, "traceback": field}) if good
-                          else st.one_of(st.fixed_dictionaries({"type": field, "message": field}), _values))
+        value = data.draw(
+            st.fixed_dictionaries({"type": field, "message": field, "traceback": field})
+            if good
+            else st.one_of(st.fixed_dictionaries({"type": field, "message": field}), _values)
+        )
     elif op == ch.OP_RPC_CALL:
-        value = data.draw(st.fixed_dictionaries({
-            "name": st.sampled_from(sorted(CALLABLES)), "args": st.lists(_values, max_size=3),
-            "kwargs": st.dictionaries(st.text(max_size=5), _values, max_size=2)}) if good else
-            st.one_of(st.fixed_dictionaries({
-                "name": st.one_of(st.sampled_from(["rhs", "open", "__import__"]), _values),
-                "args": st.one_of(st.lists(_values, max_size=3), _values),
-                "kwargs": st.one_of(st.dictionaries(st.text(max_size=5), _values, max_size=2), _values)}), _values))
+        value = data.draw(
+            st.fixed_dictionaries(
+                {
+                    "name": st.sampled_from(sorted(CALLABLES)),
+                    "args": st.lists(_values, max_size=3),
+                    "kwargs": st.dictionaries(st.text(max_size=5), _values, max_size=2),
+                }
+            )
+            if good
+            else st.one_of(
+                st.fixed_dictionaries(
+                    {
+                        "name": st.one_of(st.sampled_from(["rhs", "open", "__import__"]), _values),
+                        "args": st.one_of(st.lists(_values, max_size=3), _values),
+                        "kwargs": st.one_of(st.dictionaries(st.text(max_size=5), _values, max_size=2), _values),
+                    }
+                ),
+                _values,
+            )
+        )
     elif op == ch.OP_REPORT:
-        value = data.draw(st.fixed_dictionaries({
-            "solution": _values, "iteration": st.none() | st.integers(-2**62, 2**62),
-            "work": st.none() | _finite | st.integers(0, 2**62)}) if good else
-            st.one_of(st.fixed_dictionaries({
-                "solution": _values, "iteration": st.one_of(st.none(), st.integers(), _values),
-                "work": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(), _values)}),
-                _values))
+        value = data.draw(
+            st.fixed_dictionaries(
+                {
+                    "solution": _values,
+                    "iteration": st.none() | st.integers(-(2**62), 2**62),
+                    "work": st.none() | _finite | st.integers(0, 2**62),
+                }
+            )
+            if good
+            else st.one_of(
+                st.fixed_dictionaries(
+                    {
+                        "solution": _values,
+                        "iteration": st.one_of(st.none(), st.integers(), _values),
+                        "work": st.one_of(
+                            st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(), _values
+                        ),
+                    }
+                ),
+                _values,
+            )
+        )
     elif op == ch.OP_SOLUTION:
         value = data.draw(st.fixed_dictionaries({"solution": _values}) if good else _values)
     else:
@@ -343,9 +434,16 @@ def _one_message(data, step_env: _Step, seen: dict[str, int]) -> None:
 
 
 @settings(max_examples=1500, deadline=None, derandomize=True, database=None)
-@given(arrays=st.lists(st.tuples(st.integers(0, 20), st.lists(st.sampled_from(_INTERESTING_U64) | st.integers(0, 9),
-                                                                max_size=4),
-                                 st.integers(-9, 9)), max_size=3))
+@given(
+    arrays=st.lists(
+        st.tuples(
+            st.integers(0, 20),
+            st.lists(st.sampled_from(_INTERESTING_U64) | st.integers(0, 9), max_size=4),
+            st.integers(-9, 9),
+        ),
+        max_size=3,
+    )
+)
 def test_hypothesis_array_headers(arrays):
     """Array headers of any dtype code and shape (dimensions up to 2**64 - 1), with exactly the bytes the
     shape needs or a few more / fewer: decoded exactly when the dtype is allowed, the bytes match and
@@ -381,18 +479,25 @@ def _ceil8(k: int) -> int:
 
 
 # ---------------------------------------------------------------------------- checks, known answers
-@pytest.mark.parametrize("payload, match", [
-    (bytes([66, 1, 0, 0, 0, 0, 0, 0, 11, 2, 0, 0, 0, 0, 0, 0]) + (0).to_bytes(8, "little")
-     + (2**64 - 1).to_bytes(8, "little"), "too large"),
-    (bytes([66, 1, 0, 0, 0, 0, 0, 0, 11, 1, 0, 0, 0, 0, 0, 0]) + (2**37).to_bytes(8, "little"), "does not fit"),
-    (b'"\\ud800"', "lone surrogate"),
-    (b'{"\\udfff": 1}', "lone surrogate"),
-    (b'{"__dict__": {"\\ud800": 1}}', "lone surrogate"),
-    (b'{"__nd__": 0}', "bad array reference"),
-    (b'{"__seedseq__": [-1, []]}', "SeedSequence"),
-    (b"[1, 2", "bad JSON"),
-    (b"1" * 5000, "bad JSON"),
-])
+@pytest.mark.parametrize(
+    "payload, match",
+    [
+        (
+            bytes([66, 1, 0, 0, 0, 0, 0, 0, 11, 2, 0, 0, 0, 0, 0, 0])
+            + (0).to_bytes(8, "little")
+            + (2**64 - 1).to_bytes(8, "little"),
+            "too large",
+        ),
+        (bytes([66, 1, 0, 0, 0, 0, 0, 0, 11, 1, 0, 0, 0, 0, 0, 0]) + (2**37).to_bytes(8, "little"), "does not fit"),
+        (b'"\\ud800"', "lone surrogate"),
+        (b'{"\\udfff": 1}', "lone surrogate"),
+        (b'{"__dict__": {"\\ud800": 1}}', "lone surrogate"),
+        (b'{"__nd__": 0}', "bad array reference"),
+        (b'{"__seedseq__": [-1, []]}', "SeedSequence"),
+        (b"[1, 2", "bad JSON"),
+        (b"1" * 5000, "bad JSON"),
+    ],
+)
 def test_decode_rejects(payload, match):
     if not payload.startswith(bytes([66])):  # a JSON header: the frame around it
         payload = struct.pack("<BBHI", 66, 0, 0, len(payload)) + payload + b"\0" * (-len(payload) % 8)
@@ -431,20 +536,23 @@ def test_channel_large_frames_grow_with_the_data():
     os.close(r)
 
 
-@pytest.mark.parametrize("v, match", [
-    ({"actions": np.zeros((N, 1)), "failed": {"\u00b2": "x"}}, "failed-run entry"),
-    ({"actions": np.zeros((N, 1)), "failed": {"9" * 5000: "x"}}, "failed-run entry"),
-    ({"actions": np.zeros((N, 1)), "failed": {"3": "x"}}, "failed-run entry"),
-    ({"actions": np.zeros((N, 1)), "failed": {"01": "x"}}, "failed-run entry"),
-    ({"actions": np.zeros((N, 1)), "failed": {"1": 5}}, "failed-run entry"),
-    ({"actions": np.zeros((N, 1)), "failed": []}, "malformed actions message"),
-    ({"actions": np.zeros((N, 1)), "failed": {}, "extra": 1}, "malformed actions message"),
-    ({"actions": [0.5] * N, "failed": {}}, "numeric array"),
-    ([np.zeros((N + 1, 1))], "for 3 runs"),
-    ([np.zeros(())], "for 3 runs"),
-    ([np.zeros((N, 1)), np.zeros((N, 1))], "2 arrays"),
-    ("actions", "malformed actions message"),
-])
+@pytest.mark.parametrize(
+    "v, match",
+    [
+        ({"actions": np.zeros((N, 1)), "failed": {"\u00b2": "x"}}, "failed-run entry"),
+        ({"actions": np.zeros((N, 1)), "failed": {"9" * 5000: "x"}}, "failed-run entry"),
+        ({"actions": np.zeros((N, 1)), "failed": {"3": "x"}}, "failed-run entry"),
+        ({"actions": np.zeros((N, 1)), "failed": {"01": "x"}}, "failed-run entry"),
+        ({"actions": np.zeros((N, 1)), "failed": {"1": 5}}, "failed-run entry"),
+        ({"actions": np.zeros((N, 1)), "failed": []}, "malformed actions message"),
+        ({"actions": np.zeros((N, 1)), "failed": {}, "extra": 1}, "malformed actions message"),
+        ({"actions": [0.5] * N, "failed": {}}, "numeric array"),
+        ([np.zeros((N + 1, 1))], "for 3 runs"),
+        ([np.zeros(())], "for 3 runs"),
+        ([np.zeros((N, 1)), np.zeros((N, 1))], "2 arrays"),
+        ("actions", "malformed actions message"),
+    ],
+)
 def test_check_actions_refuses(v, match):
     with pytest.raises(ProtocolError, match=match):
         check_actions(v, N)
@@ -457,29 +565,40 @@ def test_check_actions_accepts_and_caps():
     assert check_actions([a], N) == (a, {})
 
 
-@pytest.mark.parametrize("op, v, match", [
-    (ch.OP_RPC_CALL, {"name": ["rhs"], "args": [], "kwargs": {}}, "malformed call"),
-    (ch.OP_RPC_CALL, {"name": "open", "args": [], "kwargs": {}}, "malformed call of 'open'"),
-    (ch.OP_RPC_CALL, {"name": "rhs", "args": {}, "kwargs": {}}, "malformed call"),
-    (ch.OP_RPC_CALL, {"name": "rhs", "args": [np.zeros(MAX_CALL_BYTES // 8 + 1)], "kwargs": {}}, "exceed"),
-    (ch.OP_RPC_CALL, {"name": "rhs", "args": ["x" * 4096] * (MAX_CALL_BYTES // 4096 + 1), "kwargs": {}}, "exceed"),
-    (ch.OP_REPORT, {"solution": 1, "iteration": 2**70, "work": None}, "malformed report"),
-    (ch.OP_REPORT, {"solution": 1, "iteration": True, "work": None}, "malformed report"),
-    (ch.OP_REPORT, {"solution": 1, "iteration": None, "work": float("nan")}, "malformed report"),
-    (ch.OP_REPORT, {"solution": 1, "iteration": None}, "malformed report"),
-    (ch.OP_SOLUTION, {}, "malformed solution"),
-    (ch.OP_SOLUTION, [1], "not a dict"),
-])
+@pytest.mark.parametrize(
+    "op, v, match",
+    [
+        (ch.OP_RPC_CALL, {"name": ["rhs"], "args": [], "kwargs": {}}, "malformed call"),
+        (ch.OP_RPC_CALL, {"name": "open", "args": [], "kwargs": {}}, "malformed call of 'open'"),
+        (ch.OP_RPC_CALL, {"name": "rhs", "args": {}, "kwargs": {}}, "malformed call"),
+        (ch.OP_RPC_CALL, {"name": "rhs", "args": [np.zeros(MAX_CALL_BYTES // 8 + 1)], "kwargs": {}}, "exceed"),
+        (ch.OP_RPC_CALL, {"name": "rhs", "args": ["x" * 4096] * (MAX_CALL_BYTES // 4096 + 1), "kwargs": {}}, "exceed"),
+        (ch.OP_REPORT, {"solution": 1, "iteration": 2**70, "work": None}, "malformed report"),
+        (ch.OP_REPORT, {"solution": 1, "iteration": True, "work": None}, "malformed report"),
+        (ch.OP_REPORT, {"solution": 1, "iteration": None, "work": float("nan")}, "malformed report"),
+        (ch.OP_REPORT, {"solution": 1, "iteration": None}, "malformed report"),
+        (ch.OP_SOLUTION, {}, "malformed solution"),
+        (ch.OP_SOLUTION, [1], "not a dict"),
+    ],
+)
 def test_check_solver_message_refuses(op, v, match):
     with pytest.raises(ProtocolError, match=match):
         check_solver_message(op, v, CALLABLES)
 
 
 def test_check_solver_message_accepts():
-    assert check_solver_message(ch.OP_RPC_CALL, {"name": "rhs", "args": [1.0], "kwargs": {"k": 2}}, CALLABLES) \
-        == ("call", "rhs", [1.0], {"k": 2})
-    assert check_solver_message(ch.OP_REPORT, {"solution": [1], "iteration": 3, "work": 1e6}, CALLABLES) \
-        == ("report", [1], 3, 1e6)
+    assert check_solver_message(ch.OP_RPC_CALL, {"name": "rhs", "args": [1.0], "kwargs": {"k": 2}}, CALLABLES) == (
+        "call",
+        "rhs",
+        [1.0],
+        {"k": 2},
+    )
+    assert check_solver_message(ch.OP_REPORT, {"solution": [1], "iteration": 3, "work": 1e6}, CALLABLES) == (
+        "report",
+        [1],
+        3,
+        1e6,
+    )
     assert check_solver_message(ch.OP_SOLUTION, {"solution": None}, CALLABLES) == ("solution", None)
 
 
@@ -487,8 +606,14 @@ def test_hosted_error_and_reply_ops():
     err = hosted_error({"type": "MemoryError", "message": "m" * 9000, "traceback": "tb\n"}, "tail")
     assert type(err) is SandboxError and err.status == "oom" and err.stderr_tail == "tail"
     assert err.message.startswith("MemoryError: " + "m" * MAX_MESSAGE_CHARS + "\nTraceback")
-    for bad in ({"type": ["x"], "message": "m"}, {"message": "m"}, {"type": "E", "message": {}}, "E", None,
-                {"type": "E", "message": "m", "other": 1}):
+    for bad in (
+        {"type": ["x"], "message": "m"},
+        {"message": "m"},
+        {"type": "E", "message": {}},
+        "E",
+        None,
+        {"type": "E", "message": "m", "other": 1},
+    ):
         assert isinstance(hosted_error(bad, ""), ProtocolError)
     with pytest.raises(ProtocolError, match="unexpected message op 69 during step"):
         check_reply(ch.OP_SOLUTION, {"solution": 1}, "step", (ch.OP_ACTIONS,))
@@ -520,17 +645,28 @@ def test_game_board_invalid_row_ends_only_that_run():
 
         return Batched()
 
-    runs = play("EntropicMatrixGame-v0", {"instance": "random", "role": "both", "horizon": 12}, [1, 2, 3],
-                InProcessAgentSession(make), [4, 5, 6])
+    runs = play(
+        "EntropicMatrixGame-v0",
+        {"instance": "random", "role": "both", "horizon": 12},
+        [1, 2, 3],
+        InProcessAgentSession(make),
+        [4, 5, 6],
+    )
     assert [r["status"] for r in runs] == ["invalid_action", "ok", "ok"]
     assert "NaN" in runs[0]["error"] and all(math.isfinite(r["metrics"]["regret"]) for r in runs[1:])
 
 
 # ------------------------------------------------------------------------------------ end to end
 AGENT_ATTACKS = {
-    "odd_key": "failed-run entry", "huge_key": "failed-run entry", "shape_overflow": "too large",
-    "claims_2_40_bytes": "does not fit", "length_2_32": "exceeds the limit", "wrong_op": "unexpected message op 69",
-    "deep_json": "nested deeper", "bad_error": "malformed error message", "extra_row": "for 2 runs",
+    "odd_key": "failed-run entry",
+    "huge_key": "failed-run entry",
+    "shape_overflow": "too large",
+    "claims_2_40_bytes": "does not fit",
+    "length_2_32": "exceeds the limit",
+    "wrong_op": "unexpected message op 69",
+    "deep_json": "nested deeper",
+    "bad_error": "malformed error message",
+    "extra_row": "for 2 runs",
     "truncated": "truncated frame",
 }
 
@@ -542,12 +678,19 @@ def test_forged_agent_frames_end_the_session_and_the_board_goes_on(attack, bwrap
     from papergym.leaderboard.board.configs import EnvBoardConfig
     from papergym.leaderboard.board.evaluate import agent_rows
 
-    cfg = EnvBoardConfig("NonStatLipschitz-v0", strata={"hostile": {"instance": "two-peak-cyclic", "d": 1},
-                                                        "honest": {"instance": "two-peak-cyclic", "d": 2}},
-                         seeds=2, horizon=20)
-    rows, _ = agent_rows("NonStatLipschitz-v0", cfg,
-                         lambda: SandboxedAgentSession(SUB / "forge_frames.py", "Agent", limits=FAST, sandbox=bwrap),
-                         {"attack": attack}, secret=SECRET)
+    cfg = EnvBoardConfig(
+        "NonStatLipschitz-v0",
+        strata={"hostile": {"instance": "two-peak-cyclic", "d": 1}, "honest": {"instance": "two-peak-cyclic", "d": 2}},
+        seeds=2,
+        horizon=20,
+    )
+    rows, _ = agent_rows(
+        "NonStatLipschitz-v0",
+        cfg,
+        lambda: SandboxedAgentSession(SUB / "forge_frames.py", "Agent", limits=FAST, sandbox=bwrap),
+        {"attack": attack},
+        secret=SECRET,
+    )
     hostile = [r for r in rows if r["stratum"] == "hostile"]
     honest = [r for r in rows if r["stratum"] == "honest"]
     assert len(hostile) == len(honest) == 2
@@ -557,8 +700,13 @@ def test_forged_agent_frames_end_the_session_and_the_board_goes_on(attack, bwrap
         assert r["status"] == "ok" and math.isfinite(r["metrics"]["regret"]), r
 
 
-SOLVER_ATTACKS = {"name_list": "malformed call", "unknown_call": "malformed call of '__import__'",
-                  "big_args": "exceed", "huge_iteration": "malformed report", "nan_work": "malformed report"}
+SOLVER_ATTACKS = {
+    "name_list": "malformed call",
+    "unknown_call": "malformed call of '__import__'",
+    "big_args": "exceed",
+    "huge_iteration": "malformed report",
+    "nan_work": "malformed report",
+}
 
 
 @pytest.mark.parametrize("attack", sorted(SOLVER_ATTACKS))
@@ -571,36 +719,43 @@ def test_forged_solver_messages_end_the_run_and_the_task_goes_on(attack, bwrap):
     task = make_task("SimpleBilevel-v0", instance=["circle", "min-norm-regression"], circle_dims=2, max_work=5000)
     plan = task_plan(task, "SimpleBilevel-v0", SECRET)
     picked = [next(p for p in plan if p[1].startswith("circle")), next(p for p in plan if p[1].startswith("min-norm"))]
-    runs = evaluate_solver(task, [p[0] for p in picked],
-                           lambda: SandboxedSolverSession(SUB / "forge_solver.py", "Solver", limits=FAST, sandbox=bwrap),
-                           {"attack": attack}, [p[3] for p in picked])
+    runs = evaluate_solver(
+        task,
+        [p[0] for p in picked],
+        lambda: SandboxedSolverSession(SUB / "forge_solver.py", "Solver", limits=FAST, sandbox=bwrap),
+        {"attack": attack},
+        [p[3] for p in picked],
+    )
     assert runs[0]["status"] == "error" and "protocol violation" in runs[0]["error"], runs[0]
     assert SOLVER_ATTACKS[attack] in runs[0]["error"], runs[0]
     assert runs[1]["status"] == "ok" and runs[1]["metrics"], runs[1]
 
 
 # ---------------------------------------------------------------------------------------- terminal
-@pytest.mark.parametrize("raw, clean", [
-    (HOSTILE, ""),
-    ("a\x1b[31mred\x1b[0m b", "ared b"),
-    ("title\x1b]2;x\x1b\\ end", "title end"),
-    ("\x1b]8;;http://e.x\x1b\\link\x1b]8;;\x1b\\", "link"),
-    ("dcs\x1bPq#0;2~~\x1b\\ end", "dcs end"),
-    ("a\x1b%Gb\x1b(Bc\x1b7d\x1bce", "abcde"),
-    ("c1\x9b2J csi\x9d0;t\x9c end", "c1 csi end"),
-    ("over\rwrite\r\n", "over\nwrite\n"),
-    ("bidi \u202eevil\u202c \u2066x\u2069 \u200f", "bidi evil x "),
-    ("nul\x00 bel\x07 del\x7f", "nul bel del"),
-    ("lone \ud800 surrogate", "lone \ufffd surrogate"),
-    ("tab\tok \u00e9\u4e2d", "tab\tok \u00e9\u4e2d"),
-])
+@pytest.mark.parametrize(
+    "raw, clean",
+    [
+        (HOSTILE, ""),
+        ("a\x1b[31mred\x1b[0m b", "ared b"),
+        ("title\x1b]2;x\x1b\\ end", "title end"),
+        ("\x1b]8;;http://e.x\x1b\\link\x1b]8;;\x1b\\", "link"),
+        ("dcs\x1bPq#0;2~~\x1b\\ end", "dcs end"),
+        ("a\x1b%Gb\x1b(Bc\x1b7d\x1bce", "abcde"),
+        ("c1\x9b2J csi\x9d0;t\x9c end", "c1 csi end"),
+        ("over\rwrite\r\n", "over\nwrite\n"),
+        ("bidi \u202eevil\u202c \u2066x\u2069 \u200f", "bidi evil x "),
+        ("nul\x00 bel\x07 del\x7f", "nul bel del"),
+        ("lone \ud800 surrogate", "lone \ufffd surrogate"),
+        ("tab\tok \u00e9\u4e2d", "tab\tok \u00e9\u4e2d"),
+    ],
+)
 def test_clean_terminal(raw, clean):
     assert clean_terminal(raw) == clean
     clean_terminal(raw).encode("utf-8")  # printable on a UTF-8 terminal
 
 
 def _no_terminal_controls(text: str) -> None:
-    bad = [c for c in text if c in "\x1b\x07" or 0x80 <= ord(c) <= 0x9f]
+    bad = [c for c in text if c in "\x1b\x07" or 0x80 <= ord(c) <= 0x9F]
     assert not bad, repr(text)
 
 
@@ -611,8 +766,16 @@ def board_env(tmp_path, monkeypatch):
     from papergym.leaderboard.board.store import Store
 
     cfg = tmp_path / "evaluator.json"
-    cfg.write_text(json.dumps({"secret": SECRET, "boards": {"NonStatLipschitz-v0": {
-        "strata": {"a": {"instance": "two-peak-cyclic"}}, "seeds": 2, "horizon": 30}}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "secret": SECRET,
+                "boards": {
+                    "NonStatLipschitz-v0": {"strata": {"a": {"instance": "two-peak-cyclic"}}, "seeds": 2, "horizon": 30}
+                },
+            }
+        )
+    )
     monkeypatch.setenv(B.CONFIG_ENV, str(cfg))
     monkeypatch.setenv("PAPERGYM_DB", f"sqlite:///{tmp_path / 'board.db'}")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
@@ -631,12 +794,38 @@ def test_leaderboard_table_strips_escapes_of_names_authors_messages(board_env, c
     from papergym.leaderboard.commands.submit import rank_line
 
     cfg = board_config("NonStatLipschitz-v0")
-    rows = [{"split": "test", "stratum": "a", "seed_index": i, "status": "error", "metrics": {}, "curve": None,
-             "wall_seconds": 0.1, "cpu_seconds": 0.1, "error": f"RuntimeError: {HOSTILE} failed"} for i in range(2)]
-    info = SubmissionInfo(name=f"evil{HOSTILE}name", author=f"mal{HOSTILE}lory", role="submission", kind="agent",
-                          entry="evil.py:Agent", code_sha256="0" * 64)
-    sid = evaluate_agent(board_env, "NonStatLipschitz-v0", info, lambda: None, secret=SECRET, config=cfg,
-                         sandbox="bwrap", precomputed=(rows, [f"stderr {HOSTILE}"]))
+    rows = [
+        {
+            "split": "test",
+            "stratum": "a",
+            "seed_index": i,
+            "status": "error",
+            "metrics": {},
+            "curve": None,
+            "wall_seconds": 0.1,
+            "cpu_seconds": 0.1,
+            "error": f"RuntimeError: {HOSTILE} failed",
+        }
+        for i in range(2)
+    ]
+    info = SubmissionInfo(
+        name=f"evil{HOSTILE}name",
+        author=f"mal{HOSTILE}lory",
+        role="submission",
+        kind="agent",
+        entry="evil.py:Agent",
+        code_sha256="0" * 64,
+    )
+    sid = evaluate_agent(
+        board_env,
+        "NonStatLipschitz-v0",
+        info,
+        lambda: None,
+        secret=SECRET,
+        config=cfg,
+        sandbox="bwrap",
+        precomputed=(rows, [f"stderr {HOSTILE}"]),
+    )
     sub = board_env.submissions("NonStatLipschitz-v0").set_index("submission_id").loc[sid]
     assert HOSTILE in sub["name"] and HOSTILE in sub["message"]  # stored as data
     assert main(["leaderboard", "NonStatLipschitz-v0"]) == 0
@@ -656,8 +845,15 @@ def test_sandboxed_submission_printing_escapes(board_env, bwrap, capsys):
     from papergym.leaderboard.cli import main
     from papergym.leaderboard.commands.submit import rank_line
 
-    sid = submit(board_env, f"{SUB / 'escapes.py'}:Agent", "NonStatLipschitz-v0", author="tester", sandbox=bwrap,
-                 limits=FAST, secret=SECRET)
+    sid = submit(
+        board_env,
+        f"{SUB / 'escapes.py'}:Agent",
+        "NonStatLipschitz-v0",
+        author="tester",
+        sandbox=bwrap,
+        limits=FAST,
+        secret=SECRET,
+    )
     sub = board_env.submissions("NonStatLipschitz-v0").set_index("submission_id").loc[sid]
     assert sub.status == "error" and "boom" in sub.message
     assert "\x1b]0;pwned\x07" in sub.message and "\x1b]0;pwned\x07" in sub.stderr_tail

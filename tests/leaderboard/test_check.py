@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from papergym.leaderboard.board import configs as B
 from papergym.leaderboard.check import CHECKS, run_checks
 from papergym.leaderboard.cli import main
@@ -19,7 +20,7 @@ SMALL_BOARDS = {
     "NystromODE-v0": {"task_kwargs": {"problems": ["L1", "N3"], "sizes": [100]}},
 }
 
-AGENT = '''
+AGENT = """
 import numpy as np
 
 
@@ -38,7 +39,7 @@ class Agent:
 
 def make_agent(problem, *, seed=None, k=8):
     return Agent(problem, seed=seed, k=k)
-'''
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -55,8 +56,11 @@ def _agent_file(tmp_path: Path, action: str, name: str = "agent.py") -> Path:
 
 
 def _statuses(out: str) -> dict[str, str]:
-    return {line.split()[1]: line.split()[0] for line in out.splitlines()
-            if line[:4] in ("PASS", "FAIL", "SKIP") and len(line.split()) > 1 and line.split()[1] in CHECKS}
+    return {
+        line.split()[1]: line.split()[0]
+        for line in out.splitlines()
+        if line[:4] in ("PASS", "FAIL", "SKIP") and len(line.split()) > 1 and line.split()[1] in CHECKS
+    }
 
 
 def test_good_agent_passes_every_check(capsys):
@@ -110,12 +114,15 @@ def test_typo_in_attr_fails_static_naming_it(capsys):
     assert all(v == "SKIP" for k, v in _statuses(out).items() if k != "static")
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["check", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NoSuchEnv-v0"], "--to: unknown environment or task"),
-    (["check", f"{SUBS / 'ucb_grid.py'}", "--to", "NonStatLipschitz-v0"], "entry: "),
-    (["check", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "EntropicMeanField-v0"], "has no leaderboard"),
-    (["check", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--seeds", "a"], "--seeds"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["check", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NoSuchEnv-v0"], "--to: unknown environment or task"),
+        (["check", f"{SUBS / 'ucb_grid.py'}", "--to", "NonStatLipschitz-v0"], "entry: "),
+        (["check", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "EntropicMeanField-v0"], "has no leaderboard"),
+        (["check", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--seeds", "a"], "--seeds"),
+    ],
+)
 def test_bad_arguments_exit_2(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
@@ -143,9 +150,11 @@ def test_static_refuses_syntax_errors_and_papergym_imports(tmp_path):
     rep = run_checks(f"{tmp_path / 'uses_pg.py'}:make_agent", "NonStatLipschitz-v0")
     assert rep.checks[0].status == "fail" and "imports papergym (line 1)" in rep.checks[0].detail
     # an import guarded by try (a local convenience) is not refused; the import error names the file
-    (tmp_path / "guarded.py").write_text("try:\n    import papergym\nexcept ImportError:\n    pass\n"
-                                         "raise RuntimeError('boom at import')\ndef make_agent(p, *, seed=None):\n"
-                                         "    pass\n")
+    (tmp_path / "guarded.py").write_text(
+        "try:\n    import papergym\nexcept ImportError:\n    pass\n"
+        "raise RuntimeError('boom at import')\ndef make_agent(p, *, seed=None):\n"
+        "    pass\n"
+    )
     rep = run_checks(f"{tmp_path / 'guarded.py'}:make_agent", "NonStatLipschitz-v0")
     assert rep.checks[0].status == "pass"
     assert rep.checks[1].status == "fail" and "RuntimeError: boom at import" in rep.checks[1].detail
@@ -164,8 +173,10 @@ def test_good_solver_passes_on_a_cheap_task(capsys):
 
 
 def test_solver_whose_solution_cannot_leave_the_sandbox_fails_protocol(tmp_path):
-    (tmp_path / "objsol.py").write_text("class S:\n    def __init__(self, *, seed=None):\n        pass\n"
-                                        "    def solve(self, problem, budget, report):\n        return object()\n")
+    (tmp_path / "objsol.py").write_text(
+        "class S:\n    def __init__(self, *, seed=None):\n        pass\n"
+        "    def solve(self, problem, budget, report):\n        return object()\n"
+    )
     rep = run_checks(f"{tmp_path / 'objsol.py'}:S", "NystromODE-v0")
     prot = next(c for c in rep.checks if c.name == "protocol")
     assert prot.status == "fail" and "cannot be sent out of the sandbox" in prot.detail
@@ -179,7 +190,8 @@ def test_solver_that_misses_the_gate_is_reported_diverged_not_failed(tmp_path, c
         "class Zeros:\n    def __init__(self, *, seed=None):\n        pass\n"
         "    def solve(self, problem, budget, report):\n"
         "        y = np.zeros((len(problem.t_query), int(problem.dim)))\n"
-        "        report(y, iteration=1)\n        return y\n")
+        "        report(y, iteration=1)\n        return y\n"
+    )
     rc = main(["check", f"{tmp_path / 'zeros.py'}:Zeros", "--to", "NystromODE-v0", "--json"])
     rep = json.loads(capsys.readouterr().out)
     assert rc == 0, rep

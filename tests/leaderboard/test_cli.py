@@ -60,9 +60,29 @@ def test_bad_values_exit_2_naming_them_and_write_nothing(argv, expect, tmp_path,
 
 def test_compare_end_to_end(tmp_path, capsys):
     out = tmp_path / "res"
-    code = main(["compare", ENV, "--horizon", "300", "--seeds", "3", "--agents", "mdbe,binning-ucb,binning-ucb-oracle",
-                 "--backend", "serial", "--out", str(out), "--cache-dir", str(tmp_path / "c"), "--quiet",
-                 "--instance", "piecewise-tents", "--phases", "3"])
+    code = main(
+        [
+            "compare",
+            ENV,
+            "--horizon",
+            "300",
+            "--seeds",
+            "3",
+            "--agents",
+            "mdbe,binning-ucb,binning-ucb-oracle",
+            "--backend",
+            "serial",
+            "--out",
+            str(out),
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--quiet",
+            "--instance",
+            "piecewise-tents",
+            "--phases",
+            "3",
+        ]
+    )
     assert code == 0
     text = capsys.readouterr().out
     assert "mdbe" in text and "binning-ucb-oracle (oracle)" in text and str(out) in text
@@ -81,8 +101,26 @@ def test_console_script_list_and_compare(tmp_path):
     r = subprocess.run([*cmd, "list"], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0
     assert "NonStatLipschitz-v0" in r.stdout and "mdbe" in r.stdout and "oracle" in r.stdout
-    r = subprocess.run([*cmd, "compare", ENV, "--horizon", "100", "--seeds", "2", "--agents", "uniform-random",
-                        "--out", str(tmp_path / "o")], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    r = subprocess.run(
+        [
+            *cmd,
+            "compare",
+            ENV,
+            "--horizon",
+            "100",
+            "--seeds",
+            "2",
+            "--agents",
+            "uniform-random",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "o" / "regret.png").exists()
     r = subprocess.run([*cmd, "compare", "Nope-v0"], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
@@ -102,8 +140,20 @@ def test_version_flag_prints_the_installed_version(capsys):
 def test_an_output_folder_that_cannot_be_created_exits_2(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    argv = ["compare", ENV, "--agents", "uniform-random", "--seeds", "1", "--horizon", "50",
-            "--out", str(blocker / "out"), "--cache-dir", str(tmp_path / "cache")]
+    argv = [
+        "compare",
+        ENV,
+        "--agents",
+        "uniform-random",
+        "--seeds",
+        "1",
+        "--horizon",
+        "50",
+        "--out",
+        str(blocker / "out"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
     assert _exit_code(argv) == 2
     assert "is not a folder" in capsys.readouterr().err
     assert not (tmp_path / "cache").exists()
@@ -113,17 +163,18 @@ def _readme_agent_block() -> str:
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "getting-started.md").read_text()
-    sec = text[text.index("## Writing an agent"):]
+    sec = text[text.index("## Writing an agent") :]
     start = sec.index("```python") + len("```python")
-    return sec[start:sec.index("```", start)]
+    return sec[start : sec.index("```", start)]
 
 
 def test_readme_agent_recipe_runs_verbatim_on_the_default_backend(tmp_path):
     """The README's block, pasted into a script and run as is: the user's agent runs in joblib workers."""
     (tmp_path / "mine.py").write_text(_readme_agent_block())
     env = {**os.environ, "PAPERGYM_CACHE": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "mine.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env=env)
+    proc = subprocess.run(
+        [sys.executable, "mine.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
+    )
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line for line in proc.stdout.splitlines() if line.startswith(("grid-ucb", "binning-ucb"))}
     assert rows["grid-ucb"].split()[-1] == "8/8" and rows["binning-ucb"].split()[-1] == "8/8"
@@ -135,18 +186,24 @@ def test_readme_agent_recipe_runs_verbatim_on_the_default_backend(tmp_path):
 
 def test_agents_from_files_run_and_a_failing_agent_exits_1(tmp_path, capsys):
     block = _readme_agent_block()
-    (tmp_path / "good.py").write_text("import numpy as np\n\n" + block[block.index("class GridUCB"):
-                                                                    block.index('register_agent("grid-ucb"')])
-    (tmp_path / "bad.py").write_text("class Broken:\n    def __init__(self, problem, *, seed=None):\n        pass\n"
-                                     "    def act(self, observation):\n        raise RuntimeError('broken on purpose')\n"
-                                     "    def update(self, action, reward, observation):\n        pass\n")
+    (tmp_path / "good.py").write_text(
+        "import numpy as np\n\n" + block[block.index("class GridUCB") : block.index('register_agent("grid-ucb"')]
+    )
+    (tmp_path / "bad.py").write_text(
+        "class Broken:\n    def __init__(self, problem, *, seed=None):\n        pass\n"
+        "    def act(self, observation):\n        raise RuntimeError('broken on purpose')\n"
+        "    def update(self, action, reward, observation):\n        pass\n"
+    )
     base = ["compare", ENV, "--seeds", "3", "--horizon", "500", "--n-jobs", "2", "--cache-dir", str(tmp_path / "c")]
     assert main([*base, "--agents", f"{tmp_path / 'good.py'}:GridUCB", "--out", str(tmp_path / "o1")]) == 0
     assert "file-good-griducb" in capsys.readouterr().out
     assert main([*base, "--agents", f"{tmp_path / 'bad.py'}:Broken,uniform-random", "--out", str(tmp_path / "o2")]) == 1
     assert "broken on purpose" in capsys.readouterr().err
-    for bad, msg in ((f"{tmp_path / 'none.py'}:X", "no such file"), (f"{tmp_path / 'good.py'}:Nope", "no callable"),
-                     (f"{tmp_path / 'good.txt'}:X", "FILE.py:ATTR")):
+    for bad, msg in (
+        (f"{tmp_path / 'none.py'}:X", "no such file"),
+        (f"{tmp_path / 'good.py'}:Nope", "no callable"),
+        (f"{tmp_path / 'good.txt'}:X", "FILE.py:ATTR"),
+    ):
         assert _exit_code([*base, "--agents", bad, "--out", str(tmp_path / "o3")]) == 2
         assert msg in capsys.readouterr().err
 

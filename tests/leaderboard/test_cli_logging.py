@@ -7,10 +7,10 @@ import importlib.metadata
 import logging
 
 import pytest
-from papergym.leaderboard.cli import main
-from papergym.leaderboard.runner.progress import RunProgress, format_duration
 
 import papergym
+from papergym.leaderboard.cli import main
+from papergym.leaderboard.runner.progress import RunProgress, format_duration
 
 ENV = "NonStatLipschitz-v0"
 TASK = "LowRankRecovery-v0"
@@ -18,9 +18,27 @@ INSTANCE = "sensing/kappa=1/r=3/s0"
 
 
 def _compare(tmp_path, *flags, run_flags=()):
-    return main([*flags, "compare", ENV, "--agents", "uniform-random", "--seeds", "2", "--horizon", "200",
-                 "--backend", "serial", "--cache-dir", str(tmp_path / "cache"), "--no-cache",
-                 "--out", str(tmp_path / "out"), *run_flags])
+    return main(
+        [
+            *flags,
+            "compare",
+            ENV,
+            "--agents",
+            "uniform-random",
+            "--seeds",
+            "2",
+            "--horizon",
+            "200",
+            "--backend",
+            "serial",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--no-cache",
+            "--out",
+            str(tmp_path / "out"),
+            *run_flags,
+        ]
+    )
 
 
 def test_version_attribute_matches_the_distribution_and_the_command(capsys):
@@ -104,18 +122,21 @@ def test_bench_solvers_from_a_file_on_the_default_backend_and_failures(tmp_path,
     (tmp_path / "mysolver.py").write_text(SOLVER_FILE)
     base = ["bench", TASK, "--instances", INSTANCE, "--cache-dir", str(tmp_path / "c"), "--out", str(tmp_path / "o")]
     # default backend (joblib worker processes): the file's classes reach the workers by value; a mixed list
-    rc = main([*base, "--solvers", f"rgd,{tmp_path / 'mysolver.py'}:make,{tmp_path / 'mysolver.py'}:Broken",
-               "--n-jobs", "2"])
+    rc = main(
+        [*base, "--solvers", f"rgd,{tmp_path / 'mysolver.py'}:make,{tmp_path / 'mysolver.py'}:Broken", "--n-jobs", "2"]
+    )
     out, err = capsys.readouterr()
     assert rc == 1, err
     rows = {ln.split()[0]: ln.split() for ln in out.splitlines() if ln.startswith(("rgd ", "file-mysolver"))}
     assert rows["file-mysolver-make"][1:3] == rows["rgd"][1:3]  # same method, same score
     assert "1 solve(s) failed" in err and "file-mysolver-broken: 1 failed" in err and "broken on purpose" in err
     # --allow-failures: reported, exit 0 (the ok cells come from the cache)
-    rc = main([*base, "--solvers", f"rgd,{tmp_path / 'mysolver.py'}:Broken", "--backend", "serial",
-               "--allow-failures"])
+    rc = main([*base, "--solvers", f"rgd,{tmp_path / 'mysolver.py'}:Broken", "--backend", "serial", "--allow-failures"])
     err = capsys.readouterr().err
     assert rc == 0 and "broken on purpose" in err and "--allow-failures" in err
-    for bad, msg in ((f"{tmp_path / 'none.py'}:X", "no such file"), (f"{tmp_path / 'mysolver.py'}:Nope", "no callable")):
+    for bad, msg in (
+        (f"{tmp_path / 'none.py'}:X", "no such file"),
+        (f"{tmp_path / 'mysolver.py'}:Nope", "no callable"),
+    ):
         assert main([*base, "--solvers", bad]) == 2
         assert msg in capsys.readouterr().err

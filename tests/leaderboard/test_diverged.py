@@ -12,6 +12,7 @@ import json
 
 import numpy as np
 import pytest
+
 from papergym.leaderboard.runner.bench import (
     DIVERGED_METRIC,
     bench,
@@ -21,8 +22,17 @@ from papergym.leaderboard.runner.bench import (
 
 TASK = "LowRankRecovery-v0"
 # a small regression instance family: 12 x 12, rank 2, a 40-call budget (PAR-2 cap 80)
-KW = {"family": ["regression"], "kappa": [10], "kappa_H": [1], "rank": [2], "m": 12, "n": 12, "true_rank": 2,
-      "seeds": [0], "max_calls": 40}
+KW = {
+    "family": ["regression"],
+    "kappa": [10],
+    "kappa_H": [1],
+    "rank": [2],
+    "m": 12,
+    "n": 12,
+    "true_rank": 2,
+    "seeds": [0],
+    "max_calls": 40,
+}
 SECRET = "diverged-test-secret-0123456789abcdef"
 
 
@@ -50,8 +60,15 @@ def test_run_solve_stores_a_diverged_run_as_diverged_with_the_failure_value():
 
 
 def test_bench_counts_diverged_runs_as_failed_scored_and_never_cached(tmp_path):
-    res = bench(TASK, solvers=["rgd"], sweep={"rgd": {"lr": [1.0, 50.0]}}, task_kwargs=KW, backend="serial",
-                out=tmp_path, progress=False)
+    res = bench(
+        TASK,
+        solvers=["rgd"],
+        sweep={"rgd": {"lr": [1.0, 50.0]}},
+        task_kwargs=KW,
+        backend="serial",
+        out=tmp_path,
+        progress=False,
+    )
     st = res.runs.set_index("label").status
     assert st["rgd[lr=1.0]"] == "ok" and st["rgd[lr=50.0]"] == "diverged"
     summ = res.summary.set_index("label")
@@ -62,18 +79,54 @@ def test_bench_counts_diverged_runs_as_failed_scored_and_never_cached(tmp_path):
     # like a timeout, a diverged cell is recorded (metrics kept) but not cached: a rerun computes it again
     err = list((tmp_path / TASK / "rgd").glob("*.error.json"))
     assert len(err) == 1 and json.loads(err[0].read_text())["metrics"]["diverged"] == 1.0
-    again = bench(TASK, solvers=["rgd"], sweep={"rgd": {"lr": [1.0, 50.0]}}, task_kwargs=KW, backend="serial",
-                  out=tmp_path, progress=False)
+    again = bench(
+        TASK,
+        solvers=["rgd"],
+        sweep={"rgd": {"lr": [1.0, 50.0]}},
+        task_kwargs=KW,
+        backend="serial",
+        out=tmp_path,
+        progress=False,
+    )
     assert [e["status"] for e in again.errors] == ["diverged"]
 
 
 def test_cli_bench_reports_diverged_runs_without_failing(tmp_path, capsys):
     from papergym.leaderboard.cli import main
 
-    argv = ["bench", TASK, "--solvers", "rgd", "--lr", "50", "--backend", "serial", "--quiet",
-            "--family", "regression", "--kappa", "10", "--kappa-H", "1", "--rank", "2", "--m", "12", "--n", "12",
-            "--true-rank", "2", "--max-calls", "40", "--seeds", "0",
-            "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
+    argv = [
+        "bench",
+        TASK,
+        "--solvers",
+        "rgd",
+        "--lr",
+        "50",
+        "--backend",
+        "serial",
+        "--quiet",
+        "--family",
+        "regression",
+        "--kappa",
+        "10",
+        "--kappa-H",
+        "1",
+        "--rank",
+        "2",
+        "--m",
+        "12",
+        "--n",
+        "12",
+        "--true-rank",
+        "2",
+        "--max-calls",
+        "40",
+        "--seeds",
+        "0",
+        "--out",
+        str(tmp_path / "out"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
     assert main(argv) == 0
     cap = capsys.readouterr()
     assert "diverged" in cap.out and "1 solve(s) diverged" in cap.err
@@ -85,8 +138,9 @@ def board(tmp_path, monkeypatch):
     from papergym.leaderboard.board.store import Store
 
     cfg = tmp_path / "evaluator.json"
-    cfg.write_text(json.dumps({"secret": SECRET, "boards": {TASK: {"task_kwargs": {
-        k: v for k, v in KW.items() if k != "seeds"}}}}))
+    cfg.write_text(
+        json.dumps({"secret": SECRET, "boards": {TASK: {"task_kwargs": {k: v for k, v in KW.items() if k != "seeds"}}}})
+    )
     monkeypatch.setenv(B.CONFIG_ENV, str(cfg))
     monkeypatch.delenv("PAPERGYM_TEST_SECRET", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
@@ -108,10 +162,18 @@ def test_board_stores_diverged_runs_and_does_not_rank_the_submission(board):
     assert "diverged" in RUN_STATUSES and "diverged" in SUBMISSION_STATUSES
     sids = {}
     for name, hp in (("rgd-stable", {}), ("rgd-big-step", {"lr": 50.0})):
-        info = SubmissionInfo(name=name, author="tester", role="submission", kind="solver", entry="registry:rgd",
-                              code_sha256="0" * 64, hyperparameters=hp)
-        sids[name] = evaluate_task(board, TASK, info, lambda: RegistrySolverSession("rgd", TASK), secret=SECRET,
-                                   sandbox="in-process")
+        info = SubmissionInfo(
+            name=name,
+            author="tester",
+            role="submission",
+            kind="solver",
+            entry="registry:rgd",
+            code_sha256="0" * 64,
+            hyperparameters=hp,
+        )
+        sids[name] = evaluate_task(
+            board, TASK, info, lambda: RegistrySolverSession("rgd", TASK), secret=SECRET, sandbox="in-process"
+        )
     subs = board.submissions(TASK).set_index("submission_id")
     assert subs.loc[sids["rgd-stable"], "status"] == "ok"
     assert subs.loc[sids["rgd-big-step"], "status"] == "diverged"
@@ -135,9 +197,19 @@ def test_store_validates_run_statuses(board):
     from papergym.leaderboard.board.evaluate import register_board
 
     _, version = register_board(board, TASK)
-    sid = board.create_submission(benchmark_id=TASK, version=version, name="x", author="tester", kind="solver",
-                                  role="submission", entry="registry:rgd", code_sha256="0" * 64,
-                                  hyperparameters={}, package_versions={}, sandbox="in-process")
+    sid = board.create_submission(
+        benchmark_id=TASK,
+        version=version,
+        name="x",
+        author="tester",
+        kind="solver",
+        role="submission",
+        entry="registry:rgd",
+        code_sha256="0" * 64,
+        hyperparameters={},
+        package_versions={},
+        sandbox="in-process",
+    )
     run = {"split": "test", "stratum": "a", "seed_index": 0, "metrics": {"diverged": 1.0}}
     with pytest.raises(ValueError, match="status"):
         board.add_runs(sid, [{**run, "status": "exploded"}])

@@ -13,8 +13,9 @@ import os
 from pathlib import Path
 
 import numpy as np
-import papergym.envs  # noqa: F401
 import pytest
+
+import papergym.envs  # noqa: F401
 from papergym.agents import base
 from papergym.envs.spec import agent_seed
 from papergym.leaderboard.board.evaluate import RegistryAgentSession, play
@@ -35,13 +36,18 @@ SUBS = Path(__file__).parent / "lb_subs"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 SEEDS = [0, 1, 2]
 CASES = {
-    "NonStatLipschitz-v0": ({"instance": "two-peak-cyclic", "horizon": 300}, ["binning-ucb", "sw-ucb", "restart-oracle"]),
-    "MSetSemiBandit-v0": ({"instance": "oblivious-switching", "d": 5, "m": 2, "horizon": 200},
-                          ["ftpl-frechet", "uniform-random"]),
+    "NonStatLipschitz-v0": (
+        {"instance": "two-peak-cyclic", "horizon": 300},
+        ["binning-ucb", "sw-ucb", "restart-oracle"],
+    ),
+    "MSetSemiBandit-v0": (
+        {"instance": "oblivious-switching", "d": 5, "m": 2, "horizon": 200},
+        ["ftpl-frechet", "uniform-random"],
+    ),
 }
 
 # A self-contained semi-bandit submission (numpy only, as in the sandbox): a uniformly random m-set per round.
-RANDOM_MSET = '''
+RANDOM_MSET = """
 import numpy as np
 
 
@@ -61,7 +67,7 @@ class RandomSet:
 
 def make_agent(problem, *, seed=None):
     return RandomSet(problem, seed=seed)
-'''
+"""
 
 
 def _bits(x) -> bytes:
@@ -69,8 +75,17 @@ def _bits(x) -> bytes:
 
 
 def _compare(env_id, kwargs, agents, mode, tmp_path):
-    res = compare(env_id, agents, seeds=SEEDS, env_kwargs=kwargs, backend="serial", out=tmp_path / mode,
-                  cache=False, mode=mode, progress=False)
+    res = compare(
+        env_id,
+        agents,
+        seeds=SEEDS,
+        env_kwargs=kwargs,
+        backend="serial",
+        out=tmp_path / mode,
+        cache=False,
+        mode=mode,
+        progress=False,
+    )
     assert (res.runs.status == "ok").all(), res.errors
     return res
 
@@ -119,8 +134,13 @@ def int_seeded():
             return info.batched_factory(problem, seeds=[_int_seed(s) for s in seeds], **kw)
 
         new = f"test-int-{name}"
-        base.register_agent(new, factory, envs=[env_id], role=info.role,
-                            batched_factory=batched if info.batched_factory is not None else None)
+        base.register_agent(
+            new,
+            factory,
+            envs=[env_id],
+            role=info.role,
+            batched_factory=batched if info.batched_factory is not None else None,
+        )
         names.append(new)
         return new
 
@@ -157,8 +177,10 @@ def _load(path: Path, attr: str):
 def _submissions(tmp_path):
     mset = tmp_path / "random_mset.py"
     mset.write_text(RANDOM_MSET)
-    return {"NonStatLipschitz-v0": (SUBS / "ucb_grid.py", {"instance": "two-peak-cyclic", "horizon": 300}),
-            "MSetSemiBandit-v0": (mset, CASES["MSetSemiBandit-v0"][0])}
+    return {
+        "NonStatLipschitz-v0": (SUBS / "ucb_grid.py", {"instance": "two-peak-cyclic", "horizon": 300}),
+        "MSetSemiBandit-v0": (mset, CASES["MSetSemiBandit-v0"][0]),
+    }
 
 
 @pytest.mark.parametrize("env_id", list(CASES))
@@ -186,9 +208,12 @@ def test_compare_and_board_agree_on_a_submission(env_id, where, tmp_path):
     if where == "in-process":
         session = InProcessAgentSession(factory)
     else:
-        session = SandboxedAgentSession(path, "make_agent", sandbox="bwrap",
-                                        limits=Limits(call_seconds=10.0, episode_seconds=120.0,
-                                                      submission_seconds=240.0))
+        session = SandboxedAgentSession(
+            path,
+            "make_agent",
+            sandbox="bwrap",
+            limits=Limits(call_seconds=10.0, episode_seconds=120.0, submission_seconds=240.0),
+        )
     runs = play(env_id, kwargs, SEEDS, session, BOARD_SEEDS)
     _assert_same(res, name, runs, env_id == "MSetSemiBandit-v0")
 

@@ -19,36 +19,68 @@ import pandas as pd
 import pytest
 
 from papergym.leaderboard.board import configs as B
-from papergym_tests import require  # noqa: E402
+from papergym_tests import require
 
 SUBS = Path(__file__).parent / "lb_subs"
 SECRET = "0123456789abcdef-test-secret-of-the-evaluator"
 SMALL_BOARDS = {
-    "NonStatLipschitz-v0": {"strata": {"cyclic": {"instance": "two-peak-cyclic"},
-                                       "tents": {"instance": "piecewise-tents"}},
-                            "seeds": 4, "horizon": 3000},
-    "MSetSemiBandit-v0": {"strata": {"switch": {"instance": "oblivious-switching", "d": 5, "m": 2}},
-                          "seeds": 3, "horizon": 300},
+    "NonStatLipschitz-v0": {
+        "strata": {"cyclic": {"instance": "two-peak-cyclic"}, "tents": {"instance": "piecewise-tents"}},
+        "seeds": 4,
+        "horizon": 3000,
+    },
+    "MSetSemiBandit-v0": {
+        "strata": {"switch": {"instance": "oblivious-switching", "d": 5, "m": 2}},
+        "seeds": 3,
+        "horizon": 300,
+    },
     "NoiseFreeGPBandit-v0": {"strata": {"se": {"kernel": "se", "d": 1}}, "seeds": 3, "horizon": 25},
     "NystromODE-v0": {"task_kwargs": {"problems": ["L1", "N3"], "sizes": [100]}},
     "FJSP-v0": {"strata": {"sd2-6x4": {"family": "sd2", "n_jobs": 6, "n_machines": 4}}, "seeds": 3},
-    "FJSPImprove-v0": {"strata": {"sd2-6x4": {"family": "sd2", "n_jobs": 6, "n_machines": 4,
-                                              "init": "sampled-dispatch"}}, "seeds": 3,
-                       "horizon": 12},
+    "FJSPImprove-v0": {
+        "strata": {"sd2-6x4": {"family": "sd2", "n_jobs": 6, "n_machines": 4, "init": "sampled-dispatch"}},
+        "seeds": 3,
+        "horizon": 12,
+    },
     "PowerLawRandomFeatures-v0": {"task_kwargs": {"alpha": 1.0, "beta": 0.7, "d": [30], "steps": 3000}},
     "EntropicMatrixGame-v0": {"strata": {"random": {"instance": "random", "role": "both"}}, "seeds": 3, "horizon": 60},
     "EntropicMarkovGame-v0": {"strata": {"random": {"instance": "random", "role": "both"}}, "seeds": 2, "horizon": 40},
-    "DecentralizedBilevel-v0": {"task_kwargs": {"family": ["syn", "digits"], "graph": "ring", "agents": 4,
-                                                "heterogeneity": 1.0, "scales": "1:1", "rounds": 100}},
-    "SimpleBilevel-v0": {"task_kwargs": {"instance": ["circle", "min-norm-regression"], "circle_dims": 2,
-                                         "max_work": 5000}},
+    "DecentralizedBilevel-v0": {
+        "task_kwargs": {
+            "family": ["syn", "digits"],
+            "graph": "ring",
+            "agents": 4,
+            "heterogeneity": 1.0,
+            "scales": "1:1",
+            "rounds": 100,
+        }
+    },
+    "SimpleBilevel-v0": {
+        "task_kwargs": {"instance": ["circle", "min-norm-regression"], "circle_dims": 2, "max_work": 5000}
+    },
     "PointCloudPH-v0": {"task_kwargs": {"shapes": ["cheese"], "fidelity_n": [3000], "k": 3}},
     "PreferenceHallucination-v0": {"task_kwargs": {"sizes": ["default"], "n_pref": 100, "n_test": 200, "epochs": 1}},
-    "RLDataSelection-v0": {"task_kwargs": {"pool_size": 60, "test_size": 40, "max_digits": 3, "rl_epochs": 1,
-                                           "batch_prompts": 8, "group_size": 2}},
+    "RLDataSelection-v0": {
+        "task_kwargs": {
+            "pool_size": 60,
+            "test_size": 40,
+            "max_digits": 3,
+            "rl_epochs": 1,
+            "batch_prompts": 8,
+            "group_size": 2,
+        }
+    },
     "ContinualDomains-v0": {"task_kwargs": {"domains": ["original", "invert"], "images_per_domain": 60, "epochs": 1}},
-    "FeatureStaircase-v0": {"task_kwargs": {"setting": ["diagonal-linear"], "d": [5], "a": [1.0], "alpha": [1e-8],
-                                            "horizon": 40_000, "max_seconds": 0.25}},
+    "FeatureStaircase-v0": {
+        "task_kwargs": {
+            "setting": ["diagonal-linear"],
+            "d": [5],
+            "a": [1.0],
+            "alpha": [1e-8],
+            "horizon": 40_000,
+            "max_seconds": 0.25,
+        }
+    },
 }
 
 
@@ -80,8 +112,14 @@ def _sandbox_ok():
 # ------------------------------------------------------------------------------------- hidden seeds
 def test_hidden_seeds_are_hmac_of_the_secret_stable_and_secret_dependent():
     got = B.stratum_seeds("NonStatLipschitz-v0", "cyclic", "env", 5, SECRET)
-    want = [int.from_bytes(hmac.new(SECRET.encode(), f"NonStatLipschitz-v0/cyclic/env/{i}".encode(),
-                                    hashlib.sha256).digest()[:4], "big") & 0x7FFFFFFF for i in range(5)]
+    want = [
+        int.from_bytes(
+            hmac.new(SECRET.encode(), f"NonStatLipschitz-v0/cyclic/env/{i}".encode(), hashlib.sha256).digest()[:4],
+            "big",
+        )
+        & 0x7FFFFFFF
+        for i in range(5)
+    ]
     assert got == want
     assert got == B.stratum_seeds("NonStatLipschitz-v0", "cyclic", "env", 5, SECRET)
     assert got != B.stratum_seeds("NonStatLipschitz-v0", "cyclic", "env", 5, SECRET + "x")
@@ -101,12 +139,15 @@ def test_evaluator_config_secret_is_created_private(tmp_path, monkeypatch):
     assert B.load_evaluator_config().secret == "another-secret-of-enough-length"
 
 
-@pytest.mark.parametrize("content, match", [
-    ("{not json", "not valid JSON"),
-    ('{"secret": "x" }', "at least 16"),
-    ('{"secrets": "x"}', "unknown key"),
-    ('{"boards": {"NonStatLipschitz-v0": 3}}', "'boards' must map"),
-])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("{not json", "not valid JSON"),
+        ('{"secret": "x" }', "at least 16"),
+        ('{"secrets": "x"}', "unknown key"),
+        ('{"boards": {"NonStatLipschitz-v0": 3}}', "'boards' must map"),
+    ],
+)
 def test_evaluator_config_malformed(tmp_path, monkeypatch, content, match):
     path = tmp_path / "evaluator.json"
     path.write_text(content)
@@ -128,11 +169,12 @@ def test_board_overrides_are_checked_and_change_the_version():
 
 # --------------------------------------------------------------------------------------- references
 def test_refresh_scores_references_and_ranks_them(evaluator):
-    from papergym.leaderboard.board.ranking import build_benchmark_board
     from papergym.leaderboard.board.evaluate import refresh
+    from papergym.leaderboard.board.ranking import build_benchmark_board
 
-    done = refresh(evaluator, ["NonStatLipschitz-v0"], only=["mdbe", "binning-ucb", "uniform-random",
-                                                             "binning-ucb-oracle"])
+    done = refresh(
+        evaluator, ["NonStatLipschitz-v0"], only=["mdbe", "binning-ucb", "uniform-random", "binning-ucb-oracle"]
+    )
     assert {n for _, n, _ in done} == {"mdbe", "binning-ucb", "uniform-random", "binning-ucb-oracle"}
     assert all(st == "ok" for _, _, st in done), done
     runs = evaluator.runs(benchmark_id="NonStatLipschitz-v0")
@@ -193,8 +235,9 @@ def test_sandboxed_fjsp_submission(evaluator):
     from papergym.leaderboard.board.evaluate import submit
 
     for env_id in ("FJSP-v0", "FJSPImprove-v0"):
-        sid = submit(evaluator, f"{SUBS / 'fjsp_first_legal.py'}:make_agent", env_id, name="first-legal",
-                     author="tester")
+        sid = submit(
+            evaluator, f"{SUBS / 'fjsp_first_legal.py'}:make_agent", env_id, name="first-legal", author="tester"
+        )
         sub = evaluator.submissions(env_id).set_index("submission_id").loc[sid]
         assert sub.status == "ok", sub.message
         runs = evaluator.runs([sid])
@@ -237,8 +280,14 @@ def test_sandboxed_submission_equals_in_process_bit_for_bit(evaluator):
     from papergym.leaderboard.board.evaluate import SubmissionInfo, evaluate_agent, submit
     from papergym.leaderboard.board.sandbox import InProcessAgentSession
 
-    sid = submit(evaluator, f"{SUBS / 'ucb_grid.py'}:make_agent", "NonStatLipschitz-v0", name="grid-ucb",
-                 author="tester", hyperparameters={"k": 8})
+    sid = submit(
+        evaluator,
+        f"{SUBS / 'ucb_grid.py'}:make_agent",
+        "NonStatLipschitz-v0",
+        name="grid-ucb",
+        author="tester",
+        hyperparameters={"k": 8},
+    )
     sub = evaluator.submissions("NonStatLipschitz-v0").set_index("submission_id").loc[sid]
     assert sub.status == "ok", sub.message
     import importlib.util
@@ -247,8 +296,14 @@ def test_sandboxed_submission_equals_in_process_bit_for_bit(evaluator):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     info = SubmissionInfo("grid-ucb-local", "tester", "submission", "agent", "local", "0" * 64, {"k": 8})
-    sid2 = evaluate_agent(evaluator, "NonStatLipschitz-v0", info, lambda: InProcessAgentSession(mod.make_agent),
-                          secret=SECRET, sandbox="in-process")
+    sid2 = evaluate_agent(
+        evaluator,
+        "NonStatLipschitz-v0",
+        info,
+        lambda: InProcessAgentSession(mod.make_agent),
+        secret=SECRET,
+        sandbox="in-process",
+    )
     a = evaluator.runs([sid]).sort_values(["stratum", "seed_index"])
     b = evaluator.runs([sid2]).sort_values(["stratum", "seed_index"])
     assert len(a) == 8
@@ -283,15 +338,16 @@ def test_broken_submission_is_stored_as_error_and_touches_nothing_else(evaluator
     assert sub.status == "error" and "broken on purpose" in (sub.message + sub.stderr_tail)
     after = evaluator.runs(benchmark_id="NonStatLipschitz-v0")
     others = after[after.submission_id != sid].reset_index(drop=True)
-    pd.testing.assert_frame_equal(before.reset_index(drop=True).drop(columns="error"), others.drop(columns="error"),
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(
+        before.reset_index(drop=True).drop(columns="error"), others.drop(columns="error"), check_dtype=False
+    )
     assert before.error.isna().all() and others.error.isna().all()
 
 
 def test_solver_submission_and_reference_on_a_task(evaluator):
     _sandbox_ok()
-    from papergym.leaderboard.board.ranking import build_benchmark_board
     from papergym.leaderboard.board.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
 
     done = refresh(evaluator, ["NystromODE-v0"], only=["nystrom-lssvm"])
     assert done[0][2] == "ok", done
@@ -324,16 +380,19 @@ def test_plrf_solver_submission_calls_the_evaluators_oracle(evaluator):
     np.testing.assert_allclose(mine.excess_ratio.to_numpy(), ref.excess_ratio.to_numpy(), rtol=1e-9)
 
 
-@pytest.mark.parametrize("task_id,entry,reference,oracle_calls", [
-    ("DecentralizedBilevel-v0", "bilevel_gt.py:GradientTracking", "adasdbo", 5 * 4 * 100),
-    ("SimpleBilevel-v0", "simple_bilevel_penalty.py:FixedPenalty", "dbgd", None),
-])
+@pytest.mark.parametrize(
+    "task_id,entry,reference,oracle_calls",
+    [
+        ("DecentralizedBilevel-v0", "bilevel_gt.py:GradientTracking", "adasdbo", 5 * 4 * 100),
+        ("SimpleBilevel-v0", "simple_bilevel_penalty.py:FixedPenalty", "dbgd", None),
+    ],
+)
 def test_bilevel_boards_reference_and_sandboxed_solver(evaluator, task_id, entry, reference, oracle_calls):
     """The bilevel tasks' oracles (vectorised over agents, with the evaluator's mixing matrix; the counting
     simple-bilevel oracle) are served to a sandboxed submission, which the evaluator scores with its own counters."""
     _sandbox_ok()
-    from papergym.leaderboard.board.ranking import build_benchmark_board
     from papergym.leaderboard.board.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
 
     done = refresh(evaluator, [task_id], only=[reference])
     assert done[0][2] == "ok", done
@@ -378,14 +437,15 @@ def test_decentralized_bilevel_board_cannot_be_won_by_a_flat_region(evaluator):
     """x -> +inf (infinite ridge) has a vanishing hypergradient without learning anything: the board ranks by
     the upper-level loss, so that submission ranks below the paper's method although its |grad Phi|^2 is smaller."""
     _sandbox_ok()
-    from papergym.leaderboard.board.ranking import build_benchmark_board
     from papergym.leaderboard.board.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
 
     refresh(evaluator, ["DecentralizedBilevel-v0"], only=["adasdbo"])
     sid = submit(evaluator, f"{SUBS / 'bilevel_huge_ridge.py'}:HugeRidge", "DecentralizedBilevel-v0", author="x")
     runs = evaluator.runs([sid])
-    ref = evaluator.runs(list(evaluator.submissions("DecentralizedBilevel-v0").query("name == 'adasdbo'")
-                              .submission_id))
+    ref = evaluator.runs(
+        list(evaluator.submissions("DecentralizedBilevel-v0").query("name == 'adasdbo'").submission_id)
+    )
     assert runs.hypergrad_sq.max() < ref.hypergrad_sq.min()  # the paper's metric would be gamed...
     bb = build_benchmark_board(evaluator, "DecentralizedBilevel-v0", n_boot=200)
     assert bb.metric == "val_loss"
@@ -398,8 +458,8 @@ def test_point_cloud_board_refuses_skipped_dimensions(evaluator):
     yet every run is invalid (bottleneck in every dimension) and it ranks below the paper's flood."""
     _sandbox_ok()
     require("gudhi", "tda")
-    from papergym.leaderboard.board.ranking import build_benchmark_board
     from papergym.leaderboard.board.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
 
     done = refresh(evaluator, ["PointCloudPH-v0"], only=["flood"])
     assert done[0][2] == "ok", done
@@ -415,8 +475,8 @@ def test_staircase_board_scores_a_sandboxed_predictor_like_the_reference(evaluat
     """The public problem (data, alpha, lr, horizon) crosses the sandbox channel: a numpy-only submission of the
     memoryless greedy rule scores exactly like the registered greedy-memoryless, and below the paper's agf."""
     _sandbox_ok()
-    from papergym.leaderboard.board.ranking import build_benchmark_board
     from papergym.leaderboard.board.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
 
     done = refresh(evaluator, ["FeatureStaircase-v0"], only=["agf", "greedy-memoryless"])
     assert all(d[2] == "ok" for d in done), done
@@ -440,8 +500,9 @@ def test_preference_board_scores_sandboxed_weights_like_sft(evaluator):
 
     done = refresh(evaluator, ["PreferenceHallucination-v0"], only=["sft"])
     assert all(d[2] == "ok" for d in done), done
-    sid = submit(evaluator, f"{SUBS / 'preference_ref_copy.py'}:CopyReference", "PreferenceHallucination-v0",
-                 author="x")
+    sid = submit(
+        evaluator, f"{SUBS / 'preference_ref_copy.py'}:CopyReference", "PreferenceHallucination-v0", author="x"
+    )
     subs = evaluator.submissions("PreferenceHallucination-v0")
     assert (subs.status == "ok").all(), subs[["name", "status", "message"]]
     runs = evaluator.runs(list(subs.submission_id)).merge(subs[["submission_id", "name"]])
@@ -456,8 +517,8 @@ def test_continual_board_streams_to_a_sandboxed_learner(evaluator):
     """ContinualDomains-v0: the evaluator's stream (domains, unlabelled test batches, answers) is served to a sandboxed
     numpy learner as calls back; the evaluator scores its own records of the answers."""
     _sandbox_ok()
-    from papergym.leaderboard.board.ranking import build_benchmark_board
     from papergym.leaderboard.board.evaluate import refresh, submit
+    from papergym.leaderboard.board.ranking import build_benchmark_board
 
     done = refresh(evaluator, ["ContinualDomains-v0"], only=["experts-only"])
     assert done[0][2] == "ok", done
@@ -466,10 +527,10 @@ def test_continual_board_streams_to_a_sandboxed_learner(evaluator):
     assert sub.status == "ok", sub.message
     runs = evaluator.runs([sid])
     assert len(runs) == 5 and (runs.status == "ok").all()
-    assert (runs.final_acc > 0.15).all() and (runs.final_acc <= 1.0).all()   # above chance (0.1)
+    assert (runs.final_acc > 0.15).all() and (runs.final_acc <= 1.0).all()  # above chance (0.1)
     assert runs.selection_acc.isna().all() and runs.experts_used.isna().all()
-    assert "param_growth" not in runs                                 # the declared params_added is not scored
-    np.testing.assert_allclose(runs.final_acc_sample, runs.final_acc)          # a per-sample rule: both protocols
+    assert "param_growth" not in runs  # the declared params_added is not scored
+    np.testing.assert_allclose(runs.final_acc_sample, runs.final_acc)  # a per-sample rule: both protocols
     bb = build_benchmark_board(evaluator, "ContinualDomains-v0", n_boot=200)
     assert bb.table.ranked.sum() == 2
 
@@ -478,7 +539,7 @@ def test_continual_board_streams_to_a_sandboxed_learner(evaluator):
 def test_every_default_task_board_builds_its_hidden_instances(task_id, monkeypatch):
     """The default board configuration of every task is valid: its task kwargs build the task, the hidden test split
     has 5 seeds per stratum, and the references it names (skip_references) are registered for the task."""
-    import papergym.agents.solvers  # noqa: F401
+    import papergym.agents.solvers
     import papergym.baselines.solvers  # noqa: F401
     from papergym.agents.base import list_solvers
     from papergym.envs.tasks.base import make_task
@@ -521,12 +582,25 @@ def test_public_problem_hides_the_family_parameters():
 # --------------------------------------------------------------------------------------------- CLI
 def test_cli_submit_and_leaderboard(evaluator, tmp_path, capsys):
     _sandbox_ok()
-    from papergym.leaderboard.cli import main
     from papergym.leaderboard.board.evaluate import refresh
+    from papergym.leaderboard.cli import main
 
     refresh(evaluator, ["NonStatLipschitz-v0"], only=["mdbe", "uniform-random"])
-    rc = main(["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--name", "my-ucb",
-               "--author", "me", "--hp", "k=8", "--quiet"])
+    rc = main(
+        [
+            "submit",
+            f"{SUBS / 'ucb_grid.py'}:make_agent",
+            "--to",
+            "NonStatLipschitz-v0",
+            "--name",
+            "my-ucb",
+            "--author",
+            "me",
+            "--hp",
+            "k=8",
+            "--quiet",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "my-ucb" in out and "rank " in out and "of 3" in out
@@ -568,20 +642,29 @@ def test_cli_rank_hint_before_refresh_and_delete(evaluator, capsys):
     assert evaluator.runs([int(sid)]).empty
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["submit", "nofile.py:make_agent", "--to", "NonStatLipschitz-v0"], "entry"),
-    (["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NoSuchEnv-v0"], "--to: unknown"),
-    (["submit", f"{SUBS / 'ucb_grid.py'}", "--to", "NonStatLipschitz-v0"], "entry"),
-    (["leaderboard", "NoSuchEnv-v0"], "unknown environment or task"),
-    (["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--author", "papergym"],
-     "reserved"),
-    (["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--name", "a\x1b[31mb"],
-     "printable"),
-    (["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--time-limit", "-1"],
-     "--time-limit"),
-    (["leaderboard", "--db", "mysql://x/y"], "--db"),
-    (["leaderboard", "--force"], "refresh"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["submit", "nofile.py:make_agent", "--to", "NonStatLipschitz-v0"], "entry"),
+        (["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NoSuchEnv-v0"], "--to: unknown"),
+        (["submit", f"{SUBS / 'ucb_grid.py'}", "--to", "NonStatLipschitz-v0"], "entry"),
+        (["leaderboard", "NoSuchEnv-v0"], "unknown environment or task"),
+        (
+            ["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--author", "papergym"],
+            "reserved",
+        ),
+        (
+            ["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--name", "a\x1b[31mb"],
+            "printable",
+        ),
+        (
+            ["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--time-limit", "-1"],
+            "--time-limit",
+        ),
+        (["leaderboard", "--db", "mysql://x/y"], "--db"),
+        (["leaderboard", "--force"], "refresh"),
+    ],
+)
 def test_cli_bad_arguments_exit_2(evaluator, capsys, argv, match):
     from papergym.leaderboard.cli import main
 
@@ -598,10 +681,25 @@ def test_leaderboard_on_postgres(postgres_url, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # the curves of a PostgreSQL board
     from papergym.leaderboard.cli import main
 
-    assert main(["leaderboard", "refresh", "NonStatLipschitz-v0", "--only", "mdbe", "--db", postgres_url,
-                 "--quiet"]) == 0
-    assert main(["submit", f"{SUBS / 'ucb_grid.py'}:make_agent", "--to", "NonStatLipschitz-v0", "--db",
-                 postgres_url, "--name", "pg-ucb", "--quiet"]) == 0
+    assert (
+        main(["leaderboard", "refresh", "NonStatLipschitz-v0", "--only", "mdbe", "--db", postgres_url, "--quiet"]) == 0
+    )
+    assert (
+        main(
+            [
+                "submit",
+                f"{SUBS / 'ucb_grid.py'}:make_agent",
+                "--to",
+                "NonStatLipschitz-v0",
+                "--db",
+                postgres_url,
+                "--name",
+                "pg-ucb",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     from papergym.leaderboard.board.store import Store
 
     with Store(postgres_url, curves_dir=tmp_path / "curves") as st:

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+
 from papergym.leaderboard.runner.bench import BenchResult
 from papergym.leaderboard.runner.compare import (
     CompareResult,
@@ -53,15 +54,28 @@ def _curves(agents=("a", "b", "c"), seeds=(0, 1, 2), T=50, extra=None):
 
 def _result(curves, runs_extra=None, **kw) -> CompareResult:
     last = curves.sort_values("t").groupby(["agent", "seed"]).tail(1)
-    runs = pd.DataFrame({"agent": last.agent, "role": last.role, "seed": last.seed, "status": "ok",
-                         "final_regret": last.cum_regret, "regret_half": np.nan, "flatness": np.nan,
-                         "seconds": 1.0, "sec_per_1k_steps": 1.0, "diagnostics": [{}] * len(last),
-                         "key": "k", "error": ""}).reset_index(drop=True)
+    runs = pd.DataFrame(
+        {
+            "agent": last.agent,
+            "role": last.role,
+            "seed": last.seed,
+            "status": "ok",
+            "final_regret": last.cum_regret,
+            "regret_half": np.nan,
+            "flatness": np.nan,
+            "seconds": 1.0,
+            "sec_per_1k_steps": 1.0,
+            "diagnostics": [{}] * len(last),
+            "key": "k",
+            "error": "",
+        }
+    ).reset_index(drop=True)
     for k, v in (runs_extra or {}).items():
         runs[k] = v
     summary = _summarise(runs, list(dict.fromkeys(curves.agent)))
-    return CompareResult(env_id=kw.pop("env_id", "X-v0"), env_kwargs={"horizon": 50}, runs=runs, curves=curves,
-                         summary=summary, **kw)
+    return CompareResult(
+        env_id=kw.pop("env_id", "X-v0"), env_kwargs={"horizon": 50}, runs=runs, curves=curves, summary=summary, **kw
+    )
 
 
 # ------------------------------------------------------------------------------------- FJSP figures
@@ -75,8 +89,15 @@ def test_fjsp_envs_declare_makespan_plot_kind():
 
 
 def test_fjsp_improve_compare_draws_makespan_gap_per_step(tmp_path):
-    res = compare("FJSPImprove-v0", agents=["random-p-search", "initial-solution"], seeds=[0, 1], horizon=12,
-                  env_kwargs={"instances": "sd2-10x5", "init": "mwkr"}, backend="serial", out=tmp_path / "c")
+    res = compare(
+        "FJSPImprove-v0",
+        agents=["random-p-search", "initial-solution"],
+        seeds=[0, 1],
+        horizon=12,
+        env_kwargs={"instances": "sd2-10x5", "init": "mwkr"},
+        backend="serial",
+        out=tmp_path / "c",
+    )
     assert res.plot_kind == "makespan" and res.figure_name == "makespan"
     c = res.curves
     assert "makespan" in c.columns and c.makespan.notna().all()
@@ -104,8 +125,10 @@ def test_fjsp_improve_compare_draws_makespan_gap_per_step(tmp_path):
 # ------------------------------------------------------------------------------------------ legends
 @pytest.mark.parametrize("kind", ["plain", "simple", "iterate", "logx"])
 def test_compare_legends_are_outside_the_axes(kind):
-    extra = {"simple": lambda i, s, t: {"simple_regret": 1.0 / t},
-             "iterate": lambda i, s, t: {"iterate_gap": 10.0 ** -t}}.get(kind)
+    extra = {
+        "simple": lambda i, s, t: {"simple_regret": 1.0 / t},
+        "iterate": lambda i, s, t: {"iterate_gap": 10.0**-t},
+    }.get(kind)
     res = _result(_curves(agents=tuple("abcdefgh"), extra=extra), log_x_panel=kind == "logx")
     fig = res.plot()
     assert _no_legend_overlap(fig) == 1
@@ -115,20 +138,48 @@ def test_compare_legends_are_outside_the_axes(kind):
 
 
 def test_bench_and_sweep_legends_outside_and_labels_with_units():
-    runs = pd.DataFrame({"instance": [f"i{k}" for k in range(6)] * 3, "label": ["s1"] * 6 + ["s2"] * 6 + ["s3"] * 6,
-                         "status": "ok", "seconds": 1.0, "par2_seconds": np.linspace(1, 20, 18),
-                         "passed_gate": 1.0})
-    b = BenchResult(task_id="NystromODE-v0", task_kwargs={}, primary="par2_seconds",
-                    metrics={"par2_seconds": "min", "passed_gate": "max"}, runs=runs, curves=pd.DataFrame(),
-                    summary=pd.DataFrame())
+    runs = pd.DataFrame(
+        {
+            "instance": [f"i{k}" for k in range(6)] * 3,
+            "label": ["s1"] * 6 + ["s2"] * 6 + ["s3"] * 6,
+            "status": "ok",
+            "seconds": 1.0,
+            "par2_seconds": np.linspace(1, 20, 18),
+            "passed_gate": 1.0,
+        }
+    )
+    b = BenchResult(
+        task_id="NystromODE-v0",
+        task_kwargs={},
+        primary="par2_seconds",
+        metrics={"par2_seconds": "min", "passed_gate": "max"},
+        runs=runs,
+        curves=pd.DataFrame(),
+        summary=pd.DataFrame(),
+    )
     fig = b.plot()
     assert fig.axes[0].get_ylabel() == "PAR-2 time [s] (median over seeds; lower is better)"
     assert _no_legend_overlap(fig) == 1
     plt.close(fig)
 
-    rows = [{"agent": a, "role": "paper", "horizon": T, "shifts": L, "phases": L + 1, "seed": s, "status": "ok",
-             "final_regret": (L + 1) ** 0.3 * T ** 0.6 * (1 + 0.1 * s), "L_tilde": float(L), "restarts": 0.0}
-            for a in ("mdbe", "other") for T in (256, 512, 1024) for L in (0, 2) for s in range(3)]
+    rows = [
+        {
+            "agent": a,
+            "role": "paper",
+            "horizon": T,
+            "shifts": L,
+            "phases": L + 1,
+            "seed": s,
+            "status": "ok",
+            "final_regret": (L + 1) ** 0.3 * T**0.6 * (1 + 0.1 * s),
+            "L_tilde": float(L),
+            "restarts": 0.0,
+        }
+        for a in ("mdbe", "other")
+        for T in (256, 512, 1024)
+        for L in (0, 2)
+        for s in range(3)
+    ]
     sw = sweep_summarise(pd.DataFrame(rows), ["mdbe", "other"], [0, 1, 2], {}, 1, [], n_boot=50)
     fig = sw.plot()
     assert _no_legend_overlap(fig) == 2
@@ -138,8 +189,10 @@ def test_bench_and_sweep_legends_outside_and_labels_with_units():
 
 
 def test_metric_label_units_and_statistic():
-    assert metric_label("par2_seconds", "median over seeds", "min") == \
-        "PAR-2 time [s] (median over seeds; lower is better)"
+    assert (
+        metric_label("par2_seconds", "median over seeds", "min")
+        == "PAR-2 time [s] (median over seeds; lower is better)"
+    )
     assert metric_label("peak_rss_mb") == "peak resident memory [MB]"
     assert metric_label("wall_ms", direction="max") == "wall [ms] (higher is better)"
     assert metric_label("accuracy") == "accuracy"
@@ -150,22 +203,49 @@ def test_games_table_names_the_cumulative_gap():
     res = _result(_curves(), regret_name="cumulative equilibrium gap  sum_k gap(profile_k)")
     head = res.format_table().splitlines()[0]
     assert "cumulative equilibrium gap" in head and "final regret" not in head
-    assert _result(_curves(), regret_name="cumulative pseudo-regret (from means)").regret_column == \
-        "cumulative pseudo-regret"
+    assert (
+        _result(_curves(), regret_name="cumulative pseudo-regret (from means)").regret_column
+        == "cumulative pseudo-regret"
+    )
     from papergym.envs.games import matrix_game
 
     assert _result(_curves(), regret_name=matrix_game.REGRET_NAME).regret_column == "cumulative equilibrium gap"
 
 
 def test_gate_failed_run_does_not_read_ok():
-    runs = pd.DataFrame({"instance": ["p1", "p2", "p3"], "label": "nystrom", "status": ["ok", "ok", "timeout"],
-                         "seconds": [1.0, 2.0, 9.0], "par2_seconds": [1.0, 120.0, 120.0],
-                         "passed_gate": [1.0, 0.0, 0.0]})
-    summary = pd.DataFrame([{"label": "nystrom", "solver": "nystrom", "role": "paper", "geo_mean": 24.0,
-                             "ci_low": 1.0, "ci_high": 120.0, "n_ok": 2, "n_failed": 1}])
-    b = BenchResult(task_id="NystromODE-v0", task_kwargs={}, primary="par2_seconds",
-                    metrics={"par2_seconds": "min", "passed_gate": "max"}, runs=runs, curves=pd.DataFrame(),
-                    summary=summary)
+    runs = pd.DataFrame(
+        {
+            "instance": ["p1", "p2", "p3"],
+            "label": "nystrom",
+            "status": ["ok", "ok", "timeout"],
+            "seconds": [1.0, 2.0, 9.0],
+            "par2_seconds": [1.0, 120.0, 120.0],
+            "passed_gate": [1.0, 0.0, 0.0],
+        }
+    )
+    summary = pd.DataFrame(
+        [
+            {
+                "label": "nystrom",
+                "solver": "nystrom",
+                "role": "paper",
+                "geo_mean": 24.0,
+                "ci_low": 1.0,
+                "ci_high": 120.0,
+                "n_ok": 2,
+                "n_failed": 1,
+            }
+        ]
+    )
+    b = BenchResult(
+        task_id="NystromODE-v0",
+        task_kwargs={},
+        primary="par2_seconds",
+        metrics={"par2_seconds": "min", "passed_gate": "max"},
+        runs=runs,
+        curves=pd.DataFrame(),
+        summary=summary,
+    )
     assert list(b.display_status()) == ["ok", "gate-failed", "timeout"]
     text = b.format_table()
     p2 = next(line for line in text.splitlines() if line.startswith("p2"))
@@ -201,10 +281,24 @@ def test_board_curves_show_every_ranked_entry_up_to_twenty_and_say_top_k_of_n():
     extra = [th._row(20 + i, f"extra{i}", "x", rank=7 + i, lo=7 + i, hi=7 + i, score=40.0 + i) for i in range(20)]
     bb.table = pd.concat([bb.table, pd.DataFrame(extra, columns=bb.table.columns)], ignore_index=True)
     t = np.arange(0, 101, 10, dtype=float)
-    bb.curves = pd.concat([bb.curves] + [pd.DataFrame({"submission_id": r["submission_id"], "name": r["name"],
-                                                       "role": r["role"], "t": t, "mean": r["score"] * t / 100,
-                                                       "ci_low": 0.0, "ci_high": r["score"] * t / 50})
-                                         for r in extra], ignore_index=True)
+    bb.curves = pd.concat(
+        [bb.curves]
+        + [
+            pd.DataFrame(
+                {
+                    "submission_id": r["submission_id"],
+                    "name": r["name"],
+                    "role": r["role"],
+                    "t": t,
+                    "mean": r["score"] * t / 100,
+                    "ci_low": 0.0,
+                    "ci_high": r["score"] * t / 50,
+                }
+            )
+            for r in extra
+        ],
+        ignore_index=True,
+    )
     ranked, _ = html.ordered_table(bb.table)
     made = html._curves_figure(bb, ranked, html.DEFAULT_TOP_K)
     fig, n, m = made

@@ -55,13 +55,16 @@ def test_show_cpsat(capsys, needs):
     assert "+0.00 % vs UB 40" in out and "OR-Tools" in out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["show", "no-such-instance"], "unknown instance 'no-such-instance'"),
-    (["show", "brandimarte/mk99"], "has no member 'mk99'"),
-    (["show", "nosuchset/x"], "unknown instance set"),
-    (["show", "mk01", "--solver", "simplex"], "unknown solver 'simplex'"),
-    (["show", "missing/file.fjs"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["show", "no-such-instance"], "unknown instance 'no-such-instance'"),
+        (["show", "brandimarte/mk99"], "has no member 'mk99'"),
+        (["show", "nosuchset/x"], "unknown instance set"),
+        (["show", "mk01", "--solver", "simplex"], "unknown solver 'simplex'"),
+        (["show", "missing/file.fjs"], "does not exist"),
+    ],
+)
 def test_bad_input_exits_2(argv, message, capsys):
     code, out, err = run(argv, capsys)
     assert code == 2
@@ -141,9 +144,23 @@ def test_convert_round_trips(tmp_path, capsys):
     assert code == 0 and read_fjs(tmp_path / "z.fjs") == orig
     # SchedulingLab .json
     js = tmp_path / "mk03.json"
-    js.write_text(json.dumps({"machines": orig.n_machines, "jobs": [
-        [[{"machine": int(k), "processing": int(orig.proc[o, k])} for k in np.flatnonzero(orig.proc[o] > 0)]
-         for o in orig.ops_of(j)] for j in range(orig.n_jobs)]}))
+    js.write_text(
+        json.dumps(
+            {
+                "machines": orig.n_machines,
+                "jobs": [
+                    [
+                        [
+                            {"machine": int(k), "processing": int(orig.proc[o, k])}
+                            for k in np.flatnonzero(orig.proc[o] > 0)
+                        ]
+                        for o in orig.ops_of(j)
+                    ]
+                    for j in range(orig.n_jobs)
+                ],
+            }
+        )
+    )
     code, _, err = run(["convert", js, tmp_path / "from_json.fjs"], capsys)
     assert code == 0, err
     assert read_fjs(tmp_path / "from_json.fjs") == orig

@@ -15,13 +15,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from papergym.leaderboard.board.ranking import TABLE_COLUMNS, BenchmarkBoard, Board
+
 from papergym.leaderboard.board import html as html_mod
 from papergym.leaderboard.board.html import (
     render_benchmark_page,
     render_index,
     write_site,
 )
+from papergym.leaderboard.board.ranking import TABLE_COLUMNS, BenchmarkBoard, Board
 from papergym.leaderboard.board.text import format_board_table
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")  # as tests/conftest.py
@@ -34,17 +35,47 @@ def _sha(i: int) -> str:
     return f"{i:02x}" * 32
 
 
-def _row(sid, name, author, role="submission", *, rank=None, lo=None, hi=None, tie=False, score=np.nan,
-         n_ok=20, n_error=0, n_timeout=0, status="ok", message=""):
+def _row(
+    sid,
+    name,
+    author,
+    role="submission",
+    *,
+    rank=None,
+    lo=None,
+    hi=None,
+    tie=False,
+    score=np.nan,
+    n_ok=20,
+    n_error=0,
+    n_timeout=0,
+    status="ok",
+    message="",
+):
     ranked = rank is not None
     nan = np.nan
     return {
-        "submission_id": sid, "name": name, "author": author, "role": role, "ranked": ranked,
-        "rank": float(rank) if ranked else nan, "rank_lo": float(lo) if ranked else nan,
-        "rank_hi": float(hi) if ranked else nan, "tie": tie, "score": score,
-        "ci_low": score - 0.5 if np.isfinite(score) else nan, "ci_high": score + 0.5 if np.isfinite(score) else nan,
-        "n_runs": n_ok + n_error + n_timeout, "n_ok": n_ok, "n_error": n_error, "n_timeout": n_timeout,
-        "n_oom": 0, "n_invalid_action": 0, "status": status, "message": message, "code_sha256": _sha(sid),
+        "submission_id": sid,
+        "name": name,
+        "author": author,
+        "role": role,
+        "ranked": ranked,
+        "rank": float(rank) if ranked else nan,
+        "rank_lo": float(lo) if ranked else nan,
+        "rank_hi": float(hi) if ranked else nan,
+        "tie": tie,
+        "score": score,
+        "ci_low": score - 0.5 if np.isfinite(score) else nan,
+        "ci_high": score + 0.5 if np.isfinite(score) else nan,
+        "n_runs": n_ok + n_error + n_timeout,
+        "n_ok": n_ok,
+        "n_error": n_error,
+        "n_timeout": n_timeout,
+        "n_oom": 0,
+        "n_invalid_action": 0,
+        "status": status,
+        "message": message,
+        "code_sha256": _sha(sid),
         "date": f"2025-06-{sid:02d}T08:30:00+00:00",
     }
 
@@ -62,8 +93,7 @@ def env_board() -> BenchmarkBoard:
         _row(3, "gamma", "gus", role="baseline", rank=2, lo=2, hi=3, tie=True, score=12.0),
         _row(5, "eps", "eve", rank=5, lo=4, hi=6, score=25.0),
         _row(6, "zeta", "zoe", rank=6, lo=5, hi=6, score=30.0),
-        _row(8, "crashy", "carl", n_ok=3, n_error=17, status="error",
-             message="ZeroDivisionError: division by zero"),
+        _row(8, "crashy", "carl", n_ok=3, n_error=17, status="error", message="ZeroDivisionError: division by zero"),
         _row(9, "slowpoke", "sam", n_ok=18, n_timeout=2, status="partial", message="2 runs hit the time limit"),
     ]
     table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
@@ -73,12 +103,31 @@ def env_board() -> BenchmarkBoard:
         if r["status"] != "ok":
             continue
         mean = r["score"] * np.log1p(t) / np.log1p(t[-1])
-        curves.append(pd.DataFrame({"submission_id": r["submission_id"], "name": r["name"], "role": r["role"],
-                                    "t": t, "mean": mean, "ci_low": mean * 0.9, "ci_high": mean * 1.1}))
+        curves.append(
+            pd.DataFrame(
+                {
+                    "submission_id": r["submission_id"],
+                    "name": r["name"],
+                    "role": r["role"],
+                    "t": t,
+                    "mean": mean,
+                    "ci_low": mean * 0.9,
+                    "ci_high": mean * 1.1,
+                }
+            )
+        )
     return BenchmarkBoard(
-        benchmark_id="ToyBandit-v0", kind="env", version="1.2", metric="final cumulative regret R_T",
-        direction="min", description="A toy bandit with a $5 budget & <hidden> peaks.",
-        strata=["smooth", "rough"], n_seeds=10, table=table, curves=pd.concat(curves, ignore_index=True))
+        benchmark_id="ToyBandit-v0",
+        kind="env",
+        version="1.2",
+        metric="final cumulative regret R_T",
+        direction="min",
+        description="A toy bandit with a $5 budget & <hidden> peaks.",
+        strata=["smooth", "rough"],
+        n_seeds=10,
+        table=table,
+        curves=pd.concat(curves, ignore_index=True),
+    )
 
 
 def task_board() -> BenchmarkBoard:
@@ -88,32 +137,68 @@ def task_board() -> BenchmarkBoard:
         _row(13, "exact", "papergym", role="reference", score=0.1),
     ]
     tau = np.array([1.0, 1.5, 2.0, 4.0, 8.0, 16.0])
-    profile = {"fast-solver": ("submission", [.6, .8, .9, 1, 1, 1]),
-               "slow $\\foo$ solver": ("submission", [.4, .5, .6, .8, .9, 1]),
-               "exact": ("reference", [1.0] * 6)}
-    prof = pd.concat([pd.DataFrame({"name": n, "role": role, "tau": tau, "fraction": f})
-                      for n, (role, f) in profile.items()], ignore_index=True)
+    profile = {
+        "fast-solver": ("submission", [0.6, 0.8, 0.9, 1, 1, 1]),
+        "slow $\\foo$ solver": ("submission", [0.4, 0.5, 0.6, 0.8, 0.9, 1]),
+        "exact": ("reference", [1.0] * 6),
+    }
+    prof = pd.concat(
+        [pd.DataFrame({"name": n, "role": role, "tau": tau, "fraction": f}) for n, (role, f) in profile.items()],
+        ignore_index=True,
+    )
     return BenchmarkBoard(
-        benchmark_id="ToySolve-v0", kind="task", version="0.3", metric="time to 1e-6 relative error",
-        direction="min", description="A toy solver task.", strata=["n=1e3"], n_seeds=5,
-        table=pd.DataFrame(rows, columns=list(TABLE_COLUMNS)), curves=None, profiles=prof)
+        benchmark_id="ToySolve-v0",
+        kind="task",
+        version="0.3",
+        metric="time to 1e-6 relative error",
+        direction="min",
+        description="A toy solver task.",
+        strata=["n=1e3"],
+        n_seeds=5,
+        table=pd.DataFrame(rows, columns=list(TABLE_COLUMNS)),
+        curves=None,
+        profiles=prof,
+    )
 
 
 def empty_board() -> BenchmarkBoard:
     return BenchmarkBoard(
-        benchmark_id="Empty-v0", kind="env", version="1", metric="final regret", direction="max",
-        description="Nobody has submitted.", strata=["a"], n_seeds=3,
-        table=pd.DataFrame(columns=list(TABLE_COLUMNS)), curves=pd.DataFrame(
-            columns=["submission_id", "name", "role", "t", "mean", "ci_low", "ci_high"]))
+        benchmark_id="Empty-v0",
+        kind="env",
+        version="1",
+        metric="final regret",
+        direction="max",
+        description="Nobody has submitted.",
+        strata=["a"],
+        n_seeds=3,
+        table=pd.DataFrame(columns=list(TABLE_COLUMNS)),
+        curves=pd.DataFrame(columns=["submission_id", "name", "role", "t", "mean", "ci_low", "ci_high"]),
+    )
 
 
 def full_board() -> Board:
-    overall = pd.DataFrame([
-        {"name": "alpha", "author": "ann", "n_benchmarks": 2, "benchmarks": ["ToyBandit-v0", "ToySolve-v0"],
-         "iqm": 0.9, "ci_low": 0.8, "ci_high": 0.95},
-        {"name": HOSTILE, "author": "mallory & <b>co</b>", "n_benchmarks": 1, "benchmarks": "ToyBandit-v0",
-         "iqm": 0.5, "ci_low": 0.3, "ci_high": 0.7},
-    ])
+    overall = pd.DataFrame(
+        [
+            {
+                "name": "alpha",
+                "author": "ann",
+                "n_benchmarks": 2,
+                "benchmarks": ["ToyBandit-v0", "ToySolve-v0"],
+                "iqm": 0.9,
+                "ci_low": 0.8,
+                "ci_high": 0.95,
+            },
+            {
+                "name": HOSTILE,
+                "author": "mallory & <b>co</b>",
+                "n_benchmarks": 1,
+                "benchmarks": "ToyBandit-v0",
+                "iqm": 0.5,
+                "ci_low": 0.3,
+                "ci_high": 0.7,
+            },
+        ]
+    )
     return Board(benchmarks=[env_board(), task_board(), empty_board()], overall=overall, generated=GEN)
 
 
@@ -140,7 +225,7 @@ def test_text_table_content_and_order():
     order = [n for n in [*RANKED_NAMES, "oracle-lines", "crashy", "slowpoke"]]
     pos = [out.index(n) for n in order]
     assert pos == sorted(pos)
-    table = lines[lines.index(next(ln for ln in lines if ln.startswith("----"))) + 1:lines.index("unranked:")]
+    table = lines[lines.index(next(ln for ln in lines if ln.startswith("----"))) + 1 : lines.index("unranked:")]
     assert lines[4].split()[:3] == ["rank", "95%", "rank"] and all(ln == ln.rstrip() for ln in lines)
     row = {n: next(ln for ln in table if n in ln) for n in order}
     assert row["alpha"].split()[:2] == ["1", "1-2"]
@@ -154,7 +239,7 @@ def test_text_table_content_and_order():
     assert _sha(1)[:12] in row["alpha"] and _sha(1) not in out
     assert "2025-06-01 08:30" in row["alpha"]
     # notes for unranked rows, after the table
-    notes = out[out.index("unranked:"):]
+    notes = out[out.index("unranked:") :]
     assert "oracle-lines (papergym): reference line (oracle), never ranked" in notes
     assert "crashy (carl): error: ZeroDivisionError: division by zero" in notes
     assert "slowpoke (sam): partial" in notes
@@ -210,7 +295,7 @@ def test_benchmark_page_table_escaping_and_figures():
     ids = set(re.findall(r'\bid="([^"]+)"', page))
     refs = set(re.findall(r'(?:href="#|url\(#)([^")]+)', page))
     assert refs and refs <= ids
-    assert len(render_benchmark_page(env_board(), generated=GEN, top_k=2).split('-curve-')) - 1 == 2
+    assert len(render_benchmark_page(env_board(), generated=GEN, top_k=2).split("-curve-")) - 1 == 2
 
 
 def test_task_page_profiles_and_empty_board():
@@ -230,18 +315,24 @@ def test_index_page():
     for bid in ("ToyBandit-v0", "ToySolve-v0", "Empty-v0"):
         assert f'<a href="{bid}.html">{bid}</a>' in page
     assert HOSTILE not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    overall = page[page.index('id="overall"'):page.index("<h2>Benchmarks")]
+    overall = page[page.index('id="overall"') : page.index("<h2>Benchmarks")]
     assert overall.index("alpha") < overall.index("&lt;script&gt;")
     assert '<td class="num" data-v="0.9">0.9000</td>' in overall
     # top 3 of the env board, in rank order, with the link to the rest
-    env = page[page.index('id="b-ToyBandit-v0"'):page.index('id="b-ToySolve-v0"')]
-    assert [n for n in ("alpha", "&lt;script&gt;", "gamma", "delta") if n in env] == ["alpha", "&lt;script&gt;",
-                                                                                       "gamma"]
+    env = page[page.index('id="b-ToyBandit-v0"') : page.index('id="b-ToySolve-v0"')]
+    assert [n for n in ("alpha", "&lt;script&gt;", "gamma", "delta") if n in env] == [
+        "alpha",
+        "&lt;script&gt;",
+        "gamma",
+    ]
     assert "All 6 ranked and 3 unranked entries" in env
-    empty = page[page.index('id="b-Empty-v0"'):]
+    empty = page[page.index('id="b-Empty-v0"') :]
     assert "No submissions yet." in empty
-    assert "No ranked submissions yet." in render_index(Board([], pd.DataFrame(columns=[
-        "name", "author", "n_benchmarks", "benchmarks", "iqm", "ci_low", "ci_high"]), GEN))
+    assert "No ranked submissions yet." in render_index(
+        Board(
+            [], pd.DataFrame(columns=["name", "author", "n_benchmarks", "benchmarks", "iqm", "ci_low", "ci_high"]), GEN
+        )
+    )
 
 
 def test_write_site_files_and_atomicity(tmp_path, monkeypatch):
@@ -269,8 +360,13 @@ def test_write_site_files_and_atomicity(tmp_path, monkeypatch):
 
     index = write_site(board, out)
     assert index == out / "index.html"
-    assert sorted(p.name for p in out.iterdir()) == ["Empty-v0.html", "ToyBandit-v0.html", "ToySolve-v0.html",
-                                                     "index.html", "unrelated.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "Empty-v0.html",
+        "ToyBandit-v0.html",
+        "ToySolve-v0.html",
+        "index.html",
+        "unrelated.txt",
+    ]
     assert (out / "unrelated.txt").read_text() == "keep me"
     assert index.read_text().startswith("<!DOCTYPE html>")
     assert oct(index.stat().st_mode & 0o777) == "0o644"
@@ -320,9 +416,18 @@ def test_site_in_headless_chromium(tmp_path, needs):
 
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(
-            executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"), timeout=20_000,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
+            timeout=20_000,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
         try:
             ctx = browser.new_context(viewport={"width": 1280, "height": 900})
             ctx.set_default_timeout(10_000)

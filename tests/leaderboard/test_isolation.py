@@ -16,8 +16,9 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-import papergym.envs  # noqa: F401 - registers the envs
 import pytest
+
+import papergym.envs  # noqa: F401 - registers the envs
 from papergym.leaderboard.board import isolation as iso
 from papergym.leaderboard.board import process as sb_mod
 from papergym.leaderboard.board.sandbox import (
@@ -79,10 +80,13 @@ def _step(sess, n: int = 1) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------- memory
-@pytest.mark.parametrize("hog,limits", [
-    ("memfd_hog", dataclasses.replace(LIM, memory_mb=512)),  # memfds of 192 MiB: below RLIMIT_FSIZE
-    ("tmpfs_hog", dataclasses.replace(LIM, memory_mb=512, file_size_mb=2048)),  # tmpfs big enough: memory binds
-])
+@pytest.mark.parametrize(
+    "hog,limits",
+    [
+        ("memfd_hog", dataclasses.replace(LIM, memory_mb=512)),  # memfds of 192 MiB: below RLIMIT_FSIZE
+        ("tmpfs_hog", dataclasses.replace(LIM, memory_mb=512, file_size_mb=2048)),  # tmpfs big enough: memory binds
+    ],
+)
 def test_memory_that_rlimit_as_misses_is_oom(problem, full, hog, limits):
     """Holding 1.5 GiB in memfds / tmpfs files (invisible to RLIMIT_AS) under a 512 MiB limit ends as oom,
     and the OOM-killed sandbox leaves nothing behind."""
@@ -207,8 +211,10 @@ def test_uid_pool_locks_across_processes(full):
     import sys
 
     first = iso.acquire_uid()
-    code = ("import sys\nfrom papergym.leaderboard.board import isolation as iso\n"
-            "l = iso.acquire_uid(); print(l.uid, flush=True); sys.stdin.read(); l.release()")
+    code = (
+        "import sys\nfrom papergym.leaderboard.board import isolation as iso\n"
+        "l = iso.acquire_uid(); print(l.uid, flush=True); sys.stdin.read(); l.release()"
+    )
     other = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         theirs = int(other.stdout.readline())
@@ -239,8 +245,14 @@ def _patched(monkeypatch, **changes) -> iso.IsolationStatus:
 
 
 def test_full_refuses_when_a_piece_is_missing(problem, monkeypatch):
-    _patched(monkeypatch, seccomp_ok=False, seccomp_reason="libseccomp missing (test)",
-             cgroup_version=1, cgroup_controllers=("memory",), cgroup_reason="pids and cpu not mounted (test)")
+    _patched(
+        monkeypatch,
+        seccomp_ok=False,
+        seccomp_reason="libseccomp missing (test)",
+        cgroup_version=1,
+        cgroup_controllers=("memory",),
+        cgroup_reason="pids and cpu not mounted (test)",
+    )
     for cls, attr in ((SandboxedAgentSession, "good_batched.py"), (SandboxedSolverSession, "solver_good.py")):
         with pytest.raises(SandboxUnavailable) as e:
             cls(SUB / attr, "Agent" if cls is SandboxedAgentSession else "Solver", sandbox="full")
@@ -283,8 +295,13 @@ def test_submit_fails_closed_and_stores_nothing(tmp_path, monkeypatch):
     store = Store()
     try:
         with pytest.raises(SandboxUnavailable, match="--unsafe-no-sandbox"):
-            E.submit(store, f"{SUB / 'good_batched.py'}:Agent", "NonStatLipschitz-v0", author="tester",
-                     secret="0123456789abcdef0123456789abcdef")
+            E.submit(
+                store,
+                f"{SUB / 'good_batched.py'}:Agent",
+                "NonStatLipschitz-v0",
+                author="tester",
+                secret="0123456789abcdef0123456789abcdef",
+            )
         assert len(store.submissions()) == 0
     finally:
         store.close()
@@ -293,8 +310,12 @@ def test_submit_fails_closed_and_stores_nothing(tmp_path, monkeypatch):
 def test_status_reports_every_missing_piece():
     st = iso.IsolationStatus(False, "no bwrap", None, (), "no cgroup", False, "no seccomp", False, "not root")
     assert not st.full and not st.cgroup_ok
-    assert st.missing() == ["bubblewrap: no bwrap", "cgroup (memory, pids, cpu; usable: none): no cgroup",
-                            "seccomp: no seccomp", "per-job uid: not root"]
+    assert st.missing() == [
+        "bubblewrap: no bwrap",
+        "cgroup (memory, pids, cpu; usable: none): no cgroup",
+        "seccomp: no seccomp",
+        "per-job uid: not root",
+    ]
     ok = iso.IsolationStatus(True, "", 2, ("memory", "pids", "cpu"), "", True, "", True, "")
     assert ok.full and ok.missing() == []
     assert iso.isolation_status() is iso.isolation_status()  # probed once
@@ -317,8 +338,7 @@ def test_job_cgroup_limits_and_removal(full):
             assert Path(f["memory"], "memory.limit_in_bytes").read_text().strip() == str(300 << 20)
             assert Path(f["cpu"], "cpu.cfs_quota_us").read_text().strip() == "50000"
         assert Path(f["pids"], "pids.max").read_text().strip() == "7"
-        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
-                             preexec_fn=job.join)  # noqa: PLW1509 - joins between fork and exec, as the sandbox does
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], preexec_fn=job.join)  # noqa: PLW1509 - joins between fork and exec, as the sandbox does
         deadline = time.monotonic() + 5
         while p.pid not in job.pids() and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -342,8 +362,9 @@ def test_folders_of_a_killed_evaluator_are_swept(full):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()  # a pid that no longer runs: the "killed evaluator"
     layout = iso.usable_layout(iso.isolation_status())
-    stale = iso.JobCgroup(layout, memory_bytes=256 << 20, tasks=8, cpus=1.0,
-                          name=f"job-{iso._pid_ns()}-{dead.pid}-deadbeef")
+    stale = iso.JobCgroup(
+        layout, memory_bytes=256 << 20, tasks=8, cpus=1.0, name=f"job-{iso._pid_ns()}-{dead.pid}-deadbeef"
+    )
     orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], preexec_fn=stale.join)  # noqa: PLW1509
     folders = list(stale.folders.values())
     fresh = iso.JobCgroup(layout, memory_bytes=256 << 20, tasks=8, cpus=1.0)

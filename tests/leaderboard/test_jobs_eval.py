@@ -10,6 +10,7 @@ import json
 import gymnasium as gym
 import numpy as np
 import pytest
+
 from papergym.leaderboard.board import evaluate as E
 from papergym.leaderboard.board.configs import EnvBoardConfig, board_version, stratum_seeds
 from papergym.leaderboard.board.jobs import Job
@@ -78,8 +79,18 @@ def _sandbox() -> str:
 
 
 def _job(code: str, split: str, sid: int = 7, cfg: EnvBoardConfig = CFG) -> Job:
-    return Job(submission_id=sid, benchmark_id=cfg.benchmark_id, version=board_version(cfg), name="x",
-               author="a", kind="agent", split=split, code=code.encode(), code_name="agent.py", attr="Agent")
+    return Job(
+        submission_id=sid,
+        benchmark_id=cfg.benchmark_id,
+        version=board_version(cfg),
+        name="x",
+        author="a",
+        kind="agent",
+        split=split,
+        code=code.encode(),
+        code_name="agent.py",
+        attr="Agent",
+    )
 
 
 def _mean_regret(outcome) -> float:

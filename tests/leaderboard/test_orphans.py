@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from papergym_tests import require
 
 ENV = "NonStatLipschitz-v0"
@@ -58,9 +59,28 @@ def _gone(pid: int) -> bool:
 
 def _kill_and_check(tmp_path, backend: str, is_worker) -> None:
     """Start a busy 2-worker comparison, wait for its workers, ``kill -9`` it, check nothing is left."""
-    cmd = [sys.executable, "-m", "papergym.leaderboard.cli", "compare", ENV, "--agents", "uniform-random,binning-ucb",
-           "--seeds", "2", "--horizon", "100000000", "--backend", backend, "--n-jobs", "2", "--quiet",
-           "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "papergym.leaderboard.cli",
+        "compare",
+        ENV,
+        "--agents",
+        "uniform-random,binning-ucb",
+        "--seeds",
+        "2",
+        "--horizon",
+        "100000000",
+        "--backend",
+        backend,
+        "--n-jobs",
+        "2",
+        "--quiet",
+        "--out",
+        str(tmp_path / "out"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     descendants: dict[int, list[str]] = {}
@@ -101,11 +121,18 @@ def _kill_and_check(tmp_path, backend: str, is_worker) -> None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
 def test_loky_workers_die_with_a_killed_compare(tmp_path):
-    _kill_and_check(tmp_path, "joblib", lambda argv: any("loky" in a for a in argv) and "resource_tracker" not in " ".join(argv))
+    _kill_and_check(
+        tmp_path, "joblib", lambda argv: any("loky" in a for a in argv) and "resource_tracker" not in " ".join(argv)
+    )
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
 def test_dask_local_cluster_workers_die_with_a_killed_compare(tmp_path):
     require("distributed", "dask")
-    _kill_and_check(tmp_path, "dask", lambda argv: any("multiprocessing" in a or "spawn_main" in a for a in argv)
-                    and "resource_tracker" not in " ".join(argv))
+    _kill_and_check(
+        tmp_path,
+        "dask",
+        lambda argv: (
+            any("multiprocessing" in a or "spawn_main" in a for a in argv) and "resource_tracker" not in " ".join(argv)
+        ),
+    )

@@ -17,8 +17,9 @@ SEEDS = [0, 1, 2]
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
-    res = compare(ENV, AGENTS, SEEDS, horizon=200, backend="serial", out=tmp_path_factory.mktemp("rliable"),
-                  cache=False)
+    res = compare(
+        ENV, AGENTS, SEEDS, horizon=200, backend="serial", out=tmp_path_factory.mktemp("rliable"), cache=False
+    )
     assert (res.runs.status == "ok").all(), res.errors
     return res
 
@@ -39,7 +40,8 @@ def test_iqm_with_stratified_bootstrap_interval(result, needs):
     metrics = needs("rliable.metrics", "test")
     scores = _scores(result)
     point, interval = rly.get_interval_estimates(
-        scores, lambda x: np.array([metrics.aggregate_iqm(x)]), reps=300, confidence_interval_size=0.95)
+        scores, lambda x: np.array([metrics.aggregate_iqm(x)]), reps=300, confidence_interval_size=0.95
+    )
     for agent, x in scores.items():
         iqm = float(point[agent][0])
         assert np.isfinite(iqm)

@@ -61,8 +61,17 @@ def test_cell_key_is_canonical_and_order_independent():
     a = Cell(ENV, "h", {"instance": "x", "horizon": 5}, "mdbe", "c", {"c0": 0.4, "start_grid": "all"}, 3)
     b = Cell(ENV, "h", {"horizon": 5, "instance": "x"}, "mdbe", "c", {"start_grid": "all", "c0": 0.4}, 3)
     assert cell_key(a) == cell_key(b)
-    assert cell_key(a) == cell_key(Cell(ENV, "h", {"horizon": np.int64(5), "instance": "x"}, "mdbe", "c",
-                                        {"c0": np.float64(0.4), "start_grid": "all"}, 3))
+    assert cell_key(a) == cell_key(
+        Cell(
+            ENV,
+            "h",
+            {"horizon": np.int64(5), "instance": "x"},
+            "mdbe",
+            "c",
+            {"c0": np.float64(0.4), "start_grid": "all"},
+            3,
+        )
+    )
     for other in (
         Cell(ENV, "h", {"instance": "x", "horizon": 5}, "mdbe", "c", {"c0": 0.4, "start_grid": "all"}, 4),
         Cell(ENV, "h", {"instance": "x", "horizon": 6}, "mdbe", "c", {"c0": 0.4, "start_grid": "all"}, 3),
@@ -75,8 +84,15 @@ def test_cell_key_is_canonical_and_order_independent():
 def test_defaults_fill_the_key(tmp_path):
     # the same env spelled with and without its default kwargs is the same cell
     r1 = compare(ENV, ["uniform-random"], [0], horizon=64, backend="serial", out=tmp_path)
-    r2 = compare(ENV, ["uniform-random"], [0], horizon=64, env_kwargs={"instance": "two-peak-cyclic"},
-                 backend="serial", out=tmp_path)
+    r2 = compare(
+        ENV,
+        ["uniform-random"],
+        [0],
+        horizon=64,
+        env_kwargs={"instance": "two-peak-cyclic"},
+        backend="serial",
+        out=tmp_path,
+    )
     assert r1.runs.key.tolist() == r2.runs.key.tolist()
 
 
@@ -93,17 +109,39 @@ def test_every_agent_runs_batched_and_per_run_with_identical_results(tmp_path):
 
 
 def test_batching_does_not_change_a_run(tmp_path):
-    one = compare(ENV, ["mdbe", "exp3s"], [0, 1, 2, 3], horizon=400, backend="serial", batch_size=1,
-                  out=tmp_path / "a", cache=False)
-    four = compare(ENV, ["mdbe", "exp3s"], [0, 1, 2, 3], horizon=400, backend="serial", batch_size=4,
-                   out=tmp_path / "b", cache=False)
+    one = compare(
+        ENV,
+        ["mdbe", "exp3s"],
+        [0, 1, 2, 3],
+        horizon=400,
+        backend="serial",
+        batch_size=1,
+        out=tmp_path / "a",
+        cache=False,
+    )
+    four = compare(
+        ENV,
+        ["mdbe", "exp3s"],
+        [0, 1, 2, 3],
+        horizon=400,
+        backend="serial",
+        batch_size=4,
+        out=tmp_path / "b",
+        cache=False,
+    )
     pd.testing.assert_frame_equal(_curves(one), _curves(four), check_exact=True)
 
 
 def test_backends_agree_bit_for_bit(tmp_path, needs):
     needs("distributed")
-    kw = dict(agents=["mdbe", "binning-ucb", "uniform-random"], seeds=[0, 1, 2], horizon=500,
-              env_kwargs={"instance": "piecewise-tents"}, cache=False, n_jobs=2)
+    kw = dict(
+        agents=["mdbe", "binning-ucb", "uniform-random"],
+        seeds=[0, 1, 2],
+        horizon=500,
+        env_kwargs={"instance": "piecewise-tents"},
+        cache=False,
+        n_jobs=2,
+    )
     res = {b: compare(ENV, backend=b, out=tmp_path / b, **kw) for b in ("serial", "joblib", "dask")}
     for b in ("joblib", "dask"):
         pd.testing.assert_frame_equal(_curves(res["serial"]), _curves(res[b]), check_exact=True)
@@ -121,8 +159,14 @@ def test_cache_and_resume_after_interruption(tmp_path, monkeypatch):
         return real(env_id, kwargs, agent, hp, seeds, mode)
 
     monkeypatch.setattr(runner, "run_cells", counting)
-    kw = dict(agents=["binning-ucb", "uniform-random"], seeds=[0, 1, 2], horizon=200, backend="serial",
-              out=tmp_path, batch_size=3)
+    kw = dict(
+        agents=["binning-ucb", "uniform-random"],
+        seeds=[0, 1, 2],
+        horizon=200,
+        backend="serial",
+        out=tmp_path,
+        batch_size=3,
+    )
     interrupt = True
     with pytest.raises(KeyboardInterrupt):
         compare(ENV, **kw)
@@ -146,8 +190,9 @@ def test_cache_and_resume_after_interruption(tmp_path, monkeypatch):
 
 
 def test_failed_cells_are_recorded_never_cached(tmp_path, broken_agents):
-    res = compare(ENV, ["test-failing", "test-illegal", "uniform-random"], [0, 1], horizon=50,
-                  backend="serial", out=tmp_path)
+    res = compare(
+        ENV, ["test-failing", "test-illegal", "uniform-random"], [0, 1], horizon=50, backend="serial", out=tmp_path
+    )
     st = res.runs.set_index(["agent", "seed"]).status
     assert st["test-failing"].tolist() == ["error", "error"]
     assert st["test-illegal"].tolist() == ["invalid_action", "invalid_action"]
@@ -163,8 +208,14 @@ def test_failed_cells_are_recorded_never_cached(tmp_path, broken_agents):
 
 
 def test_summary_table_and_figure(tmp_path):
-    res = compare(ENV, ["binning-ucb", "binning-ucb-oracle", "uniform-random"], range(4), horizon=400,
-                  backend="serial", out=tmp_path / "cells")
+    res = compare(
+        ENV,
+        ["binning-ucb", "binning-ucb-oracle", "uniform-random"],
+        range(4),
+        horizon=400,
+        backend="serial",
+        out=tmp_path / "cells",
+    )
     s = res.summary
     assert list(s.agent)[-1] == "binning-ucb-oracle"  # oracle reference listed last
     for _, r in s.iterrows():
@@ -208,8 +259,15 @@ def test_instance_metrics_scores_and_detections(tmp_path, monkeypatch):
     import gymnasium as gym
 
     kw = {"instance": "piecewise-tents", "phases": 4}
-    res = compare(ENV, ["binning-ucb-oracle", "mdbe", "uniform-random"], [0, 1], horizon=3000, env_kwargs=kw,
-                  backend="serial", out=tmp_path)
+    res = compare(
+        ENV,
+        ["binning-ucb-oracle", "mdbe", "uniform-random"],
+        [0, 1],
+        horizon=3000,
+        env_kwargs=kw,
+        backend="serial",
+        out=tmp_path,
+    )
     env = gym.make(ENV, horizon=3000, **kw)
     env.reset(seed=1)
     shifts = env.unwrapped.oracle.significant_shifts()

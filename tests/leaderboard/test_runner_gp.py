@@ -30,8 +30,9 @@ def _reference_run(agent, seed, **kw):
 
 def test_simple_regret_flatness_and_diagnostics(tmp_path):
     kw = {"d": 1, "horizon": 40, "kernel": "matern-2.5"}
-    res = compare(ENV, agents=["gp-ucb", "mvr", "uniform-random"], seeds=[0, 1, 2], env_kwargs=kw, backend="serial",
-                  out=tmp_path)
+    res = compare(
+        ENV, agents=["gp-ucb", "mvr", "uniform-random"], seeds=[0, 1, 2], env_kwargs=kw, backend="serial", out=tmp_path
+    )
     assert res.env_kwargs["lengthscale"] == 0.1 and res.env_kwargs["n_candidates"] == 1000  # resolved defaults
     assert res.has_simple_regret
     for agent in ("gp-ucb", "uniform-random"):
@@ -63,24 +64,52 @@ def test_every_gp_agent_runs_through_the_runner(tmp_path):
     names = [a.name for a in list_agents(ENV)]
     assert {"gp-ucb", "gp-ucb-srinivas", "pe-mvr", "reds", "mvr", "gp-ei", "gp-ts", "uniform-random"} <= set(names)
     for mode in ("discrete", "continuous"):
-        res = compare(ENV, seeds=[5], env_kwargs={"d": 2, "horizon": 12, "action_mode": mode}, backend="serial",
-                      out=tmp_path / mode)
+        res = compare(
+            ENV,
+            seeds=[5],
+            env_kwargs={"d": 2, "horizon": 12, "action_mode": mode},
+            backend="serial",
+            out=tmp_path / mode,
+        )
         assert not res.errors and (res.runs.status == "ok").all()
         assert (res.runs.final_regret >= 0).all() and (res.runs.simple_regret >= 0).all()
 
 
 def test_lipschitz_table_has_no_simple_regret(tmp_path):
-    res = compare("NonStatLipschitz-v0", agents=["uniform-random"], seeds=[0], horizon=50, backend="serial",
-                  out=tmp_path)
+    res = compare(
+        "NonStatLipschitz-v0", agents=["uniform-random"], seeds=[0], horizon=50, backend="serial", out=tmp_path
+    )
     assert not res.has_simple_regret and "simple regret" not in res.format_table()
     assert len(res.plot().axes) == 1
 
 
 def test_the_issue_command(tmp_path, capsys):
     out = tmp_path / "res"
-    code = main(["compare", ENV, "--kernel", "se", "--dim", "2", "--lengthscale", "0.2", "--seeds", "3",
-                 "--horizon", "30", "--agents", "gp-ucb,pe-mvr,gp-ei", "--backend", "serial", "--out", str(out),
-                 "--cache-dir", str(tmp_path / "c"), "--quiet"])
+    code = main(
+        [
+            "compare",
+            ENV,
+            "--kernel",
+            "se",
+            "--dim",
+            "2",
+            "--lengthscale",
+            "0.2",
+            "--seeds",
+            "3",
+            "--horizon",
+            "30",
+            "--agents",
+            "gp-ucb,pe-mvr,gp-ei",
+            "--backend",
+            "serial",
+            "--out",
+            str(out),
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--quiet",
+        ]
+    )
     assert code == 0
     text = capsys.readouterr().out
     assert "d=2" in text and "kernel=se" in text and "lengthscale=0.2" in text
@@ -90,13 +119,16 @@ def test_the_issue_command(tmp_path, capsys):
         assert (out / f).exists()
 
 
-@pytest.mark.parametrize("argv,expect", [
-    (["--kernel", "rbf"], ["kernel", "se", "matern-1.5"]),
-    (["--dim", "2", "--d", "2"], ["--dim", "alias"]),
-    (["--lengthscale", "-1"], ["lengthscale"]),
-    (["--action-mode", "grid"], ["action_mode", "discrete", "continuous"]),
-    (["--hp", "gp-ucb.beta=2"], ["beta", "beta_sqrt"]),
-])
+@pytest.mark.parametrize(
+    "argv,expect",
+    [
+        (["--kernel", "rbf"], ["kernel", "se", "matern-1.5"]),
+        (["--dim", "2", "--d", "2"], ["--dim", "alias"]),
+        (["--lengthscale", "-1"], ["lengthscale"]),
+        (["--action-mode", "grid"], ["action_mode", "discrete", "continuous"]),
+        (["--hp", "gp-ucb.beta=2"], ["beta", "beta_sqrt"]),
+    ],
+)
 def test_bad_gp_values_exit_2(argv, expect, tmp_path, capsys):
     out, cache = tmp_path / "o", tmp_path / "c"
     assert main(["compare", ENV, *argv, "--out", str(out), "--cache-dir", str(cache)]) == 2

@@ -36,8 +36,15 @@ def _reference(agent, seed, **kw):
 @pytest.mark.parametrize("mode", ["batched", "per-run"])
 def test_static_regret_on_a_switching_adversary(tmp_path, mode):
     kw = {"instance": "oblivious-switching", "horizon": 400, "d": 6, "m": 2, "gap": 0.4}
-    res = compare(ENV, agents=["combucb", "uniform-random"], seeds=[0, 3], env_kwargs=kw, backend="serial",
-                  out=tmp_path, mode=mode)
+    res = compare(
+        ENV,
+        agents=["combucb", "uniform-random"],
+        seeds=[0, 3],
+        env_kwargs=kw,
+        backend="serial",
+        out=tmp_path,
+        mode=mode,
+    )
     assert not res.errors and "static_regret" in res.curves.columns
     for agent in ("combucb", "uniform-random"):
         for seed in (0, 3):
@@ -56,8 +63,15 @@ def test_static_regret_on_a_switching_adversary(tmp_path, mode):
 
 
 def test_families_without_switches_have_one_regret_and_two_panels(tmp_path):
-    res = compare(ENV, agents=["ftpl-frechet", "combucb"], seeds=[1, 2], horizon=300, backend="serial",
-                  env_kwargs={"instance": "stochastically-constrained-adversarial"}, out=tmp_path)
+    res = compare(
+        ENV,
+        agents=["ftpl-frechet", "combucb"],
+        seeds=[1, 2],
+        horizon=300,
+        backend="serial",
+        env_kwargs={"instance": "stochastically-constrained-adversarial"},
+        out=tmp_path,
+    )
     assert "static_regret" not in res.curves.columns
     table = res.format_table()
     for col in ("R/ln n", "R/sqrt(nmd)", "GR draws/round", "ms/step"):
@@ -69,26 +83,59 @@ def test_families_without_switches_have_one_regret_and_two_panels(tmp_path):
 
 def test_the_issue_command(tmp_path, capsys):
     out = tmp_path / "res"
-    code = main(["compare", ENV, "--instance", "stochastically-constrained-adversarial", "--d", "10", "--m", "3",
-                 "--horizon", "500", "--seeds", "3", "--backend", "serial", "--out", str(out),
-                 "--cache-dir", str(tmp_path / "c"), "--quiet"])
+    code = main(
+        [
+            "compare",
+            ENV,
+            "--instance",
+            "stochastically-constrained-adversarial",
+            "--d",
+            "10",
+            "--m",
+            "3",
+            "--horizon",
+            "500",
+            "--seeds",
+            "3",
+            "--backend",
+            "serial",
+            "--out",
+            str(out),
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--quiet",
+        ]
+    )
     assert code == 0
     text = capsys.readouterr().out
     assert "d=10" in text and "m=3" in text and "stochastically-constrained-adversarial" in text
-    for word in ("ftpl-frechet", "ftrl-hybrid", "combucb", "comb-ts", "logbarrier-osmd", "shannon-osmd",
-                 "uniform-random", "R/ln n", "R/sqrt(nmd)", "GR draws/round"):
+    for word in (
+        "ftpl-frechet",
+        "ftrl-hybrid",
+        "combucb",
+        "comb-ts",
+        "logbarrier-osmd",
+        "shannon-osmd",
+        "uniform-random",
+        "R/ln n",
+        "R/sqrt(nmd)",
+        "GR draws/round",
+    ):
         assert word in text
     for f in ("summary.csv", "table.txt", "runs.parquet", "curves.parquet", "regret.png", "regret.svg"):
         assert (out / f).exists()
 
 
-@pytest.mark.parametrize("argv,expect", [
-    (["--m", "11"], ["m", "d"]),
-    (["--m", "0"], ["m"]),
-    (["--instance", "adversarial"], ["instance", "stochastic", "oblivious-switching"]),
-    (["--gap", "2"], ["gap"]),
-    (["--hp", "ftpl-frechet.alpha=-1"], ["alpha"]),
-])
+@pytest.mark.parametrize(
+    "argv,expect",
+    [
+        (["--m", "11"], ["m", "d"]),
+        (["--m", "0"], ["m"]),
+        (["--instance", "adversarial"], ["instance", "stochastic", "oblivious-switching"]),
+        (["--gap", "2"], ["gap"]),
+        (["--hp", "ftpl-frechet.alpha=-1"], ["alpha"]),
+    ],
+)
 def test_bad_semibandit_values_exit_2(argv, expect, tmp_path, capsys):
     out, cache = tmp_path / "o", tmp_path / "c"
     assert main(["compare", ENV, *argv, "--out", str(out), "--cache-dir", str(cache)]) == 2

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-import papergym.envs
 import pytest
+
+import papergym.envs
 from papergym.leaderboard.board import channel as ch
 from papergym.leaderboard.board.isolation import isolation_status
 from papergym.leaderboard.board.sandbox import (
@@ -84,7 +85,9 @@ def _load(name: str, attr: str):
     return getattr(mod, attr)
 
 
-def _session(name: str, attr: str = "Agent", limits: Limits = FAST, sandbox: str | None = None) -> SandboxedAgentSession:
+def _session(
+    name: str, attr: str = "Agent", limits: Limits = FAST, sandbox: str | None = None
+) -> SandboxedAgentSession:
     return SandboxedAgentSession(SUB / f"{name}.py", attr, limits=limits, sandbox=sandbox or _mode())
 
 
@@ -107,15 +110,29 @@ def _fails(sess, problem, seeds, hp=None, steps=3, n_obs=None):
 
 # ------------------------------------------------------------------------------------------- codec
 def test_codec_roundtrip_values():
-    v = {"a": [1, 2.5, float("nan"), float("inf"), None, True, "s"], "t": (1, (2, 3)), "x": np.arange(6).reshape(2, 3),
-         "b": np.array([True, False]), "f4": np.ones(3, np.float32), "u8": np.array([2**64 - 1], np.uint64),
-         "empty": np.zeros((0, 4)), "scalar": np.float64(3.5), "nd": {"__nd__": 5}, "ss": np.random.SeedSequence(7)}
+    v = {
+        "a": [1, 2.5, float("nan"), float("inf"), None, True, "s"],
+        "t": (1, (2, 3)),
+        "x": np.arange(6).reshape(2, 3),
+        "b": np.array([True, False]),
+        "f4": np.ones(3, np.float32),
+        "u8": np.array([2**64 - 1], np.uint64),
+        "empty": np.zeros((0, 4)),
+        "scalar": np.float64(3.5),
+        "nd": {"__nd__": 5},
+        "ss": np.random.SeedSequence(7),
+    }
     frame = ch.encode(ch.OP_SOLVE, v)
     (n,) = np.frombuffer(frame[:4], "<u4")
     assert n == len(frame) - 4
     op, out = ch.decode(bytearray(frame[4:]))
     assert op == ch.OP_SOLVE
-    assert out["a"][:2] == [1, 2.5] and np.isnan(out["a"][2]) and out["a"][3] == np.inf and out["a"][4:] == [None, True, "s"]
+    assert (
+        out["a"][:2] == [1, 2.5]
+        and np.isnan(out["a"][2])
+        and out["a"][3] == np.inf
+        and out["a"][4:] == [None, True, "s"]
+    )
     assert out["t"] == (1, (2, 3))
     for k in ("x", "b", "f4", "u8", "empty"):
         assert out[k].dtype == v[k].dtype and np.array_equal(out[k], v[k])
@@ -143,16 +160,19 @@ def _payload(op=66, arrays=(), js=b""):
     return bytearray(body + js + b"\0" * ((-len(js)) % 8) + data)
 
 
-@pytest.mark.parametrize("payload,match", [
-    (bytearray(b"\x01\x02"), "shorter than its header"),
-    (_payload(arrays=[(99, (1,), b"\0" * 8)]), "dtype code 99"),
-    (_payload(arrays=[(11, (10,), b"\0" * 8)]), "truncated frame"),
-    (_payload(arrays=[(11, (2**40, 2**40), b"")]), "does not fit"),
-    (_payload(js=b"{not json"), "bad JSON"),
-    (_payload(js=b"[" * 100 + b"]" * 100), "nested deeper"),
-    (_payload(js=b'{"__nd__": 3}'), "bad array reference"),
-    (_payload(arrays=[(11, (1,), b"\0" * 8)]) + b"\0" * 16, "does not match"),
-])
+@pytest.mark.parametrize(
+    "payload,match",
+    [
+        (bytearray(b"\x01\x02"), "shorter than its header"),
+        (_payload(arrays=[(99, (1,), b"\0" * 8)]), "dtype code 99"),
+        (_payload(arrays=[(11, (10,), b"\0" * 8)]), "truncated frame"),
+        (_payload(arrays=[(11, (2**40, 2**40), b"")]), "does not fit"),
+        (_payload(js=b"{not json"), "bad JSON"),
+        (_payload(js=b"[" * 100 + b"]" * 100), "nested deeper"),
+        (_payload(js=b'{"__nd__": 3}'), "bad array reference"),
+        (_payload(arrays=[(11, (1,), b"\0" * 8)]) + b"\0" * 16, "does not match"),
+    ],
+)
 def test_codec_rejects_garbage(payload, match):
     with pytest.raises(ch.ChannelProtocolError, match=match):
         ch.decode(payload)
@@ -343,15 +363,23 @@ def test_secrets_are_invisible(problem, mode, request, tmp_path, monkeypatch):
     db = tmp_path / "leaderboard.db"
     with sqlite3.connect(db) as con:
         con.execute("create table t (x)")
-    evaluator = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
-                                 env={**os.environ, "PAPERGYM_TEST_SECRET": secret})
+    evaluator = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(120)"], env={**os.environ, "PAPERGYM_TEST_SECRET": secret}
+    )
     try:
         deadline = time.monotonic() + 10
         while secret.encode() not in Path(f"/proc/{evaluator.pid}/environ").read_bytes():  # once it has exec'd,
             assert time.monotonic() < deadline  # the secret is there for whoever may read it
             time.sleep(0.01)
-        paths = [str(secret_file), str(db), str(Path(papergym.envs.__file__)), "/etc/shadow", "/etc/passwd",
-                 f"/proc/{evaluator.pid}/environ", f"/proc/{os.getpid()}/environ"]
+        paths = [
+            str(secret_file),
+            str(db),
+            str(Path(papergym.envs.__file__)),
+            "/etc/shadow",
+            "/etc/passwd",
+            f"/proc/{evaluator.pid}/environ",
+            f"/proc/{os.getpid()}/environ",
+        ]
         err = _fails(_session("snoop", sandbox=sandbox), problem, [1], {"paths": paths, "secret_value": secret})
     finally:
         evaluator.kill()
@@ -443,11 +471,14 @@ def test_lots_of_output_works_and_tail_is_kept(problem):
     assert len(rep.stderr_tail) < 4096 + 200
 
 
-@pytest.mark.parametrize("mode,check", [
-    ("nan", lambda a: a.shape == (2, 1) and np.isnan(a).all()),
-    ("shape", lambda a: a.shape == (2, 3, 2)),
-    ("outside", lambda a: a.tolist() == [[5.0], [5.0]]),
-])
+@pytest.mark.parametrize(
+    "mode,check",
+    [
+        ("nan", lambda a: a.shape == (2, 1) and np.isnan(a).all()),
+        ("shape", lambda a: a.shape == (2, 3, 2)),
+        ("outside", lambda a: a.tolist() == [[5.0], [5.0]]),
+    ],
+)
 def test_bad_actions_are_returned_faithfully(problem, mode, check):
     sess = _session("bad_actions")
     sess.start(problem, [1, 2], {"mode": mode})
@@ -493,8 +524,10 @@ def test_unsafe_rlimits_runs_with_a_warning(problem):
     from papergym.leaderboard.board.sandbox import SandboxWarning
 
     if os.geteuid() == 0 and not python_reachable_by_nobody()[0]:
-        pytest.skip("as root with a Python installation other users cannot read, the unsafe mode refuses to run "
-                    "(test_unsafe_rlimits_never_runs_code_as_root)")
+        pytest.skip(
+            "as root with a Python installation other users cannot read, the unsafe mode refuses to run "
+            "(test_unsafe_rlimits_never_runs_code_as_root)"
+        )
     with pytest.warns(SandboxWarning, match="no filesystem isolation"):
         a, rep = _play(_session("good_batched", sandbox="unsafe-rlimits"), problem, [1, 2], T=5)
     assert rep.sandbox == "unsafe-rlimits" and a.shape == (5, 2, 1)
@@ -505,8 +538,17 @@ def test_unsafe_rlimits_runs_with_a_warning(problem):
 # ------------------------------------------------------------------------------------------ solvers
 def _ode():
     t = np.linspace(0.0, 1.0, 11)
-    problem = {"name": "decay", "order": 1, "dim": 1, "t0": 0.0, "tf": 1.0, "t_query": t, "ic": np.ones(1),
-               "params": {"k": 1.0}, "linear_form": {}}
+    problem = {
+        "name": "decay",
+        "order": 1,
+        "dim": 1,
+        "t0": 0.0,
+        "tf": 1.0,
+        "t_query": t,
+        "ic": np.ones(1),
+        "params": {"k": 1.0},
+        "linear_form": {},
+    }
     calls = []
 
     def rhs(t, y, dy=None):
@@ -532,11 +574,15 @@ def test_solver_session(kind):
         time.sleep(0.3)  # the scorer's time: not the solver's
         reports.append((np.array(solution["y"]), iteration, work))
 
-    sess = SandboxedSolverSession(SUB / "solver_good.py", "Solver", limits=FAST, sandbox=_mode()) if kind == "sandboxed" \
+    sess = (
+        SandboxedSolverSession(SUB / "solver_good.py", "Solver", limits=FAST, sandbox=_mode())
+        if kind == "sandboxed"
         else InProcessSolverSession(_load("solver_good", "Solver"))
+    )
     t0 = time.monotonic()
-    sol, secs = sess.solve(problem, callables, {"max_seconds": 10.0, "max_iterations": 5}, {"steps": 2}, 4,
-                           report=report, timeout=10.0)
+    sol, secs = sess.solve(
+        problem, callables, {"max_seconds": 10.0, "max_iterations": 5}, {"steps": 2}, 4, report=report, timeout=10.0
+    )
     wall = time.monotonic() - t0
     assert calls.count("rhs") == 2
     assert [r[1:] for r in reports] == [(1, 1.0), (2, 2.0)]
@@ -561,8 +607,9 @@ def test_solver_budget_exceeded_is_timeout():
     assert e.value.status == "timeout" and "BudgetExceeded" in e.value.message
     sess.close()
     with pytest.raises(SandboxError) as e:
-        InProcessSolverSession(_load("solver_budget", "Solver")).solve(problem, callables, {}, {}, 0,
-                                                                       report=lambda *a: None, timeout=10.0)
+        InProcessSolverSession(_load("solver_budget", "Solver")).solve(
+            problem, callables, {}, {}, 0, report=lambda *a: None, timeout=10.0
+        )
     assert e.value.status == "timeout"
 
 

@@ -23,8 +23,9 @@ import time
 from pathlib import Path
 
 import pytest
-from papergym_tests import require
+
 from papergym.leaderboard.board import configs as B
+from papergym_tests import require
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")  # as tests/conftest.py
 HERE = Path(__file__).parent
@@ -36,7 +37,7 @@ SMALL = {BOARD: {"strata": {"cyclic": {"instance": "two-peak-cyclic"}}, "seeds":
 CHROMIUM = "/usr/bin/chromium"
 
 # Fails on purpose after writing a marker to stderr: what a test-split author must never see.
-FAILING = '''
+FAILING = """
 import sys
 import numpy as np
 
@@ -55,11 +56,11 @@ class Agent:
 
     def update(self, actions, rewards, obs):
         pass
-'''
+"""
 
 # The honest UCB agent, slowed down once (a sleep does not change a single action): a worker can be
 # killed while it evaluates.
-SLOW_SUFFIX = '''
+SLOW_SUFFIX = """
 
 import time as _time
 
@@ -69,7 +70,7 @@ _make = make_agent
 def make_slow(problem, *, seed=None, k=16, c=1.0):
     _time.sleep(1.5)
     return _make(problem, seed=seed, k=k, c=c)
-'''
+"""
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -94,8 +95,11 @@ def operator(tmp_path, monkeypatch):
     """The operator's evaluator config (secret + small board) and the environment of the subprocesses."""
     cfg = tmp_path / "evaluator.json"
     cfg.write_text(json.dumps({"secret": SECRET, "boards": SMALL}))
-    for name, value in ((B.CONFIG_ENV, str(cfg)), ("XDG_DATA_HOME", str(tmp_path / "data")),
-                        ("XDG_CONFIG_HOME", str(tmp_path / "config"))):
+    for name, value in (
+        (B.CONFIG_ENV, str(cfg)),
+        ("XDG_DATA_HOME", str(tmp_path / "data")),
+        ("XDG_CONFIG_HOME", str(tmp_path / "config")),
+    ):
         monkeypatch.setenv(name, value)
     for name in ("PAPERGYM_TEST_SECRET", "PAPERGYM_TOKEN", "PAPERGYM_DB"):
         monkeypatch.delenv(name, raising=False)
@@ -105,15 +109,27 @@ def operator(tmp_path, monkeypatch):
 class Service:
     """``papergym serve`` and ``papergym worker`` subprocesses on one store; logs in ``tmp``."""
 
-    def __init__(self, url: str, env: dict, tmp: Path, *, workers_in_serve: int = 0, quota: int = 3,
-                 max_upload_kb: int = 64):
+    def __init__(
+        self, url: str, env: dict, tmp: Path, *, workers_in_serve: int = 0, quota: int = 3, max_upload_kb: int = 64
+    ):
         self.url, self.env, self.tmp = url, env, tmp
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.logs: list[Path] = []
         self.workers: list[subprocess.Popen] = []
-        self.serve = self._spawn("serve", "--db", url, "--port", str(self.port), "--workers", str(workers_in_serve),
-                                 "--test-quota", str(quota), "--max-upload-kb", str(max_upload_kb))
+        self.serve = self._spawn(
+            "serve",
+            "--db",
+            url,
+            "--port",
+            str(self.port),
+            "--workers",
+            str(workers_in_serve),
+            "--test-quota",
+            str(quota),
+            "--max-upload-kb",
+            str(max_upload_kb),
+        )
         import httpx
 
         deadline = time.monotonic() + 90
@@ -133,8 +149,12 @@ class Service:
         log = self.tmp / f"{argv[0]}-{len(self.logs)}.log"
         self.logs.append(log)
         with open(log, "wb") as fh:
-            return subprocess.Popen([sys.executable, "-m", "papergym.leaderboard.cli", *argv], env=self.env,
-                                    stdout=fh, stderr=subprocess.STDOUT)
+            return subprocess.Popen(
+                [sys.executable, "-m", "papergym.leaderboard.cli", *argv],
+                env=self.env,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+            )
 
     def add_worker(self, lease: float = 30.0) -> subprocess.Popen:
         proc = self._spawn("worker", "--db", self.url, "--lease", str(lease))
@@ -226,8 +246,12 @@ def test_service_end_to_end(store_url, operator, tmp_path, capsys, monkeypatch, 
         assert _post(ca, ("a.py", "x = 'caf\xe9'".encode("latin-1"))).status_code == 422  # not UTF-8
         assert _post(ca, HONEST, split="local").status_code == 422
         assert _post(ca, HONEST, hyperparameters='{"k": NaN}').status_code == 422
-        assert ca.post("/api/v1/submissions", data={"board": "NoSuchBoard-v0"},
-                       files={"file": ("a.py", b"x = 1\n")}).status_code == 404
+        assert (
+            ca.post(
+                "/api/v1/submissions", data={"board": "NoSuchBoard-v0"}, files={"file": ("a.py", b"x = 1\n")}
+            ).status_code
+            == 404
+        )
         assert _post(ca, HONEST, name="a\x1b[2Jb").status_code == 422  # names are printable text
         assert anon.get("/boards/%1B%5D0;pwned%07x").status_code == 404  # an escape in a logged path
 
@@ -303,8 +327,9 @@ def test_service_end_to_end(store_url, operator, tmp_path, capsys, monkeypatch, 
         assert "validation split: ok" in out and "per run:" in out and "waiting for a worker" in err
         assert main(["leaderboard", BOARD, "--format", "json", "--db", store_url]) == 0
         exported = json.loads(capsys.readouterr().out)
-        assert [(e["name"], e["score"]) for e in exported["entries"]] == \
-               [(e["name"], e["score"]) for e in board.json()["entries"]]
+        assert [(e["name"], e["score"]) for e in exported["entries"]] == [
+            (e["name"], e["score"]) for e in board.json()["entries"]
+        ]
 
         if sqlite:
             _check_page_in_chromium(svc, anon.get(f"/api/v1/boards/{BOARD}").json(), needs)
@@ -335,9 +360,17 @@ def _check_page_in_chromium(svc: Service, board: dict, needs) -> None:
             r.abort()
 
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, timeout=20_000,
-                                    args=["--no-sandbox", "--disable-gpu", "--no-first-run",
-                                          "--disable-background-networking", "--disable-component-update"])
+        browser = p.chromium.launch(
+            executable_path=exe,
+            timeout=20_000,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+            ],
+        )
         try:
             ctx = browser.new_context()
             ctx.set_default_timeout(15_000)
@@ -351,8 +384,7 @@ def _check_page_in_chromium(svc: Service, board: dict, needs) -> None:
             page.wait_for_load_state()
             assert page.url == f"{svc.base}/boards/{BOARD}"
             rows = page.locator("#board tbody tr")
-            shown = [(r.locator("td.name").inner_text(), r.locator("td.num").nth(2).inner_text())
-                     for r in rows.all()]
+            shown = [(r.locator("td.name").inner_text(), r.locator("td.num").nth(2).inner_text()) for r in rows.all()]
             assert shown == [(e["name"], fmt_number(e["score"])) for e in board["entries"]]
             page.locator("#board th", has_text="Name").click()  # the sorter runs under the service's CSP
             assert page.locator("#board th[aria-sort]").count() == 1
@@ -366,8 +398,7 @@ def _check_page_in_chromium(svc: Service, board: dict, needs) -> None:
 
 # ------------------------------------------------------------------------------- workers under stress
 @pytest.mark.slow
-def test_killed_worker_job_is_requeued_and_equals_a_fresh_evaluation(postgres_schema_url, operator, tmp_path,
-                                                                      needs):
+def test_killed_worker_job_is_requeued_and_equals_a_fresh_evaluation(postgres_schema_url, operator, tmp_path, needs):
     """SIGKILL the worker evaluating a test job: once its (3 s) lease expires the other worker takes the
     job again, and the stored result is exactly what evaluating the same job afresh gives."""
     _full_sandbox()
@@ -383,8 +414,9 @@ def test_killed_worker_job_is_requeued_and_equals_a_fresh_evaluation(postgres_sc
     try:
         first = svc.add_worker(lease=3.0)
         c = _client(svc, token)
-        sid = _post(c, ("slow_ucb.py", code), name="slow", attr="make_slow", split="test",
-                    hyperparameters='{"k": 12}').json()["id"]
+        sid = _post(
+            c, ("slow_ucb.py", code), name="slow", attr="make_slow", split="test", hyperparameters='{"k": 12}'
+        ).json()["id"]
         with Store(url) as st:
             deadline = time.monotonic() + 60
             while st.submission(sid)["status"] != "running":
@@ -398,9 +430,19 @@ def test_killed_worker_job_is_requeued_and_equals_a_fresh_evaluation(postgres_sc
             sub = st.submission(sid)
             stored = st.runs(submission_ids=[sid])
         assert done["status"] == "ok" and sub["attempts"] == 2, svc.log_tail()
-        job = Job(submission_id=sid, benchmark_id=BOARD, version=sub["version"], name="slow", author="carol",
-                  kind="agent", split="test", code=code, code_name="slow_ucb.py", attr="make_slow",
-                  hyperparameters={"k": 12})
+        job = Job(
+            submission_id=sid,
+            benchmark_id=BOARD,
+            version=sub["version"],
+            name="slow",
+            author="carol",
+            kind="agent",
+            split="test",
+            code=code,
+            code_name="slow_ucb.py",
+            attr="make_slow",
+            hyperparameters={"k": 12},
+        )
         fresh = evaluate_job(job, secret=SECRET, sandbox="full")
         assert fresh.status == "ok"
         want = sorted((r["stratum"], r["seed_index"], r["metrics"]["regret"]) for r in fresh.rows)
@@ -430,8 +472,14 @@ def test_twenty_concurrent_submissions_from_four_authors(postgres_schema_url, op
         def send(i: int) -> None:
             with _client(svc, tokens[authors[i % 4]]) as c:
                 barrier.wait()
-                answers[i] = _post(c, ("eps.py", code), name=f"eps-{i}", attr="Agent", split="test",
-                                   hyperparameters=json.dumps({"eps": 0.05 + 0.01 * i}))
+                answers[i] = _post(
+                    c,
+                    ("eps.py", code),
+                    name=f"eps-{i}",
+                    attr="Agent",
+                    split="test",
+                    hyperparameters=json.dumps({"eps": 0.05 + 0.01 * i}),
+                )
 
         threads = [threading.Thread(target=send, args=(i,)) for i in range(20)]
         for t in threads:
@@ -470,8 +518,12 @@ def test_credentials_file_is_private_and_per_server(operator, monkeypatch):
     )
 
     assert normalize_server("HTTPS://Board.Example.org:8443/lb/") == "https://board.example.org:8443/lb"
-    for bad, match in (("ftp://x", "https"), ("https://", "no host"), ("https://u:p@x", "password"),
-                       ("https://x/?a=1", "query")):
+    for bad, match in (
+        ("ftp://x", "https"),
+        ("https://", "no host"),
+        ("https://u:p@x", "password"),
+        ("https://x/?a=1", "query"),
+    ):
         with pytest.raises(ValueError, match=match):
             normalize_server(bad)
     path = save_token("http://127.0.0.1:8000/", "pgt_one")
@@ -487,31 +539,48 @@ def test_feedback_text_and_csv_cells_cannot_carry_escapes_or_formulas():
     from papergym.leaderboard.board.client import format_feedback
     from papergym.leaderboard.board.service import _csv_cell
 
-    text = format_feedback({"id": 3, "status": "error", "feedback": {
-        "name": "x\x1b]0;pwned\x07y", "board": BOARD, "split": "validation", "status": "error",
-        "runs_by_status": {"cyclic": {"error": 2}}, "message": "boom\x1b[2J", "stderr_tail": "a\rb\x1b[31mred",
-        "runs": [{"stratum": "cyclic", "index": 0, "status": "error", "error": "E\x9b1m", "metrics": {}}]}})
+    text = format_feedback(
+        {
+            "id": 3,
+            "status": "error",
+            "feedback": {
+                "name": "x\x1b]0;pwned\x07y",
+                "board": BOARD,
+                "split": "validation",
+                "status": "error",
+                "runs_by_status": {"cyclic": {"error": 2}},
+                "message": "boom\x1b[2J",
+                "stderr_tail": "a\rb\x1b[31mred",
+                "runs": [{"stratum": "cyclic", "index": 0, "status": "error", "error": "E\x9b1m", "metrics": {}}],
+            },
+        }
+    )
     assert "\x1b" not in text and "\x9b" not in text and "\r" not in text and "\x07" not in text
     assert "xy" in text and "red" in text and "cyclic: 2 error" in text
     assert _csv_cell("name", "=HYPERLINK(1)") == "'=HYPERLINK(1)" and _csv_cell("name", "ok") == "ok"
     assert _csv_cell("score", -1.5) == "-1.5"  # numbers stay numbers
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["submit", f"{HONEST}:make_agent", "--to", BOARD, "--server", "http://127.0.0.1:9", "--author", "me"],
-     "--author"),
-    (["submit", f"{HONEST}:make_agent", "--to", BOARD, "--split", "test"], "--split goes with --server"),
-    (["submit", f"{HONEST}:make_agent", "--to", BOARD, "--server", "ftp://x"], "--server"),
-    (["submit", f"{HONEST}:make_agent", "--to", BOARD, "--server", "http://127.0.0.1:9"], "no token"),
-    (["submit", f"{HONEST}:make_agent", "--to", BOARD, "--unsafe-no-sandbox", "--sandbox", "bwrap"], "exclude"),
-    (["serve", "--port", "0"], "--port"),
-    (["serve", "--max-upload-kb", "0"], "--max-upload-kb"),
-    (["worker", "--lease", "0"], "--lease"),
-    (["leaderboard", BOARD, "NoiseFreeGPBandit-v0", "--format", "csv"], "one board"),
-    (["admin", "token", "create", "papergym"], "reserved"),
-    (["admin", "token", "revoke", "nobody"], "no author"),
-    (["login", "--server", "http://127.0.0.1:9", "--token", "pgt_x"], "cannot reach"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (
+            ["submit", f"{HONEST}:make_agent", "--to", BOARD, "--server", "http://127.0.0.1:9", "--author", "me"],
+            "--author",
+        ),
+        (["submit", f"{HONEST}:make_agent", "--to", BOARD, "--split", "test"], "--split goes with --server"),
+        (["submit", f"{HONEST}:make_agent", "--to", BOARD, "--server", "ftp://x"], "--server"),
+        (["submit", f"{HONEST}:make_agent", "--to", BOARD, "--server", "http://127.0.0.1:9"], "no token"),
+        (["submit", f"{HONEST}:make_agent", "--to", BOARD, "--unsafe-no-sandbox", "--sandbox", "bwrap"], "exclude"),
+        (["serve", "--port", "0"], "--port"),
+        (["serve", "--max-upload-kb", "0"], "--max-upload-kb"),
+        (["worker", "--lease", "0"], "--lease"),
+        (["leaderboard", BOARD, "NoiseFreeGPBandit-v0", "--format", "csv"], "one board"),
+        (["admin", "token", "create", "papergym"], "reserved"),
+        (["admin", "token", "revoke", "nobody"], "no author"),
+        (["login", "--server", "http://127.0.0.1:9", "--token", "pgt_x"], "cannot reach"),
+    ],
+)
 def test_service_commands_bad_arguments_exit_2(operator, tmp_path, capsys, argv, match):
     from papergym.leaderboard.cli import main
 

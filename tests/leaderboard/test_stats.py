@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
+
 from papergym.leaderboard.runner.stats import (
     TABLE_STAT_COLUMNS,
     BootstrapResult,
@@ -22,7 +24,6 @@ from papergym.leaderboard.runner.stats import (
     stratified_bootstrap,
     time_to_target,
 )
-from scipy import stats as sps
 
 
 def _data(n_subs=4, strata=("a", "b", "c"), n_seeds=20, seed=0):
@@ -85,14 +86,12 @@ def test_iqm_aggregate_and_callable():
         pooled = np.concatenate([data[name][s] for s in ("a", "b", "c")])
         assert res.estimate[i] == pytest.approx(iqm(pooled))
     # a callable that computes the equal-weight stratum mean reproduces aggregate="mean" exactly
-    res_c = stratified_bootstrap(data, aggregate=lambda d: np.mean([v.mean() for v in d.values()]),
-                                 n_boot=50, seed=4)
+    res_c = stratified_bootstrap(data, aggregate=lambda d: np.mean([v.mean() for v in d.values()]), n_boot=50, seed=4)
     res_m = stratified_bootstrap(data, aggregate="mean", n_boot=50, seed=4)
     np.testing.assert_allclose(res_c.replicates, res_m.replicates, rtol=1e-12)
     np.testing.assert_allclose(res_c.estimate, res_m.estimate, rtol=1e-12)
     # and the IQM of a replicate equals iqm() of the explicitly resampled pooled values
-    f = stratified_bootstrap(data, aggregate=lambda d: iqm(np.concatenate(list(d.values()))),
-                             n_boot=40, seed=6)
+    f = stratified_bootstrap(data, aggregate=lambda d: iqm(np.concatenate(list(d.values()))), n_boot=40, seed=6)
     g = stratified_bootstrap(data, aggregate="iqm", n_boot=40, seed=6)
     np.testing.assert_allclose(f.replicates, g.replicates, rtol=1e-12)
 
@@ -200,8 +199,9 @@ def test_rank_table_columns_and_order():
 
 
 def test_normalised_scores_endpoints():
-    np.testing.assert_allclose(normalised_scores([10.0, 100.0, 55.0, 0.0, 190.0], 10.0, 100.0, "min"),
-                               [1.0, 0.0, 0.5, 10 / 9, -1.0])
+    np.testing.assert_allclose(
+        normalised_scores([10.0, 100.0, 55.0, 0.0, 190.0], 10.0, 100.0, "min"), [1.0, 0.0, 0.5, 10 / 9, -1.0]
+    )
     np.testing.assert_allclose(normalised_scores(np.array([0.9, 0.5, 0.7]), 0.9, 0.5, "max"), [1.0, 0.0, 0.5])
     out = normalised_scores(np.array([np.nan, np.inf]), 0.0, 1.0, "min")
     assert np.isnan(out[0]) and out[1] == -np.inf
@@ -219,11 +219,13 @@ def test_normalised_scores_degenerate_references():
 
 def _costs():
     # ratios: A [1, 2, 1, inf], B [2, 1, 1, 1], C [4, inf, 3, 2]
-    return pd.DataFrame({
-        "solver": list("ABC" * 4),
-        "problem": np.repeat(["p1", "p2", "p3", "p4"], 3),
-        "cost": [1.0, 2.0, 4.0, 2.0, 1.0, np.inf, 1.0, 1.0, 3.0, np.nan, 5.0, 10.0],
-    })
+    return pd.DataFrame(
+        {
+            "solver": list("ABC" * 4),
+            "problem": np.repeat(["p1", "p2", "p3", "p4"], 3),
+            "cost": [1.0, 2.0, 4.0, 2.0, 1.0, np.inf, 1.0, 1.0, 3.0, np.nan, 5.0, 10.0],
+        }
+    )
 
 
 def test_performance_profile_hand_computed():
@@ -252,8 +254,9 @@ def test_performance_profile_invariants_and_default_grid():
 
 
 def test_performance_profile_unsolved_problem_and_missing_pair():
-    costs = pd.concat([_costs(), pd.DataFrame({"solver": list("ABC"), "problem": ["p5"] * 3,
-                                               "cost": [np.inf, np.nan, np.inf]})])
+    costs = pd.concat(
+        [_costs(), pd.DataFrame({"solver": list("ABC"), "problem": ["p5"] * 3, "cost": [np.inf, np.nan, np.inf]})]
+    )
     prof = performance_profile(costs, taus=np.array([1.0, 1e9]))
     got = prof.pivot(index="solver", columns="tau", values="fraction")
     np.testing.assert_allclose(got[1e9], [3 / 5, 5 / 5 - 1 / 5, 3 / 5])  # nobody reaches 1

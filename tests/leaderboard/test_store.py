@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import sqlalchemy as sa
+
 from papergym.leaderboard.board import store as store_mod
 from papergym.leaderboard.board.store import (
     RUN_COLUMNS,
@@ -43,18 +44,42 @@ def store(url, tmp_path):
         yield s
 
 
-def _submission(store: Store, name: str = "ucb", author: str = "me", *, version: str = "v1", role: str = "submission",
-                benchmark_id: str = "NonStatLipschitz-v0") -> int:
+def _submission(
+    store: Store,
+    name: str = "ucb",
+    author: str = "me",
+    *,
+    version: str = "v1",
+    role: str = "submission",
+    benchmark_id: str = "NonStatLipschitz-v0",
+) -> int:
     store.register_benchmark(benchmark_id, "env", version, SPEC)
     return store.create_submission(
-        benchmark_id=benchmark_id, version=version, name=name, author=author, kind="agent", role=role,
-        entry="my_agent.py:make_agent", code_sha256=SHA, hyperparameters={"c": 2.0, "grid": np.arange(3)},
-        package_versions={"numpy": np.__version__}, sandbox="bwrap")
+        benchmark_id=benchmark_id,
+        version=version,
+        name=name,
+        author=author,
+        kind="agent",
+        role=role,
+        entry="my_agent.py:make_agent",
+        code_sha256=SHA,
+        hyperparameters={"c": 2.0, "grid": np.arange(3)},
+        package_versions={"numpy": np.__version__},
+        sandbox="bwrap",
+    )
 
 
 def _run(i: int, stratum: str = "peaks", split: str = "test", **extra) -> dict:
-    return {"split": split, "stratum": stratum, "seed_index": i, "status": "ok",
-            "metrics": {"regret": 10.0 + i, "time": 0.5 * i}, "wall_seconds": 1.5, "cpu_seconds": 1.25, **extra}
+    return {
+        "split": split,
+        "stratum": stratum,
+        "seed_index": i,
+        "status": "ok",
+        "metrics": {"regret": 10.0 + i, "time": 0.5 * i},
+        "wall_seconds": 1.5,
+        "cpu_seconds": 1.25,
+        **extra,
+    }
 
 
 def _curve(n: int = 5, scale: float = 1.0) -> pd.DataFrame:
@@ -75,6 +100,7 @@ def _db_curves(store: Store) -> list[str]:
 # ------------------------------------------------------------------------------------------------------
 # round trips
 # ------------------------------------------------------------------------------------------------------
+
 
 def test_round_trip(store, url, tmp_path):
     assert store.dialect == ("sqlite" if url.startswith("sqlite") else "postgresql")
@@ -110,12 +136,19 @@ def test_round_trip(store, url, tmp_path):
     assert list(sub.columns) == list(SUBMISSION_COLUMNS)
     row = sub.iloc[0]
     assert row["status"] == "running" and pd.isna(row["finished_at"])
-    store.finish_submission(sid, "ok", message="fine", stderr_tail="x" * 70_000 + "\x00end",
-                            wall_seconds=12.5, cpu_seconds=11.0)
+    store.finish_submission(
+        sid, "ok", message="fine", stderr_tail="x" * 70_000 + "\x00end", wall_seconds=12.5, cpu_seconds=11.0
+    )
 
     row = store.submissions("NonStatLipschitz-v0", version="v1").iloc[0]
     assert (row["submission_id"], row["version"], row["name"], row["author"], row["kind"], row["role"]) == (
-        sid, "v1", "ucb", "me", "agent", "submission")
+        sid,
+        "v1",
+        "ucb",
+        "me",
+        "agent",
+        "submission",
+    )
     assert row["benchmark_version"] == bid
     assert row["entry"] == "my_agent.py:make_agent" and row["code_sha256"] == SHA and row["sandbox"] == "bwrap"
     assert row["hyperparameters"] == {"c": 2.0, "grid": [0, 1, 2]}
@@ -133,7 +166,11 @@ def test_round_trip(store, url, tmp_path):
     assert list(test.columns) == [*RUN_COLUMNS, "regret", "time"]
     assert test["split"].eq("test").all() and len(test) == 4
     assert list(zip(test["stratum"], test["seed_index"], strict=True)) == [
-        ("bumps", 0), ("peaks", 0), ("peaks", 1), ("peaks", 2)]
+        ("bumps", 0),
+        ("peaks", 0),
+        ("peaks", 1),
+        ("peaks", 2),
+    ]
     assert test["regret"].tolist() == [10.0, 10.0, 11.0, 12.0]
     assert test["metrics"][2] == {"regret": 11.0, "time": 0.5}
     assert test["wall_seconds"].eq(1.5).all() and test["cpu_seconds"].eq(1.25).all()
@@ -159,8 +196,7 @@ def test_round_trip(store, url, tmp_path):
 
 def test_nonfinite_metrics_round_trip(store):
     sid = _submission(store)
-    metrics = {"nan": math.nan, "inf": math.inf, "neg": -math.inf, "none": None, "np": np.float32(0.25),
-               "int": 3}
+    metrics = {"nan": math.nan, "inf": math.inf, "neg": -math.inf, "none": None, "np": np.float32(0.25), "int": 3}
     store.add_runs(sid, [_run(0) | {"metrics": metrics}, _run(1)])
     runs = store.runs([sid])
     got = runs["metrics"][0]
@@ -182,21 +218,25 @@ def test_nonfinite_metrics_round_trip(store):
 # add_runs: validation, atomicity, duplicates
 # ------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"status": "crashed"}, "status"),
-    ({"split": "train"}, "split"),
-    ({"seed_index": -1}, "seed_index"),
-    ({"seed_index": 1.0}, "seed_index"),
-    ({"seed_index": True}, "seed_index"),
-    ({"stratum": ""}, "stratum"),
-    ({"metrics": {"regret": "low"}}, "metrics"),
-    ({"metrics": {"status": 1.0}}, "metrics"),
-    ({"wall_seconds": -1.0}, "wall_seconds"),
-    ({"cpu_seconds": math.nan}, "cpu_seconds"),
-    ({"curve": [1, 2, 3]}, "curve"),
-    ({"error": 42}, "error"),
-    ({"secret": "hmac"}, "secret"),
-])
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"status": "crashed"}, "status"),
+        ({"split": "train"}, "split"),
+        ({"seed_index": -1}, "seed_index"),
+        ({"seed_index": 1.0}, "seed_index"),
+        ({"seed_index": True}, "seed_index"),
+        ({"stratum": ""}, "stratum"),
+        ({"metrics": {"regret": "low"}}, "metrics"),
+        ({"metrics": {"status": 1.0}}, "metrics"),
+        ({"wall_seconds": -1.0}, "wall_seconds"),
+        ({"cpu_seconds": math.nan}, "cpu_seconds"),
+        ({"curve": [1, 2, 3]}, "curve"),
+        ({"error": 42}, "error"),
+        ({"secret": "hmac"}, "secret"),
+    ],
+)
 def test_add_runs_validates_before_writing(tmp_path, change, field):
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         sid = _submission(store)
@@ -243,25 +283,49 @@ def test_duplicate_runs_rejected(store):
         store.add_runs(sid, [_run(0)])
     # the unique constraint itself (bypassing the store's check) holds on both backends
     with pytest.raises(sa.exc.IntegrityError), store._write() as conn:
-        conn.execute(store_mod.T_RUNS.insert(), [{
-            "submission_id": sid, "split": "test", "stratum": "peaks", "seed_index": 0, "status": "ok",
-            "metrics_json": "{}"}])
+        conn.execute(
+            store_mod.T_RUNS.insert(),
+            [
+                {
+                    "submission_id": sid,
+                    "split": "test",
+                    "stratum": "peaks",
+                    "seed_index": 0,
+                    "status": "ok",
+                    "metrics_json": "{}",
+                }
+            ],
+        )
     other = _submission(store, name="other")
     store.add_runs(other, [_run(0)])  # the same key on another submission is fine
     assert len(store.runs(split=None)) == 4
 
 
 def test_submission_errors(store):
-    good = {"benchmark_id": "X-v0", "version": "v1", "name": "n", "author": "a", "kind": "agent",
-            "role": "submission", "entry": "a.py:f", "code_sha256": SHA, "hyperparameters": {},
-            "package_versions": {}, "sandbox": "rlimits"}
+    good = {
+        "benchmark_id": "X-v0",
+        "version": "v1",
+        "name": "n",
+        "author": "a",
+        "kind": "agent",
+        "role": "submission",
+        "entry": "a.py:f",
+        "code_sha256": SHA,
+        "hyperparameters": {},
+        "package_versions": {},
+        "sandbox": "rlimits",
+    }
     with pytest.raises(LookupError, match="not registered"):
         store.create_submission(**good)
     store.register_benchmark("X-v0", "env", "v1", {})
-    for change, field in [({"kind": "robot"}, "kind"), ({"role": "judge"}, "role"),
-                          ({"code_sha256": "abc"}, "code_sha256"), ({"name": ""}, "name"),
-                          ({"hyperparameters": {"f": print}}, "hyperparameters"),
-                          ({"package_versions": ["numpy"]}, "package_versions")]:
+    for change, field in [
+        ({"kind": "robot"}, "kind"),
+        ({"role": "judge"}, "role"),
+        ({"code_sha256": "abc"}, "code_sha256"),
+        ({"name": ""}, "name"),
+        ({"hyperparameters": {"f": print}}, "hyperparameters"),
+        ({"package_versions": ["numpy"]}, "package_versions"),
+    ]:
         with pytest.raises(ValueError, match=field):
             store.create_submission(**(good | change))
     sid = store.create_submission(**good)
@@ -281,6 +345,7 @@ def test_submission_errors(store):
 # latest_only, delete
 # ------------------------------------------------------------------------------------------------------
 
+
 def test_latest_only(store):
     a1 = _submission(store, "ucb", "me")
     store.finish_submission(a1, "ok")
@@ -299,7 +364,9 @@ def test_latest_only(store):
     latest = store.submissions(latest_only=True)
     assert latest["submission_id"].tolist() == [a2, b1, v2, o1]
     assert store.submissions("NonStatLipschitz-v0", version="v1", latest_only=True)["submission_id"].tolist() == [
-        a2, b1]
+        a2,
+        b1,
+    ]
     assert store.submissions("NonStatLipschitz-v0", latest_only=True)["status"].tolist() == ["error", "partial", "ok"]
 
 
@@ -308,8 +375,10 @@ def test_delete_submission(store):
     gone = _submission(store, "gone")
     store.add_runs(keep, [_run(i, curve=_curve(scale=i + 1)) for i in range(3)])
     # gone shares keep's first curve (content-addressed: stored once) and has four of its own
-    store.add_runs(gone, [_run(i, curve=_curve(scale=i + 1)) for i in (0, 10, 11, 12)]
-                   + [_run(9, split="dev", curve=_curve(scale=20))])
+    store.add_runs(
+        gone,
+        [_run(i, curve=_curve(scale=i + 1)) for i in (0, 10, 11, 12)] + [_run(9, split="dev", curve=_curve(scale=20))],
+    )
     assert len(_db_curves(store)) == 7
     store.delete_submission(gone)
     assert store.submissions()["submission_id"].tolist() == [keep]
@@ -323,6 +392,7 @@ def test_delete_submission(store):
 # ------------------------------------------------------------------------------------------------------
 # migrations, URLs
 # ------------------------------------------------------------------------------------------------------
+
 
 def test_migrations(url, tmp_path):
     curves = tmp_path / "curves"
@@ -362,8 +432,17 @@ def test_default_url_honours_env(monkeypatch, tmp_path):
     assert (tmp_path / "plain.db").is_file()
 
 
-@pytest.mark.parametrize("bad", ["", "not a url", "mysql://u:s3cret@host/db", "sqlite+aiosqlite:///x.db",
-                                 "postgresql+psycopg2://u:s3cret@h/db", "postgresql://u:s3cret@h:port/db"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "not a url",
+        "mysql://u:s3cret@host/db",
+        "sqlite+aiosqlite:///x.db",
+        "postgresql+psycopg2://u:s3cret@h/db",
+        "postgresql://u:s3cret@h:port/db",
+    ],
+)
 def test_bad_url(bad):
     with pytest.raises(ValueError, match="bad leaderboard database URL") as info:
         Store(bad)
@@ -418,13 +497,20 @@ def test_concurrent_writers_lose_no_rows(url, tmp_path):
     n_workers, n_batches, per_batch = 3, 6, 10
     curves, go = tmp_path / "curves", tmp_path / "go"
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    procs = [subprocess.Popen([sys.executable, "-c", _WORKER, url, str(curves), f"w{k}", str(go), str(n_batches),
-                               str(per_batch)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for k in range(n_workers)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, url, str(curves), f"w{k}", str(go), str(n_batches), str(per_batch)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for k in range(n_workers)
+    ]
     time.sleep(1.5)  # let every worker import before they start together
     go.touch()
     outputs = [p.communicate(timeout=120) for p in procs]
-    for p, (out, err) in zip(procs, outputs, strict=True):
+    for p, (_out, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err[-3000:]
     ids = sorted(int(out.split()[-1]) for out, _ in outputs)
     with Store(url, curves_dir=curves) as store:
@@ -442,6 +528,7 @@ def test_concurrent_writers_lose_no_rows(url, tmp_path):
         assert len(with_curve) == n_workers * n_batches and with_curve["curve_path"].str.startswith("sha256:").all()
         assert runs["curve_path"].isna().sum() == len(runs) - len(with_curve)
         assert len(_db_curves(store)) == 1  # every batch wrote the same curve: stored once
-        pd.testing.assert_frame_equal(store.read_curve(with_curve["curve_path"].iloc[0]),
-                                      pd.DataFrame({"t": np.arange(3)}))
+        pd.testing.assert_frame_equal(
+            store.read_curve(with_curve["curve_path"].iloc[0]), pd.DataFrame({"t": np.arange(3)})
+        )
         assert _curve_files(store) == []

@@ -23,6 +23,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import sqlalchemy as sa
+
 from papergym.leaderboard.board import store as store_mod
 from papergym.leaderboard.board.jobs import Job, JobOutcome
 from papergym.leaderboard.board.store import (
@@ -46,13 +47,30 @@ def store(url, tmp_path):
         yield s
 
 
-def _enqueue(store: Store, author: str = "alice", name: str | None = None, *, split: str = "test",
-             code: bytes | None = None, quota: int | None = None, board: str = BOARD) -> int:
+def _enqueue(
+    store: Store,
+    author: str = "alice",
+    name: str | None = None,
+    *,
+    split: str = "test",
+    code: bytes | None = None,
+    quota: int | None = None,
+    board: str = BOARD,
+) -> int:
     return store.enqueue_submission(
-        benchmark_id=board, version="v1", name=name or f"{author}-agent", author=author, kind="agent", split=split,
+        benchmark_id=board,
+        version="v1",
+        name=name or f"{author}-agent",
+        author=author,
+        kind="agent",
+        split=split,
         code=code if code is not None else f"# {author} {name} {time.perf_counter_ns()}\n".encode(),
-        code_name="my_agent.py", attr="make_agent", hyperparameters={"c": 2.0},
-        package_versions={"numpy": "2.0"}, test_quota_per_day=quota)
+        code_name="my_agent.py",
+        attr="make_agent",
+        hyperparameters={"c": 2.0},
+        package_versions={"numpy": "2.0"},
+        test_quota_per_day=quota,
+    )
 
 
 def _curve(digest: bytes) -> pd.DataFrame:
@@ -62,16 +80,33 @@ def _curve(digest: bytes) -> pd.DataFrame:
 def _rows(code: bytes) -> list[dict]:
     """The runs a job with this code must have: 2 strata x 2 seeds, metrics from the code's hash."""
     h = hashlib.sha256(code).digest()
-    return [{"split": "test", "stratum": f"s{k}", "seed_index": i, "status": "ok",
-             "metrics": {"regret": h[4 + 2 * k + i] / 255.0}, "wall_seconds": 0.01, "cpu_seconds": 0.01,
-             "curve": _curve(h) if i == 0 else None}
-            for k in range(2) for i in range(2)]
+    return [
+        {
+            "split": "test",
+            "stratum": f"s{k}",
+            "seed_index": i,
+            "status": "ok",
+            "metrics": {"regret": h[4 + 2 * k + i] / 255.0},
+            "wall_seconds": 0.01,
+            "cpu_seconds": 0.01,
+            "curve": _curve(h) if i == 0 else None,
+        }
+        for k in range(2)
+        for i in range(2)
+    ]
 
 
 def evaluate(job: Job) -> JobOutcome:
     """The deterministic stand-in for the sandboxed evaluator."""
-    return JobOutcome(status="ok", rows=_rows(job.code), message="", stderr_tail="", wall_seconds=0.04,
-                      cpu_seconds=0.04, sandbox="test-fn")
+    return JobOutcome(
+        status="ok",
+        rows=_rows(job.code),
+        message="",
+        stderr_tail="",
+        wall_seconds=0.04,
+        cpu_seconds=0.04,
+        sandbox="test-fn",
+    )
 
 
 def _expire(store: Store, sid: int) -> None:
@@ -99,6 +134,7 @@ def _check_runs(store: Store, sid: int, code: bytes) -> None:
 # migrations
 # ------------------------------------------------------------------------------------------------------
 
+
 def _structure(store: Store) -> dict:
     """Tables, columns (type, nullable), primary keys, unique constraints, indexes and foreign keys."""
     out = {}
@@ -110,8 +146,10 @@ def _structure(store: Store) -> dict:
                 tuple(insp.get_pk_constraint(table)["constrained_columns"]),
                 sorted(tuple(u["column_names"]) for u in insp.get_unique_constraints(table)),
                 sorted((i["name"], tuple(i["column_names"])) for i in insp.get_indexes(table)),
-                sorted((tuple(f["constrained_columns"]), f["referred_table"], tuple(f["referred_columns"]))
-                       for f in insp.get_foreign_keys(table)),
+                sorted(
+                    (tuple(f["constrained_columns"]), f["referred_table"], tuple(f["referred_columns"]))
+                    for f in insp.get_foreign_keys(table)
+                ),
             )
     return out
 
@@ -143,37 +181,61 @@ def _v1_tables(md: sa.MetaData) -> dict[str, sa.Table]:
     """The tables exactly as papergym's store created them before it used Alembic (schema version 1)."""
     t = store_mod.UTCDateTime
     return {
-        "schema": sa.Table("papergym_schema", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-                           sa.Column("version", sa.Integer, nullable=False),
-                           sa.CheckConstraint("id = 1", name="papergym_schema_one_row")),
+        "schema": sa.Table(
+            "papergym_schema",
+            md,
+            sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+            sa.Column("version", sa.Integer, nullable=False),
+            sa.CheckConstraint("id = 1", name="papergym_schema_one_row"),
+        ),
         "benchmarks": sa.Table(
-            "benchmarks", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-            sa.Column("benchmark_id", sa.String(200), nullable=False), sa.Column("kind", sa.String(16), nullable=False),
-            sa.Column("version", sa.String(200), nullable=False), sa.Column("spec_json", sa.Text, nullable=False),
+            "benchmarks",
+            md,
+            sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+            sa.Column("benchmark_id", sa.String(200), nullable=False),
+            sa.Column("kind", sa.String(16), nullable=False),
+            sa.Column("version", sa.String(200), nullable=False),
+            sa.Column("spec_json", sa.Text, nullable=False),
             sa.Column("created_at", t, nullable=False),
-            sa.UniqueConstraint("benchmark_id", "version", name="benchmarks_id_version")),
+            sa.UniqueConstraint("benchmark_id", "version", name="benchmarks_id_version"),
+        ),
         "submissions": sa.Table(
-            "submissions", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+            "submissions",
+            md,
+            sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
             sa.Column("benchmark_version", sa.Integer, sa.ForeignKey("benchmarks.id"), nullable=False, index=True),
             sa.Column("benchmark_id", sa.String(200), nullable=False, index=True),
             *(sa.Column(c, sa.String(200), nullable=False) for c in ("name", "author")),
             *(sa.Column(c, sa.String(16), nullable=False) for c in ("kind", "role")),
-            sa.Column("entry", sa.Text, nullable=False), sa.Column("code_sha256", sa.String(64), nullable=False),
+            sa.Column("entry", sa.Text, nullable=False),
+            sa.Column("code_sha256", sa.String(64), nullable=False),
             sa.Column("hyperparameters_json", sa.Text, nullable=False),
             sa.Column("package_versions_json", sa.Text, nullable=False),
-            sa.Column("sandbox", sa.String(64), nullable=False), sa.Column("status", sa.String(16), nullable=False),
-            sa.Column("message", sa.Text, nullable=False), sa.Column("stderr_tail", sa.Text, nullable=False),
-            sa.Column("created_at", t, nullable=False), sa.Column("finished_at", t, nullable=True),
-            sa.Column("wall_seconds", sa.Float, nullable=True), sa.Column("cpu_seconds", sa.Float, nullable=True)),
+            sa.Column("sandbox", sa.String(64), nullable=False),
+            sa.Column("status", sa.String(16), nullable=False),
+            sa.Column("message", sa.Text, nullable=False),
+            sa.Column("stderr_tail", sa.Text, nullable=False),
+            sa.Column("created_at", t, nullable=False),
+            sa.Column("finished_at", t, nullable=True),
+            sa.Column("wall_seconds", sa.Float, nullable=True),
+            sa.Column("cpu_seconds", sa.Float, nullable=True),
+        ),
         "runs": sa.Table(
-            "runs", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+            "runs",
+            md,
+            sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
             sa.Column("submission_id", sa.Integer, sa.ForeignKey("submissions.id"), nullable=False),
-            sa.Column("split", sa.String(8), nullable=False), sa.Column("stratum", sa.String(200), nullable=False),
-            sa.Column("seed_index", sa.Integer, nullable=False), sa.Column("status", sa.String(16), nullable=False),
-            sa.Column("metrics_json", sa.Text, nullable=False), sa.Column("wall_seconds", sa.Float, nullable=True),
-            sa.Column("cpu_seconds", sa.Float, nullable=True), sa.Column("curve_path", sa.Text, nullable=True),
+            sa.Column("split", sa.String(8), nullable=False),
+            sa.Column("stratum", sa.String(200), nullable=False),
+            sa.Column("seed_index", sa.Integer, nullable=False),
+            sa.Column("status", sa.String(16), nullable=False),
+            sa.Column("metrics_json", sa.Text, nullable=False),
+            sa.Column("wall_seconds", sa.Float, nullable=True),
+            sa.Column("cpu_seconds", sa.Float, nullable=True),
+            sa.Column("curve_path", sa.Text, nullable=True),
             sa.Column("error", sa.Text, nullable=True),
-            sa.UniqueConstraint("submission_id", "split", "stratum", "seed_index", name="runs_key")),
+            sa.UniqueConstraint("submission_id", "split", "stratum", "seed_index", name="runs_key"),
+        ),
     }
 
 
@@ -190,25 +252,66 @@ def test_upgrade_from_schema_v1(url, tmp_path):
     (curves / BOARD / "1").mkdir(parents=True)
     legacy_curve.to_parquet(curves / rel)
     now = datetime.now(UTC)
-    sub = {"benchmark_version": 1, "benchmark_id": BOARD, "kind": "agent", "entry": "a.py:f", "code_sha256": "ab" * 32,
-           "hyperparameters_json": "{}", "package_versions_json": "{}", "sandbox": "bwrap", "status": "ok",
-           "message": "", "stderr_tail": "", "created_at": now, "finished_at": now, "wall_seconds": 1.0,
-           "cpu_seconds": 1.0}
+    sub = {
+        "benchmark_version": 1,
+        "benchmark_id": BOARD,
+        "kind": "agent",
+        "entry": "a.py:f",
+        "code_sha256": "ab" * 32,
+        "hyperparameters_json": "{}",
+        "package_versions_json": "{}",
+        "sandbox": "bwrap",
+        "status": "ok",
+        "message": "",
+        "stderr_tail": "",
+        "created_at": now,
+        "finished_at": now,
+        "wall_seconds": 1.0,
+        "cpu_seconds": 1.0,
+    }
     with engine.begin() as conn:
         md.create_all(conn)
         conn.execute(v1["schema"].insert().values(id=1, version=1))
-        conn.execute(v1["benchmarks"].insert().values(id=1, benchmark_id=BOARD, kind="env", version="v1",
-                                                      spec_json='{"n_seeds": 2}', created_at=now))
-        conn.execute(v1["submissions"].insert(), [
-            {**sub, "id": 1, "name": "ucb", "author": "alice", "role": "submission"},
-            {**sub, "id": 2, "name": "mdbe", "author": "papergym", "role": "reference", "entry": "registry:mdbe"},
-            {**sub, "id": 3, "name": "ucb", "author": "mallory", "role": "submission", "status": "error"}])
-        conn.execute(v1["runs"].insert(), [
-            {"submission_id": 1, "split": "test", "stratum": "peaks", "seed_index": 0, "status": "ok",
-             "metrics_json": '{"regret": 3.5}', "wall_seconds": 1.0, "cpu_seconds": 1.0, "curve_path": rel},
-            {"submission_id": 2, "split": "test", "stratum": "peaks", "seed_index": 0, "status": "ok",
-             "metrics_json": '{"regret": "Infinity"}', "wall_seconds": None, "cpu_seconds": None,
-             "curve_path": None}])
+        conn.execute(
+            v1["benchmarks"]
+            .insert()
+            .values(id=1, benchmark_id=BOARD, kind="env", version="v1", spec_json='{"n_seeds": 2}', created_at=now)
+        )
+        conn.execute(
+            v1["submissions"].insert(),
+            [
+                {**sub, "id": 1, "name": "ucb", "author": "alice", "role": "submission"},
+                {**sub, "id": 2, "name": "mdbe", "author": "papergym", "role": "reference", "entry": "registry:mdbe"},
+                {**sub, "id": 3, "name": "ucb", "author": "mallory", "role": "submission", "status": "error"},
+            ],
+        )
+        conn.execute(
+            v1["runs"].insert(),
+            [
+                {
+                    "submission_id": 1,
+                    "split": "test",
+                    "stratum": "peaks",
+                    "seed_index": 0,
+                    "status": "ok",
+                    "metrics_json": '{"regret": 3.5}',
+                    "wall_seconds": 1.0,
+                    "cpu_seconds": 1.0,
+                    "curve_path": rel,
+                },
+                {
+                    "submission_id": 2,
+                    "split": "test",
+                    "stratum": "peaks",
+                    "seed_index": 0,
+                    "status": "ok",
+                    "metrics_json": '{"regret": "Infinity"}',
+                    "wall_seconds": None,
+                    "cpu_seconds": None,
+                    "curve_path": None,
+                },
+            ],
+        )
         if conn.dialect.name == "postgresql":  # the serial counters, as inserts without ids leave them
             for table in ("benchmarks", "submissions"):
                 conn.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), 3)"))
@@ -235,12 +338,33 @@ def test_upgrade_from_schema_v1(url, tmp_path):
             s.claim_name(BOARD, "mdbe", "bob")
         s.claim_name(BOARD, "ucb", "alice")
         # new runs of the upgraded database keep their curves in the database, next to the legacy file
-        new = s.create_submission(benchmark_id=BOARD, version="v1", name="ts", author="bob", kind="agent",
-                                  role="submission", entry="b.py:f", code_sha256="cd" * 32, hyperparameters={},
-                                  package_versions={}, sandbox="bwrap")
+        new = s.create_submission(
+            benchmark_id=BOARD,
+            version="v1",
+            name="ts",
+            author="bob",
+            kind="agent",
+            role="submission",
+            entry="b.py:f",
+            code_sha256="cd" * 32,
+            hyperparameters={},
+            package_versions={},
+            sandbox="bwrap",
+        )
         assert new == 4
-        s.add_runs(new, [{"split": "test", "stratum": "peaks", "seed_index": 0, "status": "ok",
-                          "metrics": {"regret": 1.0}, "curve": legacy_curve * 2}])
+        s.add_runs(
+            new,
+            [
+                {
+                    "split": "test",
+                    "stratum": "peaks",
+                    "seed_index": 0,
+                    "status": "ok",
+                    "metrics": {"regret": 1.0},
+                    "curve": legacy_curve * 2,
+                }
+            ],
+        )
         ref = s.runs([new])["curve_path"].item()
         assert ref.startswith("sha256:")
         pd.testing.assert_frame_equal(s.read_curve(ref), legacy_curve * 2)
@@ -248,8 +372,10 @@ def test_upgrade_from_schema_v1(url, tmp_path):
         s.delete_submission(1)  # a legacy submission's file goes with it
         assert not (curves / rel).exists()
         upgraded = _structure(s)
-    with Store(url.replace("leaderboard.db", "fresh.db") if url.startswith("sqlite") else _other_schema(url),
-               curves_dir=tmp_path / "c2") as fresh:
+    with Store(
+        url.replace("leaderboard.db", "fresh.db") if url.startswith("sqlite") else _other_schema(url),
+        curves_dir=tmp_path / "c2",
+    ) as fresh:
         assert _structure(fresh) == upgraded  # an upgraded v1 database has exactly a fresh one's schema
 
 
@@ -278,10 +404,21 @@ def test_newer_databases_are_refused(url, tmp_path):
 # curves, tokens, names, quotas
 # ------------------------------------------------------------------------------------------------------
 
+
 def test_curves_live_in_the_database(store, url, tmp_path):
-    sid = store.create_submission(benchmark_id=BOARD, version="v1", name="ucb", author="me", kind="agent",
-                                  role="submission", entry="a.py:f", code_sha256="ab" * 32, hyperparameters={},
-                                  package_versions={}, sandbox="bwrap")
+    sid = store.create_submission(
+        benchmark_id=BOARD,
+        version="v1",
+        name="ucb",
+        author="me",
+        kind="agent",
+        role="submission",
+        entry="a.py:f",
+        code_sha256="ab" * 32,
+        hyperparameters={},
+        package_versions={},
+        sandbox="bwrap",
+    )
     store.add_runs(sid, _rows(b"some code"))
     assert not store.curves_dir.exists()  # nothing is written next to the database
     # "another machine": the same URL, an empty curves folder of its own
@@ -305,8 +442,9 @@ def test_tokens(store):
     assert len({token, second, bob}) == 3
     with store._read() as conn:  # only the hash (and an 8-character prefix) is stored
         rows = [dict(r._mapping) for r in conn.execute(sa.select(store_mod.T_API_TOKENS))]
-    assert sorted(r["token_sha256"] for r in rows) == sorted(hashlib.sha256(t.encode()).hexdigest()
-                                                             for t in (token, second, bob))
+    assert sorted(r["token_sha256"] for r in rows) == sorted(
+        hashlib.sha256(t.encode()).hexdigest() for t in (token, second, bob)
+    )
     assert {r["prefix"] for r in rows} == {t[:8] for t in (token, second, bob)}
     assert not any(t in str(v) for r in rows for v in r.values() for t in (token, second, bob))
 
@@ -333,9 +471,19 @@ def test_tokens(store):
 
 
 def test_name_ownership(store):
-    store.create_submission(benchmark_id=BOARD, version="v1", name="mdbe", author="papergym", kind="agent",
-                            role="reference", entry="registry:mdbe", code_sha256="ab" * 32, hyperparameters={},
-                            package_versions={}, sandbox="in-process")
+    store.create_submission(
+        benchmark_id=BOARD,
+        version="v1",
+        name="mdbe",
+        author="papergym",
+        kind="agent",
+        role="reference",
+        entry="registry:mdbe",
+        code_sha256="ab" * 32,
+        hyperparameters={},
+        package_versions={},
+        sandbox="in-process",
+    )
     first = _enqueue(store, "alice", "ucb")
     with pytest.raises(NameTaken, match=f"'ucb' on board {BOARD} belongs to author 'alice'.*'bob'"):
         _enqueue(store, "bob", "ucb")
@@ -380,16 +528,45 @@ def test_test_quota(store):
 
 def test_enqueue_validates(store):
     with pytest.raises(LookupError, match="not registered"):
-        store.enqueue_submission(benchmark_id=BOARD, version="v9", name="n", author="a", kind="agent", split="test",
-                                 code=b"x", code_name="a.py", attr="f", hyperparameters={}, package_versions={},
-                                 test_quota_per_day=None)
-    good = {"benchmark_id": BOARD, "version": "v1", "name": "n", "author": "a", "kind": "agent", "split": "test",
-            "code": b"x = 1\n", "code_name": "a.py", "attr": "f", "hyperparameters": {}, "package_versions": {},
-            "test_quota_per_day": None}
-    for change, field in [({"code": b""}, "code"), ({"code": "x = 1"}, "code"), ({"code_name": "../a.py"}, "code_name"),
-                          ({"attr": "make agent"}, "attr"), ({"split": "dev"}, "split"), ({"kind": "robot"}, "kind"),
-                          ({"author": ""}, "author"), ({"test_quota_per_day": -1}, "test_quota_per_day"),
-                          ({"hyperparameters": {"f": print}}, "hyperparameters")]:
+        store.enqueue_submission(
+            benchmark_id=BOARD,
+            version="v9",
+            name="n",
+            author="a",
+            kind="agent",
+            split="test",
+            code=b"x",
+            code_name="a.py",
+            attr="f",
+            hyperparameters={},
+            package_versions={},
+            test_quota_per_day=None,
+        )
+    good = {
+        "benchmark_id": BOARD,
+        "version": "v1",
+        "name": "n",
+        "author": "a",
+        "kind": "agent",
+        "split": "test",
+        "code": b"x = 1\n",
+        "code_name": "a.py",
+        "attr": "f",
+        "hyperparameters": {},
+        "package_versions": {},
+        "test_quota_per_day": None,
+    }
+    for change, field in [
+        ({"code": b""}, "code"),
+        ({"code": "x = 1"}, "code"),
+        ({"code_name": "../a.py"}, "code_name"),
+        ({"attr": "make agent"}, "attr"),
+        ({"split": "dev"}, "split"),
+        ({"kind": "robot"}, "kind"),
+        ({"author": ""}, "author"),
+        ({"test_quota_per_day": -1}, "test_quota_per_day"),
+        ({"hyperparameters": {"f": print}}, "hyperparameters"),
+    ]:
         with pytest.raises(ValueError, match=field):
             store.enqueue_submission(**(good | change))
     sid = store.enqueue_submission(**good)
@@ -407,14 +584,26 @@ def test_enqueue_validates(store):
 # the queue: claim, heartbeat, requeue, fencing
 # ------------------------------------------------------------------------------------------------------
 
+
 def test_claim_heartbeat_requeue_and_fencing(store):
     code = b"def make_agent(problem, seed): ...\n"
     sid = _enqueue(store, "alice", "ucb", code=code)
     other = _enqueue(store, "bob", "ts")
     job = store.claim_job("w1", 30.0)
-    assert job == Job(submission_id=sid, benchmark_id=BOARD, version="v1", name="ucb", author="alice", kind="agent",
-                      split="test", code=code, code_name="my_agent.py", attr="make_agent",
-                      hyperparameters={"c": 2.0}, attempts=1)
+    assert job == Job(
+        submission_id=sid,
+        benchmark_id=BOARD,
+        version="v1",
+        name="ucb",
+        author="alice",
+        kind="agent",
+        split="test",
+        code=code,
+        code_name="my_agent.py",
+        attr="make_agent",
+        hyperparameters={"c": 2.0},
+        attempts=1,
+    )
     sub = store.submission(sid)
     assert sub["status"] == "running" and sub["lease_owner"] == "w1" and sub["started_at"] is not None
     assert 25 < (sub["lease_expires_at"] - sub["started_at"]).total_seconds() <= 30.5
@@ -477,9 +666,20 @@ def test_max_attempts(store):
 
 
 def test_leased_local_submission_does_not_stay_running(store):
-    kw = {"benchmark_id": BOARD, "version": "v1", "name": "local", "author": "me", "kind": "agent",
-          "role": "submission", "entry": "a.py:f", "code_sha256": "ab" * 32, "hyperparameters": {},
-          "package_versions": {}, "sandbox": "bwrap", "split": "local"}
+    kw = {
+        "benchmark_id": BOARD,
+        "version": "v1",
+        "name": "local",
+        "author": "me",
+        "kind": "agent",
+        "role": "submission",
+        "entry": "a.py:f",
+        "code_sha256": "ab" * 32,
+        "hyperparameters": {},
+        "package_versions": {},
+        "sandbox": "bwrap",
+        "split": "local",
+    }
     with pytest.raises(ValueError, match="worker_id and lease_seconds"):
         store.create_submission(**kw, worker_id="me:1")
     sid = store.create_submission(**kw, worker_id="host:1:ab", lease_seconds=30.0)
@@ -498,6 +698,7 @@ def test_leased_local_submission_does_not_stay_running(store):
 # ------------------------------------------------------------------------------------------------------
 # the worker
 # ------------------------------------------------------------------------------------------------------
+
 
 def test_worker_outcomes_and_failures(store):
     def flaky(job: Job) -> JobOutcome:
@@ -567,6 +768,7 @@ def test_worker_signals(store):
             for _ in range(times):
                 os.kill(os.getpid(), signal.SIGTERM)
             return evaluate(job)
+
         return fn
 
     first, second = _enqueue(store, code=b"one"), _enqueue(store, "bob", code=b"two")
@@ -605,8 +807,12 @@ def test_sigkilled_worker_job_is_evaluated_again(tmp_path):
     with Store(url, curves_dir=tmp_path) as store:
         store.register_benchmark(BOARD, "env", "v1", SPEC)
         sid = _enqueue(store, code=b"survivor")
-        proc = subprocess.Popen([sys.executable, "-c", _KILLED_WORKER, url, str(tmp_path), "1.0"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _KILLED_WORKER, url, str(tmp_path), "1.0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert proc.stdout.readline().split() == ["claimed", str(sid)], proc.stderr.read()
             time.sleep(0.5)  # it heartbeats while "evaluating"
@@ -626,6 +832,7 @@ def test_sigkilled_worker_job_is_evaluated_again(tmp_path):
 # ------------------------------------------------------------------------------------------------------
 # concurrency: enqueues and workers at once
 # ------------------------------------------------------------------------------------------------------
+
 
 def test_concurrent_enqueues_and_workers(url, tmp_path):
     authors, per_author, quota = ("ana", "ben", "cai", "dee"), 6, 5

@@ -67,7 +67,13 @@ def test_bootstrap_slopes_cover_the_truth_on_noisy_power_law():
     cT = np.array([c[0] for c in cells], float)
     cL = np.array([c[1] for c in cells], float)
     seed_effect = rng.lognormal(0.0, 0.2, n)  # a run's difficulty is shared by all cells (paired seeds)
-    R = 2.0 * cT[:, None] ** (2 / 3) * (cL[:, None] + 1) ** (1 / 3) * seed_effect[None, :] * rng.lognormal(0, 0.1, (len(cells), n))
+    R = (
+        2.0
+        * cT[:, None] ** (2 / 3)
+        * (cL[:, None] + 1) ** (1 / 3)
+        * seed_effect[None, :]
+        * rng.lognormal(0, 0.1, (len(cells), n))
+    )
     R[3, 5] = np.nan  # a failed run is left out of its cell
     out = bootstrap_slopes(cT, cL, R, n_boot=500)
     for key, truth in (("slope_T", 2 / 3), ("slope_L", 1 / 3)):
@@ -77,9 +83,27 @@ def test_bootstrap_slopes_cover_the_truth_on_noisy_power_law():
 
 def test_sweep_command_end_to_end(tmp_path, capsys):
     out = tmp_path / "sweep"
-    rc = _exit_code(["sweep", ENV, "--horizon", "2^8..2^10", "--shifts", "0,2", "--seeds", "2", "--agents",
-                     "mdbe,binning-ucb", "--out", str(out), "--cache-dir", str(tmp_path / "cells"),
-                     "--backend", "serial", "--quiet"])
+    rc = _exit_code(
+        [
+            "sweep",
+            ENV,
+            "--horizon",
+            "2^8..2^10",
+            "--shifts",
+            "0,2",
+            "--seeds",
+            "2",
+            "--agents",
+            "mdbe,binning-ucb",
+            "--out",
+            str(out),
+            "--cache-dir",
+            str(tmp_path / "cells"),
+            "--backend",
+            "serial",
+            "--quiet",
+        ]
+    )
     text = capsys.readouterr().out
     assert rc == 0, text
     assert "slope in T" in text and "slope in L+1" in text and "theory 0.667" in text and "theory 0.333" in text
@@ -99,14 +123,17 @@ def test_sweep_command_end_to_end(tmp_path, capsys):
     assert (out / "sweep.png").stat().st_size > 1000 and (out / "table.txt").exists()
 
 
-@pytest.mark.parametrize("argv,expect", [
-    (["--horizon", "2^8..2^a"], ["--horizon", "2^a"]),
-    (["--horizon", "2^10..2^8"], ["--horizon", "empty range"]),
-    (["--horizon", "2^8", "--shifts", "1,x"], ["--shifts"]),
-    (["--horizon", "2^2", "--shifts", "0,8"], ["too short", "8 shifts"]),
-    (["--horizon", "2^8", "--agents", "mdbe,nope"], ["--agents", "nope"]),
-    (["--horizon", "2^8", "--instance", "two-peak-cyclic"], ["set by the sweep"]),
-])
+@pytest.mark.parametrize(
+    "argv,expect",
+    [
+        (["--horizon", "2^8..2^a"], ["--horizon", "2^a"]),
+        (["--horizon", "2^10..2^8"], ["--horizon", "empty range"]),
+        (["--horizon", "2^8", "--shifts", "1,x"], ["--shifts"]),
+        (["--horizon", "2^2", "--shifts", "0,8"], ["too short", "8 shifts"]),
+        (["--horizon", "2^8", "--agents", "mdbe,nope"], ["--agents", "nope"]),
+        (["--horizon", "2^8", "--instance", "two-peak-cyclic"], ["set by the sweep"]),
+    ],
+)
 def test_sweep_bad_values_exit_2(argv, expect, tmp_path, capsys):
     out = tmp_path / "o"
     rc = _exit_code(["sweep", ENV, *argv, "--out", str(out), "--cache-dir", str(tmp_path / "c"), "--quiet"])

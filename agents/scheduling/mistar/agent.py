@@ -56,8 +56,16 @@ from papergym.envs.scheduling.fjsp.graph import Solution, apply_move, evaluate, 
 from papergym.envs.scheduling.fjsp.improve import solution_from_observation
 from papergym.envs.scheduling.fjsp.instance import Instance
 
-__all__ = ["WeightsNotFoundError", "MIStarAgent", "Searcher", "load_policy", "untrained_policy", "save_policy",
-           "WEIGHTS_DIR", "shipped_weights"]
+__all__ = [
+    "WeightsNotFoundError",
+    "MIStarAgent",
+    "Searcher",
+    "load_policy",
+    "untrained_policy",
+    "save_policy",
+    "WEIGHTS_DIR",
+    "shipped_weights",
+]
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 FORMAT = "papergym-mistar-v1"
@@ -79,8 +87,10 @@ def _weights_path(weights: str | Path) -> Path:
     named = WEIGHTS_DIR / f"{weights}.pt"
     if named.exists():
         return named
-    raise WeightsNotFoundError(f"MIStar weights {str(weights)!r} not found: give a path to a .pt file or one of "
-                            f"the shipped names {shipped_weights()}")
+    raise WeightsNotFoundError(
+        f"MIStar weights {str(weights)!r} not found: give a path to a .pt file or one of "
+        f"the shipped names {shipped_weights()}"
+    )
 
 
 def save_policy(policy: MIStarPolicy, path: str | Path, meta: dict[str, Any] | None = None) -> Path:
@@ -88,8 +98,10 @@ def save_policy(policy: MIStarPolicy, path: str | Path, meta: dict[str, Any] | N
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    torch.save({"format": FORMAT, "config": dict(policy.config), "state_dict": policy.state_dict(),
-                "meta": dict(meta or {})}, tmp)
+    torch.save(
+        {"format": FORMAT, "config": dict(policy.config), "state_dict": policy.state_dict(), "meta": dict(meta or {})},
+        tmp,
+    )
     tmp.replace(path)
     return path
 
@@ -130,9 +142,19 @@ class Searcher:
     """The parallel greedy search on one instance (module docstring); usable without the env:
     ``reset(inst)`` then ``choose(sol, progress)`` per step."""
 
-    def __init__(self, policy: MIStarPolicy, *, p: int = 16, memory_k: int = 8, rng: np.random.Generator,
-                 use_memory: bool | None = None, temperature: float = 2.0, tabu: str = "visited",
-                 backend: str = "numpy", uniform: bool = False):
+    def __init__(
+        self,
+        policy: MIStarPolicy,
+        *,
+        p: int = 16,
+        memory_k: int = 8,
+        rng: np.random.Generator,
+        use_memory: bool | None = None,
+        temperature: float = 2.0,
+        tabu: str = "visited",
+        backend: str = "numpy",
+        uniform: bool = False,
+    ):
         if backend not in ("numpy", "torch"):
             raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
         if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
@@ -186,8 +208,9 @@ class Searcher:
         self.visited.add(sol.key())
         if self.prev_key is not None and cand.size > 1:
             keys = [apply_move(self.inst, sol, mv.v[i], mv.x[i]).key() for i in cand]
-            keep = np.array([k != self.prev_key for k in keys] if self.tabu == "reverse"
-                            else [k not in self.visited for k in keys])
+            keep = np.array(
+                [k != self.prev_key for k in keys] if self.tabu == "reverse" else [k not in self.visited for k in keys]
+            )
             if keep.any():
                 cand = cand[keep]
         best = cand[np.lexsort((-perturbed[cand], mv.cmax[cand]))[0]]
@@ -200,14 +223,27 @@ class Searcher:
 class MIStarAgent:
     """``mistar`` on ``FJSPImprove-v0``: :class:`Searcher` driven by the env's observations."""
 
-    def __init__(self, problem: Any, *, seed: Any = None, weights: str = "sd2-10x5", p: int = 16,
-                 memory: bool = True, memory_k: int = 8, temperature: float | None = None,
-                 tabu: str | None = None, threads: int | None = 1, backend: str = "numpy",
-                 proposal: str = "policy", init_seed: int = 0):
+    def __init__(
+        self,
+        problem: Any,
+        *,
+        seed: Any = None,
+        weights: str = "sd2-10x5",
+        p: int = 16,
+        memory: bool = True,
+        memory_k: int = 8,
+        temperature: float | None = None,
+        tabu: str | None = None,
+        threads: int | None = 1,
+        backend: str = "numpy",
+        proposal: str = "policy",
+        init_seed: int = 0,
+    ):
         if proposal not in ("policy", "untrained", "uniform"):
             raise ValueError(f"proposal must be 'policy', 'untrained' or 'uniform', got {proposal!r}")
-        self.policy, self.meta = (untrained_policy(weights, init_seed) if proposal == "untrained"
-                                  else load_policy(weights))
+        self.policy, self.meta = (
+            untrained_policy(weights, init_seed) if proposal == "untrained" else load_policy(weights)
+        )
         # the search the weights were trained for (stored by ``papergym fjsp train-mistar``); older files: 2 / visited
         trained = self.meta.get("search", {}) if isinstance(self.meta.get("search"), dict) else {}
         temperature = float(trained.get("temperature", 2.0)) if temperature is None else temperature
@@ -218,9 +254,17 @@ class MIStarAgent:
             torch.set_num_threads(int(threads))
         self.N, self.M = int(problem.params["n_ops"]), int(problem.params["n_machines"])
         self.n_moves = self.N * (self.N + self.M)
-        self.searcher = Searcher(self.policy, p=p, memory_k=memory_k, rng=np.random.default_rng(seed),
-                                 use_memory=memory, temperature=temperature, tabu=tabu, backend=backend,
-                                 uniform=proposal == "uniform")
+        self.searcher = Searcher(
+            self.policy,
+            p=p,
+            memory_k=memory_k,
+            rng=np.random.default_rng(seed),
+            use_memory=memory,
+            temperature=temperature,
+            tabu=tabu,
+            backend=backend,
+            uniform=proposal == "uniform",
+        )
         self.inst: Instance | None = None
 
     def _encode(self, v: int, x: int) -> int:
@@ -256,5 +300,7 @@ class MIStarAgent:
         pass
 
     def diagnostics(self) -> dict[str, Any]:
-        return {"evaluated_moves": int(self.searcher.evaluated),
-                "policy_seconds": round(self.searcher.policy_seconds, 4)}
+        return {
+            "evaluated_moves": int(self.searcher.evaluated),
+            "policy_seconds": round(self.searcher.policy_seconds, 4),
+        }

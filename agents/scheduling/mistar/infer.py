@@ -63,10 +63,19 @@ class NumpyPolicy:
 
         e = "encoder"
         self.op_in, self.m_in = lin(f"{e}.op_in"), lin(f"{e}.m_in")
-        self.gin = [(1.0 + float(sd[f"{e}.gin.{i}.eps"][0]), lin(f"{e}.gin.{i}.nn.0"), lin(f"{e}.gin.{i}.nn.2"))
-                    for i in range(self.layers)]
-        self.gat = [(lin(f"{e}.gat.{i}.lin", False)[0], sd[f"{e}.gat.{i}.att_src"].reshape(-1),
-                     sd[f"{e}.gat.{i}.att_dst"].reshape(-1), sd[f"{e}.gat.{i}.bias"]) for i in range(self.layers)]
+        self.gin = [
+            (1.0 + float(sd[f"{e}.gin.{i}.eps"][0]), lin(f"{e}.gin.{i}.nn.0"), lin(f"{e}.gin.{i}.nn.2"))
+            for i in range(self.layers)
+        ]
+        self.gat = [
+            (
+                lin(f"{e}.gat.{i}.lin", False)[0],
+                sd[f"{e}.gat.{i}.att_src"].reshape(-1),
+                sd[f"{e}.gat.{i}.att_dst"].reshape(-1),
+                sd[f"{e}.gat.{i}.bias"],
+            )
+            for i in range(self.layers)
+        ]
         self.m_src = lin(f"{e}.m_att.lin_src", False)[0]
         self.m_dst = lin(f"{e}.m_att.lin_dst", False)[0]
         self.m_a_src = sd[f"{e}.m_att.att_src"].reshape(-1)
@@ -80,8 +89,16 @@ class NumpyPolicy:
         self.w_extra = lin("w_extra", False)[0]
         self.s1, self.s3 = lin("score.1"), lin("score.3")
 
-    def logits(self, inst: Instance, sol: Solution, ev: Evaluation, links, progress: float, mv: Moves,
-               votes: np.ndarray | None = None) -> np.ndarray:
+    def logits(
+        self,
+        inst: Instance,
+        sol: Solution,
+        ev: Evaluation,
+        links,
+        progress: float,
+        mv: Moves,
+        votes: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Float64 scores of the legal moves ``mv`` of ``sol`` (the same order), as ``policy(batch)[0]``."""
         N, M = inst.n_ops, inst.n_machines
         _, js = links
@@ -119,9 +136,15 @@ class NumpyPolicy:
         c = float(max(ev.cmax, 1))
         if votes is None or not self.memory:
             votes = np.zeros((v.shape[0], 2), dtype=np.float32)
-        extra = np.concatenate([np.asarray(votes, np.float32), end[:, None].astype(np.float32),
-                                (inst.proc[v, k] / c)[:, None].astype(np.float32),
-                                (k == sol.assign[v])[:, None].astype(np.float32)], axis=1)
+        extra = np.concatenate(
+            [
+                np.asarray(votes, np.float32),
+                end[:, None].astype(np.float32),
+                (inst.proc[v, k] / c)[:, None].astype(np.float32),
+                (k == sol.assign[v])[:, None].astype(np.float32),
+            ],
+            axis=1,
+        )
         w, b = self.w_v
         hx = h_op @ self.w_x
         tgt = np.where(end[:, None], np.float32(0.0), hx[np.where(end, 0, x)])
@@ -130,8 +153,16 @@ class NumpyPolicy:
         return (_relu(_relu(z) @ w1 + b1) @ w3 + b3)[:, 0].astype(np.float64)
 
 
-def max_logit_error(policy, inst: Instance, sol: Solution, ev: Evaluation, links, progress: float, mv: Moves,
-                    votes: np.ndarray | None = None) -> float:
+def max_logit_error(
+    policy,
+    inst: Instance,
+    sol: Solution,
+    ev: Evaluation,
+    links,
+    progress: float,
+    mv: Moves,
+    votes: np.ndarray | None = None,
+) -> float:
     """Largest absolute difference between the torch and the numpy scores of ``mv`` (a consistency check)."""
     import torch
 

@@ -109,8 +109,9 @@ class EpisodeMemory:
         return float((self._keys[:n] @ key).max())
 
 
-def revisit_penalty(memory: EpisodeMemory, next_key: np.ndarray, t: int, horizon: int, lam: float,
-                    sharpness: float = 200.0) -> float:
+def revisit_penalty(
+    memory: EpisodeMemory, next_key: np.ndarray, t: int, horizon: int, lam: float, sharpness: float = 200.0
+) -> float:
     """``λ (t/T) max_{t' < t} cos(L_{t+1}, L_{t'})^κ`` (module docstring); ``memory`` holds ``L_0 … L_t``."""
     if t == 0:
         return 0.0

@@ -56,8 +56,15 @@ from papergym.envs.scheduling.fjsp.graph import Evaluation, Solution, job_links
 from papergym.envs.scheduling.fjsp.hetero import machine_features, op_features
 from papergym.envs.scheduling.fjsp.instance import Instance
 
-__all__ = ["GraphBatch", "batch_graphs", "concat_batches", "MHGNN", "MIStarPolicy", "N_OP_FEATURES",
-           "N_MACHINE_FEATURES"]
+__all__ = [
+    "GraphBatch",
+    "batch_graphs",
+    "concat_batches",
+    "MHGNN",
+    "MIStarPolicy",
+    "N_OP_FEATURES",
+    "N_MACHINE_FEATURES",
+]
 
 N_OP_FEATURES = 9
 N_MACHINE_FEATURES = 4
@@ -132,8 +139,9 @@ def batch_graphs(items, progress, moves, votes=None) -> GraphBatch:
         cv.append(v + n_off)
         cx.append(np.where(end, -1, x + n_off))
         ck.append(k + m_off)
-        vt.append(np.zeros((len(v), 2), np.float32) if votes is None or votes[g] is None
-                  else np.asarray(votes[g], np.float32))
+        vt.append(
+            np.zeros((len(v), 2), np.float32) if votes is None or votes[g] is None else np.asarray(votes[g], np.float32)
+        )
         nc.append(len(v))
         pr.append(np.stack([inst.proc[v, k] / float(max(ev.cmax, 1)), (k == sol.assign[v])], axis=1))
         dl.append((mv.cmax - ev.cmax) / float(max(ev.cmax, 1)))
@@ -144,13 +152,24 @@ def batch_graphs(items, progress, moves, votes=None) -> GraphBatch:
         return torch.from_numpy(np.ascontiguousarray(np.concatenate(a) if isinstance(a, list) else a)).to(dtype)
 
     return GraphBatch(
-        x_op=t(xo, torch.float32), x_m=t(xm, torch.float32), op_graph=t(og), m_graph=t(mg),
+        x_op=t(xo, torch.float32),
+        x_m=t(xm, torch.float32),
+        op_graph=t(og),
+        m_graph=t(mg),
         op_both=torch.from_numpy(np.concatenate(both, axis=1)).long(),
         op_pred=torch.from_numpy(np.concatenate(pred, axis=1)).long(),
         serves=torch.from_numpy(np.concatenate(serv, axis=1)).long(),
         progress=torch.as_tensor(np.asarray(progress, np.float32).reshape(-1, 1)),
-        cand_graph=t(cg), cand_v=t(cv), cand_x=t(cx), cand_k=t(ck), votes=t(vt, torch.float32),
-        pair=t(pr, torch.float32), delta=t(dl, torch.float32), n_cand=np.asarray(nc, dtype=np.int64), n_graphs=len(items))
+        cand_graph=t(cg),
+        cand_v=t(cv),
+        cand_x=t(cx),
+        cand_k=t(ck),
+        votes=t(vt, torch.float32),
+        pair=t(pr, torch.float32),
+        delta=t(dl, torch.float32),
+        n_cand=np.asarray(nc, dtype=np.int64),
+        n_graphs=len(items),
+    )
 
 
 def concat_batches(batches: list[GraphBatch]) -> GraphBatch:
@@ -177,8 +196,11 @@ def concat_batches(batches: list[GraphBatch]) -> GraphBatch:
         n_off += b.x_op.shape[0]
         m_off += b.x_m.shape[0]
         g_off += b.n_graphs
-    out = {k: torch.cat(v, dim=1 if k in ("op_both", "op_pred", "serves") else 0)
-           for k, v in parts.items() if k not in ("n_cand", "n_graphs")}
+    out = {
+        k: torch.cat(v, dim=1 if k in ("op_both", "op_pred", "serves") else 0)
+        for k, v in parts.items()
+        if k not in ("n_cand", "n_graphs")
+    }
     return GraphBatch(**out, n_cand=np.concatenate(parts["n_cand"]), n_graphs=g_off)
 
 
@@ -224,11 +246,14 @@ class MHGNN(nn.Module):
         h_op = torch.cat([mu, nu], dim=1)
         xm = torch.relu(self.m_in(b.x_m))
         h_m = torch.relu(self.m_att((h_op, xm), b.serves) + self.m_root(xm))
-        g = torch.cat([
-            scatter(h_op, b.op_graph, dim=0, dim_size=b.n_graphs, reduce="mean"),
-            scatter(h_m, b.m_graph, dim=0, dim_size=b.n_graphs, reduce="mean"),
-            b.progress,
-        ], dim=1)
+        g = torch.cat(
+            [
+                scatter(h_op, b.op_graph, dim=0, dim_size=b.n_graphs, reduce="mean"),
+                scatter(h_m, b.m_graph, dim=0, dim_size=b.n_graphs, reduce="mean"),
+                b.progress,
+            ],
+            dim=1,
+        )
         return h_op, h_m, g
 
 
@@ -258,13 +283,12 @@ class MIStarPolicy(nn.Module):
 
     def forward(self, b: GraphBatch, aux: bool = False):
         h_op, h_m, g = self.encoder(b)
-        end = (b.cand_x < 0)
+        end = b.cand_x < 0
         hx = self.w_x(h_op)
         tgt = torch.where(end.unsqueeze(1), torch.zeros(1, hx.shape[1]), hx[b.cand_x.clamp(min=0)])
         votes = b.votes if self.memory else torch.zeros_like(b.votes)
         extra = torch.cat([votes, end.float().unsqueeze(1), b.pair], dim=1)
-        z = (self.w_v(h_op)[b.cand_v] + tgt + self.w_k(h_m)[b.cand_k] + self.w_g(g)[b.cand_graph]
-             + self.w_extra(extra))
+        z = self.w_v(h_op)[b.cand_v] + tgt + self.w_k(h_m)[b.cand_k] + self.w_g(g)[b.cand_graph] + self.w_extra(extra)
         logits = self.score(z).squeeze(1)
         # V(s_t) = (1 − t/T) · MLP(g): the gain still to come shrinks with the remaining budget [design]
         value = (1.0 - b.progress.squeeze(1)) * self.value(g).squeeze(1)

@@ -63,8 +63,8 @@ from __future__ import annotations
 import copy
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 import numpy as np
 import torch
@@ -78,8 +78,15 @@ from papergym.envs.scheduling.fjsp.graph import Solution, apply_move, evaluate, 
 from papergym.envs.scheduling.fjsp.improve import initial_solution as _env_initial_solution
 from papergym.envs.scheduling.fjsp.instance import Instance
 
-__all__ = ["TrainConfig", "train", "train_to_file", "initial_solution", "validation_instances", "greedy_search",
-           "plackett_luce_logp"]
+__all__ = [
+    "TrainConfig",
+    "train",
+    "train_to_file",
+    "initial_solution",
+    "validation_instances",
+    "greedy_search",
+    "plackett_luce_logp",
+]
 
 
 @dataclass
@@ -124,8 +131,22 @@ class TrainConfig:
     def check(self) -> None:
         if self.family not in ("sd1", "sd2"):
             raise ValueError(f"family must be 'sd1' or 'sd2', got {self.family!r}")
-        for name in ("n_jobs", "n_machines", "episodes", "n_envs", "horizon", "n_step", "epochs", "memory_k",
-                     "hidden", "layers", "threads", "validate_every", "validate_horizon", "p"):
+        for name in (
+            "n_jobs",
+            "n_machines",
+            "episodes",
+            "n_envs",
+            "horizon",
+            "n_step",
+            "epochs",
+            "memory_k",
+            "hidden",
+            "layers",
+            "threads",
+            "validate_every",
+            "validate_horizon",
+            "p",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -156,8 +177,11 @@ class TrainConfig:
     def search(self) -> dict:
         """The parallel-search settings the weights are trained for (stored with the weights; the agent's
         defaults when it loads them)."""
-        return {"p": self.p if self.rollout == "search" else 16, "temperature": self.search_temperature,
-                "tabu": self.search_tabu}
+        return {
+            "p": self.p if self.rollout == "search" else 16,
+            "temperature": self.search_temperature,
+            "tabu": self.search_tabu,
+        }
 
 
 def initial_solution(inst: Instance, init: str = "sampled-dispatch") -> Solution:
@@ -175,8 +199,17 @@ def validation_instances(family: str, n_jobs: int, n_machines: int, count: int) 
     return [sd1_instance(n_jobs, n_machines, rng, name=f"sd1-val-{i}") for i in range(count)]
 
 
-def greedy_search(policy: MIStarPolicy, inst: Instance, horizon: int, *, p: int = 16, seed: int = 0,
-                  init: str = "sampled-dispatch", memory_k: int = 8, **search) -> int:
+def greedy_search(
+    policy: MIStarPolicy,
+    inst: Instance,
+    horizon: int,
+    *,
+    p: int = 16,
+    seed: int = 0,
+    init: str = "sampled-dispatch",
+    memory_k: int = 8,
+    **search,
+) -> int:
     """Best makespan of the parallel greedy search on ``inst`` (the agent's loop without the env)."""
     s = Searcher(policy, p=p, memory_k=memory_k, rng=np.random.default_rng(seed), **search)
     s.reset(inst)
@@ -224,8 +257,9 @@ class _Run:
         self.visited.add(here)
         if self.prev_key is not None:
             keys = [apply_move(self.inst, self.sol, self.mv.v[i], self.mv.x[i]).key() for i in order]
-            keep = np.array([k != self.prev_key for k in keys] if tabu == "reverse"
-                            else [k not in self.visited for k in keys])
+            keep = np.array(
+                [k != self.prev_key for k in keys] if tabu == "reverse" else [k not in self.visited for k in keys]
+            )
             if keep.any():
                 cand = order[keep]
         self.prev_key = here
@@ -262,8 +296,14 @@ def _save_checkpoint(path, state: dict) -> None:
     tmp.replace(path)
 
 
-def train(cfg: TrainConfig, *, log: Callable[[str], None] = print, instances: list[Instance] | None = None,
-          checkpoint=None, resume: bool = False) -> tuple[MIStarPolicy, dict]:
+def train(
+    cfg: TrainConfig,
+    *,
+    log: Callable[[str], None] = print,
+    instances: list[Instance] | None = None,
+    checkpoint=None,
+    resume: bool = False,
+) -> tuple[MIStarPolicy, dict]:
     """Train a policy (module docstring). Returns the best-validated policy and a history dict.
     ``instances`` replaces the generator by a fixed list, cycled through in order (tests, fine-tuning).
     ``checkpoint``: a file rewritten after every validation with everything needed to continue (network,
@@ -309,24 +349,51 @@ def train(cfg: TrainConfig, *, log: Callable[[str], None] = print, instances: li
             return
         policy.eval()
         # model selection runs the deployed search: P = 16 and the sampling temperature and tabu rule trained for
-        c = [greedy_search(policy, inst, cfg.validate_horizon, p=16, seed=0, init=cfg.init, memory_k=cfg.memory_k,
-                           temperature=cfg.search_temperature, tabu=cfg.search_tabu) for inst in val]
+        c = [
+            greedy_search(
+                policy,
+                inst,
+                cfg.validate_horizon,
+                p=16,
+                seed=0,
+                init=cfg.init,
+                memory_k=cfg.memory_k,
+                temperature=cfg.search_temperature,
+                tabu=cfg.search_tabu,
+            )
+            for inst in val
+        ]
         mean = float(np.mean(c))
         hist["validation"].append({"batch": batch_no, "mean_cmax": mean, "seconds": time.perf_counter() - t_start})
         if mean < best_val:
             best_val, best_state = mean, copy.deepcopy(policy.state_dict())
             hist["best_batch"] = batch_no
-        log(f"[validate] batch {batch_no}: mean makespan {mean:.2f} on {len(val)} validation instances "
-            f"(best {best_val:.2f})")
+        log(
+            f"[validate] batch {batch_no}: mean makespan {mean:.2f} on {len(val)} validation instances "
+            f"(best {best_val:.2f})"
+        )
 
     def save(batch_no: int) -> None:
         if checkpoint is not None:
-            _save_checkpoint(checkpoint, {
-                "config": asdict(cfg), "batch": batch_no, "policy": policy.state_dict(),
-                "optimizer": opt.state_dict(), "rng": rng.bit_generator.state, "srng": srng.bit_generator.state,
-                "torch_rng": torch.get_rng_state(), "history": hist, "best_val": best_val,
-                "best_state": best_state, "transitions": transitions, "seconds": time.perf_counter() - t_start,
-                "rollout_seconds": rollout_s, "update_seconds": update_s})
+            _save_checkpoint(
+                checkpoint,
+                {
+                    "config": asdict(cfg),
+                    "batch": batch_no,
+                    "policy": policy.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "rng": rng.bit_generator.state,
+                    "srng": srng.bit_generator.state,
+                    "torch_rng": torch.get_rng_state(),
+                    "history": hist,
+                    "best_val": best_val,
+                    "best_state": best_state,
+                    "transitions": transitions,
+                    "seconds": time.perf_counter() - t_start,
+                    "rollout_seconds": rollout_s,
+                    "update_seconds": update_s,
+                },
+            )
 
     if start_batch == 1:
         validate(0)
@@ -350,10 +417,15 @@ def train(cfg: TrainConfig, *, log: Callable[[str], None] = print, instances: li
                 ids = [i for i, r in enumerate(runs) if r.alive]
                 if not ids:
                     break
-                votes = [runs[i].memory.votes(runs[i].key, runs[i].mv.v, runs[i].mv.x) if cfg.memory else None
-                         for i in ids]
-                b = batch_graphs([(runs[i].inst, runs[i].sol, runs[i].ev, runs[i].links) for i in ids],
-                                 [runs[i].t / cfg.horizon for i in ids], [runs[i].mv for i in ids], votes)
+                votes = [
+                    runs[i].memory.votes(runs[i].key, runs[i].mv.v, runs[i].mv.x) if cfg.memory else None for i in ids
+                ]
+                b = batch_graphs(
+                    [(runs[i].inst, runs[i].sol, runs[i].ev, runs[i].links) for i in ids],
+                    [runs[i].t / cfg.horizon for i in ids],
+                    [runs[i].mv for i in ids],
+                    votes,
+                )
                 with torch.no_grad():
                     logits, _, value = policy(b)
                 offs = np.concatenate([[0], np.cumsum(b.n_cand)])
@@ -362,9 +434,9 @@ def train(cfg: TrainConfig, *, log: Callable[[str], None] = print, instances: li
                 for g, i in enumerate(ids):
                     r = runs[i]
                     # Gumbel top-P = P moves sampled without replacement from softmax(logits / temperature)
-                    pert = lg[offs[g]:offs[g + 1]] + srng.gumbel(size=int(b.n_cand[g]))
+                    pert = lg[offs[g] : offs[g + 1]] + srng.gumbel(size=int(b.n_cand[g]))
                     order = np.argsort(-pert, kind="stable")[:P]
-                    sets[g, :order.size] = order + offs[g]
+                    sets[g, : order.size] = order + offs[g]
                     c = r.pick(order, tabu)
                     v, x = int(r.mv.v[c]), int(r.mv.x[c])
                     r.memory.store(r.key, v, x)
@@ -373,8 +445,11 @@ def train(cfg: TrainConfig, *, log: Callable[[str], None] = print, instances: li
                     r.best = min(r.best, new)
                     r.sol = apply_move(r.inst, r.sol, v, x)
                     r._observe()
-                    pen = revisit_penalty(r.memory, r.key, r.t, cfg.horizon, r.lam,
-                                          cfg.penalty_sharpness) if cfg.memory else 0.0
+                    pen = (
+                        revisit_penalty(r.memory, r.key, r.t, cfg.horizon, r.lam, cfg.penalty_sharpness)
+                        if cfg.memory
+                        else 0.0
+                    )
                     r.t += 1
                     rewards[s, i] = (gain - pen) * 100.0 / r.cmax0
                     valid[s, i] = True
@@ -389,10 +464,15 @@ def train(cfg: TrainConfig, *, log: Callable[[str], None] = print, instances: li
             boot = np.zeros(cfg.n_envs)
             ids = [i for i, r in enumerate(runs) if r.alive]
             if ids:
-                b = batch_graphs([(runs[i].inst, runs[i].sol, runs[i].ev, runs[i].links) for i in ids],
-                                 [runs[i].t / cfg.horizon for i in ids], [runs[i].mv for i in ids],
-                                 [runs[i].memory.votes(runs[i].key, runs[i].mv.v, runs[i].mv.x) if cfg.memory
-                                  else None for i in ids])
+                b = batch_graphs(
+                    [(runs[i].inst, runs[i].sol, runs[i].ev, runs[i].links) for i in ids],
+                    [runs[i].t / cfg.horizon for i in ids],
+                    [runs[i].mv for i in ids],
+                    [
+                        runs[i].memory.votes(runs[i].key, runs[i].mv.v, runs[i].mv.x) if cfg.memory else None
+                        for i in ids
+                    ],
+                )
                 with torch.no_grad():
                     boot[ids] = policy(b)[2].double().numpy()
             # n-step returns, gamma = cfg.gamma
@@ -433,11 +513,15 @@ def train(cfg: TrainConfig, *, log: Callable[[str], None] = print, instances: li
                 if cfg.distill_coef > 0:
                     # optional teacher: cross-entropy to softmax(β·[ΔC_max < 0]) ("improving") or to
                     # softmax(−β ΔC_max/C_max) ("delta") over each state's legal moves
-                    target = (cfg.distill_beta * (big.delta < 0).float() if cfg.distill_target == "improving"
-                              else -cfg.distill_beta * big.delta)
+                    target = (
+                        cfg.distill_beta * (big.delta < 0).float()
+                        if cfg.distill_target == "improving"
+                        else -cfg.distill_beta * big.delta
+                    )
                     teacher = segment_log_softmax(target, big.cand_graph, big.n_graphs).exp()
-                    dloss = scatter(-(teacher * logp), big.cand_graph, dim=0, dim_size=big.n_graphs,
-                                    reduce="sum").mean()
+                    dloss = scatter(
+                        -(teacher * logp), big.cand_graph, dim=0, dim_size=big.n_graphs, reduce="sum"
+                    ).mean()
                     loss = loss + cfg.distill_coef * dloss
                 else:
                     dloss = torch.zeros(())
@@ -447,19 +531,30 @@ def train(cfg: TrainConfig, *, log: Callable[[str], None] = print, instances: li
                 opt.step()
             transitions += int(all_sets.shape[0])
             update_s += time.perf_counter() - t1
-            hist["updates"].append({"loss": loss.item(), "policy_loss": pg.item(), "value_loss": vloss.item(),
-                                    "aux_loss": aloss.item(), "distill_loss": dloss.item(),
-                                    "entropy": ent.item(), "mean_return": ret_t.mean().item(),
-                                    "max_abs_return": ret_t.abs().max().item(), "mean_value": old_v.mean().item(),
-                                    "mean_reward": float(rewards[valid].mean()) if valid.any() else 0.0})
+            hist["updates"].append(
+                {
+                    "loss": loss.item(),
+                    "policy_loss": pg.item(),
+                    "value_loss": vloss.item(),
+                    "aux_loss": aloss.item(),
+                    "distill_loss": dloss.item(),
+                    "entropy": ent.item(),
+                    "mean_return": ret_t.mean().item(),
+                    "max_abs_return": ret_t.abs().max().item(),
+                    "mean_value": old_v.mean().item(),
+                    "mean_reward": float(rewards[valid].mean()) if valid.any() else 0.0,
+                }
+            )
         elapsed = time.perf_counter() - t_start
         mean_gain = float(np.mean([g * 100.0 / r.cmax0 for g, r in zip(ep_gain, runs)]))
         hist.setdefault("episodes", []).append({"batch": bno, "mean_gain_pct": mean_gain, "seconds": elapsed})
         last = hist["updates"][-1]
-        log(f"[train] batch {bno}/{n_batches} episodes {bno * cfg.n_envs}: incumbent gain {mean_gain:.2f}% of "
+        log(
+            f"[train] batch {bno}/{n_batches} episodes {bno * cfg.n_envs}: incumbent gain {mean_gain:.2f}% of "
             f"C_max(s_0), loss {last['loss']:.4f}, entropy {last['entropy']:.3f}, "
             f"{transitions / max(elapsed, 1e-9):.0f} transitions/s (rollout {rollout_s:.0f} s, update "
-            f"{update_s:.0f} s)")
+            f"{update_s:.0f} s)"
+        )
         if bno % cfg.validate_every == 0 or bno == n_batches:
             validate(bno)
             save(bno)
@@ -470,17 +565,29 @@ def train(cfg: TrainConfig, *, log: Callable[[str], None] = print, instances: li
                 save(bno)
             stopped = True
             break
-    hist.update(transitions=transitions, seconds=time.perf_counter() - t_start, best_validation=best_val,
-                stopped_early=stopped, rollout_seconds=rollout_s, update_seconds=update_s,
-                torch=str(torch.__version__))
+    hist.update(
+        transitions=transitions,
+        seconds=time.perf_counter() - t_start,
+        best_validation=best_val,
+        stopped_early=stopped,
+        rollout_seconds=rollout_s,
+        update_seconds=update_s,
+        torch=str(torch.__version__),
+    )
     if val:
         policy.load_state_dict(best_state)
     policy.eval()
     return policy, hist
 
 
-def train_to_file(cfg: TrainConfig, out, *, log: Callable[[str], None] = print,
-                  instances: list[Instance] | None = None, resume: bool = False) -> tuple[MIStarPolicy, dict]:
+def train_to_file(
+    cfg: TrainConfig,
+    out,
+    *,
+    log: Callable[[str], None] = print,
+    instances: list[Instance] | None = None,
+    resume: bool = False,
+) -> tuple[MIStarPolicy, dict]:
     """:func:`train`, then write the weights (with the config and a summary of the run as metadata) to ``out``
     and the full history next to it as ``<out>.history.json``. Nothing is written if training fails. The
     checkpoint is ``<out>.ckpt`` (``resume=True`` continues from it); it is removed once the weights exist."""
@@ -494,10 +601,16 @@ def train_to_file(cfg: TrainConfig, out, *, log: Callable[[str], None] = print,
     if resume and not ckpt.exists():
         raise FileNotFoundError(f"no checkpoint to resume from: {ckpt}")
     policy, hist = train(cfg, log=log, instances=instances, checkpoint=ckpt, resume=resume)
-    meta = {"config": asdict(cfg), "search": cfg.search, "transitions": hist["transitions"], "seconds": round(hist["seconds"], 1),
-            "best_validation_mean_cmax": hist["best_validation"], "best_batch": hist.get("best_batch"),
-            "torch": str(torch.__version__),
-            "stopped_early": hist["stopped_early"]}
+    meta = {
+        "config": asdict(cfg),
+        "search": cfg.search,
+        "transitions": hist["transitions"],
+        "seconds": round(hist["seconds"], 1),
+        "best_validation_mean_cmax": hist["best_validation"],
+        "best_batch": hist.get("best_batch"),
+        "torch": str(torch.__version__),
+        "stopped_early": hist["stopped_early"],
+    }
     save_policy(policy, out, meta)
     tmp = out.with_name(out.name + ".history.json.tmp")
     tmp.write_text(json.dumps(hist, indent=1, default=float))

@@ -46,8 +46,11 @@ def as_index(action: Any, N: int) -> int:
         if kind == "f" and not np.all(np.isfinite(arr)):
             raise _bad("finite", f"a candidate index must be a finite integer; got {action!r}")
         if kind not in "iu":
-            raise _bad("dtype", f"a candidate index must be an integer (int, NumPy integer, or an integer array of "
-                                f"shape () or (1,)); got {type(action).__name__} {action!r} (dtype {arr.dtype})")
+            raise _bad(
+                "dtype",
+                f"a candidate index must be an integer (int, NumPy integer, or an integer array of "
+                f"shape () or (1,)); got {type(action).__name__} {action!r} (dtype {arr.dtype})",
+            )
         if arr.shape not in ((), (1,)):
             raise _bad("shape", f"a candidate index must be a scalar (shape () or (1,)), got shape {arr.shape}")
         i = int(arr.reshape(-1)[0])
@@ -95,11 +98,16 @@ def as_points(action: Any, shape: tuple[int, ...], what: str = "action") -> np.n
     if not (np.all(a >= 0.0) and np.all(a <= 1.0)):
         if not np.all(np.isfinite(a)):
             bad = np.argwhere(~np.isfinite(a))[0]
-            raise _bad("finite", f"every coordinate must be finite (no NaN or inf); got {a[tuple(bad)]!r} "
-                                 f"at index {tuple(int(i) for i in bad)}")
+            raise _bad(
+                "finite",
+                f"every coordinate must be finite (no NaN or inf); got {a[tuple(bad)]!r} "
+                f"at index {tuple(int(i) for i in bad)}",
+            )
         bad = np.argwhere((a < 0.0) | (a > 1.0))[0]
-        raise _bad("bounds", f"every coordinate must lie in [0, 1]; got {a[tuple(bad)]!r} at index "
-                             f"{tuple(int(i) for i in bad)}")
+        raise _bad(
+            "bounds",
+            f"every coordinate must lie in [0, 1]; got {a[tuple(bad)]!r} at index {tuple(int(i) for i in bad)}",
+        )
     return a
 
 

@@ -33,7 +33,6 @@ from scipy.linalg import cholesky
 from papergym.envs.bandits.gp.kernels import KERNELS, check_lengthscale, kernel_matrix
 from papergym.envs.spec import ProblemSpec
 
-
 ENV_ID = "NoiseFreeGPBandit-v0"
 
 #: Instance families: random kernel expansions with exact RKHS norm ``B``.
@@ -152,15 +151,18 @@ def _resolve_candidates(d: int, candidate_set: Any, n_candidates: Any, candidate
     else:
         n = as_int("n_candidates", n_candidates, 1)
     if n > MAX_CANDIDATES:
-        raise ValueError(f"n_candidates={n} is too large (at most {MAX_CANDIDATES:,} candidate points); "
-                         f"use a smaller n_candidates, or action_mode='continuous' for a dense domain")
+        raise ValueError(
+            f"n_candidates={n} is too large (at most {MAX_CANDIDATES:,} candidate points); "
+            f"use a smaller n_candidates, or action_mode='continuous' for a dense domain"
+        )
     if kind == "grid":
         _grid_side(d, n)  # validates n
     return kind, n, seed
 
 
-def make_candidates(d: int = 1, candidate_set: str = "auto", n_candidates: int | None = None,
-                    candidate_seed: int = 0) -> np.ndarray:
+def make_candidates(
+    d: int = 1, candidate_set: str = "auto", n_candidates: int | None = None, candidate_seed: int = 0
+) -> np.ndarray:
     """The public candidate set: a read-only ``(N, d)`` float64 array.
 
     * ``"grid"``: ``d = 1``: ``N`` equispaced points on ``[0, 1]`` (0 and 1 included); ``d >= 2``: the
@@ -200,13 +202,17 @@ def _resolve_inducing(kernel: str, ell: float, d: int, n_inducing: int | None) -
         while p > 2 and (p**d > MAX_CENTRES or not _min_eig_ok(kernel, ell, d, p)):
             p -= 1
         if p**d > MAX_CENTRES:
-            raise ValueError(f"instance='gp-interpolant' needs n_inducing^d <= {MAX_CENTRES} coarse-grid points; "
-                             f"even n_inducing=2 gives 2^{d} = {2**d}: use instance='rkhs-sum' for d={d}")
+            raise ValueError(
+                f"instance='gp-interpolant' needs n_inducing^d <= {MAX_CENTRES} coarse-grid points; "
+                f"even n_inducing=2 gives 2^{d} = {2**d}: use instance='rkhs-sum' for d={d}"
+            )
     else:
         p = n_inducing
         if p**d > MAX_CENTRES:
-            raise ValueError(f"n_inducing={p} gives {p}^{d} = {p**d} coarse-grid points for d={d}; at most "
-                             f"{MAX_CENTRES} are allowed (choose n_inducing <= {int(MAX_CENTRES ** (1 / d) + 1e-9)})")
+            raise ValueError(
+                f"n_inducing={p} gives {p}^{d} = {p**d} coarse-grid points for d={d}; at most "
+                f"{MAX_CENTRES} are allowed (choose n_inducing <= {int(MAX_CENTRES ** (1 / d) + 1e-9)})"
+            )
     if not _min_eig_ok(kernel, ell, d, p):
         ok = [q for q in range(p - 1, 1, -1) if _min_eig_ok(kernel, ell, d, q)]
         hint = f"n_inducing <= {ok[0]} works" if ok else "no n_inducing >= 2 works"
@@ -277,7 +283,9 @@ def make_config(
     if lengthscale is None:
         ell = 0.1 if d == 1 else 0.2
     else:
-        if isinstance(lengthscale, (bool, np.bool_)) or not isinstance(lengthscale, (int, float, np.integer, np.floating)):
+        if isinstance(lengthscale, (bool, np.bool_)) or not isinstance(
+            lengthscale, (int, float, np.integer, np.floating)
+        ):
             raise ValueError(f"lengthscale must be None or a positive finite number, got {lengthscale!r}")
         ell = check_lengthscale(lengthscale)
     B = _as_positive("B", B)
@@ -311,8 +319,14 @@ def problem_spec(cfg: Config) -> ProblemSpec:
         action_space=action_space,
         observation_space=obs_space(cfg.B, (1,)),
         horizon=cfg.horizon,
-        params={"d": cfg.d, "kernel": cfg.kernel, "lengthscale": cfg.lengthscale, "B": cfg.B,
-                "candidates": C, "action_mode": cfg.action_mode},
+        params={
+            "d": cfg.d,
+            "kernel": cfg.kernel,
+            "lengthscale": cfg.lengthscale,
+            "B": cfg.B,
+            "candidates": C,
+            "action_mode": cfg.action_mode,
+        },
     )
 
 
@@ -330,6 +344,15 @@ def make_problem(
     """The public :class:`~papergym.envs.spec.ProblemSpec` of NoiseFreeGPBandit-v0 (what an agent may
     know): spaces, ``horizon`` and ``params = {d, kernel, lengthscale, B, candidates, action_mode}``.
     ``None`` defaults are resolved as in :class:`NoiseFreeGPBanditEnv`; the same for every seed."""
-    cfg = make_config(horizon=horizon, d=d, kernel=kernel, lengthscale=lengthscale, B=B, action_mode=action_mode,
-                       candidate_set=candidate_set, n_candidates=n_candidates, candidate_seed=candidate_seed)
+    cfg = make_config(
+        horizon=horizon,
+        d=d,
+        kernel=kernel,
+        lengthscale=lengthscale,
+        B=B,
+        action_mode=action_mode,
+        candidate_set=candidate_set,
+        n_candidates=n_candidates,
+        candidate_seed=candidate_seed,
+    )
     return problem_spec(cfg)

@@ -30,7 +30,6 @@ from papergym.envs.bandits.gp.oracle import BatchedNoiseFreeGPOracle, NoiseFreeG
 from papergym.envs.spec import _check_seed, vector_run_seeds
 from papergym.envs.spec import draw_run_seeds as _draw_run_seeds
 
-
 #: what ``papergym compare`` calls the regret it reports
 REGRET_NAME = "cumulative regret"
 
@@ -153,8 +152,20 @@ class NoiseFreeGPBanditEnv(gym.Env):
     ):
         if render_mode is not None:
             raise ValueError(f"render_mode must be None ({ENV_ID} has no render modes), got {render_mode!r}")
-        self.cfg = make_config(instance, horizon, d, kernel, lengthscale, B, action_mode, candidate_set,
-                                n_candidates, candidate_seed, n_centres, n_inducing)
+        self.cfg = make_config(
+            instance,
+            horizon,
+            d,
+            kernel,
+            lengthscale,
+            B,
+            action_mode,
+            candidate_set,
+            n_candidates,
+            candidate_seed,
+            n_centres,
+            n_inducing,
+        )
         self.problem = problem_spec(self.cfg)
         self.action_space = self.problem.action_space
         self.observation_space = self.problem.observation_space
@@ -259,8 +270,20 @@ class NoiseFreeGPBanditVectorEnv(VectorEnv):
         if render_mode is not None:
             raise ValueError(f"render_mode must be None ({ENV_ID} has no render modes), got {render_mode!r}")
         self.num_envs = as_int("num_envs", num_envs, 1)
-        self.cfg = make_config(instance, horizon, d, kernel, lengthscale, B, action_mode, candidate_set,
-                                n_candidates, candidate_seed, n_centres, n_inducing)
+        self.cfg = make_config(
+            instance,
+            horizon,
+            d,
+            kernel,
+            lengthscale,
+            B,
+            action_mode,
+            candidate_set,
+            n_candidates,
+            candidate_seed,
+            n_centres,
+            n_inducing,
+        )
         self.problem = problem_spec(self.cfg)
         self.horizon = self.cfg.horizon
         self.d = self.cfg.d

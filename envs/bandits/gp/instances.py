@@ -59,7 +59,6 @@ from papergym.envs.bandits.gp.kernels import (
 )
 from papergym.envs.spec import run_seeds
 
-
 _DENSE_GRID_SIDE = {1: 10001, 2: 301, 3: 61}  # continuous-mode oracle grid; d >= 4: 2^17 Sobol points
 _DENSE_SOBOL_LOG2 = 17
 _DENSE_SOBOL_SEED = 0  # fixed (public) seed of the d >= 4 oracle point set [design]
@@ -148,11 +147,22 @@ def _continuous_optimum(cfg: Config, Z: np.ndarray, a: np.ndarray, c_best: np.nd
     bounds = [(0.0, 1.0)] * d
     for x0 in P[idx]:
         if fg is None:
-            res = minimize(lambda x: -float(kernel_expansion_fast(kernel, ell, x[None, :], Z, a)[0]), x0,
-                           method="L-BFGS-B", bounds=bounds, options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 500})
+            res = minimize(
+                lambda x: -float(kernel_expansion_fast(kernel, ell, x[None, :], Z, a)[0]),
+                x0,
+                method="L-BFGS-B",
+                bounds=bounds,
+                options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 500},
+            )
         else:
-            res = minimize(fg, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                           options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 500})
+            res = minimize(
+                fg,
+                x0,
+                jac=True,
+                method="L-BFGS-B",
+                bounds=bounds,
+                options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 500},
+            )
         pts.append(np.clip(res.x, 0.0, 1.0)[None, :])
     X = np.concatenate(pts)
     fx = kernel_expansion(kernel, ell, X, Z, a)

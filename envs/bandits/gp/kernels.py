@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 from scipy.spatial.distance import cdist
 
-
 KERNELS: tuple[str, ...] = ("se", "matern-0.5", "matern-1.5", "matern-2.5")
 
 _SQRT3 = math.sqrt(3.0)
@@ -132,7 +131,7 @@ def kernel_expansion_fast(kernel: str, ell: float, X: np.ndarray, Z: np.ndarray,
     out = np.empty(len(X))
     step = max(1, _CHUNK // len(Z))
     for s in range(0, len(X), step):
-        out[s:s + step] = kernel_matrix(kernel, X[s:s + step], Z, ell) @ a
+        out[s : s + step] = kernel_matrix(kernel, X[s : s + step], Z, ell) @ a
     return out
 
 

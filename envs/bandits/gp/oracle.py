@@ -45,8 +45,10 @@ class NoiseFreeGPOracle:
         self._discrete = cfg.discrete
 
     def __repr__(self) -> str:
-        return (f"NoiseFreeGPOracle(seed={self.seed}, instance={self._cfg.instance!r}, kernel={self._cfg.kernel!r}, "
-                f"f*={self._inst.f_star:.6g})")
+        return (
+            f"NoiseFreeGPOracle(seed={self.seed}, instance={self._cfg.instance!r}, kernel={self._cfg.kernel!r}, "
+            f"f*={self._inst.f_star:.6g})"
+        )
 
     # --------------------------------------------------------------------------- the function
     @property
@@ -134,7 +136,9 @@ class NoiseFreeGPOracle:
         else:
             X = np.asarray(actions)
             if X.ndim != 2 or X.shape[0] == 0:
-                raise ValueError(f"simple_regret needs a (k, {self.d}) array of points with k >= 1, got shape {X.shape}")
+                raise ValueError(
+                    f"simple_regret needs a (k, {self.d}) array of points with k >= 1, got shape {X.shape}"
+                )
             X = as_points(X, (X.shape[0], self.d), "actions")
             best = float(kernel_expansion(self._cfg.kernel, self._cfg.lengthscale, X, self._inst.Z, self._inst.a).max())
         g = self._inst.f_star - best
@@ -210,6 +214,8 @@ class BatchedNoiseFreeGPOracle:
         else:
             k = H.shape[0]
             X = as_points(H, (k, self.n, self.d), "actions")
-            best = np.max([kernel_expansion(self._cfg.kernel, self._cfg.lengthscale, X[s], self._Zs, self._A)
-                           for s in range(k)], axis=0)
+            best = np.max(
+                [kernel_expansion(self._cfg.kernel, self._cfg.lengthscale, X[s], self._Zs, self._A) for s in range(k)],
+                axis=0,
+            )
         return np.maximum(self.f_star - best, 0.0)

@@ -41,12 +41,12 @@ from scipy.linalg import cholesky, solve_triangular
 
 from papergym.envs.bandits.gp.kernels import check_kernel, check_lengthscale, kernel_matrix
 
-
 MAX_JITTER = 1e-2  # past this, a failing factorisation is an error, not a numerical accident
 
 
-def dense_posterior(kernel: str, lengthscale: float, X: np.ndarray, y: np.ndarray, C: np.ndarray,
-                    jitter: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
+def dense_posterior(
+    kernel: str, lengthscale: float, X: np.ndarray, y: np.ndarray, C: np.ndarray, jitter: float = 1e-10
+) -> tuple[np.ndarray, np.ndarray]:
     """Reference posterior ``(mu, sigma^2)`` on ``C`` from one dense solve with ``K + jitter I``
     (``O(t^3 + N t^2)``; for tests and benchmarks)."""
     K = kernel_matrix(kernel, X, X, lengthscale) + jitter * np.eye(len(X))
@@ -84,8 +84,9 @@ class NoiseFreeGP:
         Current jitter and how many times the factor was rebuilt after a Cholesky failure.
     """
 
-    def __init__(self, candidates: np.ndarray, kernel: str, lengthscale: float, *, jitter: float = 1e-10,
-                 capacity: int = 64):
+    def __init__(
+        self, candidates: np.ndarray, kernel: str, lengthscale: float, *, jitter: float = 1e-10, capacity: int = 64
+    ):
         C = np.asarray(candidates, dtype=np.float64)
         if C.ndim != 2 or C.shape[0] < 1 or C.shape[1] < 1:
             raise ValueError(f"candidates must be a non-empty (N, d) array, got shape {C.shape}")
@@ -192,9 +193,14 @@ class NoiseFreeGP:
                 if self.jitter > MAX_JITTER:
                     self.n, self.jitter = t, old_jitter  # nothing appended; the old factor is intact
                     raise np.linalg.LinAlgError(
-                        f"NoiseFreeGP: cannot factorise k(X, X) + jitter I even with jitter {MAX_JITTER:g}")
-                warnings.warn(f"NoiseFreeGP: Cholesky extension failed at n={t + 1}; jitter raised to "
-                              f"{self.jitter:.1e} and the factor rebuilt", RuntimeWarning, stacklevel=3)
+                        f"NoiseFreeGP: cannot factorise k(X, X) + jitter I even with jitter {MAX_JITTER:g}"
+                    )
+                warnings.warn(
+                    f"NoiseFreeGP: Cholesky extension failed at n={t + 1}; jitter raised to "
+                    f"{self.jitter:.1e} and the factor rebuilt",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
                 if self._rebuild():
                     break
             self.refactorisations += 1
@@ -265,8 +271,9 @@ class NoiseFreeGP:
         n = self.n
         if n == 0:
             return np.zeros(len(Z)), np.ones(len(Z))
-        W = solve_triangular(self._L[:n, :n], kernel_matrix(self.kernel, self.X, Z, self.lengthscale),
-                             lower=True, check_finite=False)
+        W = solve_triangular(
+            self._L[:n, :n], kernel_matrix(self.kernel, self.X, Z, self.lengthscale), lower=True, check_finite=False
+        )
         return W.T @ self._alpha[:n], np.maximum(1.0 - np.einsum("ij,ij->j", W, W), 0.0)
 
     def covariance(self, idx: Sequence[int] | np.ndarray) -> np.ndarray:

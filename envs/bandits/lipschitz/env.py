@@ -24,13 +24,15 @@ from papergym.envs.bandits.lipschitz.oracle import (
     _invalid,
 )
 from papergym.envs.spec import (
-    draw_run_seeds as _draw_run_seeds,
-    vector_run_seeds,
     NormalStream,
     ProblemSpec,
     UniformStream,
     _check_seed,
     run_seeds,
+    vector_run_seeds,
+)
+from papergym.envs.spec import (
+    draw_run_seeds as _draw_run_seeds,
 )
 
 __all__ = ["ENV_ID", "COMPARE_DEFAULTS", "make_problem", "NonStatLipschitzEnv", "NonStatLipschitzVectorEnv"]

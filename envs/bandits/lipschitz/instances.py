@@ -36,8 +36,10 @@ _INSTANCE_DEFS: dict[str, tuple[str, dict[str, Any]]] = {
     "two-peak-cyclic": ("two-peak-cyclic", {"cycles": 5}),
     # the authors' README says "10 transitions", their notebook passes num_cycles -> both registered as presets
     "two-peak-cyclic-10": ("two-peak-cyclic", {"cycles": 10}),
-    "piecewise-tents": ("piecewise-tents", {"phases": 5, "random_lengths": False, "min_length": 256,
-                                            "random_tents": True}),
+    "piecewise-tents": (
+        "piecewise-tents",
+        {"phases": 5, "random_lengths": False, "min_length": 256, "random_tents": True},
+    ),
     "benign-changes": ("benign-changes", {"static": False}),
     "drifting-peak": ("drifting-peak", {"period": None}),
     "random-lipschitz": ("random-lipschitz", {"phases": 8, "min_length": 256}),
@@ -405,8 +407,19 @@ class _Instances:
         opt = np.empty(k)
         reg = np.empty(k)
         status = _eval_kernel(
-            self.code, X, rows, t, self.tvec, self.topt, self.tmat, self.starts, self.pdat, self.pmax,
-            mean, opt, reg,
+            self.code,
+            X,
+            rows,
+            t,
+            self.tvec,
+            self.topt,
+            self.tmat,
+            self.starts,
+            self.pdat,
+            self.pmax,
+            mean,
+            opt,
+            reg,
         )
         return status, mean, opt, reg
 

@@ -13,14 +13,14 @@ import numpy as np
 from numba import njit
 
 from papergym.envs.bandits.lipschitz.instances import (
-    ENV_ID,
     _RANDOM,
     _TENTS,
     _TWO_PEAK,
-    _Config,
-    _Instances,
+    ENV_ID,
     _as_int,
+    _Config,
     _eval_kernel,
+    _Instances,
 )
 from papergym.envs.spec import InvalidActionError
 
@@ -261,7 +261,9 @@ def _coerce(action: Any, shape: tuple[int, ...], what: str = "action") -> np.nda
         try:
             a = np.asarray(action)
         except (ValueError, TypeError) as e:
-            raise InvalidActionError(f"{ENV_ID}: rule 'shape' broken: {what} must be an array of shape {shape}; {e}") from None
+            raise InvalidActionError(
+                f"{ENV_ID}: rule 'shape' broken: {what} must be an array of shape {shape}; {e}"
+            ) from None
     if a.dtype.kind not in "fiu":
         raise InvalidActionError(
             f"{ENV_ID}: rule 'dtype' broken: {what} must hold real numbers (float or integer dtype), got dtype {a.dtype}"
@@ -290,7 +292,9 @@ class NonStatLipschitzOracle:
         self.instance = cfg.instance
 
     def __repr__(self) -> str:
-        return f"NonStatLipschitzOracle(instance={self.instance!r}, horizon={self.horizon}, d={self.d}, seed={self.seed})"
+        return (
+            f"NonStatLipschitzOracle(instance={self.instance!r}, horizon={self.horizon}, d={self.d}, seed={self.seed})"
+        )
 
     # ----------------------------------------------------------------- means and regret
     def _eval(self, xs: np.ndarray, t: int):
@@ -354,8 +358,9 @@ class NonStatLipschitzOracle:
         ``t - 1 = ceil(T (2k + 1) / (4c))``, ``k = 0..2c-1``; other families: read off the instance)."""
         return self._inst.argmax_switches(self._row)
 
-    def significant_shifts(self, grid: int | None = None, length_ratio: float | None = 2**0.25,
-                           c_sig: float = 1.0) -> tuple[int, ...]:
+    def significant_shifts(
+        self, grid: int | None = None, length_ratio: float | None = 2**0.25, c_sig: float = 1.0
+    ) -> tuple[int, ...]:
         """Significant shifts ``(tau_1, tau_2, ...)`` (``tau_0 = 1`` excluded; ``L~ = len``).
 
         Discretisation: arms are the midpoints ``(i + 1/2)/g`` of a regular grid with ``g`` points per axis
@@ -370,8 +375,11 @@ class NonStatLipschitzOracle:
         Results are cached in-process per (instance kwargs, seed [unless the instance is deterministic],
         grid, length_ratio, c_sig).
         """
-        if isinstance(c_sig, (bool, np.bool_)) or not isinstance(c_sig, (int, float, np.integer, np.floating)) \
-                or not (math.isfinite(c_sig) and c_sig > 0):
+        if (
+            isinstance(c_sig, (bool, np.bool_))
+            or not isinstance(c_sig, (int, float, np.integer, np.floating))
+            or not (math.isfinite(c_sig) and c_sig > 0)
+        ):
             raise ValueError(f"c_sig must be a finite number > 0, got {c_sig!r}")
         lags = _lengths(self.horizon, length_ratio)
         pts = _grid_points(self.d, grid)
@@ -380,8 +388,13 @@ class NonStatLipschitzOracle:
                 f"significant_shifts would need {lags.size * pts.shape[0] * 8 / 2**30:.1f} GiB of window sums "
                 f"({lags.size} lengths x {pts.shape[0]} grid points); use a geometric length_ratio or a smaller grid"
             )
-        key = (self.cfg.instance_key, None if self.cfg.deterministic else self.seed, pts.shape[0],
-               None if length_ratio is None else float(length_ratio), float(c_sig))
+        key = (
+            self.cfg.instance_key,
+            None if self.cfg.deterministic else self.seed,
+            pts.shape[0],
+            None if length_ratio is None else float(length_ratio),
+            float(c_sig),
+        )
         hit = _SHIFT_CACHE.get(key)
         if hit is not None:
             return hit
@@ -408,8 +421,9 @@ class NonStatLipschitzOracle:
         return {"shifts": list(shifts), "L_tilde": len(shifts)}
 
     @staticmethod
-    def score_run(instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any],
-                  env_kwargs: dict[str, Any]) -> dict[str, float]:
+    def score_run(
+        instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any], env_kwargs: dict[str, Any]
+    ) -> dict[str, float]:
         """Per-run metrics (docs/papers/nonstat-lipschitz.md) from :meth:`instance_metrics`, the final dynamic regret, the
         agent's diagnostics and the env kwargs (``horizon``, ``d``).
 

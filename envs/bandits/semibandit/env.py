@@ -19,9 +19,11 @@ from papergym.envs.bandits.semibandit.instances import _make_config, _Runs
 from papergym.envs.bandits.semibandit.oracle import BatchedMSetSemiBanditOracle, MSetSemiBanditOracle
 from papergym.envs.bandits.semibandit.space import ENV_ID, _as_actions, _is_int, make_problem
 from papergym.envs.spec import (
-    draw_run_seeds as _draw_run_seeds,
-    vector_run_seeds,
     _check_seed,
+    vector_run_seeds,
+)
+from papergym.envs.spec import (
+    draw_run_seeds as _draw_run_seeds,
 )
 
 __all__ = ["COMPARE_DEFAULTS", "MSetSemiBanditEnv", "MSetSemiBanditVectorEnv"]
@@ -303,8 +305,13 @@ class MSetSemiBanditVectorEnv(VectorEnv):
         n = self.num_envs
         ts = np.full(n, t, np.int64)
         trunc = np.zeros(n, dtype=bool) if t < self.horizon else np.ones(n, dtype=bool)
-        return ({"losses": losses, "observed": A.copy()}, rewards, np.zeros(n, dtype=bool), trunc,
-                {"t": ts, "_t": self._mask.copy()})
+        return (
+            {"losses": losses, "observed": A.copy()},
+            rewards,
+            np.zeros(n, dtype=bool),
+            trunc,
+            {"t": ts, "_t": self._mask.copy()},
+        )
 
     def render(self) -> None:
         return None

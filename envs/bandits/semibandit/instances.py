@@ -60,8 +60,15 @@ class _Config:
         return {"epsilon": self.eps} if self.instance == _WORST else {}
 
 
-def _make_config(instance: Any = "stochastic", horizon: Any = 10_000, d: Any = 10, m: Any = 3, gap: Any = 0.2,
-                 n_switches: Any = 4, epsilon: Any = None) -> _Config:
+def _make_config(
+    instance: Any = "stochastic",
+    horizon: Any = 10_000,
+    d: Any = 10,
+    m: Any = 3,
+    gap: Any = 0.2,
+    n_switches: Any = 4,
+    epsilon: Any = None,
+) -> _Config:
     if not isinstance(instance, str) or instance not in INSTANCES:
         raise ValueError(f"unknown instance {instance!r}; valid instances: {', '.join(INSTANCES)}")
     d, m = _check_dm(d, m)
@@ -208,7 +215,9 @@ class _Runs:
         self.best_fixed = np.zeros((R, d), np.int8)
         np.put_along_axis(self.best_fixed, order, 1, axis=1)
         self.fixed_val = np.empty((R, S))
-        _masked_sums(self.seg_mu.reshape(R * S, d), np.repeat(self.best_fixed, S, axis=0), self.fixed_val.reshape(R * S))
+        _masked_sums(
+            self.seg_mu.reshape(R * S, d), np.repeat(self.best_fixed, S, axis=0), self.fixed_val.reshape(R * S)
+        )
         self.b = 0.5 * (1.0 - cfg.gap) if cfg.instance == _SCA else 0.0
         self.signs = _signs_cached(n) if cfg.instance == _SCA else None
         self.noise_seqs = [r.noise for r in rs]

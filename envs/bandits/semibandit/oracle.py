@@ -61,15 +61,18 @@ class MSetSemiBanditOracle:
     PLOT_LOG_X_PANEL = True
 
     @staticmethod
-    def score_run(instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any],
-                  env_kwargs: dict[str, Any]) -> dict[str, float]:
+    def score_run(
+        instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any], env_kwargs: dict[str, Any]
+    ) -> dict[str, float]:
         """Run scores (``docs/papers/mset-semibandit.md``) from the run's pseudo-regret ``R_n`` (static where it differs):
         ``R_n / ln n`` (flat in ``n`` for a logarithmic, stochastic-regime regret) and
         ``R_n / sqrt(n m d)`` (flat for the minimax adversarial rate)."""
         n, m, d = int(env_kwargs["horizon"]), int(env_kwargs["m"]), int(env_kwargs["d"])
         R = float(final_regret)
-        return {"regret_per_ln_n": R / math.log(n) if n > 1 else math.nan,
-                "regret_per_sqrt_nmd": R / math.sqrt(n * m * d)}
+        return {
+            "regret_per_ln_n": R / math.log(n) if n > 1 else math.nan,
+            "regret_per_sqrt_nmd": R / math.sqrt(n * m * d),
+        }
 
     def __init__(self, runs: _Runs, row: int):
         self._runs = runs
@@ -88,8 +91,10 @@ class MSetSemiBanditOracle:
         self._realised: np.ndarray | None = None
 
     def __repr__(self) -> str:
-        return (f"MSetSemiBanditOracle(instance={self.instance!r}, horizon={self.horizon}, d={self.d}, "
-                f"m={self.m}, seed={self.seed})")
+        return (
+            f"MSetSemiBanditOracle(instance={self.instance!r}, horizon={self.horizon}, d={self.d}, "
+            f"m={self.m}, seed={self.seed})"
+        )
 
     def _a(self, action: Any) -> np.ndarray:
         return _as_actions(action, (self.d,), self.m).reshape(1, self.d)
@@ -124,8 +129,9 @@ class MSetSemiBanditOracle:
         t = _check_round(t, self.horizon)
         runs = self._runs
         out = np.empty(1)
-        _diff_kernel(self._a(action), runs.seg_mu[self._row1], runs.seg_opt[self._row1], runs.starts[self._row1],
-                     t, True, out)
+        _diff_kernel(
+            self._a(action), runs.seg_mu[self._row1], runs.seg_opt[self._row1], runs.starts[self._row1], t, True, out
+        )
         return float(out[0])
 
     def gaps(self, t: int = 1) -> np.ndarray:
@@ -162,8 +168,9 @@ class MSetSemiBanditOracle:
         t = _check_round(t, self.horizon)
         runs = self._runs
         out = np.empty(1)
-        _diff_kernel(self._a(action), runs.seg_mu[self._row1], runs.fixed_val[self._row1], runs.starts[self._row1],
-                     t, False, out)
+        _diff_kernel(
+            self._a(action), runs.seg_mu[self._row1], runs.fixed_val[self._row1], runs.starts[self._row1], t, False, out
+        )
         return float(out[0])
 
     def static_regret(self, actions: Any) -> float:
@@ -171,22 +178,21 @@ class MSetSemiBanditOracle:
         rounds ``1..k`` (``k <= n``), accumulated in round order (the sum of the increments)."""
         A = self._history(actions)
         runs = self._runs
-        return float(_history_kernel(A, runs.seg_mu[self._row], runs.fixed_val[self._row], runs.starts[self._row],
-                                     False))
+        return float(
+            _history_kernel(A, runs.seg_mu[self._row], runs.fixed_val[self._row], runs.starts[self._row], False)
+        )
 
     def dynamic_regret(self, actions: Any) -> float:
         """``sum_{t=1..k} regret(a_t, t)`` of the actions ``(k, d)`` of rounds ``1..k``, in round order."""
         A = self._history(actions)
         runs = self._runs
-        return float(_history_kernel(A, runs.seg_mu[self._row], runs.seg_opt[self._row], runs.starts[self._row],
-                                     True))
+        return float(_history_kernel(A, runs.seg_mu[self._row], runs.seg_opt[self._row], runs.starts[self._row], True))
 
     def _history(self, actions: Any) -> np.ndarray:
         A = np.asarray(actions)
         k = A.shape[0] if A.ndim == 2 else -1
         if not 0 <= k <= self.horizon:
-            raise ValueError(f"actions must have shape (k, d={self.d}) with k <= horizon={self.horizon}, "
-                             f"got {A.shape}")
+            raise ValueError(f"actions must have shape (k, d={self.d}) with k <= horizon={self.horizon}, got {A.shape}")
         return _as_actions(A, (k, self.d), self.m, "actions")
 
     # ----------------------------------------------------------------- structure

@@ -88,8 +88,9 @@ def make_problem(d: int = 10, m: int = 3, horizon: int = 10_000) -> ProblemSpec:
     d, m = _check_dm(d, m)
     if isinstance(horizon, (bool, np.bool_)) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
         raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
-    return ProblemSpec(ENV_ID, MSet(d, m), observation_space(d), int(horizon),
-                       {"d": d, "m": m, "loss_range": (0.0, 1.0)})
+    return ProblemSpec(
+        ENV_ID, MSet(d, m), observation_space(d), int(horizon), {"d": d, "m": m, "loss_range": (0.0, 1.0)}
+    )
 
 
 def _is_int(v: Any) -> bool:
@@ -135,8 +136,11 @@ def _as_actions(action: Any, shape: tuple[int, ...], m: int, what: str = "action
     if kind not in "biuf":
         raise _bad("dtype", f"{what} must hold 0/1 numbers (bool, integer or float dtype), got dtype {a.dtype}")
     if a.shape != shape:
-        raise _bad("shape", f"{what} must have shape {shape} (0/1 vector{'s' if len(shape) > 1 else ''} of "
-                            f"length d={shape[-1]}), got {a.shape}")
+        raise _bad(
+            "shape",
+            f"{what} must have shape {shape} (0/1 vector{'s' if len(shape) > 1 else ''} of "
+            f"length d={shape[-1]}), got {a.shape}",
+        )
     if kind == "f" and not np.isfinite(a).all():
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
         raise _bad("finite", f"{what} entries must be finite 0/1 values, got {a[bad]!r} at index {bad}")

@@ -4,7 +4,7 @@ single benchmark instances, files), padding, the legal-action ``Discrete`` space
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -15,8 +15,18 @@ from papergym.envs.scheduling.fjsp.parser import read_instance
 from papergym.envs.scheduling.fjsp.sets import load_instance, load_set, reference
 from papergym.envs.spec import InvalidActionError, instance_seed
 
-__all__ = ["InstanceSource", "LegalDiscrete", "FJSPOracle", "BIG", "FAMILIES", "ILLEGAL_ACTIONS", "compare_seeds",
-           "instance_from_observation", "action_index", "check_illegal_action"]
+__all__ = [
+    "InstanceSource",
+    "LegalDiscrete",
+    "FJSPOracle",
+    "BIG",
+    "FAMILIES",
+    "ILLEGAL_ACTIONS",
+    "compare_seeds",
+    "instance_from_observation",
+    "action_index",
+    "check_illegal_action",
+]
 
 BIG = 2**31 - 1  # upper bound of time-valued observation entries
 FAMILIES = ("sd1", "sd2", "benchmark", "file")
@@ -47,8 +57,12 @@ def check_illegal_action(illegal_action: str, illegal_penalty: float) -> float:
     """Validate the ``illegal_action`` / ``illegal_penalty`` env arguments; the penalty as a float."""
     if illegal_action not in ILLEGAL_ACTIONS:
         raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTIONS}, got {illegal_action!r}")
-    if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(float(illegal_penalty)) or illegal_penalty < 0:
+    if (
+        isinstance(illegal_penalty, bool)
+        or not isinstance(illegal_penalty, (int, float, np.integer, np.floating))
+        or not math.isfinite(float(illegal_penalty))
+        or illegal_penalty < 0
+    ):
         raise ValueError(f"illegal_penalty must be a finite number >= 0, got {illegal_penalty!r}")
     return float(illegal_penalty)
 
@@ -89,9 +103,17 @@ class InstanceSource:
     * ``family="file"``, ``path=...`` (``one_based``): one instance file.
     """
 
-    def __init__(self, *, instances: str | None = None, family: str = "sd2", n_jobs: int = 10,
-                 n_machines: int = 5, instance: str | None = None, path: str | None = None,
-                 one_based: bool | None = None):
+    def __init__(
+        self,
+        *,
+        instances: str | None = None,
+        family: str = "sd2",
+        n_jobs: int = 10,
+        n_machines: int = 5,
+        instance: str | None = None,
+        path: str | None = None,
+        one_based: bool | None = None,
+    ):
         self.fixed: list[Instance] | None = None
         self.family = family
         if instances is not None:
@@ -129,7 +151,7 @@ class InstanceSource:
             self.max_proc = 20 if family == "sd1" else 99
 
     @classmethod
-    def of(cls, instances: list[Instance], label: str = "given") -> "InstanceSource":
+    def of(cls, instances: list[Instance], label: str = "given") -> InstanceSource:
         """A fixed source over given :class:`Instance` objects (tools and tests)."""
         src = cls.__new__(cls)
         src.family, src.fixed, src.label = "given", list(instances), label
@@ -262,21 +284,31 @@ class FJSPOracle:
         elif env.t == t - 1:
             final = env.peek_final_makespan(action, t)
         else:
-            raise ValueError(f"regret of round {t} asked at round {env.t}: only the round being played or "
-                             "the one just played can be scored")
+            raise ValueError(
+                f"regret of round {t} asked at round {env.t}: only the round being played or "
+                "the one just played can be scored"
+            )
         return 0.0 if final is None else float(final - self.lower_bound)
 
     def instance_metrics(self) -> dict[str, Any]:
         r = self.ref
         inst = self.instance
-        return {"instance": inst.name, "n_jobs": inst.n_jobs, "n_machines": inst.n_machines, "n_ops": inst.n_ops,
-                "lower_bound": self.lower_bound, "reference": self.reference,
-                "reference_source": self._reference()[1], "proved_optimal": self.proved_optimal,
-                "alt": {} if r is None else r.alt}
+        return {
+            "instance": inst.name,
+            "n_jobs": inst.n_jobs,
+            "n_machines": inst.n_machines,
+            "n_ops": inst.n_ops,
+            "lower_bound": self.lower_bound,
+            "reference": self.reference,
+            "reference_source": self._reference()[1],
+            "proved_optimal": self.proved_optimal,
+            "alt": {} if r is None else r.alt,
+        }
 
     @staticmethod
-    def score_run(instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any],
-                  env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    def score_run(
+        instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any], env_kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
         """Makespan and gaps of a run from its cumulative regret (``C − LB``). An agent that is a
         reference line rather than a walk of the env (``cpsat`` on ``FJSPImprove-v0``) reports its own
         makespan in ``diagnostics["makespan"]``."""
@@ -285,11 +317,15 @@ class FJSPOracle:
         lb = float(instance["lower_bound"])
         c = float(diagnostics["makespan"]) if "makespan" in diagnostics else lb + float(final_regret)
         ref = instance.get("reference")
-        out: dict[str, Any] = {"instance": instance["instance"], "reference_source": instance.get("reference_source", ""),
-                               "makespan": c, "lower_bound": lb,
-                               "reference": math.nan if ref is None else float(ref),
-                               "gap": math.nan if not ref else (c - ref) / ref,
-                               "gap_lb": (c - lb) / lb if lb > 0 else math.nan}
+        out: dict[str, Any] = {
+            "instance": instance["instance"],
+            "reference_source": instance.get("reference_source", ""),
+            "makespan": c,
+            "lower_bound": lb,
+            "reference": math.nan if ref is None else float(ref),
+            "gap": math.nan if not ref else (c - ref) / ref,
+            "gap_lb": (c - lb) / lb if lb > 0 else math.nan,
+        }
         # a makespan below a proven lower bound is impossible: a data error (a wrong bound or instance file)
         # or a broken schedule; the compare table prints an ERROR line for it
         out["below_lower_bound"] = float(c < lb)

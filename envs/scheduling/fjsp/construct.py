@@ -95,27 +95,31 @@ MAKESPAN_OF = "the partial schedule"
 
 
 def construct_observation_space(N: int, M: int, J: int) -> spaces.Dict:
-    return spaces.Dict({
-        "proc": int_box(0, (N, M)),
-        "op_job": int_box(-1, (N,), max(J - 1, 0)),
-        "op_pos": int_box(-1, (N,), max(N - 1, 0)),
-        "scheduled": spaces.MultiBinary(N),
-        "assigned_machine": int_box(-1, (N,), M - 1),
-        "start": int_box(-1, (N,)),
-        "job_ready": int_box(0, (J,)),
-        "machine_ready": int_box(0, (M,)),
-        "next_op": int_box(-1, (J,), N - 1),
-        "action_mask": spaces.MultiBinary(J * M),
-    })
+    return spaces.Dict(
+        {
+            "proc": int_box(0, (N, M)),
+            "op_job": int_box(-1, (N,), max(J - 1, 0)),
+            "op_pos": int_box(-1, (N,), max(N - 1, 0)),
+            "scheduled": spaces.MultiBinary(N),
+            "assigned_machine": int_box(-1, (N,), M - 1),
+            "start": int_box(-1, (N,)),
+            "job_ready": int_box(0, (J,)),
+            "machine_ready": int_box(0, (M,)),
+            "next_op": int_box(-1, (J,), N - 1),
+            "action_mask": spaces.MultiBinary(J * M),
+        }
+    )
 
 
-def construct_problem(inst: Instance | None, N: int, M: int, J: int, horizon: int,
-                      observation_space: spaces.Dict | None = None) -> ProblemSpec:
+def construct_problem(
+    inst: Instance | None, N: int, M: int, J: int, horizon: int, observation_space: spaces.Dict | None = None
+) -> ProblemSpec:
     """The public problem: spaces, the horizon (padded operation count) and the padded sizes. The same for
     every run of a family: each run's instance is in its observations (``instance_from_observation``)."""
     obs_space = observation_space if observation_space is not None else construct_observation_space(N, M, J)
-    return ProblemSpec(ENV_ID, spaces.Discrete(J * M), obs_space, int(horizon),
-                       {"n_jobs": J, "n_machines": M, "n_ops": N})
+    return ProblemSpec(
+        ENV_ID, spaces.Discrete(J * M), obs_space, int(horizon), {"n_jobs": J, "n_machines": M, "n_ops": N}
+    )
 
 
 class FJSPEnv(gym.Env):
@@ -123,24 +127,44 @@ class FJSPEnv(gym.Env):
     # legal actions depend on the state (see "Illegal actions"): samplers should use the mask
     metadata = {"render_modes": ["ansi"], "render_fps": 4, "state_dependent_actions": True}
 
-    def __init__(self, instances: str | None = None, family: str = "sd2", n_jobs: int = 10, n_machines: int = 5,
-                 instance: str | None = None, path: str | None = None, one_based: bool | None = None,
-                 reward_mode: str = "dense_lb", horizon: int | None = None, render_mode: str | None = None,
-                 illegal_action: str = "penalty", illegal_penalty: float = 1.0):
+    def __init__(
+        self,
+        instances: str | None = None,
+        family: str = "sd2",
+        n_jobs: int = 10,
+        n_machines: int = 5,
+        instance: str | None = None,
+        path: str | None = None,
+        one_based: bool | None = None,
+        reward_mode: str = "dense_lb",
+        horizon: int | None = None,
+        render_mode: str | None = None,
+        illegal_action: str = "penalty",
+        illegal_penalty: float = 1.0,
+    ):
         self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
         self.illegal_action = illegal_action
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.source = InstanceSource(instances=instances, family=family, n_jobs=n_jobs, n_machines=n_machines,
-                                     instance=instance, path=path, one_based=one_based)
+        self.source = InstanceSource(
+            instances=instances,
+            family=family,
+            n_jobs=n_jobs,
+            n_machines=n_machines,
+            instance=instance,
+            path=path,
+            one_based=one_based,
+        )
         self.reward_mode = reward_mode
         self.render_mode = render_mode
         self.N, self.M, self.J = self.source.max_ops, self.source.max_machines, self.source.max_jobs
         if horizon is not None and horizon != self.N:
-            raise ValueError(f"horizon: FJSP-v0 takes one decision per operation, so its horizon is fixed by the "
-                             f"instances ({self.N} = the largest operation count); got {horizon!r}")
+            raise ValueError(
+                f"horizon: FJSP-v0 takes one decision per operation, so its horizon is fixed by the "
+                f"instances ({self.N} = the largest operation count); got {horizon!r}"
+            )
         self.action_space = LegalDiscrete(self.J * self.M)
         self.observation_space = construct_observation_space(self.N, self.M, self.J)
         self.oracle = FJSPOracle(self)
@@ -160,7 +184,7 @@ class FJSPEnv(gym.Env):
     def _update_mask_row(self, j: int) -> None:
         M = self.M
         o = self._next_op[j]
-        self._action_mask[j * M:(j + 1) * M] = self._elig[o] if o >= 0 else 0
+        self._action_mask[j * M : (j + 1) * M] = self._elig[o] if o >= 0 else 0
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -168,7 +192,7 @@ class FJSPEnv(gym.Env):
         return self._obs(), {}
 
     @classmethod
-    def on_instance(cls, inst: Instance, *, reward_mode: str = "terminal") -> "FJSPEnv":
+    def on_instance(cls, inst: Instance, *, reward_mode: str = "terminal") -> FJSPEnv:
         """An env already reset on ``inst`` (unpadded; used to build initial solutions and by tools)."""
         env = cls.__new__(cls)
         env.reward_mode, env.render_mode, env.source = reward_mode, None, InstanceSource.of([inst], inst.name)
@@ -251,8 +275,10 @@ class FJSPEnv(gym.Env):
         if o < 0:
             return f"action {a}: job {j} has no operation left to schedule"
         if not self._elig[o, k]:
-            return (f"action {a}: machine {k} cannot process operation {o} (job {j}); "
-                    f"eligible machines: {np.flatnonzero(self._elig[o]).tolist()}")
+            return (
+                f"action {a}: machine {k} cannot process operation {o} (job {j}); "
+                f"eligible machines: {np.flatnonzero(self._elig[o]).tolist()}"
+            )
         return None
 
     def validate_action(self, action: Any) -> tuple[int, int, int]:

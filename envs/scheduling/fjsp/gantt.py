@@ -65,8 +65,16 @@ def _critical_mask(critical, n: int) -> np.ndarray:
     return mask
 
 
-def plot_gantt(inst: Instance, machine, start, *, title: str | None = None, ax=None,
-               path: str | os.PathLike | None = None, critical=None):
+def plot_gantt(
+    inst: Instance,
+    machine,
+    start,
+    *,
+    title: str | None = None,
+    ax=None,
+    path: str | os.PathLike | None = None,
+    critical=None,
+):
     """Draw the schedule ``(machine, start)`` of ``inst`` and return the figure.
 
     ``critical``: a boolean ``(N,)`` mask or a list of operation ids to outline (e.g.
@@ -96,8 +104,16 @@ def plot_gantt(inst: Instance, machine, start, *, title: str | None = None, ax=N
     bar_h = 0.72
     for o in range(N):
         k, j = int(machine[o]), int(inst.op_job[o])
-        ax.barh(k, int(p[o]), left=int(start[o]), height=bar_h, color=colors[j],
-                edgecolor="black" if crit[o] else "white", linewidth=1.8 if crit[o] else 0.5, zorder=3 if crit[o] else 2)
+        ax.barh(
+            k,
+            int(p[o]),
+            left=int(start[o]),
+            height=bar_h,
+            color=colors[j],
+            edgecolor="black" if crit[o] else "white",
+            linewidth=1.8 if crit[o] else 0.5,
+            zorder=3 if crit[o] else 2,
+        )
 
     ax.set_ylim(M - 0.5, -0.5)  # M1 at the top
     ax.set_yticks(range(M), [f"M{k + 1}" for k in range(M)])
@@ -105,8 +121,16 @@ def plot_gantt(inst: Instance, machine, start, *, title: str | None = None, ax=N
     ax.set_xlim(0, xmax)
     ax.set_xlabel("time  (black outline: critical operation)" if crit.any() else "time")
     ax.axvline(cmax, color="crimson", linestyle="--", linewidth=1.2, zorder=4)
-    ax.text(cmax, -0.5, f" $C_{{\\max}}$ = {cmax}", color="crimson", ha="left", va="bottom", fontsize=fontsize,
-            clip_on=False)
+    ax.text(
+        cmax,
+        -0.5,
+        f" $C_{{\\max}}$ = {cmax}",
+        color="crimson",
+        ha="left",
+        va="bottom",
+        fontsize=fontsize,
+        clip_on=False,
+    )
     ax.grid(axis="x", alpha=0.3, zorder=0)
     ax.set_axisbelow(True)
 
@@ -121,8 +145,17 @@ def plot_gantt(inst: Instance, machine, start, *, title: str | None = None, ax=N
             j = int(inst.op_job[o])
             r, g, b = colors[j][:3]
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-            ax.text(int(start[o]) + p[o] / 2.0, int(machine[o]), label, ha="center", va="center",
-                    fontsize=fontsize, color="white" if dark else "black", zorder=5, clip_on=True)
+            ax.text(
+                int(start[o]) + p[o] / 2.0,
+                int(machine[o]),
+                label,
+                ha="center",
+                va="center",
+                fontsize=fontsize,
+                color="white" if dark else "black",
+                zorder=5,
+                clip_on=True,
+            )
 
     if title is None:
         title = f"{inst.name or 'FJSP'}: {inst.n_jobs} jobs x {M} machines, makespan {cmax}"

@@ -69,8 +69,9 @@ def sd1_instance(n_jobs: int, n_machines: int, rng: np.random.Generator, *, name
     return Instance(job_ops.astype(np.int64), proc, name=name)
 
 
-def sd2_instance(n_jobs: int, n_machines: int, rng: np.random.Generator, *, mode: str = "mix",
-                 name: str = "") -> Instance:
+def sd2_instance(
+    n_jobs: int, n_machines: int, rng: np.random.Generator, *, mode: str = "mix", name: str = ""
+) -> Instance:
     """One SD2 instance drawn from a ``numpy.random.Generator`` (``mode``: ``"mix"`` or ``"nf"``)."""
     _check(n_jobs, n_machines)
     if mode not in ("mix", "nf"):
@@ -86,8 +87,9 @@ def sd2_instance(n_jobs: int, n_machines: int, rng: np.random.Generator, *, mode
     return Instance(np.full(n, m, dtype=np.int64), proc, name=name)
 
 
-def sd2_published(n_jobs: int, n_machines: int, *, split: str = "test", count: int = 100,
-                  name_prefix: str | None = None) -> list[Instance]:
+def sd2_published(
+    n_jobs: int, n_machines: int, *, split: str = "test", count: int = 100, name_prefix: str | None = None
+) -> list[Instance]:
     """DANIEL's published SD2 ``mix`` sets, regenerated (seed 200 = ``"test"``, 100 = ``"validation"``)."""
     _check(n_jobs, n_machines)
     seeds = {"test": 200, "validation": 100}

@@ -148,8 +148,9 @@ def _cmax(heads, p):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _neighbourhood(proc, jp, js, assign, mp, ms, mfirst, p, heads, tails, cmax, only_critical,
-                   out_v, out_x, out_c, out_est):  # pragma: no cover - compiled
+def _neighbourhood(
+    proc, jp, js, assign, mp, ms, mfirst, p, heads, tails, cmax, only_critical, out_v, out_x, out_c, out_est
+):  # pragma: no cover - compiled
     """Every legal nopt2-lite move of the (critical) operations with its exact makespan.
 
     Writes (v, x, cmax_new, est) rows, ``x < N``: insert before ``x``; ``x >= N``: append to machine
@@ -209,14 +210,10 @@ def _neighbourhood(proc, jp, js, assign, mp, ms, mfirst, p, heads, tails, cmax, 
             while True:
                 ok = True
                 if JS >= 0 and u >= 0:
-                    if u == JS:
-                        ok = False
-                    elif not (rh[u] < rh[JS] + gp[JS] or qt[u] + gp[u] > qt[JS]):
+                    if u == JS or not (rh[u] < rh[JS] + gp[JS] or qt[u] + gp[u] > qt[JS]):
                         ok = False
                 if ok and JP >= 0 and w >= 0:
-                    if w == JP:
-                        ok = False
-                    elif not (rh[w] + gp[w] > rh[JP] or qt[w] < qt[JP] + gp[JP]):
+                    if w == JP or not (rh[w] + gp[w] > rh[JP] or qt[w] < qt[JP] + gp[JP]):
                         ok = False
                 if ok and k == assign[v] and u == a and w == b:
                     ok = False  # identity move
@@ -307,12 +304,12 @@ class Solution:
     a shared one."""
 
     assign: np.ndarray  # (N,) machine of each operation
-    mpred: np.ndarray   # (N,) machine predecessor or -1
-    msucc: np.ndarray   # (N,) machine successor or -1
+    mpred: np.ndarray  # (N,) machine predecessor or -1
+    msucc: np.ndarray  # (N,) machine successor or -1
     mfirst: np.ndarray  # (M,) first operation of each machine or -1
 
     @classmethod
-    def from_sequences(cls, inst: Instance, sequences) -> "Solution":
+    def from_sequences(cls, inst: Instance, sequences) -> Solution:
         """Build from one operation list per machine (the routing is implied). Checks that every
         operation appears exactly once and only on an eligible machine."""
         N, M = inst.n_ops, inst.n_machines
@@ -354,7 +351,7 @@ class Solution:
             out.append(seq)
         return out
 
-    def copy(self) -> "Solution":
+    def copy(self) -> Solution:
         return Solution(self.assign.copy(), self.mpred.copy(), self.msucc.copy(), self.mfirst.copy())
 
     def key(self) -> bytes:
@@ -434,8 +431,14 @@ class Moves:
         return int(self.v.shape[0])
 
 
-def neighbourhood(inst: Instance, sol: Solution, ev: Evaluation | None = None, *, only_critical: bool = True,
-                  links: tuple[np.ndarray, np.ndarray] | None = None) -> Moves:
+def neighbourhood(
+    inst: Instance,
+    sol: Solution,
+    ev: Evaluation | None = None,
+    *,
+    only_critical: bool = True,
+    links: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Moves:
     """All legal ``nopt2-lite`` moves of ``sol`` with their exact makespans (module docstring)."""
     jp, js = links if links is not None else job_links(inst)
     if ev is None:
@@ -450,8 +453,24 @@ def neighbourhood(inst: Instance, sol: Solution, ev: Evaluation | None = None, *
     out_x = np.empty(cap, dtype=np.int64)
     out_c = np.empty(cap, dtype=np.int64)
     out_e = np.empty(cap, dtype=np.int64)
-    n = _neighbourhood(inst.proc, jp, js, sol.assign, sol.mpred, sol.msucc, sol.mfirst, ev.p, ev.heads, ev.tails,
-                       ev.cmax, only_critical, out_v, out_x, out_c, out_e)
+    n = _neighbourhood(
+        inst.proc,
+        jp,
+        js,
+        sol.assign,
+        sol.mpred,
+        sol.msucc,
+        sol.mfirst,
+        ev.p,
+        ev.heads,
+        ev.tails,
+        ev.cmax,
+        only_critical,
+        out_v,
+        out_x,
+        out_c,
+        out_e,
+    )
     return Moves(out_v[:n], out_x[:n], out_c[:n], out_e[:n])
 
 
@@ -475,8 +494,9 @@ def apply_move(inst: Instance, sol: Solution, v: int, x: int) -> Solution:
     return s
 
 
-def evaluate_moves_full(inst: Instance, sol: Solution, v: np.ndarray, x: np.ndarray,
-                        *, links: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+def evaluate_moves_full(
+    inst: Instance, sol: Solution, v: np.ndarray, x: np.ndarray, *, links: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray:
     """Makespan after each move ``(v[i], x[i])`` by **full recomputation** (apply the move, Kahn order, heads),
     ``-1`` where the result has a cycle. Compiled; the reference the O(1) evaluation of
     :func:`neighbourhood` is checked and benchmarked against, and usable for any batch of moves."""
@@ -532,8 +552,10 @@ def validate_schedule(inst: Instance, machine, start, *, makespan: float | None 
     bad = has & (start < np.where(has, end[jp], 0))
     if bad.any():
         o = int(np.argmax(bad))
-        raise ScheduleError(f"precedence: operation {o} (job {int(inst.op_job[o])}) starts at {start[o]} before "
-                            f"its job predecessor {o - 1} ends at {end[o - 1]}")
+        raise ScheduleError(
+            f"precedence: operation {o} (job {int(inst.op_job[o])}) starts at {start[o]} before "
+            f"its job predecessor {o - 1} ends at {end[o - 1]}"
+        )
     for k in range(M):
         ops = np.flatnonzero(machine == k)
         if ops.size < 2:
@@ -542,8 +564,10 @@ def validate_schedule(inst: Instance, machine, start, *, makespan: float | None 
         ov = start[ops[1:]] < end[ops[:-1]]
         if ov.any():
             i = int(np.argmax(ov))
-            raise ScheduleError(f"overlap on machine {k}: operations {int(ops[i])} [{start[ops[i]]}, {end[ops[i]]}) "
-                                f"and {int(ops[i + 1])} [{start[ops[i + 1]]}, {end[ops[i + 1]]})")
+            raise ScheduleError(
+                f"overlap on machine {k}: operations {int(ops[i])} [{start[ops[i]]}, {end[ops[i]]}) "
+                f"and {int(ops[i + 1])} [{start[ops[i + 1]]}, {end[ops[i + 1]]})"
+            )
     cm = int(end.max())
     if makespan is not None and makespan != cm:
         raise ScheduleError(f"declared makespan {makespan} differs from the schedule's {cm}")

@@ -32,11 +32,17 @@ import numpy as np
 from papergym.envs.scheduling.fjsp.graph import Evaluation, Solution, evaluate, job_links
 from papergym.envs.scheduling.fjsp.instance import Instance
 
-__all__ = ["to_heterodata", "partial_heterodata", "op_features", "machine_features", "OP_FEATURES",
-           "MACHINE_FEATURES", "PARTIAL_OP_FEATURES"]
+__all__ = [
+    "to_heterodata",
+    "partial_heterodata",
+    "op_features",
+    "machine_features",
+    "OP_FEATURES",
+    "MACHINE_FEATURES",
+    "PARTIAL_OP_FEATURES",
+]
 
-PARTIAL_OP_FEATURES = ("p", "mean_p", "min_p", "n_eligible", "start", "tail", "path_through", "scheduled",
-                       "position")
+PARTIAL_OP_FEATURES = ("p", "mean_p", "min_p", "n_eligible", "start", "tail", "path_through", "scheduled", "position")
 OP_FEATURES = ("p", "mean_p", "min_p", "n_eligible", "head", "tail", "path_through", "critical", "position")
 MACHINE_FEATURES = ("load", "n_assigned", "last_completion", "idle_share")
 
@@ -46,17 +52,20 @@ def op_features(inst: Instance, sol: Solution, ev: Evaluation) -> np.ndarray:
     c = float(max(ev.cmax, 1))
     elig = inst.proc > 0
     n_i = inst.job_ops[inst.op_job].astype(float)
-    f = np.stack([
-        ev.p / c,
-        inst.mean_proc / c,
-        inst.min_proc / c,
-        elig.sum(axis=1) / inst.n_machines,
-        ev.heads / c,
-        ev.tails / c,
-        (ev.heads + ev.p + ev.tails) / c,
-        ev.critical.astype(float),
-        (inst.op_pos + 1) / n_i,
-    ], axis=1)
+    f = np.stack(
+        [
+            ev.p / c,
+            inst.mean_proc / c,
+            inst.min_proc / c,
+            elig.sum(axis=1) / inst.n_machines,
+            ev.heads / c,
+            ev.tails / c,
+            (ev.heads + ev.p + ev.tails) / c,
+            ev.critical.astype(float),
+            (inst.op_pos + 1) / n_i,
+        ],
+        axis=1,
+    )
     return f.astype(np.float32)
 
 
@@ -78,8 +87,10 @@ def to_heterodata(inst: Instance, sol: Solution, ev: Evaluation | None = None):
         import torch
         from torch_geometric.data import HeteroData
     except ModuleNotFoundError as exc:  # pragma: no cover - depends on the install
-        raise ModuleNotFoundError(f"to_heterodata needs torch and torch-geometric ({exc.name} is missing): "
-                                  "pip install 'papergym[torch]'", name=exc.name) from None
+        raise ModuleNotFoundError(
+            f"to_heterodata needs torch and torch-geometric ({exc.name} is missing): pip install 'papergym[torch]'",
+            name=exc.name,
+        ) from None
     if ev is None:
         ev = evaluate(inst, sol)
     N = inst.n_ops
@@ -108,7 +119,8 @@ def to_heterodata(inst: Instance, sol: Solution, ev: Evaluation | None = None):
     eo, ek = np.nonzero(inst.proc > 0)
     data["machine", "eligible", "op"].edge_index = edges(ek, eo)
     data["machine", "eligible", "op"].edge_attr = torch.as_tensor(
-        (inst.proc[eo, ek] / float(max(ev.cmax, 1))).astype(np.float32)).unsqueeze(1)
+        (inst.proc[eo, ek] / float(max(ev.cmax, 1))).astype(np.float32)
+    ).unsqueeze(1)
     data.cmax = int(ev.cmax)
     return data
 
@@ -126,8 +138,11 @@ def partial_heterodata(inst: Instance, machine: np.ndarray, start: np.ndarray, s
         import torch
         from torch_geometric.data import HeteroData
     except ModuleNotFoundError as exc:  # pragma: no cover - depends on the install
-        raise ModuleNotFoundError(f"partial_heterodata needs torch and torch-geometric ({exc.name} is missing): "
-                                  "pip install 'papergym[torch]'", name=exc.name) from None
+        raise ModuleNotFoundError(
+            f"partial_heterodata needs torch and torch-geometric ({exc.name} is missing): "
+            "pip install 'papergym[torch]'",
+            name=exc.name,
+        ) from None
     N, M = inst.n_ops, inst.n_machines
     machine = np.asarray(machine, dtype=np.int64)
     start = np.asarray(start, dtype=np.int64)
@@ -150,8 +165,20 @@ def partial_heterodata(inst: Instance, machine: np.ndarray, start: np.ndarray, s
         for o in reversed(ops):
             tail[o] = acc
             acc += mp[o]
-    x = np.stack([p / c, inst.mean_proc / c, mp / c, (inst.proc > 0).sum(axis=1) / M, est / c, tail / c,
-                  (est + p + tail) / c, done.astype(float), (inst.op_pos + 1) / inst.job_ops[inst.op_job]], axis=1)
+    x = np.stack(
+        [
+            p / c,
+            inst.mean_proc / c,
+            mp / c,
+            (inst.proc > 0).sum(axis=1) / M,
+            est / c,
+            tail / c,
+            (est + p + tail) / c,
+            done.astype(float),
+            (inst.op_pos + 1) / inst.job_ops[inst.op_job],
+        ],
+        axis=1,
+    )
     load = np.bincount(machine[done], weights=p[done], minlength=M)
     count = np.bincount(machine[done], minlength=M)
     last = np.zeros(M)
@@ -160,8 +187,9 @@ def partial_heterodata(inst: Instance, machine: np.ndarray, start: np.ndarray, s
     xm = np.stack([load / c, count / N, last / c, idle], axis=1)
 
     def edges(src, dst):
-        return torch.as_tensor(np.stack([np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)])
-                               .reshape(2, -1))
+        return torch.as_tensor(
+            np.stack([np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)]).reshape(2, -1)
+        )
 
     data = HeteroData()
     data["op"].x = torch.as_tensor(x.astype(np.float32))
@@ -188,6 +216,8 @@ def partial_heterodata(inst: Instance, machine: np.ndarray, start: np.ndarray, s
     data["op", "served_by", "machine"].edge_index = serves.flip(0)
     eo, ek = np.nonzero(inst.proc > 0)
     data["machine", "eligible", "op"].edge_index = edges(ek, eo)
-    data["machine", "eligible", "op"].edge_attr = torch.as_tensor((inst.proc[eo, ek] / c).astype(np.float32)).unsqueeze(1)
+    data["machine", "eligible", "op"].edge_attr = torch.as_tensor((inst.proc[eo, ek] / c).astype(np.float32)).unsqueeze(
+        1
+    )
     data.lower_bound = float(lower_bound)
     return data

@@ -97,8 +97,15 @@ from papergym.envs.scheduling.fjsp.rules import RuleTables, choose_pair
 from papergym.envs.scheduling.fjsp.sampled import sampled_dispatch
 from papergym.envs.spec import InvalidActionError, ProblemSpec
 
-__all__ = ["FJSPImproveEnv", "ENV_ID", "INITS", "COMPARE_DEFAULTS", "dispatch_solution", "initial_solution",
-           "solution_from_observation"]
+__all__ = [
+    "FJSPImproveEnv",
+    "ENV_ID",
+    "INITS",
+    "COMPARE_DEFAULTS",
+    "dispatch_solution",
+    "initial_solution",
+    "solution_from_observation",
+]
 
 ENV_ID = "FJSPImprove-v0"
 INITS = ("mwkr", "spt", "fifo", "mor", "random", "sampled-dispatch", "given")
@@ -106,8 +113,12 @@ NEIGHBOURHOODS = ("nopt2-lite",)
 #: ``papergym compare FJSPImprove-v0`` defaults: the 20 first SD2 10x5 test instances, T = 100, and the
 #: ``sampled-dispatch`` start (MIStar's searches start from sampled constructive solutions of ≈ 12 % gap on
 #: SD2 10x5, not from MWKR's ≈ 68 %) on any instance set unless ``--init`` is given.
-COMPARE_DEFAULTS: dict[str, Any] = {"seeds": 20, "horizon": 100, "env_kwargs": {"instances": "sd2-10x5"},
-                                    "env_kwargs_always": {"init": "sampled-dispatch"}}
+COMPARE_DEFAULTS: dict[str, Any] = {
+    "seeds": 20,
+    "horizon": 100,
+    "env_kwargs": {"instances": "sd2-10x5"},
+    "env_kwargs_always": {"init": "sampled-dispatch"},
+}
 REGRET_NAME = "C_max(incumbent) - LB"
 #: ``papergym compare`` draws the incumbent's makespan (``env.makespan``) after every step, as the gap to the reference
 #: in % (the makespan where an instance has no reference), not the cumulative regret (0 until the last step)
@@ -151,23 +162,25 @@ def solution_from_observation(obs: dict, inst: Instance) -> Solution:
 
 
 def improve_observation_space(N: int, M: int, J: int, R: int) -> spaces.Dict:
-    return spaces.Dict({
-        "proc": int_box(0, (N, M)),
-        "op_job": int_box(-1, (N,), max(J - 1, 0)),
-        "op_pos": int_box(-1, (N,), max(N - 1, 0)),
-        "assigned_machine": int_box(-1, (N,), M - 1),
-        "machine_pred": int_box(-1, (N,), N - 1),
-        "machine_succ": int_box(-1, (N,), N - 1),
-        "head": int_box(-1, (N,)),
-        "tail": int_box(-1, (N,)),
-        "critical": spaces.MultiBinary(N),
-        "cmax": int_box(0, (1,)),
-        "incumbent_cmax": int_box(0, (1,)),
-        "archive_cmax": int_box(-1, (R,)),
-        "current_slot": int_box(-1, (1,), R - 1),
-        "step_fraction": spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64),
-        "action_mask": spaces.MultiBinary(N * (N + M) + R),
-    })
+    return spaces.Dict(
+        {
+            "proc": int_box(0, (N, M)),
+            "op_job": int_box(-1, (N,), max(J - 1, 0)),
+            "op_pos": int_box(-1, (N,), max(N - 1, 0)),
+            "assigned_machine": int_box(-1, (N,), M - 1),
+            "machine_pred": int_box(-1, (N,), N - 1),
+            "machine_succ": int_box(-1, (N,), N - 1),
+            "head": int_box(-1, (N,)),
+            "tail": int_box(-1, (N,)),
+            "critical": spaces.MultiBinary(N),
+            "cmax": int_box(0, (1,)),
+            "incumbent_cmax": int_box(0, (1,)),
+            "archive_cmax": int_box(-1, (R,)),
+            "current_slot": int_box(-1, (1,), R - 1),
+            "step_fraction": spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64),
+            "action_mask": spaces.MultiBinary(N * (N + M) + R),
+        }
+    )
 
 
 class FJSPImproveEnv(gym.Env):
@@ -175,11 +188,23 @@ class FJSPImproveEnv(gym.Env):
     # legal actions depend on the state (see "Illegal actions"): samplers should use the mask
     metadata = {"render_modes": ["ansi"], "render_fps": 4, "state_dependent_actions": True}
 
-    def __init__(self, instances: str | None = None, family: str = "sd2", n_jobs: int = 10, n_machines: int = 5,
-                 instance: str | None = None, path: str | None = None, one_based: bool | None = None,
-                 init: str = "mwkr", horizon: int = 100, neighbourhood: str = "nopt2-lite",
-                 restore_slots: int = 16, render_mode: str | None = None,
-                 illegal_action: str = "penalty", illegal_penalty: float = 1.0):
+    def __init__(
+        self,
+        instances: str | None = None,
+        family: str = "sd2",
+        n_jobs: int = 10,
+        n_machines: int = 5,
+        instance: str | None = None,
+        path: str | None = None,
+        one_based: bool | None = None,
+        init: str = "mwkr",
+        horizon: int = 100,
+        neighbourhood: str = "nopt2-lite",
+        restore_slots: int = 16,
+        render_mode: str | None = None,
+        illegal_action: str = "penalty",
+        illegal_penalty: float = 1.0,
+    ):
         self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
         self.illegal_action = illegal_action
         if init not in INITS:
@@ -192,8 +217,15 @@ class FJSPImproveEnv(gym.Env):
             raise ValueError(f"restore_slots must be an integer >= 1, got {restore_slots!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.source = InstanceSource(instances=instances, family=family, n_jobs=n_jobs, n_machines=n_machines,
-                                     instance=instance, path=path, one_based=one_based)
+        self.source = InstanceSource(
+            instances=instances,
+            family=family,
+            n_jobs=n_jobs,
+            n_machines=n_machines,
+            instance=instance,
+            path=path,
+            one_based=one_based,
+        )
         self.init, self.horizon, self.neighbourhood_name = init, int(horizon), neighbourhood
         self.R = int(restore_slots)
         self.render_mode = render_mode
@@ -228,7 +260,9 @@ class FJSPImproveEnv(gym.Env):
                 raise ValueError("init='given' needs options={'solution': Solution or one operation list per machine}")
             sol = sol_opt.copy() if isinstance(sol_opt, Solution) else Solution.from_sequences(inst, sol_opt)
             if sol.assign.shape != (inst.n_ops,):
-                raise ScheduleError(f"the given solution has {sol.assign.shape[0]} operations, the instance {inst.n_ops}")
+                raise ScheduleError(
+                    f"the given solution has {sol.assign.shape[0]} operations, the instance {inst.n_ops}"
+                )
             Solution.from_sequences(inst, sol.sequences())  # eligibility and completeness
         else:
             if sol_opt is not None:
@@ -250,9 +284,20 @@ class FJSPImproveEnv(gym.Env):
     def _problem(self, inst: Instance | None) -> ProblemSpec:
         """The public problem: spaces, horizon, padded sizes, ``init`` and the neighbourhood (the same for every
         run of a family; each run's instance is in its observations: ``instance_from_observation``)."""
-        return ProblemSpec(ENV_ID, spaces.Discrete(self.n_moves + self.R), self.observation_space, self.horizon,
-                           {"n_ops": self.N, "n_machines": self.M, "n_jobs": self.J,
-                            "restore_slots": self.R, "init": self.init, "neighbourhood": self.neighbourhood_name})
+        return ProblemSpec(
+            ENV_ID,
+            spaces.Discrete(self.n_moves + self.R),
+            self.observation_space,
+            self.horizon,
+            {
+                "n_ops": self.N,
+                "n_machines": self.M,
+                "n_jobs": self.J,
+                "restore_slots": self.R,
+                "init": self.init,
+                "neighbourhood": self.neighbourhood_name,
+            },
+        )
 
     def _set_state(self, sol: Solution) -> None:
         inst = self.instance
@@ -279,7 +324,7 @@ class FJSPImproveEnv(gym.Env):
         self._move_cmax[idx] = self._moves.cmax
         mask = np.zeros(self.n_moves + self.R, dtype=np.int8)
         mask[idx] = 1
-        mask[self.n_moves:self.n_moves + len(self._archive)] = 1
+        mask[self.n_moves : self.n_moves + len(self._archive)] = 1
         self._action_mask = mask
         self.action_space.legal_mask = mask  # the sampler follows the state
 
@@ -332,8 +377,11 @@ class FJSPImproveEnv(gym.Env):
             v, x = divmod(a, self.N + self.M)
             what = f"before operation {x}" if x < self.N else f"at the end of machine {x - self.N}"
             crit = bool(v < self.instance.n_ops and self._ev.critical[v])
-            why = ("operation is not critical" if not crit else
-                   "not eligible, identity, or fails the acyclicity test of the nopt2-lite neighbourhood")
+            why = (
+                "operation is not critical"
+                if not crit
+                else "not eligible, identity, or fails the acyclicity test of the nopt2-lite neighbourhood"
+            )
             return f"action {a} (move operation {v} {what}) is not a feasible move: {why}"
         return None
 
@@ -380,8 +428,13 @@ class FJSPImproveEnv(gym.Env):
                 raise InvalidActionError(why)
             # a no-op of the solution that uses one step of the horizon; the reward is the penalty
             self.t += 1
-            return (self._obs(), -self.illegal_penalty, False, self.t >= self.horizon,
-                    {"illegal_action": True, "reason": why})
+            return (
+                self._obs(),
+                -self.illegal_penalty,
+                False,
+                self.t >= self.horizon,
+                {"illegal_action": True, "reason": why},
+            )
         kind, a, x = self.decode(action)
         if kind == "restore":
             new = self._archive[a][1].copy()
@@ -431,5 +484,7 @@ class FJSPImproveEnv(gym.Env):
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.instance is None:
             return None
-        return (f"{self.instance.name}: t={self.t}/{self.horizon}, cmax={self._ev.cmax}, "
-                f"incumbent={self._incumbent_cmax}, legal moves={len(self._moves)}")
+        return (
+            f"{self.instance.name}: t={self.t}/{self.horizon}, cmax={self._ev.cmax}, "
+            f"incumbent={self._incumbent_cmax}, legal moves={len(self._moves)}"
+        )

@@ -71,8 +71,13 @@ class Instance:
         job_start = np.concatenate([[0], np.cumsum(job_ops)]).astype(np.int64)
         op_job = np.repeat(np.arange(len(job_ops), dtype=np.int64), job_ops)
         op_pos = np.arange(proc.shape[0], dtype=np.int64) - job_start[op_job]
-        for name, arr in (("job_ops", job_ops), ("proc", proc), ("op_job", op_job), ("op_pos", op_pos),
-                          ("job_start", job_start)):
+        for name, arr in (
+            ("job_ops", job_ops),
+            ("proc", proc),
+            ("op_job", op_job),
+            ("op_pos", op_pos),
+            ("job_start", job_start),
+        ):
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
 
@@ -128,8 +133,11 @@ class Instance:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Instance):
             return NotImplemented
-        return (np.array_equal(self.job_ops, other.job_ops) and self.proc.shape == other.proc.shape
-                and np.array_equal(self.proc, other.proc))
+        return (
+            np.array_equal(self.job_ops, other.job_ops)
+            and self.proc.shape == other.proc.shape
+            and np.array_equal(self.proc, other.proc)
+        )
 
     def __hash__(self) -> int:
         return hash(self.sha256())
@@ -144,17 +152,23 @@ class Instance:
 
     def __repr__(self) -> str:
         nm = f"{self.name!r}, " if self.name else ""
-        return (f"Instance({nm}{self.n_jobs} jobs x {self.n_machines} machines, {self.n_ops} operations, "
-                f"flexibility {self.flexibility:.2f})")
+        return (
+            f"Instance({nm}{self.n_jobs} jobs x {self.n_machines} machines, {self.n_ops} operations, "
+            f"flexibility {self.flexibility:.2f})"
+        )
 
     # ------------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> dict:
         """JSON-serialisable form (``from_dict`` inverts it)."""
-        return {"name": self.name, "n_machines": self.n_machines, "job_ops": self.job_ops.tolist(),
-                "proc": self.proc.tolist()}
+        return {
+            "name": self.name,
+            "n_machines": self.n_machines,
+            "job_ops": self.job_ops.tolist(),
+            "proc": self.proc.tolist(),
+        }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Instance":
+    def from_dict(cls, d: dict) -> Instance:
         try:
             proc = np.asarray(d["proc"], dtype=np.int64).reshape(-1, int(d["n_machines"]))
             return cls(np.asarray(d["job_ops"], dtype=np.int64), proc, name=str(d.get("name", "")))

@@ -49,11 +49,13 @@ def _int_token(tok: str, *, line: int, field: str, source: str) -> int:
         try:
             f = float(tok)
         except ValueError:
-            raise FJSFormatError(f"{field}: expected an integer, got {tok!r}", line=line, field=field,
-                                 source=source) from None
+            raise FJSFormatError(
+                f"{field}: expected an integer, got {tok!r}", line=line, field=field, source=source
+            ) from None
         if not np.isfinite(f) or f != int(f):
-            raise FJSFormatError(f"{field}: expected an integer, got {tok!r}", line=line, field=field,
-                                 source=source) from None
+            raise FJSFormatError(
+                f"{field}: expected an integer, got {tok!r}", line=line, field=field, source=source
+            ) from None
         v = int(f)
     return v
 
@@ -65,20 +67,29 @@ def parse_fjs(text: str, *, one_based: bool = True, name: str = "", source: str 
     lines = [(i + 1, ln.split()) for i, ln in enumerate(text.splitlines())]
     lines = [(i, toks) for i, toks in lines if toks]
     if not lines:
-        raise FJSFormatError("empty file: expected a header 'n_jobs n_machines [avg]'", line=1, field="header",
-                             source=source)
+        raise FJSFormatError(
+            "empty file: expected a header 'n_jobs n_machines [avg]'", line=1, field="header", source=source
+        )
     hline, head = lines[0]
     if len(head) not in (2, 3):
-        raise FJSFormatError(f"header: expected 'n_jobs n_machines [avg]' (2 or 3 tokens), got {len(head)} tokens",
-                             line=hline, field="header", source=source)
+        raise FJSFormatError(
+            f"header: expected 'n_jobs n_machines [avg]' (2 or 3 tokens), got {len(head)} tokens",
+            line=hline,
+            field="header",
+            source=source,
+        )
     n_jobs = _int_token(head[0], line=hline, field="n_jobs", source=source)
     n_mach = _int_token(head[1], line=hline, field="n_machines", source=source)
     if len(head) == 3:
         try:
             float(head[2])
         except ValueError:
-            raise FJSFormatError(f"avg_machines_per_op: expected a number, got {head[2]!r}", line=hline,
-                                 field="avg_machines_per_op", source=source) from None
+            raise FJSFormatError(
+                f"avg_machines_per_op: expected a number, got {head[2]!r}",
+                line=hline,
+                field="avg_machines_per_op",
+                source=source,
+            ) from None
     if n_jobs < 1:
         raise FJSFormatError(f"n_jobs must be >= 1, got {n_jobs}", line=hline, field="n_jobs", source=source)
     if n_mach < 1:
@@ -86,8 +97,12 @@ def parse_fjs(text: str, *, one_based: bool = True, name: str = "", source: str 
     body = lines[1:]
     if len(body) != n_jobs:
         ln = body[-1][0] + 1 if len(body) < n_jobs and body else (body[n_jobs][0] if len(body) > n_jobs else hline + 1)
-        raise FJSFormatError(f"the header announces {n_jobs} jobs but the file has {len(body)} job lines",
-                             line=ln, field="n_jobs", source=source)
+        raise FJSFormatError(
+            f"the header announces {n_jobs} jobs but the file has {len(body)} job lines",
+            line=ln,
+            field="n_jobs",
+            source=source,
+        )
     off = 1 if one_based else 0
     lo, hi = off, n_mach - 1 + off
     job_ops: list[int] = []
@@ -98,8 +113,12 @@ def parse_fjs(text: str, *, one_based: bool = True, name: str = "", source: str 
         def take(field: str) -> int:
             nonlocal pos
             if pos >= len(toks):
-                raise FJSFormatError(f"job {j + 1}: line ends early, expected {field} at token {pos + 1}",
-                                     line=ln, field=field, source=source)
+                raise FJSFormatError(
+                    f"job {j + 1}: line ends early, expected {field} at token {pos + 1}",
+                    line=ln,
+                    field=field,
+                    source=source,
+                )
             v = _int_token(toks[pos], line=ln, field=f"job {j + 1} token {pos + 1} ({field})", source=source)
             pos += 1
             return v
@@ -110,27 +129,47 @@ def parse_fjs(text: str, *, one_based: bool = True, name: str = "", source: str 
         for q in range(n_ops):
             k = take(f"operation {q + 1} machine count")
             if not 1 <= k <= n_mach:
-                raise FJSFormatError(f"job {j + 1} operation {q + 1}: machine count {k} outside 1..{n_mach} "
-                                     f"(token {pos})", line=ln, field="machine count", source=source)
+                raise FJSFormatError(
+                    f"job {j + 1} operation {q + 1}: machine count {k} outside 1..{n_mach} (token {pos})",
+                    line=ln,
+                    field="machine count",
+                    source=source,
+                )
             row = np.zeros(n_mach, dtype=np.int64)
             for _ in range(k):
                 m = take(f"operation {q + 1} machine id")
                 if not lo <= m <= hi:
                     base = "1-based" if one_based else "0-based"
-                    raise FJSFormatError(f"job {j + 1} operation {q + 1}: machine id {m} outside {lo}..{hi} "
-                                         f"({base} ids; token {pos})", line=ln, field="machine id", source=source)
+                    raise FJSFormatError(
+                        f"job {j + 1} operation {q + 1}: machine id {m} outside {lo}..{hi} ({base} ids; token {pos})",
+                        line=ln,
+                        field="machine id",
+                        source=source,
+                    )
                 p = take(f"operation {q + 1} processing time")
                 if p <= 0:
-                    raise FJSFormatError(f"job {j + 1} operation {q + 1}: processing time {p} on machine {m} "
-                                         f"must be > 0 (token {pos})", line=ln, field="processing time", source=source)
+                    raise FJSFormatError(
+                        f"job {j + 1} operation {q + 1}: processing time {p} on machine {m} must be > 0 (token {pos})",
+                        line=ln,
+                        field="processing time",
+                        source=source,
+                    )
                 if row[m - off] != 0:
-                    raise FJSFormatError(f"job {j + 1} operation {q + 1}: machine {m} listed twice (token {pos - 1})",
-                                         line=ln, field="machine id", source=source)
+                    raise FJSFormatError(
+                        f"job {j + 1} operation {q + 1}: machine {m} listed twice (token {pos - 1})",
+                        line=ln,
+                        field="machine id",
+                        source=source,
+                    )
                 row[m - off] = p
             rows.append(row)
         if pos != len(toks):
-            raise FJSFormatError(f"job {j + 1}: {len(toks) - pos} unexpected trailing token(s) from token {pos + 1} "
-                                 f"({toks[pos]!r})", line=ln, field="trailing tokens", source=source)
+            raise FJSFormatError(
+                f"job {j + 1}: {len(toks) - pos} unexpected trailing token(s) from token {pos + 1} ({toks[pos]!r})",
+                line=ln,
+                field="trailing tokens",
+                source=source,
+            )
         job_ops.append(n_ops)
     return Instance(np.asarray(job_ops, dtype=np.int64), np.vstack(rows), name=name)
 
@@ -190,21 +229,29 @@ def parse_json(text_or_obj: str | dict, *, name: str = "", source: str = "") -> 
             raise FJSFormatError(f"jobs[{j}] must be a non-empty list of operations", field="jobs", source=source)
         for q, op in enumerate(job):
             if not isinstance(op, list) or not op:
-                raise FJSFormatError(f"jobs[{j}][{q}] must be a non-empty list of alternatives", field="jobs",
-                                     source=source)
+                raise FJSFormatError(
+                    f"jobs[{j}][{q}] must be a non-empty list of alternatives", field="jobs", source=source
+                )
             row = np.zeros(m, dtype=np.int64)
             for rec in op:
                 try:
                     k, p = rec["machine"], rec["processing"]
                 except (TypeError, KeyError):
-                    raise FJSFormatError(f"jobs[{j}][{q}]: each alternative needs 'machine' and 'processing'",
-                                         field="jobs", source=source) from None
+                    raise FJSFormatError(
+                        f"jobs[{j}][{q}]: each alternative needs 'machine' and 'processing'",
+                        field="jobs",
+                        source=source,
+                    ) from None
                 if not isinstance(k, int) or not 0 <= k < m:
-                    raise FJSFormatError(f"jobs[{j}][{q}]: machine {k!r} outside 0..{m - 1}", field="machine",
-                                         source=source)
+                    raise FJSFormatError(
+                        f"jobs[{j}][{q}]: machine {k!r} outside 0..{m - 1}", field="machine", source=source
+                    )
                 if not isinstance(p, int) or p <= 0:
-                    raise FJSFormatError(f"jobs[{j}][{q}]: processing time {p!r} must be a positive integer",
-                                         field="processing", source=source)
+                    raise FJSFormatError(
+                        f"jobs[{j}][{q}]: processing time {p!r} must be a positive integer",
+                        field="processing",
+                        source=source,
+                    )
                 if row[k]:
                     raise FJSFormatError(f"jobs[{j}][{q}]: machine {k} listed twice", field="machine", source=source)
                 row[k] = p

@@ -65,8 +65,15 @@ def _pick(values: np.ndarray, idx: np.ndarray, rng: np.random.Generator, *, larg
     return idx[values == best]
 
 
-def choose_pair(job_rule: str, obs: dict, tables: RuleTables, rng: np.random.Generator, *,
-                machine_rule: str = "eet", restrict_to_earliest: bool = True) -> int:
+def choose_pair(
+    job_rule: str,
+    obs: dict,
+    tables: RuleTables,
+    rng: np.random.Generator,
+    *,
+    machine_rule: str = "eet",
+    restrict_to_earliest: bool = True,
+) -> int:
     """The action ``j * M + k`` the rule picks in observation ``obs`` of ``FJSP-v0``."""
     mask = np.asarray(obs["action_mask"], dtype=bool)
     M = obs["machine_ready"].shape[0]

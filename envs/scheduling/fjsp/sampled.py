@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
+
 from papergym.envs.scheduling.fjsp.graph import Solution, solution_from_schedule
 from papergym.envs.scheduling.fjsp.instance import Instance
 
@@ -177,8 +178,12 @@ def _rollout(proc, job_start, rem, scale, tau, seed, out_machine, out_start):  #
 def _check(k, tau) -> tuple[int, float]:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k (rollouts) must be an integer >= 1, got {k!r}")
-    if isinstance(tau, bool) or not isinstance(tau, (int, float, np.integer, np.floating)) or not np.isfinite(tau) \
-            or tau < 0:
+    if (
+        isinstance(tau, bool)
+        or not isinstance(tau, (int, float, np.integer, np.floating))
+        or not np.isfinite(tau)
+        or tau < 0
+    ):
         raise ValueError(f"tau (temperature) must be a finite number >= 0, got {tau!r}")
     return int(k), float(tau)
 
@@ -189,12 +194,13 @@ def _tables(inst: Instance) -> tuple[np.ndarray, float]:
     rem = np.empty(inst.n_ops)
     js = inst.job_start
     for j in range(inst.n_jobs):
-        rem[js[j]:js[j + 1]] = np.cumsum(mean_p[js[j]:js[j + 1]][::-1])[::-1]
+        rem[js[j] : js[j + 1]] = np.cumsum(mean_p[js[j] : js[j + 1]][::-1])[::-1]
     return rem, float(mean_p.mean())
 
 
-def sampled_rollouts(inst: Instance, rng: np.random.Generator, *, k: int = SAMPLED_K, tau: float = SAMPLED_TAU
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def sampled_rollouts(
+    inst: Instance, rng: np.random.Generator, *, k: int = SAMPLED_K, tau: float = SAMPLED_TAU
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All ``k`` rollouts: ``(makespans (k,), machine (k, N), start (k, N))``; row 0 is the greedy rollout."""
     k, tau = _check(k, tau)
     rem, scale = _tables(inst)
@@ -209,8 +215,9 @@ def sampled_rollouts(inst: Instance, rng: np.random.Generator, *, k: int = SAMPL
     return cmax, machine, start
 
 
-def sampled_dispatch(inst: Instance, rng: np.random.Generator, *, k: int = SAMPLED_K, tau: float = SAMPLED_TAU
-                     ) -> Solution:
+def sampled_dispatch(
+    inst: Instance, rng: np.random.Generator, *, k: int = SAMPLED_K, tau: float = SAMPLED_TAU
+) -> Solution:
     """The best of ``k`` sampled dispatching rollouts (module docstring) as a :class:`Solution`."""
     cmax, machine, start = sampled_rollouts(inst, rng, k=k, tau=tau)
     r = int(np.argmin(cmax))

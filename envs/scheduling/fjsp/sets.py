@@ -31,8 +31,17 @@ from papergym.envs.scheduling.fjsp.generators import parse_size, sd2_published
 from papergym.envs.scheduling.fjsp.instance import Instance
 from papergym.envs.scheduling.fjsp.parser import read_fjs
 
-__all__ = ["DATA_DIR", "FIXED_SETS", "list_sets", "load_set", "load_instance", "reference", "Reference",
-           "bks_table", "UnknownInstanceError"]
+__all__ = [
+    "DATA_DIR",
+    "FIXED_SETS",
+    "list_sets",
+    "load_set",
+    "load_instance",
+    "reference",
+    "Reference",
+    "bks_table",
+    "UnknownInstanceError",
+]
 
 DATA_DIR = Path(str(resources.files("papergym.envs.scheduling.fjsp") / "data"))
 
@@ -78,11 +87,14 @@ def _load_set(name: str) -> tuple[Instance, ...]:
         folder = DATA_DIR / "sd1" / size
         files = sorted(folder.glob("*.fjs"))
         if not files:
-            raise UnknownInstanceError(f"instance set {name!r}: SD1 files are shipped for {_sd1_sizes() or 'no size'}; "
-                                       f"use family='sd1' with n_jobs/n_machines to generate fresh instances")
+            raise UnknownInstanceError(
+                f"instance set {name!r}: SD1 files are shipped for {_sd1_sizes() or 'no size'}; "
+                f"use family='sd1' with n_jobs/n_machines to generate fresh instances"
+            )
         return tuple(read_fjs(f, name=f"{name}/{i + 1:03d}") for i, f in enumerate(files))
-    raise UnknownInstanceError(f"unknown instance set {name!r}; valid sets: {', '.join(list_sets())} "
-                               f"(and any sd2-<n>x<m>)")
+    raise UnknownInstanceError(
+        f"unknown instance set {name!r}; valid sets: {', '.join(list_sets())} (and any sd2-<n>x<m>)"
+    )
 
 
 def load_set(name: str) -> list[Instance]:
@@ -131,9 +143,14 @@ def bks_table() -> dict[str, Reference]:
             flag = str(e.get("flag", ""))
             if lb is not None and ub is not None and lb > ub and not flag:
                 flag = "lb > ub in source"
-            out[key] = Reference(lb=None if lb is None else int(lb), ub=None if ub is None else int(ub),
-                                 optimal=bool(e.get("optimal", lb is not None and lb == ub)),
-                                 source=str(e.get("source", fname)), alt=dict(e.get("alt", {})), flag=flag)
+            out[key] = Reference(
+                lb=None if lb is None else int(lb),
+                ub=None if ub is None else int(ub),
+                optimal=bool(e.get("optimal", lb is not None and lb == ub)),
+                source=str(e.get("source", fname)),
+                alt=dict(e.get("alt", {})),
+                flag=flag,
+            )
     return out
 
 

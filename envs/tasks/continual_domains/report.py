@@ -20,9 +20,16 @@ from papergym.envs.tasks.base import save_figure
 
 __all__ = ["report_table", "figures", "mean_matrix"]
 
-COLUMNS = (("final_acc", "A_T (i)"), ("final_acc_sample", "A_T (ii)"), ("avg_inc_acc", "avg inc"),
-           ("forgetting", "forget"), ("bwt", "BWT"), ("fwt", "FWT"), ("selection_acc", "select"),
-           ("experts_used", "experts"))
+COLUMNS = (
+    ("final_acc", "A_T (i)"),
+    ("final_acc_sample", "A_T (ii)"),
+    ("avg_inc_acc", "avg inc"),
+    ("forgetting", "forget"),
+    ("bwt", "BWT"),
+    ("fwt", "FWT"),
+    ("selection_acc", "select"),
+    ("experts_used", "experts"),
+)
 
 
 def _config(name: str) -> str:
@@ -46,20 +53,28 @@ def report_table(runs: pd.DataFrame) -> str:
         return ""
     r = runs.copy()
     r["config"] = r.instance.map(_config)
-    lines = ["ContinualDomains-v0: mean over the ok runs; A_T (i) = final accuracy with batches of 32 (primary), (ii) "
-             "per sample; BWT = mean_j<T a_T,j - a_j,j; FWT = mean_j>1 a_j-1,j - chance; select = routed to the own "
-             "domain's expert; seconds = median wall time"]
-    head = f"{'configuration':<22}{'solver':<16}{'ok':>4}{'fail':>5}" + "".join(f"{c[1]:>11}" for c in COLUMNS) \
+    lines = [
+        "ContinualDomains-v0: mean over the ok runs; A_T (i) = final accuracy with batches of 32 (primary), (ii) "
+        "per sample; BWT = mean_j<T a_T,j - a_j,j; FWT = mean_j>1 a_j-1,j - chance; select = routed to the own "
+        "domain's expert; seconds = median wall time"
+    ]
+    head = (
+        f"{'configuration':<22}{'solver':<16}{'ok':>4}{'fail':>5}"
+        + "".join(f"{c[1]:>11}" for c in COLUMNS)
         + f"{'seconds':>9}"
+    )
     for cfg, g in r.groupby("config", sort=False):
         lines += ["", head, "-" * len(head)]
         for lab, h in g.groupby("label", sort=False):
             ok = h[h.status == "ok"]
             sec = ok.seconds.astype(float)
-            cells = "".join(f"{_fmt(_mean(ok[c]) if c in ok else math.nan, c == 'experts_used'):>11}"
-                            for c, _ in COLUMNS)
-            lines.append(f"{cfg:<22}{lab:<16}{len(ok):>4}{len(h) - len(ok):>5}{cells}"
-                         f"{(f'{sec.median():.1f}' if len(sec) else '-'):>9}")
+            cells = "".join(
+                f"{_fmt(_mean(ok[c]) if c in ok else math.nan, c == 'experts_used'):>11}" for c, _ in COLUMNS
+            )
+            lines.append(
+                f"{cfg:<22}{lab:<16}{len(ok):>4}{len(h) - len(ok):>5}{cells}"
+                f"{(f'{sec.median():.1f}' if len(sec) else '-'):>9}"
+            )
     return "\n".join(lines)
 
 
@@ -91,7 +106,7 @@ def figures(runs: pd.DataFrame, folder: Any) -> list[Any]:
         ncol = min(4, len(labels))
         nrow = -(-len(labels) // ncol)
         fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 3.0 * nrow), squeeze=False)
-        for ax in axes.flat[len(labels):]:
+        for ax in axes.flat[len(labels) :]:
             ax.axis("off")
         im = None
         for ax, lab in zip(axes.flat, labels):
@@ -107,8 +122,15 @@ def figures(runs: pd.DataFrame, folder: Any) -> list[Any]:
             for l in range(T):
                 for j in range(T):
                     if np.isfinite(A[l, j]):
-                        ax.text(j, l, f"{100 * A[l, j]:.0f}", ha="center", va="center", fontsize=6,
-                                color="white" if A[l, j] < 0.6 else "black")
+                        ax.text(
+                            j,
+                            l,
+                            f"{100 * A[l, j]:.0f}",
+                            ha="center",
+                            va="center",
+                            fontsize=6,
+                            color="white" if A[l, j] < 0.6 else "black",
+                        )
         if im is not None:
             fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="accuracy a_l,j")
         fig.suptitle(f"ContinualDomains-v0 {cfg}: accuracy matrix (mean over seeds)", fontsize=10)

@@ -137,9 +137,25 @@ from papergym.envs.tasks.base import (
 from papergym.envs.tasks.sealed import seal
 from papergym.torch_threads import torch_threads
 
-__all__ = ["ContinualTask", "ContinualProblem", "ContinualEvaluator", "ContinualStream", "Backbone", "Stream",
-           "StreamError", "Domain", "make_domains", "load_backbone", "train_backbone", "backbone_features",
-           "source_split", "accuracy_metrics", "DIGIT_DOMAINS", "HETERO_DOMAINS", "WEIGHTS_PATH"]
+__all__ = [
+    "ContinualTask",
+    "ContinualProblem",
+    "ContinualEvaluator",
+    "ContinualStream",
+    "Backbone",
+    "Stream",
+    "StreamError",
+    "Domain",
+    "make_domains",
+    "load_backbone",
+    "train_backbone",
+    "backbone_features",
+    "source_split",
+    "accuracy_metrics",
+    "DIGIT_DOMAINS",
+    "HETERO_DOMAINS",
+    "WEIGHTS_PATH",
+]
 
 TASK_ID = "ContinualDomains-v0"
 DIGIT_DOMAINS = ("original", "rot90", "invert", "permute", "noise-blur", "contrast")
@@ -206,9 +222,17 @@ def _spawn(seed: int, *key: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=tuple(int(k) for k in key)))
 
 
-def make_domains(seed: int, names: Sequence[str], *, images_per_domain: int = 300, train_fraction: float = 0.7,
-                 noise_sigma: float = 0.25, contrast_scale: float = 0.3, contrast_shift: float = 0.5,
-                 order: int = 0) -> list[Domain]:
+def make_domains(
+    seed: int,
+    names: Sequence[str],
+    *,
+    images_per_domain: int = 300,
+    train_fraction: float = 0.7,
+    noise_sigma: float = 0.25,
+    contrast_scale: float = 0.3,
+    contrast_shift: float = 0.5,
+    order: int = 0,
+) -> list[Domain]:
     """The domains of instance seed ``seed`` in stream order (module docstring)."""
     imgs, y = _digits()
     _, pool = source_split()
@@ -219,8 +243,10 @@ def make_domains(seed: int, names: Sequence[str], *, images_per_domain: int = 30
     n_tr = int(round(train_fraction * images_per_domain))
     n_te = images_per_domain - n_tr
     if n_tr < 1 or n_te < 1 or n_tr > len(train_pool) or n_te > len(test_pool):
-        raise ValueError(f"images_per_domain = {images_per_domain} with train_fraction = {train_fraction} needs "
-                         f"1..{len(train_pool)} training and 1..{len(test_pool)} test images per domain")
+        raise ValueError(
+            f"images_per_domain = {images_per_domain} with train_fraction = {train_fraction} needs "
+            f"1..{len(train_pool)} training and 1..{len(test_pool)} test images per domain"
+        )
     out = []
     for k, name in enumerate(names):
         r = _spawn(seed, 1, k, DIGIT_DOMAINS.index(name) if name in DIGIT_DOMAINS else 10 + HETERO_DOMAINS.index(name))
@@ -288,8 +314,9 @@ def load_backbone() -> Backbone:
     return Backbone(**{k: v.copy() for k, v in a.items()})
 
 
-def train_backbone(seed: int = 0, epochs: int = 300, lr: float = 1e-3, batch_size: int = 32,
-                   weight_decay: float = 1e-4) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def train_backbone(
+    seed: int = 0, epochs: int = 300, lr: float = 1e-3, batch_size: int = 32, weight_decay: float = 1e-4
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Train the stand-in backbone on the source split, deterministically (torch, one thread, a seeded generator):
     MLP 64 → 128 → 128 → 10 (ReLU), Adam (``lr``, ``weight_decay``), cross-entropy, ``epochs`` passes over the 297
     images in seeded mini-batches; PyTorch's default initialisation drawn from the generator. Returns the weights
@@ -314,20 +341,32 @@ def train_backbone(seed: int = 0, epochs: int = 300, lr: float = 1e-3, batch_siz
         for _ in range(epochs):
             perm = rng.permutation(len(src))
             for i in range(0, len(src), batch_size):
-                b = torch.as_tensor(perm[i:i + batch_size])
+                b = torch.as_tensor(perm[i : i + batch_size])
                 opt.zero_grad()
                 torch.nn.functional.cross_entropy(net(X[b]), Y[b]).backward()
                 opt.step()
         with torch.no_grad():
             acc_src = float((net(X).argmax(1) == Y).float().mean())
-            acc_pool = float((net(torch.tensor(imgs[pool], dtype=torch.float32)).argmax(1)
-                              == torch.tensor(y[pool])).float().mean())
-        w = {"W1": layers[0].weight.detach().numpy().astype(np.float32).copy(),
-             "b1": layers[0].bias.detach().numpy().astype(np.float32).copy(),
-             "W2": layers[1].weight.detach().numpy().astype(np.float32).copy(),
-             "b2": layers[1].bias.detach().numpy().astype(np.float32).copy()}
-    info = {"seed": seed, "epochs": epochs, "lr": lr, "batch_size": batch_size, "weight_decay": weight_decay,
-            "source_accuracy": acc_src, "pool_accuracy": acc_pool, "n_source": len(src), "n_pool": len(pool)}
+            acc_pool = float(
+                (net(torch.tensor(imgs[pool], dtype=torch.float32)).argmax(1) == torch.tensor(y[pool])).float().mean()
+            )
+        w = {
+            "W1": layers[0].weight.detach().numpy().astype(np.float32).copy(),
+            "b1": layers[0].bias.detach().numpy().astype(np.float32).copy(),
+            "W2": layers[1].weight.detach().numpy().astype(np.float32).copy(),
+            "b2": layers[1].bias.detach().numpy().astype(np.float32).copy(),
+        }
+    info = {
+        "seed": seed,
+        "epochs": epochs,
+        "lr": lr,
+        "batch_size": batch_size,
+        "weight_decay": weight_decay,
+        "source_accuracy": acc_src,
+        "pool_accuracy": acc_pool,
+        "n_source": len(src),
+        "n_pool": len(pool),
+    }
     return w, info
 
 
@@ -374,8 +413,9 @@ def _int_array(v: Any, name: str, length: int, low: int, high: int) -> np.ndarra
             raise ValueError(f"{name} must be finite integers ({int((~np.isfinite(a)).sum())} non-finite entries)")
         if not np.all(a == np.round(a)):
             raise ValueError(f"{name} must hold integers, got non-integral values")
-    elif a.dtype.kind not in "iu" and not (a.dtype.kind == "O" and all(isinstance(x, numbers.Integral)
-                                                                      and not isinstance(x, bool) for x in a)):
+    elif a.dtype.kind not in "iu" and not (
+        a.dtype.kind == "O" and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in a)
+    ):
         raise ValueError(f"{name} must hold integers, got dtype {a.dtype}")
     a = a.astype(np.int64)
     if length and (a.min() < low or a.max() >= high):
@@ -403,16 +443,23 @@ class ContinualStream:
 
     def next_domain(self) -> dict[str, Any] | None:
         if self.phase == "test":
-            raise StreamError(f"stage {self.stage}'s test batches are not answered yet: call test_batches() and "
-                              "answer() before next_domain()")
+            raise StreamError(
+                f"stage {self.stage}'s test batches are not answered yet: call test_batches() and "
+                "answer() before next_domain()"
+            )
         if self.phase in ("final", "done"):
             return None
         d = self.domains[self.stage]
         self.stage += 1
         self.phase, self._pass = "test", None
         self.handed_out += len(d.y_train)
-        return {"t": self.stage, "X": d.X_train.copy(), "y": d.y_train.copy(), "n_classes": d.n_classes,
-                "label_offset": self.offsets[self.stage - 1]}
+        return {
+            "t": self.stage,
+            "X": d.X_train.copy(),
+            "y": d.y_train.copy(),
+            "n_classes": d.n_classes,
+            "label_offset": self.offsets[self.stage - 1],
+        }
 
     def test_batches(self) -> list[np.ndarray]:
         if self.phase == "train":
@@ -429,26 +476,32 @@ class ContinualStream:
         if self.phase == "train" and self.stage == 0:
             raise StreamError("no domain was learned yet: call next_domain() first")
         if self.phase in ("train", "done"):
-            raise StreamError("this pass was already answered" + (": call next_domain()" if self.phase == "train"
-                                                                   else "; the stream is finished"))
+            raise StreamError(
+                "this pass was already answered"
+                + (": call next_domain()" if self.phase == "train" else "; the stream is finished")
+            )
         if self._pass is None:
             raise StreamError("call test_batches() before answer()")
         batches = self._pass
         n_exp = self.stage if self.phase == "test" else self.T
         n_labels = max(o + d.n_classes for o, d in zip(self.offsets, self.domains))
         if isinstance(labels, (str, bytes, Mapping, np.ndarray)) or not isinstance(labels, Sequence):
-            raise ValueError(f"labels must be a list with one integer array per test batch ({len(batches)}), got "
-                             f"{type(labels).__name__}")
+            raise ValueError(
+                f"labels must be a list with one integer array per test batch ({len(batches)}), got "
+                f"{type(labels).__name__}"
+            )
         if len(labels) != len(batches):
             raise ValueError(f"labels must have one entry per test batch: {len(batches)}, got {len(labels)}")
-        if experts is not None and (isinstance(experts, (str, bytes, Mapping, np.ndarray))
-                                    or not isinstance(experts, Sequence)):
-            raise ValueError(f"experts must be None or a list with one entry per test batch, got "
-                             f"{type(experts).__name__}")
+        if experts is not None and (
+            isinstance(experts, (str, bytes, Mapping, np.ndarray)) or not isinstance(experts, Sequence)
+        ):
+            raise ValueError(
+                f"experts must be None or a list with one entry per test batch, got {type(experts).__name__}"
+            )
         if experts is not None and len(experts) != len(batches):
             raise ValueError(f"experts must have one entry per test batch: {len(batches)}, got {len(experts)}")
         preds, exps, per_batch = [], [], True
-        for i, (j, rows) in enumerate(batches):
+        for i, (_j, rows) in enumerate(batches):
             preds.append(_int_array(labels[i], f"labels[{i}]", len(rows), 0, n_labels))
             if experts is not None:
                 e = experts[i]
@@ -461,10 +514,13 @@ class ContinualStream:
         truth = np.concatenate([self.domains[j].y_test[rows] + self.offsets[j] for j, rows in batches])
         key = self.stage if self.phase == "test" else self.T + 1
         self.records[key] = {
-            "stage_of": stage_of, "truth": truth, "pred": np.concatenate(preds),
+            "stage_of": stage_of,
+            "truth": truth,
+            "pred": np.concatenate(preds),
             "expert": np.concatenate(exps) if experts is not None else None,
             "batch": np.concatenate([np.full(len(rows), i) for i, (_, rows) in enumerate(batches)]),
-            "per_batch": per_batch if experts is not None else None}
+            "per_batch": per_batch if experts is not None else None,
+        }
         if self.phase == "test":
             self.phase = "train" if self.stage < self.T else "final"
         else:
@@ -480,7 +536,7 @@ class ContinualStream:
         for j, d in enumerate(self.domains):
             rows = rng.permutation(len(d.y_test))
             step = 1 if final else self.batch_size
-            chunks += [(j, rows[i:i + step]) for i in range(0, len(rows), step)]
+            chunks += [(j, rows[i : i + step]) for i in range(0, len(rows), step)]
         return [chunks[i] for i in rng.permutation(len(chunks))]
 
 
@@ -491,10 +547,9 @@ def accuracy_metrics(A: np.ndarray, n_classes: Sequence[int]) -> dict[str, float
     ``bwt``, ``fwt`` (module docstring)."""
     A = np.asarray(A, dtype=float)
     T = A.shape[0]
-    out = {"final_acc": float(A[-1].mean()),
-           "avg_inc_acc": float(np.mean([A[l, :l + 1].mean() for l in range(T)]))}
+    out = {"final_acc": float(A[-1].mean()), "avg_inc_acc": float(np.mean([A[l, : l + 1].mean() for l in range(T)]))}
     if T > 1:
-        out["forgetting"] = float(np.mean([A[j:T - 1, j].max() - A[T - 1, j] for j in range(T - 1)]))
+        out["forgetting"] = float(np.mean([A[j : T - 1, j].max() - A[T - 1, j] for j in range(T - 1)]))
         out["bwt"] = float(np.mean([A[T - 1, j] - A[j, j] for j in range(T - 1)]))
         out["fwt"] = float(np.mean([A[j - 1, j] - 1.0 / n_classes[j] for j in range(1, T)]))
     else:
@@ -527,11 +582,15 @@ class ContinualEvaluator:
         s = self.stream
         for k in range(1, s.T + 1):
             if k not in s.records:
-                raise ValueError(f"incomplete stream: stage {k} of {s.T} was never answered (the solver must drive "
-                                 "next_domain / test_batches / answer to the end)")
+                raise ValueError(
+                    f"incomplete stream: stage {k} of {s.T} was never answered (the solver must drive "
+                    "next_domain / test_batches / answer to the end)"
+                )
         if s.T + 1 not in s.records:
-            raise ValueError(f"incomplete stream: the per-sample pass after stage {s.T} was never answered (after "
-                             "the last stage, next_domain() returns None; then answer test_batches() once more)")
+            raise ValueError(
+                f"incomplete stream: the per-sample pass after stage {s.T} was never answered (after "
+                "the last stage, next_domain() returns None; then answer test_batches() once more)"
+            )
         A = np.empty((s.T, s.T))
         for k in range(1, s.T + 1):
             r = s.records[k]
@@ -543,15 +602,19 @@ class ContinualEvaluator:
     def evaluate(self, solution: Any) -> dict[str, float]:
         s = self.stream
         if not isinstance(solution, Mapping):
-            raise ValueError(f"solution must be a mapping (e.g. {{'params_added': [...]}}), got "
-                             f"{type(solution).__name__}")
+            raise ValueError(
+                f"solution must be a mapping (e.g. {{'params_added': [...]}}), got {type(solution).__name__}"
+            )
         A = self.accuracy_matrix()
         ncl = [d.n_classes for d in s.domains]
         out = accuracy_metrics(A, ncl)
         fin = s.records[s.T + 1]
         out["final_error"] = 1.0 - out["final_acc"]
-        out["final_acc_sample"] = float(np.mean([np.mean(fin["pred"][fin["stage_of"] == j]
-                                                         == fin["truth"][fin["stage_of"] == j]) for j in range(s.T)]))
+        out["final_acc_sample"] = float(
+            np.mean(
+                [np.mean(fin["pred"][fin["stage_of"] == j] == fin["truth"][fin["stage_of"] == j]) for j in range(s.T)]
+            )
+        )
         out["selection_acc"] = _selection(s.records[s.T])
         out["selection_acc_sample"] = _selection(fin)
         out["experts_used"] = _experts_used(s.records[s.T])
@@ -562,9 +625,18 @@ class ContinualEvaluator:
 
 
 # ------------------------------------------------------------------------------------------------- task
-BASE_METRICS = {"final_acc": "max", "final_error": "min", "avg_inc_acc": "max", "forgetting": "min", "bwt": "max",
-                "fwt": "max", "selection_acc": "max", "selection_acc_sample": "max", "experts_used": "min",
-                "final_acc_sample": "max"}
+BASE_METRICS = {
+    "final_acc": "max",
+    "final_error": "min",
+    "avg_inc_acc": "max",
+    "forgetting": "min",
+    "bwt": "max",
+    "fwt": "max",
+    "selection_acc": "max",
+    "selection_acc_sample": "max",
+    "experts_used": "min",
+    "final_acc_sample": "max",
+}
 
 
 def _bools(v: Any, name: str) -> tuple[bool, ...]:
@@ -585,18 +657,32 @@ class ContinualTask:
     primary = "final_acc"
     table_metrics = ("avg_inc_acc", "forgetting", "bwt", "selection_acc", "final_acc_sample", "experts_used")
 
-    def __init__(self, hetero: Any = None, domains: Any = DIGIT_DOMAINS, orders: Any = None, epochs: Any = None,
-                 images_per_domain: int = 300, train_fraction: float = 0.7, test_batch_size: int = 32,
-                 noise_sigma: float = 0.25, contrast_scale: float = 0.3, contrast_shift: float = 0.5,
-                 seeds: Any = (0, 1, 2, 3, 4), max_seconds: float | None = None, paper_scale: bool = False):
+    def __init__(
+        self,
+        hetero: Any = None,
+        domains: Any = DIGIT_DOMAINS,
+        orders: Any = None,
+        epochs: Any = None,
+        images_per_domain: int = 300,
+        train_fraction: float = 0.7,
+        test_batch_size: int = 32,
+        noise_sigma: float = 0.25,
+        contrast_scale: float = 0.3,
+        contrast_shift: float = 0.5,
+        seeds: Any = (0, 1, 2, 3, 4),
+        max_seconds: float | None = None,
+        paper_scale: bool = False,
+    ):
         if not isinstance(paper_scale, (bool, np.bool_)):
             raise ValueError(f"paper_scale must be True or False, got {paper_scale!r}")
         self.paper_scale = bool(paper_scale)
-        self.hetero = _bools((False, True) if hetero is None and self.paper_scale else
-                             (False if hetero is None else hetero), "hetero")
+        self.hetero = _bools(
+            (False, True) if hetero is None and self.paper_scale else (False if hetero is None else hetero), "hetero"
+        )
         self.domains = check_names(domains, "domains", DIGIT_DOMAINS)
-        self.orders = check_ints((0, 1, 2) if orders is None and self.paper_scale else (0 if orders is None else orders),
-                                 "orders", 0)
+        self.orders = check_ints(
+            (0, 1, 2) if orders is None and self.paper_scale else (0 if orders is None else orders), "orders", 0
+        )
         self.epochs = check_ints((10 if self.paper_scale else 5) if epochs is None else epochs, "epochs", 1)[0]
         self.images_per_domain = check_ints(images_per_domain, "images_per_domain", 4)[0]
         self.train_fraction = check_floats(train_fraction, "train_fraction", above=0.0, below=1.0)[0]
@@ -605,24 +691,36 @@ class ContinualTask:
         self.contrast_scale = check_floats(contrast_scale, "contrast_scale")[0]
         self.contrast_shift = check_floats(contrast_shift, "contrast_shift")[0]
         self.seeds = check_ints(seeds, "seeds", 0)
-        ms = check_floats((600.0 if self.paper_scale else 60.0) if max_seconds is None else max_seconds,
-                          "max_seconds", above=0.0)[0]
+        ms = check_floats(
+            (600.0 if self.paper_scale else 60.0) if max_seconds is None else max_seconds, "max_seconds", above=0.0
+        )[0]
         self.default_budget = Budget(max_seconds=ms)
         n_tr = int(round(self.train_fraction * self.images_per_domain))
-        if n_tr < 1 or n_tr >= self.images_per_domain or n_tr > round(self.train_fraction * 1500) \
-                or self.images_per_domain - n_tr > 1500 - round(self.train_fraction * 1500):
-            raise ValueError(f"images_per_domain = {self.images_per_domain} with train_fraction = "
-                             f"{self.train_fraction} leaves no training or no test image, or exceeds the 1,500-image "
-                             "pool")
+        if (
+            n_tr < 1
+            or n_tr >= self.images_per_domain
+            or n_tr > round(self.train_fraction * 1500)
+            or self.images_per_domain - n_tr > 1500 - round(self.train_fraction * 1500)
+        ):
+            raise ValueError(
+                f"images_per_domain = {self.images_per_domain} with train_fraction = "
+                f"{self.train_fraction} leaves no training or no test image, or exceeds the 1,500-image "
+                "pool"
+            )
         self.t_max = len(self.domains) + (len(HETERO_DOMAINS) if True in self.hetero else 0)
         self.metrics = dict(BASE_METRICS)
         self.metrics.update({f"a_{l}_{j}": "max" for l in range(1, self.t_max + 1) for j in range(1, self.t_max + 1)})
 
     def _configs(self) -> list[tuple[str, dict[str, Any]]]:
-        common = {"epochs": self.epochs, "images_per_domain": self.images_per_domain,
-                  "train_fraction": self.train_fraction, "test_batch_size": self.test_batch_size,
-                  "noise_sigma": self.noise_sigma, "contrast_scale": self.contrast_scale,
-                  "contrast_shift": self.contrast_shift}
+        common = {
+            "epochs": self.epochs,
+            "images_per_domain": self.images_per_domain,
+            "train_fraction": self.train_fraction,
+            "test_batch_size": self.test_batch_size,
+            "noise_sigma": self.noise_sigma,
+            "contrast_scale": self.contrast_scale,
+            "contrast_shift": self.contrast_shift,
+        }
         out = []
         for h in self.hetero:
             names = list(self.domains) + (list(HETERO_DOMAINS) if h else [])
@@ -641,13 +739,17 @@ class ContinualTask:
         epochs = check_ints(p.get("epochs", self.epochs), "epochs", 1)[0]
         bs = check_ints(p.get("test_batch_size", self.test_batch_size), "test_batch_size", 1)[0]
         domains = make_domains(
-            int(ref.seed), names, order=order,
+            int(ref.seed),
+            names,
+            order=order,
             images_per_domain=check_ints(p.get("images_per_domain", self.images_per_domain), "images_per_domain", 4)[0],
-            train_fraction=check_floats(p.get("train_fraction", self.train_fraction), "train_fraction", above=0.0,
-                                        below=1.0)[0],
+            train_fraction=check_floats(
+                p.get("train_fraction", self.train_fraction), "train_fraction", above=0.0, below=1.0
+            )[0],
             noise_sigma=check_floats(p.get("noise_sigma", self.noise_sigma), "noise_sigma", at_least=0.0)[0],
             contrast_scale=check_floats(p.get("contrast_scale", self.contrast_scale), "contrast_scale")[0],
-            contrast_shift=check_floats(p.get("contrast_shift", self.contrast_shift), "contrast_shift")[0])
+            contrast_shift=check_floats(p.get("contrast_shift", self.contrast_shift), "contrast_shift")[0],
+        )
         spaces = [s for s in LABEL_SPACES if any(d.space == s for d in domains)]
         base, off = {}, 0
         for s in spaces:
@@ -656,11 +758,21 @@ class ContinualTask:
         offsets = [base[d.space] for d in domains]
         stream = ContinualStream(domains, offsets, int(ref.seed), bs)
         problem = ContinualProblem(
-            n_domains=len(domains), n_classes=tuple(d.n_classes for d in domains), label_offsets=tuple(offsets),
-            n_labels=off, input_dim=INPUT_DIM, epochs=epochs, test_batch_size=bs, backbone=load_backbone(),
-            stream=Stream(next_domain=seal(stream.next_domain, "stream.next_domain"),
-                          test_batches=seal(stream.test_batches, "stream.test_batches"),
-                          answer=seal(stream.answer, "stream.answer"), status=seal(stream.status, "stream.status")))
+            n_domains=len(domains),
+            n_classes=tuple(d.n_classes for d in domains),
+            label_offsets=tuple(offsets),
+            n_labels=off,
+            input_dim=INPUT_DIM,
+            epochs=epochs,
+            test_batch_size=bs,
+            backbone=load_backbone(),
+            stream=Stream(
+                next_domain=seal(stream.next_domain, "stream.next_domain"),
+                test_batches=seal(stream.test_batches, "stream.test_batches"),
+                answer=seal(stream.answer, "stream.answer"),
+                status=seal(stream.status, "stream.status"),
+            ),
+        )
         return problem, ContinualEvaluator(stream, max(self.t_max, len(domains)))
 
     def report(self, runs: Any) -> str:

@@ -6,11 +6,25 @@ Sun, Guan, Zhang, Liu, Hu, Qin & Liu, NeurIPS 2025, arXiv:2505.12457; code ``zy1
 This package: :mod:`.task`, :mod:`.model`, :mod:`.report`. The task's public names are re-exported here."""
 
 from papergym.envs.tasks.data_selection.task import (
-    DataSelectionEvaluator, DataSelectionProblem, DataSelectionTask, PolicyServer, PolicyView, RL_DEFAULTS, TASK_ID,
-    check_selection, selection_seconds,
+    RL_DEFAULTS,
+    TASK_ID,
+    DataSelectionEvaluator,
+    DataSelectionProblem,
+    DataSelectionTask,
+    PolicyServer,
+    PolicyView,
+    check_selection,
+    selection_seconds,
 )
 
 __all__ = [
-    "DataSelectionEvaluator", "DataSelectionProblem", "DataSelectionTask", "PolicyServer", "PolicyView",
-    "RL_DEFAULTS", "TASK_ID", "check_selection", "selection_seconds",
+    "DataSelectionEvaluator",
+    "DataSelectionProblem",
+    "DataSelectionTask",
+    "PolicyServer",
+    "PolicyView",
+    "RL_DEFAULTS",
+    "TASK_ID",
+    "check_selection",
+    "selection_seconds",
 ]

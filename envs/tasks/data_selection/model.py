@@ -18,15 +18,33 @@ Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from papergym.torch_threads import torch_threads
 
-__all__ = ["VOCAB", "PAD", "EOS", "MAX_LEN", "encode", "decode", "make_problems", "digit_count", "build_policy",
-           "weights_to_numpy", "sequence_logprobs", "sample_completions", "greedy_accuracy", "grpo_train",
-           "pretrain_policy", "load_weights", "WEIGHTS_PATH", "MODEL_CONFIG"]
+__all__ = [
+    "VOCAB",
+    "PAD",
+    "EOS",
+    "MAX_LEN",
+    "encode",
+    "decode",
+    "make_problems",
+    "digit_count",
+    "build_policy",
+    "weights_to_numpy",
+    "sequence_logprobs",
+    "sample_completions",
+    "greedy_accuracy",
+    "grpo_train",
+    "pretrain_policy",
+    "load_weights",
+    "WEIGHTS_PATH",
+    "MODEL_CONFIG",
+]
 
 VOCAB = ("_", "$", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "+", "-", "=")
 PAD, EOS = 0, 1
@@ -54,11 +72,12 @@ def decode(ids: Sequence[int]) -> str:
 # ----------------------------------------------------------------------------------------------- problems
 def _operand(rng: np.random.Generator, d: np.ndarray) -> np.ndarray:
     lo = np.where(d == 1, 0, 10 ** (d - 1))
-    return rng.integers(lo, 10 ** d)
+    return rng.integers(lo, 10**d)
 
 
-def make_problems(rng: np.random.Generator, n: int, digit_probs: Sequence[float]) -> tuple[list[str], list[str],
-                                                                                          np.ndarray]:
+def make_problems(
+    rng: np.random.Generator, n: int, digit_probs: Sequence[float]
+) -> tuple[list[str], list[str], np.ndarray]:
     """``n`` problems: the size ``D`` (1 … ``len(digit_probs)``) drawn with ``digit_probs``; the first operand has
     exactly ``D`` digits, the second a uniform 1 … ``D`` digits (each uniform in its digit range); ``+`` or ``−``
     with probability ½; ``+`` puts the operands in random order, ``−`` puts the larger first. Returns
@@ -102,9 +121,18 @@ def _policy_class(torch: Any) -> Any:
             self.pos = nn.Embedding(cfg["max_len"], d)
             self.blocks = nn.ModuleList()
             for _ in range(cfg["n_layers"]):
-                self.blocks.append(nn.ModuleDict({"ln1": nn.LayerNorm(d), "qkv": nn.Linear(d, 3 * d),
-                                                  "proj": nn.Linear(d, d), "ln2": nn.LayerNorm(d),
-                                                  "fc1": nn.Linear(d, ff), "fc2": nn.Linear(ff, d)}))
+                self.blocks.append(
+                    nn.ModuleDict(
+                        {
+                            "ln1": nn.LayerNorm(d),
+                            "qkv": nn.Linear(d, 3 * d),
+                            "proj": nn.Linear(d, d),
+                            "ln2": nn.LayerNorm(d),
+                            "fc1": nn.Linear(d, ff),
+                            "fc2": nn.Linear(ff, d),
+                        }
+                    )
+                )
             self.ln_f = nn.LayerNorm(d)
 
         def forward(self, ids: Any, mask: Any) -> Any:
@@ -114,7 +142,7 @@ def _policy_class(torch: Any) -> Any:
             x = self.tok(ids) + self.pos(pos)
             causal = torch.ones(L, L, dtype=torch.bool, device=ids.device).tril()
             att = causal[None] & (mask[:, None, :] | torch.eye(L, dtype=torch.bool, device=ids.device)[None])
-            att = att[:, None]                                                   # (B, 1, L, L)
+            att = att[:, None]  # (B, 1, L, L)
             h = self.n_heads
             for blk in self.blocks:
                 q, k, v = blk["qkv"](blk["ln1"](x)).split(x.shape[-1], dim=-1)
@@ -160,7 +188,7 @@ def _policy_class(torch: Any) -> Any:
                 y = F.scaled_dot_product_attention(q, k, v, attn_mask=att)
                 x = x + blk["proj"](y.transpose(1, 2).reshape(B, 1, -1))
                 x = x + blk["fc2"](F.gelu(blk["fc1"](blk["ln2"](x))))
-            return (self.ln_f(x[:, 0]) @ self.tok.weight.T)
+            return self.ln_f(x[:, 0]) @ self.tok.weight.T
 
     return Policy
 
@@ -172,8 +200,15 @@ def build_policy(weights: dict[str, np.ndarray] | None = None, generator: Any = 
 
     cfg = dict(MODEL_CONFIG)
     if weights is not None and "config" in weights:
-        cfg.update({k: int(v) for k, v in zip(("d_model", "n_heads", "n_layers", "d_ff", "max_len", "vocab"),
-                                               np.asarray(weights["config"]).tolist())})
+        cfg.update(
+            {
+                k: int(v)
+                for k, v in zip(
+                    ("d_model", "n_heads", "n_layers", "d_ff", "max_len", "vocab"),
+                    np.asarray(weights["config"]).tolist(),
+                )
+            }
+        )
     net = _policy_class(torch)(cfg)
     with torch.no_grad():
         for name, p in net.named_parameters():
@@ -212,13 +247,14 @@ def _left_pad(seqs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     mask = np.zeros((len(seqs), L), dtype=bool)
     for i, s in enumerate(seqs):
         if len(s):
-            ids[i, L - len(s):] = s
-            mask[i, L - len(s):] = True
+            ids[i, L - len(s) :] = s
+            mask[i, L - len(s) :] = True
     return ids, mask
 
 
-def sequence_logprobs(net: Any, prompts: Sequence[str], targets: Sequence[str], grad: bool = False,
-                      batch_size: int = 1024) -> list[Any]:
+def sequence_logprobs(
+    net: Any, prompts: Sequence[str], targets: Sequence[str], grad: bool = False, batch_size: int = 1024
+) -> list[Any]:
     """Teacher-forced log-probabilities of every target token (``target`` already holds the ``$`` it should end
     with) given its prompt: a list of 1-D tensors (float32; with ``grad`` they carry the graph). Sequences are
     ``prompt + target``, left padded, so every target sits at the right end of its row."""
@@ -228,19 +264,20 @@ def sequence_logprobs(net: Any, prompts: Sequence[str], targets: Sequence[str], 
     ctx = torch.enable_grad() if grad else torch.no_grad()
     with ctx:
         for s in range(0, len(prompts), batch_size):
-            P, T = prompts[s:s + batch_size], targets[s:s + batch_size]
+            P, T = prompts[s : s + batch_size], targets[s : s + batch_size]
             ids, mask = _left_pad([encode(p) + encode(t) for p, t in zip(P, T)])
             ids_t, mask_t = torch.from_numpy(ids), torch.from_numpy(mask)
             logp = torch.log_softmax(net(ids_t[:, :-1], mask_t[:, :-1]).float(), dim=-1)
-            tok = logp.gather(2, ids_t[:, 1:, None])[..., 0]                  # (B, L-1): log p(x_{j+1} | x_<=j)
+            tok = logp.gather(2, ids_t[:, 1:, None])[..., 0]  # (B, L-1): log p(x_{j+1} | x_<=j)
             L = ids.shape[1]
             for i, t in enumerate(T):
-                out.append(tok[i, L - 1 - len(t):])
+                out.append(tok[i, L - 1 - len(t) :])
     return out
 
 
-def sample_completions(net: Any, prompts: Sequence[str], max_new: int, temperature: float, generator: Any,
-                       return_tensors: bool = False) -> Any:
+def sample_completions(
+    net: Any, prompts: Sequence[str], max_new: int, temperature: float, generator: Any, return_tensors: bool = False
+) -> Any:
     """Sample one completion per prompt (``temperature`` 0: greedy), all prompts at once, until ``$`` or
     ``max_new`` tokens. Returns the completion strings (with their final ``$`` when one was produced); with
     ``return_tensors`` also ``(ids, mask, n_prompt)``: the left-padded prompt + completion ids, the mask of real
@@ -257,7 +294,7 @@ def sample_completions(net: Any, prompts: Sequence[str], max_new: int, temperatu
         nxt = None
         for t in range(int(max_new)):
             if t:
-                logits = net.step(nxt, mask_t, cache)                      # KV cache: one position per step
+                logits = net.step(nxt, mask_t, cache)  # KV cache: one position per step
             logits = logits.float()
             if temperature > 0:
                 probs = torch.softmax(logits / float(temperature), dim=-1)
@@ -278,22 +315,35 @@ def sample_completions(net: Any, prompts: Sequence[str], max_new: int, temperatu
     return comps
 
 
-def greedy_accuracy(net: Any, prompts: Sequence[str], answers: Sequence[str], max_new: int,
-                    batch_size: int = 1000) -> np.ndarray:
+def greedy_accuracy(
+    net: Any, prompts: Sequence[str], answers: Sequence[str], max_new: int, batch_size: int = 1000
+) -> np.ndarray:
     """Per problem: 1.0 if the greedy completion is exactly ``answer + "$"``."""
     import torch
 
     out = []
     for s in range(0, len(prompts), batch_size):
-        comps = sample_completions(net, prompts[s:s + batch_size], max_new, 0.0, torch.Generator())
-        out += [float(c == a + "$") for c, a in zip(comps, answers[s:s + batch_size])]
+        comps = sample_completions(net, prompts[s : s + batch_size], max_new, 0.0, torch.Generator())
+        out += [float(c == a + "$") for c, a in zip(comps, answers[s : s + batch_size])]
     return np.asarray(out)
 
 
 # ----------------------------------------------------------------------------------------------------- GRPO
-def grpo_train(net: Any, prompts: Sequence[str], answers: Sequence[str], *, epochs: int, batch_prompts: int,
-               group_size: int, lr: float, temperature: float, max_new: int, adv_eps: float,
-               generator: Any, order_rng: np.random.Generator) -> dict[str, float]:
+def grpo_train(
+    net: Any,
+    prompts: Sequence[str],
+    answers: Sequence[str],
+    *,
+    epochs: int,
+    batch_prompts: int,
+    group_size: int,
+    lr: float,
+    temperature: float,
+    max_new: int,
+    adv_eps: float,
+    generator: Any,
+    order_rng: np.random.Generator,
+) -> dict[str, float]:
     """The fixed GRPO recipe, in place on ``net`` ([design]): per epoch a fresh permutation of the prompts
     (``order_rng``), batches of ``batch_prompts``; for each, ``group_size`` completions per prompt at
     ``temperature`` (the whole batch × group sampled at once); reward 1 for exactly ``answer + "$"``, else 0;
@@ -309,12 +359,13 @@ def grpo_train(net: Any, prompts: Sequence[str], answers: Sequence[str], *, epoc
     for _ in range(int(epochs)):
         perm = order_rng.permutation(n)
         for s in range(0, n, batch_prompts):
-            idx = perm[s:s + batch_prompts]
+            idx = perm[s : s + batch_prompts]
             P = [prompts[i] for i in idx for _ in range(group_size)]
             A = [answers[i] for i in idx for _ in range(group_size)]
             net.eval()
-            comps, (ids_t, mask_t, n_prompt) = sample_completions(net, P, max_new, temperature, generator,
-                                                                  return_tensors=True)
+            comps, (ids_t, mask_t, n_prompt) = sample_completions(
+                net, P, max_new, temperature, generator, return_tensors=True
+            )
             r = torch.tensor([float(c == a + "$") for c, a in zip(comps, A)]).view(-1, group_size)
             adv = ((r - r.mean(1, keepdim=True)) / (r.std(1, unbiased=False, keepdim=True) + adv_eps)).view(-1)
             seq_tokens = int(mask_t.sum())
@@ -325,7 +376,7 @@ def grpo_train(net: Any, prompts: Sequence[str], answers: Sequence[str], *, epoc
             logits = net(ids_t[:, :-1], mask_t[:, :-1])
             logp = torch.log_softmax(logits.float(), dim=-1).gather(2, ids_t[:, 1:, None])[..., 0]
             comp_mask = mask_t[:, 1:].clone()
-            comp_mask[:, :n_prompt - 1] = False                                # completion tokens only
+            comp_mask[:, : n_prompt - 1] = False  # completion tokens only
             cm = comp_mask.float()
             loss = -(adv[:, None] * logp * cm).sum() / cm.sum().clamp(min=1.0)
             opt.zero_grad(set_to_none=True)
@@ -333,18 +384,37 @@ def grpo_train(net: Any, prompts: Sequence[str], answers: Sequence[str], *, epoc
             opt.step()
             steps += 1
     net.eval()
-    return {"forwards": float(forwards), "steps": float(steps),
-            "mean_reward": reward_sum / reward_n if reward_n else math.nan}
+    return {
+        "forwards": float(forwards),
+        "steps": float(steps),
+        "mean_reward": reward_sum / reward_n if reward_n else math.nan,
+    }
 
 
 # --------------------------------------------------------------------------------------------- pre-training
-PRETRAIN_DEFAULTS = {"seed": 0, "steps": 1000, "batch_size": 256, "lr": 2e-3, "warmup": 200,
-                     "digit_probs": (0.35, 0.35, 0.3), "eval_n": 2000, "min_lr_ratio": 1.0}
+PRETRAIN_DEFAULTS = {
+    "seed": 0,
+    "steps": 1000,
+    "batch_size": 256,
+    "lr": 2e-3,
+    "warmup": 200,
+    "digit_probs": (0.35, 0.35, 0.3),
+    "eval_n": 2000,
+    "min_lr_ratio": 1.0,
+}
 
 
-def pretrain_policy(seed: int = 0, steps: int = 1000, batch_size: int = 256, lr: float = 2e-3, warmup: int = 200,
-                    digit_probs: Sequence[float] = (0.35, 0.35, 0.3), eval_n: int = 2000,
-                    min_lr_ratio: float = 1.0, log: Any = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def pretrain_policy(
+    seed: int = 0,
+    steps: int = 1000,
+    batch_size: int = 256,
+    lr: float = 2e-3,
+    warmup: int = 200,
+    digit_probs: Sequence[float] = (0.35, 0.35, 0.3),
+    eval_n: int = 2000,
+    min_lr_ratio: float = 1.0,
+    log: Any = None,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Deterministic supervised pre-training of the policy (what ``benchmarks/train_arith_policy.py`` runs):
     cross-entropy on the answer tokens and ``$`` of fresh problems (sizes 1, 2, 3 with ``digit_probs``: 1–2-digit
     problems plus 30 % 3-digit ones; [design] deviation from the first design's 5 %: with 5 % the policy reached only 3 %
@@ -363,8 +433,12 @@ def pretrain_policy(seed: int = 0, steps: int = 1000, batch_size: int = 256, lr:
         net = build_policy(None, gen)
         opt = torch.optim.Adam(net.parameters(), lr=lr)
         sched = torch.optim.lr_scheduler.LambdaLR(
-            opt, lambda t: min(1.0, (t + 1) / warmup)
-            * (min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * min(t, steps) / steps))))
+            opt,
+            lambda t: (
+                min(1.0, (t + 1) / warmup)
+                * (min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * min(t, steps) / steps)))
+            ),
+        )
         net.train()
         for t in range(int(steps)):
             P, A, _ = make_problems(rng, batch_size, digit_probs)
@@ -385,5 +459,8 @@ def pretrain_policy(seed: int = 0, steps: int = 1000, batch_size: int = 256, lr:
             P, A, _ = make_problems(erng, eval_n, probs)
             acc[D] = float(greedy_accuracy(net, P, A, max_new=D + 2).mean())
         n_params = sum(p.numel() for p in net.parameters())
-        return weights_to_numpy(net), {"accuracy_by_digits": acc, "n_params": int(n_params),
-                                       "final_loss": float(loss.detach())}
+        return weights_to_numpy(net), {
+            "accuracy_by_digits": acc,
+            "n_params": int(n_params),
+            "final_loss": float(loss.detach()),
+        }

@@ -72,24 +72,33 @@ def report_table(runs: pd.DataFrame) -> str:
         return ""
     r = runs.copy()
     r["config"] = r.instance.map(_config)
-    lines = ["RLDataSelection-v0: mean [min,max] over seeds of the ok runs; scoring s = selection wall time (solve), "
-             "train s = the evaluator's GRPO run on the selection"]
-    head = (f"{'configuration':<20}{'method':<18}{'ok':>3}{'fail':>5}{'test acc':>22}{'gain':>25}{'acc 2-d':>8}"
-            f"{'acc 3-d':>8}{'scoring s':>21}{'train s':>19}{'select fwd':>11}{'size':>6}")
+    lines = [
+        "RLDataSelection-v0: mean [min,max] over seeds of the ok runs; scoring s = selection wall time (solve), "
+        "train s = the evaluator's GRPO run on the selection"
+    ]
+    head = (
+        f"{'configuration':<20}{'method':<18}{'ok':>3}{'fail':>5}{'test acc':>22}{'gain':>25}{'acc 2-d':>8}"
+        f"{'acc 3-d':>8}{'scoring s':>21}{'train s':>19}{'select fwd':>11}{'size':>6}"
+    )
     for cfg, g in r.groupby("config", sort=False):
         lines += ["", head, "-" * len(head)]
         for lab, h in g.groupby("label", sort=False):
             ok = h[h.status == "ok"]
-            lines.append(f"{cfg:<20}{lab:<18}{len(ok):>3}{len(h) - len(ok):>5}{_stat(_col(ok, 'test_acc')):>22}"
-                         f"{_stat(_col(ok, 'acc_gain'), '+.3f'):>25}{_stat(_col(ok, 'acc_d2').mean()):>8}"
-                         f"{_stat(_col(ok, 'acc_d3').mean()):>8}{_stat(_col(ok, 'select_seconds'), '.2f'):>21}"
-                         f"{_stat(_col(ok, 'train_seconds'), '.1f'):>19}"
-                         f"{_stat(_col(ok, 'select_forwards').mean(), '.3g'):>11}"
-                         f"{_stat(_col(ok, 'mean_size').mean(), '.2f'):>6}")
+            lines.append(
+                f"{cfg:<20}{lab:<18}{len(ok):>3}{len(h) - len(ok):>5}{_stat(_col(ok, 'test_acc')):>22}"
+                f"{_stat(_col(ok, 'acc_gain'), '+.3f'):>25}{_stat(_col(ok, 'acc_d2').mean()):>8}"
+                f"{_stat(_col(ok, 'acc_d3').mean()):>8}{_stat(_col(ok, 'select_seconds'), '.2f'):>21}"
+                f"{_stat(_col(ok, 'train_seconds'), '.1f'):>19}"
+                f"{_stat(_col(ok, 'select_forwards').mean(), '.3g'):>11}"
+                f"{_stat(_col(ok, 'mean_size').mean(), '.2f'):>6}"
+            )
     s = selection_summary(runs)
-    lines += ["", f"scoring-time ratio multi-sample-acc / ufo-rl: {s.attrs['scoring_ratio']:.1f}x seconds, "
-                  f"{s.attrs['forward_ratio']:.1f}x token-forwards (paper: up to 185x)",
-              f"ufo-rl (10 % of the data) minus full-data test accuracy: {s.attrs['ufo_vs_full']:+.3f}"]
+    lines += [
+        "",
+        f"scoring-time ratio multi-sample-acc / ufo-rl: {s.attrs['scoring_ratio']:.1f}x seconds, "
+        f"{s.attrs['forward_ratio']:.1f}x token-forwards (paper: up to 185x)",
+        f"ufo-rl (10 % of the data) minus full-data test accuracy: {s.attrs['ufo_vs_full']:+.3f}",
+    ]
     return "\n".join(lines)
 
 
@@ -112,8 +121,9 @@ def figures(runs: pd.DataFrame, folder: Any) -> list[Any]:
     for lab, h in ok.groupby("label", sort=False):
         for ax, x in zip(axes, ("fwd", "sec")):
             xm, y = h[x].mean(), h.test_acc
-            ax.errorbar([xm], [y.mean()], yerr=[[y.mean() - y.min()], [y.max() - y.mean()]], fmt="o", capsize=3,
-                        label=lab)
+            ax.errorbar(
+                [xm], [y.mean()], yerr=[[y.mean() - y.min()], [y.max() - y.mean()]], fmt="o", capsize=3, label=lab
+            )
     before = _col(ok, "acc_before").astype(float).mean()
     if np.isfinite(before):
         for ax in axes:

@@ -139,9 +139,9 @@ import copy
 import math
 import numbers
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -173,8 +173,17 @@ from papergym.envs.tasks.data_selection.model import (
 from papergym.envs.tasks.sealed import seal
 from papergym.torch_threads import torch_threads
 
-__all__ = ["DataSelectionTask", "DataSelectionProblem", "DataSelectionEvaluator", "PolicyServer", "PolicyView",
-           "check_selection", "selection_seconds", "RL_DEFAULTS", "TASK_ID"]
+__all__ = [
+    "DataSelectionTask",
+    "DataSelectionProblem",
+    "DataSelectionEvaluator",
+    "PolicyServer",
+    "PolicyView",
+    "check_selection",
+    "selection_seconds",
+    "RL_DEFAULTS",
+    "TASK_ID",
+]
 
 TASK_ID = "RLDataSelection-v0"
 N_TEST_SEEDS = 5
@@ -226,14 +235,17 @@ class PolicyServer:
             import torch
 
             self._net = build_policy(dict(self.weights)).eval()
-            self._gen = torch.Generator().manual_seed(int(np.random.SeedSequence(self._seed, spawn_key=(5,))
-                                                          .generate_state(1)[0]))
+            self._gen = torch.Generator().manual_seed(
+                int(np.random.SeedSequence(self._seed, spawn_key=(5,)).generate_state(1)[0])
+            )
         return self._net
 
     def _charge(self, cost: int, what: str) -> None:
         if self.forwards + cost > self.max_work + 1e-9:
-            raise BudgetExceeded(f"policy.{what} would cost {cost} token-forwards; {self.forwards} of max_work = "
-                                 f"{self.max_work:.0f} are used")
+            raise BudgetExceeded(
+                f"policy.{what} would cost {cost} token-forwards; {self.forwards} of max_work = "
+                f"{self.max_work:.0f} are used"
+            )
 
     def _check_len(self, p: str, extra: int, name: str, i: int) -> None:
         if not p:
@@ -256,7 +268,7 @@ class PolicyServer:
         self.calls += 1
         out = np.full((len(P), max(len(a) for a in A) + 1), np.nan)
         for i, lp in enumerate(lps):
-            out[i, :len(lp)] = lp.double().numpy()
+            out[i, : len(lp)] = lp.double().numpy()
         return out
 
     @torch_threads(1)
@@ -266,8 +278,12 @@ class PolicyServer:
         P = _strings(prompts, "prompts")
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
             raise ValueError(f"policy.sample: n must be an integer >= 1, got {n!r}")
-        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) \
-                or not math.isfinite(float(temperature)) or temperature < 0:
+        if (
+            isinstance(temperature, bool)
+            or not isinstance(temperature, numbers.Real)
+            or not math.isfinite(float(temperature))
+            or temperature < 0
+        ):
             raise ValueError(f"policy.sample: temperature must be a finite number >= 0, got {temperature!r}")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
             raise ValueError(f"policy.sample: seed must be a non-negative integer or None, got {seed!r}")
@@ -283,7 +299,7 @@ class PolicyServer:
         comps = sample_completions(net, rep, self.max_new, float(temperature), gen)
         self.forwards += sum(len(p) + len(c) for p, c in zip(rep, comps))
         self.calls += 1
-        return [comps[i * n:(i + 1) * n] for i in range(len(P))]
+        return [comps[i * n : (i + 1) * n] for i in range(len(P))]
 
     def work_used(self) -> float:
         return float(self.forwards)
@@ -355,13 +371,17 @@ def check_selection(solution: Any, n_pool: int, k: int, allow_full: bool = False
     except Exception as exc:  # noqa: BLE001 - ragged or exotic input
         raise ValueError(f"solution must be a 1-D array of {k} integer pool indices: {exc}") from None
     if a.dtype.kind not in "iu":
-        raise ValueError(f"solution indices must be integers, got dtype {a.dtype}"
-                         + (" (booleans are not indices)" if a.dtype.kind == "b" else ""))
+        raise ValueError(
+            f"solution indices must be integers, got dtype {a.dtype}"
+            + (" (booleans are not indices)" if a.dtype.kind == "b" else "")
+        )
     if a.ndim != 1:
         raise ValueError(f"solution indices must be a 1-D array, got shape {a.shape}")
     if len(a) != k and not (allow_full and len(a) == n_pool):
-        raise ValueError(f"solution must select exactly k = {k} problems, got {len(a)}"
-                         + (" (the whole pool is for the full-data reference only)" if len(a) == n_pool else ""))
+        raise ValueError(
+            f"solution must select exactly k = {k} problems, got {len(a)}"
+            + (" (the whole pool is for the full-data reference only)" if len(a) == n_pool else "")
+        )
     if len(a) and (a.min() < 0 or a.max() >= n_pool):
         bad = int(a[(a < 0) | (a >= n_pool)][0])
         raise ValueError(f"solution index {bad} is out of range [0, {n_pool})")
@@ -378,8 +398,7 @@ def _policy_finite(net: Any, prompts: Sequence[str], answers: Sequence[str]) -> 
     import torch
 
     with torch.no_grad():
-        if not all(bool(torch.isfinite(t).all()) for t in (*net.parameters(), *net.buffers())
-                   if t.is_floating_point()):
+        if not all(bool(torch.isfinite(t).all()) for t in (*net.parameters(), *net.buffers()) if t.is_floating_point()):
             return False
         lps = sequence_logprobs(net, list(prompts[:16]), [a + VOCAB[EOS] for a in answers[:16]])
         return all(bool(torch.isfinite(lp).all()) for lp in lps)
@@ -389,9 +408,17 @@ class DataSelectionEvaluator:
     """Private scorer: trains the initial policy with the fixed GRPO recipe on the selection and scores it on the
     test set (module docstring)."""
 
-    def __init__(self, problem: DataSelectionProblem, server: PolicyServer, test_prompts: list[str],
-                 test_answers: list[str], rl: Mapping[str, Any], seed: int, max_digits: int,
-                 full_pass: FullPoolPass | None = None):
+    def __init__(
+        self,
+        problem: DataSelectionProblem,
+        server: PolicyServer,
+        test_prompts: list[str],
+        test_answers: list[str],
+        rl: Mapping[str, Any],
+        seed: int,
+        max_digits: int,
+        full_pass: FullPoolPass | None = None,
+    ):
         self.p, self.server = problem, server
         self.full_pass = FullPoolPass() if full_pass is None else full_pass
         self.test_prompts, self.test_answers = test_prompts, test_answers
@@ -403,8 +430,14 @@ class DataSelectionEvaluator:
 
     def _acc(self, net: Any) -> tuple[float, dict[str, float]]:
         hit = greedy_accuracy(net, self.test_prompts, self.test_answers, self.p.max_new_tokens)
-        by = {f"acc_d{d}": (float(hit[self.test_size == d].mean()) if d <= self.max_digits
-                            and (self.test_size == d).any() else math.nan) for d in range(1, MAX_SIZE + 1)}
+        by = {
+            f"acc_d{d}": (
+                float(hit[self.test_size == d].mean())
+                if d <= self.max_digits and (self.test_size == d).any()
+                else math.nan
+            )
+            for d in range(1, MAX_SIZE + 1)
+        }
         return float(hit.mean()), by
 
     @torch_threads(1)
@@ -429,10 +462,20 @@ class DataSelectionEvaluator:
         rl = self.rl
         t0 = time.perf_counter()
         try:
-            stats = grpo_train(net, [self.p.prompts[i] for i in idx], [self.p.answers[i] for i in idx],
-                               epochs=rl["epochs"], batch_prompts=rl["batch_prompts"], group_size=rl["group_size"],
-                               lr=rl["lr"], temperature=rl["temperature"], max_new=self.p.max_new_tokens,
-                               adv_eps=rl["adv_eps"], generator=gen, order_rng=order)
+            stats = grpo_train(
+                net,
+                [self.p.prompts[i] for i in idx],
+                [self.p.answers[i] for i in idx],
+                epochs=rl["epochs"],
+                batch_prompts=rl["batch_prompts"],
+                group_size=rl["group_size"],
+                lr=rl["lr"],
+                temperature=rl["temperature"],
+                max_new=self.p.max_new_tokens,
+                adv_eps=rl["adv_eps"],
+                generator=gen,
+                order_rng=order,
+            )
         except RuntimeError:  # sampling from a policy whose logits went non-finite (a diverged update)
             if _policy_finite(net, self.test_prompts, self.test_answers):
                 raise
@@ -451,10 +494,18 @@ class DataSelectionEvaluator:
                 acc, by = 0.0, {f"acc_d{d}": 0.0 if d <= self.max_digits else math.nan for d in range(1, MAX_SIZE + 1)}
             else:
                 acc, by = torch_threads(1)(self._acc)(net)
-            self._cache[key] = {"test_acc": acc, "acc_before": before, "acc_gain": acc - before,
-                                "train_seconds": secs, "train_forwards": stats["forwards"],
-                                "mean_size": float(self.pool_size_d[idx].mean()), "n_selected": float(len(idx)),
-                                "train_reward": stats["mean_reward"], "diverged": float(diverged), **by}
+            self._cache[key] = {
+                "test_acc": acc,
+                "acc_before": before,
+                "acc_gain": acc - before,
+                "train_seconds": secs,
+                "train_forwards": stats["forwards"],
+                "mean_size": float(self.pool_size_d[idx].mean()),
+                "n_selected": float(len(idx)),
+                "train_reward": stats["mean_reward"],
+                "diverged": float(diverged),
+                **by,
+            }
         out = dict(self._cache[key])
         out["select_forwards"] = select_forwards
         out["acc_per_forward"] = out["acc_gain"] / (select_forwards + out["train_forwards"])
@@ -471,17 +522,39 @@ class DataSelectionTask:
 
     id = TASK_ID
     primary = "test_acc"
-    metrics = {"test_acc": "max", "acc_gain": "max", "acc_before": "max", "select_seconds": "min",
-               "train_seconds": "min", "select_forwards": "min", "train_forwards": "min", "acc_per_forward": "max",
-               **{f"acc_d{d}": "max" for d in range(1, MAX_SIZE + 1)}, "mean_size": "max", "n_selected": "max",
-               "train_reward": "max", "diverged": "min"}
+    metrics = {
+        "test_acc": "max",
+        "acc_gain": "max",
+        "acc_before": "max",
+        "select_seconds": "min",
+        "train_seconds": "min",
+        "select_forwards": "min",
+        "train_forwards": "min",
+        "acc_per_forward": "max",
+        **{f"acc_d{d}": "max" for d in range(1, MAX_SIZE + 1)},
+        "mean_size": "max",
+        "n_selected": "max",
+        "train_reward": "max",
+        "diverged": "min",
+    }
     table_metrics = ("acc_gain", "select_seconds", "train_seconds", "select_forwards", "mean_size")
 
-    def __init__(self, pool_size: Any = None, test_size: Any = None, max_digits: Any = None,
-                 budget_fraction: float = 0.1, work_factor: float = 10.0, rl_epochs: Any = None,
-                 rl_lr: float = RL_DEFAULTS["lr"], group_size: int = RL_DEFAULTS["group_size"],
-                 batch_prompts: int = RL_DEFAULTS["batch_prompts"], temperature: float = RL_DEFAULTS["temperature"],
-                 seeds: Any = (0, 1, 2, 3, 4), max_seconds: float | None = None, paper_scale: bool = False):
+    def __init__(
+        self,
+        pool_size: Any = None,
+        test_size: Any = None,
+        max_digits: Any = None,
+        budget_fraction: float = 0.1,
+        work_factor: float = 10.0,
+        rl_epochs: Any = None,
+        rl_lr: float = RL_DEFAULTS["lr"],
+        group_size: int = RL_DEFAULTS["group_size"],
+        batch_prompts: int = RL_DEFAULTS["batch_prompts"],
+        temperature: float = RL_DEFAULTS["temperature"],
+        seeds: Any = (0, 1, 2, 3, 4),
+        max_seconds: float | None = None,
+        paper_scale: bool = False,
+    ):
         if not isinstance(paper_scale, (bool, np.bool_)):
             raise ValueError(f"paper_scale must be True or False, got {paper_scale!r}")
         ps = bool(paper_scale)
@@ -490,26 +563,35 @@ class DataSelectionTask:
         self.test_size = check_ints((5000 if ps else 1000) if test_size is None else test_size, "test_size", 1)[0]
         self.max_digits = check_ints((6 if ps else 4) if max_digits is None else max_digits, "max_digits", 1)[0]
         if self.max_digits > MAX_SIZE:
-            raise ValueError(f"max_digits must be <= {MAX_SIZE} (the policy has {MAX_LEN} positions), "
-                             f"got {self.max_digits}")
+            raise ValueError(
+                f"max_digits must be <= {MAX_SIZE} (the policy has {MAX_LEN} positions), got {self.max_digits}"
+            )
         self.budget_fraction = check_floats(budget_fraction, "budget_fraction", above=0.0, below=1.0)[0]
         self.work_factor = check_floats(work_factor, "work_factor", above=0.0)[0]
-        self.rl = {"epochs": check_ints((5 if ps else 3) if rl_epochs is None else rl_epochs, "rl_epochs", 1)[0],
-                   "lr": check_floats(rl_lr, "rl_lr", above=0.0)[0],
-                   "group_size": check_ints(group_size, "group_size", 2)[0],
-                   "batch_prompts": check_ints(batch_prompts, "batch_prompts", 1)[0],
-                   "temperature": check_floats(temperature, "temperature", above=0.0)[0],
-                   "adv_eps": RL_DEFAULTS["adv_eps"]}
+        self.rl = {
+            "epochs": check_ints((5 if ps else 3) if rl_epochs is None else rl_epochs, "rl_epochs", 1)[0],
+            "lr": check_floats(rl_lr, "rl_lr", above=0.0)[0],
+            "group_size": check_ints(group_size, "group_size", 2)[0],
+            "batch_prompts": check_ints(batch_prompts, "batch_prompts", 1)[0],
+            "temperature": check_floats(temperature, "temperature", above=0.0)[0],
+            "adv_eps": RL_DEFAULTS["adv_eps"],
+        }
         self.seeds = check_ints(seeds, "seeds", 0)
-        ms = check_floats((300.0 if ps else 30.0) if max_seconds is None else max_seconds, "max_seconds",
-                          above=0.0)[0]
+        ms = check_floats((300.0 if ps else 30.0) if max_seconds is None else max_seconds, "max_seconds", above=0.0)[0]
         self.default_budget = Budget(max_seconds=ms)
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
-        params = {"pool_size": self.pool_size, "test_size": self.test_size, "max_digits": self.max_digits,
-                  "budget_fraction": self.budget_fraction, "work_factor": self.work_factor, "rl": dict(self.rl)}
-        return split_instances(TASK_ID, split, [(f"arith/N={self.pool_size}/D={self.max_digits}", params)],
-                               self.seeds, N_TEST_SEEDS)
+        params = {
+            "pool_size": self.pool_size,
+            "test_size": self.test_size,
+            "max_digits": self.max_digits,
+            "budget_fraction": self.budget_fraction,
+            "work_factor": self.work_factor,
+            "rl": dict(self.rl),
+        }
+        return split_instances(
+            TASK_ID, split, [(f"arith/N={self.pool_size}/D={self.max_digits}", params)], self.seeds, N_TEST_SEEDS
+        )
 
     def make(self, ref: InstanceRef) -> tuple[DataSelectionProblem, DataSelectionEvaluator]:
         p = instance_params(ref, TASK_ID)
@@ -518,14 +600,14 @@ class DataSelectionTask:
         D = check_ints(p.get("max_digits", self.max_digits), "max_digits", 1)[0]
         if D > MAX_SIZE:
             raise ValueError(f"max_digits must be <= {MAX_SIZE}, got {D}")
-        frac = check_floats(p.get("budget_fraction", self.budget_fraction), "budget_fraction", above=0.0,
-                            below=1.0)[0]
+        frac = check_floats(p.get("budget_fraction", self.budget_fraction), "budget_fraction", above=0.0, below=1.0)[0]
         wf = check_floats(p.get("work_factor", self.work_factor), "work_factor", above=0.0)[0]
         rl = {**self.rl, **dict(p.get("rl", {}))}
         return make_instance(int(ref.seed), N, T, D, frac, wf, rl)
 
-    def finalize(self, metrics: Mapping[str, float] | None, seconds: float | None, status: str,
-                 budget: Budget | None = None) -> dict[str, float]:
+    def finalize(
+        self, metrics: Mapping[str, float] | None, seconds: float | None, status: str, budget: Budget | None = None
+    ) -> dict[str, float]:
         """``metrics`` plus ``select_seconds`` (the solve's wall time, scoring excluded)."""
         out = dict(metrics or {})
         ok = status == "ok" and seconds is not None and math.isfinite(float(seconds))
@@ -546,8 +628,9 @@ class DataSelectionTask:
         return figures(runs, folder)
 
 
-def make_instance(seed: int, N: int, T: int, D: int, frac: float, work_factor: float,
-                  rl: Mapping[str, Any]) -> tuple[DataSelectionProblem, DataSelectionEvaluator]:
+def make_instance(
+    seed: int, N: int, T: int, D: int, frac: float, work_factor: float, rl: Mapping[str, Any]
+) -> tuple[DataSelectionProblem, DataSelectionEvaluator]:
     """Problem and evaluator of one instance (pool and test drawn from independent streams of ``seed``)."""
     probs = np.full(D, 1.0 / D)
     pool_p, pool_a, _ = make_problems(np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,))), N, probs)
@@ -560,12 +643,23 @@ def make_instance(seed: int, N: int, T: int, D: int, frac: float, work_factor: f
     full_pass = FullPoolPass()
     k = max(1, int(math.floor(frac * N)))
     problem = DataSelectionProblem(
-        prompts=tuple(pool_p), answers=tuple(pool_a), k=k, vocab=VOCAB, pad_token=VOCAB[PAD], eos_token=VOCAB[EOS],
-        max_new_tokens=max_new, weights={kk: v.copy() for kk, v in weights.items()}, model_config=dict(MODEL_CONFIG),
-        max_work=max_work, policy=PolicyView(seal(server.logprobs, "policy.logprobs"),
-                                             seal(server.sample, "policy.sample"),
-                                             seal(server.work_used, "policy.work_used")),
-        oracle=FullPoolOracle(seal(full_pass.allow_full_pool, "oracle.allow_full_pool")))
+        prompts=tuple(pool_p),
+        answers=tuple(pool_a),
+        k=k,
+        vocab=VOCAB,
+        pad_token=VOCAB[PAD],
+        eos_token=VOCAB[EOS],
+        max_new_tokens=max_new,
+        weights={kk: v.copy() for kk, v in weights.items()},
+        model_config=dict(MODEL_CONFIG),
+        max_work=max_work,
+        policy=PolicyView(
+            seal(server.logprobs, "policy.logprobs"),
+            seal(server.sample, "policy.sample"),
+            seal(server.work_used, "policy.work_used"),
+        ),
+        oracle=FullPoolOracle(seal(full_pass.allow_full_pool, "oracle.allow_full_pool")),
+    )
     return problem, DataSelectionEvaluator(problem, server, test_p, test_a, rl, seed, D, full_pass)
 
 

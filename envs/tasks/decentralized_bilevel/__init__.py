@@ -5,12 +5,29 @@ Zhang, *Problem-Parameter-Free Decentralized Bilevel Optimization*, NeurIPS 2025
 This package: :mod:`.task`, :mod:`.report`. The task's public names are re-exported here."""
 
 from papergym.envs.tasks.decentralized_bilevel.task import (
-    BilevelEvaluator, BilevelOracle, BilevelOracleView, DecentralizedBilevelProblem, DecentralizedBilevelTask,
-    DigitsInstance, SynInstance, make_graph, metropolis_hastings, parse_scale, spectral_gap,
+    BilevelEvaluator,
+    BilevelOracle,
+    BilevelOracleView,
+    DecentralizedBilevelProblem,
+    DecentralizedBilevelTask,
+    DigitsInstance,
+    SynInstance,
+    make_graph,
+    metropolis_hastings,
+    parse_scale,
+    spectral_gap,
 )
 
 __all__ = [
-    "BilevelEvaluator", "BilevelOracle", "BilevelOracleView", "DecentralizedBilevelProblem",
-    "DecentralizedBilevelTask", "DigitsInstance", "SynInstance", "make_graph", "metropolis_hastings", "parse_scale",
+    "BilevelEvaluator",
+    "BilevelOracle",
+    "BilevelOracleView",
+    "DecentralizedBilevelProblem",
+    "DecentralizedBilevelTask",
+    "DigitsInstance",
+    "SynInstance",
+    "make_graph",
+    "metropolis_hastings",
+    "parse_scale",
     "spectral_gap",
 ]

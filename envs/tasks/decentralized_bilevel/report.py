@@ -17,8 +17,12 @@ from papergym.envs.tasks.base import save_figure
 __all__ = ["report_text", "curve_figures", "annotate"]
 
 DIVERGED = 299.0  # log10_hypergrad of a non-finite solution is 300
-COLS = (("log10_hypergrad", "log10 |grad Phi|^2/c_f^2"), ("val_loss", "upper loss f/c_f"),
-        ("consensus_x", "consensus"), ("floats_sent", "floats sent"))
+COLS = (
+    ("log10_hypergrad", "log10 |grad Phi|^2/c_f^2"),
+    ("val_loss", "upper loss f/c_f"),
+    ("consensus_x", "consensus"),
+    ("floats_sent", "floats sent"),
+)
 
 
 def _hp(v: Any) -> dict:
@@ -45,8 +49,9 @@ def annotate(runs: pd.DataFrame) -> pd.DataFrame:
     the divergence) — with a ``gamma`` column (the swept base step, NaN at the solver's default) and a ``config``
     column (:func:`config_of`)."""
     ok = runs[runs.status.isin(["ok", "diverged"])].copy()
-    ok["gamma"] = [float(_hp(h).get("gamma", np.nan)) for h in ok["hyperparameters"]] \
-        if "hyperparameters" in ok else np.nan
+    ok["gamma"] = (
+        [float(_hp(h).get("gamma", np.nan)) for h in ok["hyperparameters"]] if "hyperparameters" in ok else np.nan
+    )
     ok["config"] = [config_of(str(lab)) for lab in ok["label"]]
     return ok
 
@@ -66,7 +71,7 @@ def _fmt(v: float) -> str:
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     w = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-    line = lambda cells: "  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(cells))  # noqa: E731
+    line = lambda cells: "  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(cells))
     return [line(head), "-" * len(line(head))] + [line(r) for r in rows]
 
 
@@ -81,9 +86,11 @@ def report_text(runs: pd.DataFrame) -> str:
         solvers = list(dict.fromkeys(sub.config))
         if grid:
             gam = sorted(sub.gamma.dropna().unique())
-            out.append(f"[{fam}] final metrics: median / worst over the step-size grid gamma in "
-                       f"{{{', '.join(f'{g:g}' for g in gam)}}} of the per-gamma median over "
-                       f"{sub.instance.nunique()} instances (worst = largest; 'diverged': a non-finite run)")
+            out.append(
+                f"[{fam}] final metrics: median / worst over the step-size grid gamma in "
+                f"{{{', '.join(f'{g:g}' for g in gam)}}} of the per-gamma median over "
+                f"{sub.instance.nunique()} instances (worst = largest; 'diverged': a non-finite run)"
+            )
             head = ["solver"] + [f"{c} {s}" for _, c in COLS for s in ("med", "worst")] + ["best gamma (upper loss)"]
             rows = []
             for s in solvers:
@@ -119,13 +126,21 @@ def report_text(runs: pd.DataFrame) -> str:
             out.append("")
             out.append(f"[{fam}] per graph: median log10 |grad Phi|^2/c_f^2")
             graphs = list(dict.fromkeys(sub.param_graph))
-            rows = [[lab] + [_fmt(float(sub[(sub.label == lab) & (sub.param_graph == g)].log10_hypergrad.median()))
-                             for g in graphs] for lab in dict.fromkeys(sub.label)]
+            rows = [
+                [lab]
+                + [
+                    _fmt(float(sub[(sub.label == lab) & (sub.param_graph == g)].log10_hypergrad.median()))
+                    for g in graphs
+                ]
+                for lab in dict.fromkeys(sub.label)
+            ]
             out += _table(["solver"] + graphs, rows)
         out.append("")
     if len(failed):
-        out.append(f"{len(failed)} run(s) did not finish (status neither ok nor diverged) and are left out above: "
-                   + ", ".join(f"{k}: {v}" for k, v in failed.status.value_counts().items()))
+        out.append(
+            f"{len(failed)} run(s) did not finish (status neither ok nor diverged) and are left out above: "
+            + ", ".join(f"{k}: {v}" for k, v in failed.status.value_counts().items())
+        )
     return "\n".join(out).rstrip()
 
 
@@ -167,8 +182,9 @@ def curve_figures(runs: pd.DataFrame, folder: Any, curves: pd.DataFrame | None =
             part = sub[sub[key] == pv]
             for line_key, h in part.groupby("config" if grid else "label", sort=False):
                 s = str(line_key)
-                med = h.groupby("iteration").agg(hg=("hg", "median"), floats=("floats_sent", "median"),
-                                                 cons=("consensus_x", "median"))
+                med = h.groupby("iteration").agg(
+                    hg=("hg", "median"), floats=("floats_sent", "median"), cons=("consensus_x", "median")
+                )
                 it = med.index.to_numpy(dtype=float)
                 kw = {"color": colours[s], "lw": 2.0 if s.startswith("adasdbo") else 1.1, "label": s}
                 axes[0, j].plot(it, med.hg, **kw)
@@ -187,8 +203,10 @@ def curve_figures(runs: pd.DataFrame, folder: Any, curves: pd.DataFrame | None =
         axes[1, 0].set_ylabel("log10 |grad Phi(x_bar)|^2 / c_f^2")
         axes[2, 0].set_ylabel("consensus (1/n) sum |x_i - x_bar|^2")
         axes[0, -1].legend(fontsize=7, frameon=False)
-        fig.suptitle(f"DecentralizedBilevel-v0 [{fam}]: medians over instances"
-                     + (" (gaps: diverged runs)" if grid else ""), fontsize=10)
+        fig.suptitle(
+            f"DecentralizedBilevel-v0 [{fam}]: medians over instances" + (" (gaps: diverged runs)" if grid else ""),
+            fontsize=10,
+        )
         fig.tight_layout()
         save_figure(fig, Path(folder) / f"curves_{fam}", dpi=120)
         figs.append(fig)

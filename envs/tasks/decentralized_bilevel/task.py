@@ -102,8 +102,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -120,9 +121,19 @@ from papergym.envs.tasks.base import (
 )
 from papergym.envs.tasks.sealed import seal
 
-__all__ = ["DecentralizedBilevelTask", "DecentralizedBilevelProblem", "BilevelOracleView", "BilevelOracle",
-           "BilevelEvaluator", "SynInstance", "DigitsInstance", "make_graph", "metropolis_hastings",
-           "spectral_gap", "parse_scale"]
+__all__ = [
+    "DecentralizedBilevelTask",
+    "DecentralizedBilevelProblem",
+    "BilevelOracleView",
+    "BilevelOracle",
+    "BilevelEvaluator",
+    "SynInstance",
+    "DigitsInstance",
+    "make_graph",
+    "metropolis_hastings",
+    "spectral_gap",
+    "parse_scale",
+]
 
 TASK_ID = "DecentralizedBilevel-v0"
 N_TEST_SEEDS = 5
@@ -146,8 +157,9 @@ def _require(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ImportError(f"{TASK_ID} needs the optional package {module.split('.')[0]!r}: "
-                          "pip install 'papergym[bilevel]'") from None
+        raise ImportError(
+            f"{TASK_ID} needs the optional package {module.split('.')[0]!r}: pip install 'papergym[bilevel]'"
+        ) from None
 
 
 def make_graph(name: str, n: int, seed: int = 0) -> np.ndarray:
@@ -265,7 +277,7 @@ class SynInstance:
         v = np.linalg.solve(H, gf)
         hyper = -ex * ys * v
         r = np.einsum("nri,i->nr", self.Av, ys) - self.bv
-        val = float(np.mean(np.sum(r ** 2, axis=1) / (2 * self.rows)))
+        val = float(np.mean(np.sum(r**2, axis=1) / (2 * self.rows)))
         return {"y": ys, "v": v, "hypergrad": hyper, "val_loss": val, "test_acc": float("nan")}
 
 
@@ -306,9 +318,9 @@ class DigitsInstance:
             wp = np.zeros((n, R))
             for i, p in enumerate(parts):
                 rows = idx_all[p]
-                Xp[i, :len(rows)] = Xa[rows]
+                Xp[i, : len(rows)] = Xa[rows]
                 Tp[i, np.arange(len(rows)), lab[rows]] = 1.0
-                wp[i, :len(rows)] = 1.0 / len(rows)
+                wp[i, : len(rows)] = 1.0 / len(rows)
             self.part[name] = (Xp, Tp, wp)
             self.n_rows[name] = np.array([len(p) for p in parts])
         # global (evaluator) arrays: every real row with weight 1/(n N_i), so sums give (1/n) Σ_i CE_i
@@ -319,17 +331,20 @@ class DigitsInstance:
             self.glob[name] = (Xp[m], Tp[m], wp[m] / n)
         Xg, _, wg = self.glob["train"]
         self._XwT = np.ascontiguousarray((Xg * wg[:, None]).T)  # weighted rows, for the Hessian products
-        self._X2wT = np.ascontiguousarray((Xg ** 2 * wg[:, None]).T)
+        self._X2wT = np.ascontiguousarray((Xg**2 * wg[:, None]).T)
         self.Xte, self.yte = Xa[te], lab[te]
         self._y_warm: np.ndarray | None = None
         self._v_warm: np.ndarray | None = None
 
     @staticmethod
-    def _partition(ytr: np.ndarray, yva: np.ndarray, n: int, h: float,
-                   rng: np.random.Generator) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    def _partition(
+        ytr: np.ndarray, yva: np.ndarray, n: int, h: float, rng: np.random.Generator
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
         if len(ytr) < 5 * n or len(yva) < 2 * n:
-            raise ValueError(f"agents: digits holds {len(ytr)} training and {len(yva)} validation rows, too few "
-                             f"for n = {n} agents (>= 5 and >= 2 rows each)")
+            raise ValueError(
+                f"agents: digits holds {len(ytr)} training and {len(yva)} validation rows, too few "
+                f"for n = {n} agents (>= 5 and >= 2 rows each)"
+            )
         if h == 0:
             return (np.array_split(rng.permutation(len(ytr)), n), np.array_split(rng.permutation(len(yva)), n))
         alpha = 0.5 / h
@@ -345,8 +360,10 @@ class DigitsInstance:
                         out[i].extend(p.tolist())
             if min(map(len, tr)) >= 5 and min(map(len, va)) >= 2:
                 return [np.sort(p) for p in tr], [np.sort(p) for p in va]
-        raise ValueError(f"heterogeneity: no Dirichlet({alpha:g}) partition over {n} agents gives every agent "
-                         ">= 5 training and >= 2 validation rows; lower the heterogeneity or the agents")
+        raise ValueError(
+            f"heterogeneity: no Dirichlet({alpha:g}) partition over {n} agents gives every agent "
+            ">= 5 training and >= 2 validation rows; lower the heterogeneity or the agents"
+        )
 
     def _data(self, part: str, sel: np.ndarray | None):
         Xp, Tp, wp = self.part[part]
@@ -394,8 +411,14 @@ class DigitsInstance:
         return self._X2wT @ (P * (1 - P)) + ridge
 
     @staticmethod
-    def _pcg(hvp: Callable[[np.ndarray], np.ndarray], b: np.ndarray, dinv: np.ndarray, x0: np.ndarray,
-             tol: float, maxiter: int = 2000) -> np.ndarray:
+    def _pcg(
+        hvp: Callable[[np.ndarray], np.ndarray],
+        b: np.ndarray,
+        dinv: np.ndarray,
+        x0: np.ndarray,
+        tol: float,
+        maxiter: int = 2000,
+    ) -> np.ndarray:
         x = x0.copy()
         r = b - hvp(x)
         z = dinv * r
@@ -431,8 +454,13 @@ class DigitsInstance:
             gn = math.sqrt(float(np.sum(g * g)))
             if gn <= tol:
                 break
-            d = self._pcg(lambda V: self._glob_hvp(P, ridge, V), -g, 1.0 / self._jacobi(P, ridge),
-                          np.zeros_like(g), min(0.1, math.sqrt(gn)) * gn)
+            d = self._pcg(
+                lambda V: self._glob_hvp(P, ridge, V),
+                -g,
+                1.0 / self._jacobi(P, ridge),
+                np.zeros_like(g),
+                min(0.1, math.sqrt(gn)) * gn,
+            )
             slope, t = float(np.sum(g * d)), 1.0
             while True:
                 L2, P2, g2 = obj(Wm + t * d)
@@ -443,13 +471,25 @@ class DigitsInstance:
         self._y_warm = Wm
         val, _, gf = self._glob_fun("val", Wm)
         v0 = self._v_warm if self._v_warm is not None else np.zeros_like(gf)
-        V = self._pcg(lambda V: self._glob_hvp(P, ridge, V), gf, 1.0 / self._jacobi(P, ridge), v0,
-                      tol * max(math.sqrt(float(np.sum(gf * gf))), 1e-300), maxiter=5000)
+        V = self._pcg(
+            lambda V: self._glob_hvp(P, ridge, V),
+            gf,
+            1.0 / self._jacobi(P, ridge),
+            v0,
+            tol * max(math.sqrt(float(np.sum(gf * gf))), 1e-300),
+            maxiter=5000,
+        )
         self._v_warm = V
         hyper = -np.exp(x) * np.sum(Wm[:-1] * V[:-1], axis=1)
         acc = float(np.mean(np.argmax(self.Xte @ Wm, axis=1) == self.yte))
-        return {"y": Wm.ravel(), "v": V.ravel(), "hypergrad": hyper, "val_loss": val, "test_acc": acc,
-                "grad_norm": math.sqrt(float(np.sum(g * g)))}
+        return {
+            "y": Wm.ravel(),
+            "v": V.ravel(),
+            "hypergrad": hyper,
+            "val_loss": val,
+            "test_acc": acc,
+            "grad_norm": math.sqrt(float(np.sum(g * g))),
+        }
 
 
 # ----------------------------------------------------------------------------------------------- oracle
@@ -466,8 +506,16 @@ def _stack(name: str, value: Any, n: int, d: int) -> np.ndarray:
 class BilevelOracle:
     """The trusted, vectorised oracle of one solve (module docstring): counts work, rounds and floats."""
 
-    def __init__(self, inst: SynInstance | DigitsInstance, W: np.ndarray, c_l: float, c_f: float, T: int,
-                 batch: int | None, seed: int):
+    def __init__(
+        self,
+        inst: SynInstance | DigitsInstance,
+        W: np.ndarray,
+        c_l: float,
+        c_f: float,
+        T: int,
+        batch: int | None,
+        seed: int,
+    ):
         self.inst, self.W, self.c_l, self.c_f, self.T = inst, W, float(c_l), float(c_f), int(T)
         self.batch = batch
         self.n = inst.n
@@ -524,11 +572,11 @@ class BilevelOracle:
         try:
             Za = np.asarray(Z, dtype=float)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"oracle.mix: Z must be a float array with a leading agent axis of {self.n}: {exc}") \
-                from None
+            raise ValueError(
+                f"oracle.mix: Z must be a float array with a leading agent axis of {self.n}: {exc}"
+            ) from None
         if Za.ndim < 2 or Za.shape[0] != self.n or Za.size == 0:
-            raise ValueError(f"oracle.mix: Z must have shape ({self.n}, k) or ({self.n}, ...), k >= 1, "
-                             f"got {Za.shape}")
+            raise ValueError(f"oracle.mix: Z must have shape ({self.n}, k) or ({self.n}, ...), k >= 1, got {Za.shape}")
         if self.rounds >= self.T:
             raise BudgetExceeded(f"oracle.mix: all T = {self.T} communication rounds are used")
         self.rounds += 1
@@ -583,14 +631,16 @@ class BilevelEvaluator:
         n, d = self.inst.n, self.inst.d_x
         if isinstance(solution, Mapping):
             if "x" not in solution:
-                raise ValueError(f"solution mapping needs an 'x' entry (the agents' x stack), got keys "
-                                 f"{sorted(map(str, solution))}")
+                raise ValueError(
+                    f"solution mapping needs an 'x' entry (the agents' x stack), got keys {sorted(map(str, solution))}"
+                )
             solution = solution["x"]
         try:
             X = np.asarray(solution, dtype=float)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"solution must be the agents' x stack, a float array of shape ({n}, {d}): {exc}") \
-                from None
+            raise ValueError(
+                f"solution must be the agents' x stack, a float array of shape ({n}, {d}): {exc}"
+            ) from None
         if X.shape != (n, d):
             raise ValueError(f"solution must be the agents' x stack of shape ({n}, {d}), got {X.shape}")
         return X
@@ -598,14 +648,25 @@ class BilevelEvaluator:
     def evaluate(self, solution: Any) -> dict[str, float]:
         X = self._stack(solution)
         o = self.oracle
-        out = {"rounds": float(o.rounds), "oracle_calls": float(o.work), "floats_sent": float(o.floats),
-               "spectral_gap": self.gap}
+        out = {
+            "rounds": float(o.rounds),
+            "oracle_calls": float(o.work),
+            "floats_sent": float(o.floats),
+            "spectral_gap": self.gap,
+        }
         with np.errstate(over="ignore", invalid="ignore"):  # huge but finite stacks are scored, not warned about
             xbar = X.mean(axis=0)
             cons = float(np.mean(np.sum((X - xbar) ** 2, axis=1))) if np.all(np.isfinite(X)) else math.inf
         if not (math.isfinite(cons) and np.all(np.isfinite(xbar))):  # diverged: NaN/inf or overflowing stack
-            return {"hypergrad_sq": BIG, "log10_hypergrad": 300.0, "consensus_x": BIG, "val_loss": BIG,
-                    "test_acc": 0.0 if self.inst.family == "digits" else float("nan"), "diverged": 1.0, **out}
+            return {
+                "hypergrad_sq": BIG,
+                "log10_hypergrad": 300.0,
+                "consensus_x": BIG,
+                "val_loss": BIG,
+                "test_acc": 0.0 if self.inst.family == "digits" else float("nan"),
+                "diverged": 1.0,
+                **out,
+            }
         xc = np.clip(np.nan_to_num(xbar, nan=0.0, posinf=X_CLIP, neginf=-X_CLIP), -X_CLIP, X_CLIP)
         if self._last is not None and np.array_equal(self._last[0], xc):
             ref = self._last[1]
@@ -613,9 +674,15 @@ class BilevelEvaluator:
             ref = self.inst.reference(xc)
             self._last = (xc, ref)
         hg = float(np.sum(ref["hypergrad"] ** 2))
-        return {"hypergrad_sq": min(hg, BIG), "log10_hypergrad": math.log10(hg) if hg > 0 else -300.0,
-                "consensus_x": min(cons, BIG), "val_loss": ref["val_loss"], "test_acc": ref["test_acc"],
-                "diverged": 0.0, **out}
+        return {
+            "hypergrad_sq": min(hg, BIG),
+            "log10_hypergrad": math.log10(hg) if hg > 0 else -300.0,
+            "consensus_x": min(cons, BIG),
+            "val_loss": ref["val_loss"],
+            "test_acc": ref["test_acc"],
+            "diverged": 0.0,
+            **out,
+        }
 
 
 # ------------------------------------------------------------------------------------------------- task
@@ -631,10 +698,12 @@ def parse_scale(v: Any) -> tuple[float, float]:
         vals = list(v)
     else:
         vals = []
-    if len(vals) != 2 or any(isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x)
-                             or x <= 0 for x in vals):
-        raise ValueError(f"scales must be pairs c_l:c_f of finite numbers > 0 (strings 'a:b' or 2-sequences), "
-                         f"got {v!r}")
+    if len(vals) != 2 or any(
+        isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0 for x in vals
+    ):
+        raise ValueError(
+            f"scales must be pairs c_l:c_f of finite numbers > 0 (strings 'a:b' or 2-sequences), got {v!r}"
+        )
     return float(vals[0]), float(vals[1])
 
 
@@ -645,14 +714,33 @@ class DecentralizedBilevelTask:
 
     id = TASK_ID
     primary = "hypergrad_sq"
-    metrics = {"hypergrad_sq": "min", "log10_hypergrad": "min", "consensus_x": "min", "val_loss": "min",
-               "test_acc": "max", "rounds": "min", "oracle_calls": "min", "floats_sent": "min",
-               "spectral_gap": "max", "diverged": "min"}
+    metrics = {
+        "hypergrad_sq": "min",
+        "log10_hypergrad": "min",
+        "consensus_x": "min",
+        "val_loss": "min",
+        "test_acc": "max",
+        "rounds": "min",
+        "oracle_calls": "min",
+        "floats_sent": "min",
+        "spectral_gap": "max",
+        "diverged": "min",
+    }
     table_metrics = ("log10_hypergrad", "consensus_x", "val_loss", "test_acc", "floats_sent")
 
-    def __init__(self, family: Any = ("syn", "digits"), graph: Any = ("ring", "er", "complete"), agents: Any = 10,
-                 heterogeneity: Any = (0.0, 1.0), scales: Any = ("1:1", "10:0.1", "0.1:10"), rounds: Any = None,
-                 batch: Any = None, seeds: Any = (0, 1, 2), step_size_grid: Any = False, max_seconds: float = 60.0):
+    def __init__(
+        self,
+        family: Any = ("syn", "digits"),
+        graph: Any = ("ring", "er", "complete"),
+        agents: Any = 10,
+        heterogeneity: Any = (0.0, 1.0),
+        scales: Any = ("1:1", "10:0.1", "0.1:10"),
+        rounds: Any = None,
+        batch: Any = None,
+        seeds: Any = (0, 1, 2),
+        step_size_grid: Any = False,
+        max_seconds: float = 60.0,
+    ):
         self.family = check_names(family, "family", FAMILIES)
         graphs = graph if isinstance(graph, (list, tuple)) else [graph]
         check_names(list(graphs), "graph", GRAPHS + tuple(GRAPH_ALIASES))
@@ -662,9 +750,12 @@ class DecentralizedBilevelTask:
             for n in self.agents:
                 torus_shape(n)
         self.heterogeneity = check_floats(heterogeneity, "heterogeneity", at_least=0.0)
-        sc = list(scales) if isinstance(scales, (list, tuple)) and not (
-            len(scales) == 2 and all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scales)) \
+        sc = (
+            list(scales)
+            if isinstance(scales, (list, tuple))
+            and not (len(scales) == 2 and all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scales))
             else [scales]
+        )
         if not sc:
             raise ValueError("scales must not be empty")
         self.scales = tuple(dict.fromkeys(parse_scale(s) for s in sc))
@@ -690,11 +781,25 @@ class DecentralizedBilevelTask:
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
         configs = []
-        for fam, g, n, h, (cl, cf) in itertools.product(self.family, self.graph, self.agents, self.heterogeneity,
-                                                        self.scales):
+        for fam, g, n, h, (cl, cf) in itertools.product(
+            self.family, self.graph, self.agents, self.heterogeneity, self.scales
+        ):
             key = f"{fam}/{g}/n={n}/h={h:g}/cl={cl:g},cf={cf:g}"
-            configs.append((key, {"family": fam, "graph": g, "n": n, "h": h, "c_l": cl, "c_f": cf,
-                                  "T": self._T(fam), "batch": self.batch}))
+            configs.append(
+                (
+                    key,
+                    {
+                        "family": fam,
+                        "graph": g,
+                        "n": n,
+                        "h": h,
+                        "c_l": cl,
+                        "c_f": cf,
+                        "T": self._T(fam),
+                        "batch": self.batch,
+                    },
+                )
+            )
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[DecentralizedBilevelProblem, BilevelEvaluator]:
@@ -715,11 +820,26 @@ class DecentralizedBilevelTask:
         W = metropolis_hastings(A)
         gap = spectral_gap(W)
         oracle = BilevelOracle(inst, W, cl, cf, T, batch, ref.seed)
-        view = BilevelOracleView(**{name: seal(getattr(oracle, name), f"oracle.{name}") for name in (
-            "grad_x_f", "grad_y_f", "grad_y_l", "hvp_yy_l", "jvp_xy_l", "mix")})
-        problem = DecentralizedBilevelProblem(family=fam, n=n, d_x=inst.d_x, d_y=inst.d_y, graph=g,
-                                              adjacency=A.astype(int), W=W.copy(), spectral_gap=gap,
-                                              x0=np.zeros(inst.d_x), rounds=T, batch=batch, oracle=view)
+        view = BilevelOracleView(
+            **{
+                name: seal(getattr(oracle, name), f"oracle.{name}")
+                for name in ("grad_x_f", "grad_y_f", "grad_y_l", "hvp_yy_l", "jvp_xy_l", "mix")
+            }
+        )
+        problem = DecentralizedBilevelProblem(
+            family=fam,
+            n=n,
+            d_x=inst.d_x,
+            d_y=inst.d_y,
+            graph=g,
+            adjacency=A.astype(int),
+            W=W.copy(),
+            spectral_gap=gap,
+            x0=np.zeros(inst.d_x),
+            rounds=T,
+            batch=batch,
+            oracle=view,
+        )
         return problem, BilevelEvaluator(inst, oracle, gap)
 
     def report(self, runs: Any) -> str:

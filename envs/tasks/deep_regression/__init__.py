@@ -5,10 +5,23 @@ Coordinate Descent for Neural Networks Provably Finds Global Minima* (Akiyama, N
 This package: :mod:`.task`. The task's public names are re-exported here."""
 
 from papergym.envs.tasks.deep_regression.task import (
-    ACTIVATIONS, DeepEvaluator, DeepProblem, DeepTask, activation, forward, lifted_objective, network_loss,
+    ACTIVATIONS,
+    DeepEvaluator,
+    DeepProblem,
+    DeepTask,
+    activation,
+    forward,
+    lifted_objective,
+    network_loss,
 )
 
 __all__ = [
-    "ACTIVATIONS", "DeepEvaluator", "DeepProblem", "DeepTask", "activation", "forward", "lifted_objective",
+    "ACTIVATIONS",
+    "DeepEvaluator",
+    "DeepProblem",
+    "DeepTask",
+    "activation",
+    "forward",
+    "lifted_objective",
     "network_loss",
 ]

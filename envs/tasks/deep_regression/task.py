@@ -52,8 +52,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -69,16 +70,24 @@ from papergym.envs.tasks.base import (
     split_instances,
 )
 
-__all__ = ["DeepTask", "DeepProblem", "DeepEvaluator", "ACTIVATIONS", "activation", "forward", "network_loss",
-           "lifted_objective"]
+__all__ = [
+    "DeepTask",
+    "DeepProblem",
+    "DeepEvaluator",
+    "ACTIVATIONS",
+    "activation",
+    "forward",
+    "network_loss",
+    "lifted_objective",
+]
 
 TASK_ID = "DeepRegression-v0"
 N_TEST_SEEDS = 5
 FAMILIES = ("teacher", "random", "digits")
 ACTIVATIONS = ("leaky-relu", "tanh", "softplus", "identity", "relu")
 LEAK = 0.1
-SOLVED_REL = 1e-6     # rel_train_loss that counts as solved
-DIVERGED_REL = 1e2    # a final loss above 100 x the initial weights' loss (or non-finite) is a diverged run
+SOLVED_REL = 1e-6  # rel_train_loss that counts as solved
+DIVERGED_REL = 1e2  # a final loss above 100 x the initial weights' loss (or non-finite) is a diverged run
 DIVERGED_WEIGHT = 1e6  # so is a weight entry above 1e6 x max(1, the largest initial entry)
 
 
@@ -154,8 +163,9 @@ class DeepProblem:
     PRIVATE_FIELDS = ()
 
 
-def lifted_objective(W: list[np.ndarray], V: list[np.ndarray], Y: np.ndarray, act: str, skip: bool,
-                     gamma: float) -> float:
+def lifted_objective(
+    W: list[np.ndarray], V: list[np.ndarray], Y: np.ndarray, act: str, skip: bool, gamma: float
+) -> float:
     """``F(W, V) = ‖W_L V_{L−1} − Y‖_F² + γ Σ_{j=1}^{L−1} ‖σ(W_j V_{j−1}) − V_j‖_F²`` (``V_0 = X``; with ``skip`` the
     layer map is ``σ(W_j V_{j−1}) + V_{j−1}`` for ``j ≥ 2``): the lifted objective block coordinate descent
     minimises."""
@@ -169,8 +179,9 @@ def lifted_objective(W: list[np.ndarray], V: list[np.ndarray], Y: np.ndarray, ac
     return F
 
 
-def solution_weights(solution: Any, shapes: list[tuple[int, int]], n: int | None = None
-                     ) -> tuple[list[np.ndarray], Any, float]:
+def solution_weights(
+    solution: Any, shapes: list[tuple[int, int]], n: int | None = None
+) -> tuple[list[np.ndarray], Any, float]:
     """``(weights, V, gamma)`` of a solution (``V``: the hidden auxiliary blocks ``[V_1, ..., V_{L−1}]`` and
     ``gamma`` the lifted objective's weight, ``None`` / NaN when the solution does not carry them; ``V_j`` must be
     ``width × n``); ``ValueError`` naming what is wrong otherwise."""
@@ -183,13 +194,16 @@ def solution_weights(solution: Any, shapes: list[tuple[int, int]], n: int | None
                 V = [np.asarray(v, dtype=float) for v in solution["V"]]
                 gamma = float(solution.get("gamma", float("nan")))
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"solution['V'] must be a list of {len(shapes) - 1} real matrices and "
-                                 f"solution['gamma'] a number: {exc}") from None
+                raise ValueError(
+                    f"solution['V'] must be a list of {len(shapes) - 1} real matrices and "
+                    f"solution['gamma'] a number: {exc}"
+                ) from None
             if len(V) != len(shapes) - 1:
                 raise ValueError(f"solution['V'] must hold {len(shapes) - 1} hidden blocks V_1..V_(L-1), got {len(V)}")
             if not (gamma > 0 and math.isfinite(gamma)):
-                raise ValueError(f"solution['gamma'] must be a finite number > 0 when 'V' is given, got "
-                                 f"{solution.get('gamma')!r}")
+                raise ValueError(
+                    f"solution['gamma'] must be a finite number > 0 when 'V' is given, got {solution.get('gamma')!r}"
+                )
         solution = solution["weights"]
     try:
         ws = [np.asarray(w, dtype=float) for w in solution]
@@ -243,10 +257,12 @@ class DeepEvaluator:
         finite = all(np.all(np.isfinite(w)) for w in ws)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             tr = network_loss(ws, p.X, p.Y, p.activation, p.skip) if finite else float("inf")
-            te = network_loss(ws, self.X_test, self.Y_test, p.activation, p.skip) if math.isfinite(tr) \
-                else float("inf")
-            aux = lifted_objective(ws, [p.X] + V, p.Y, p.activation, p.skip, gamma) \
-                if V is not None and finite else float("nan")
+            te = network_loss(ws, self.X_test, self.Y_test, p.activation, p.skip) if math.isfinite(tr) else float("inf")
+            aux = (
+                lifted_objective(ws, [p.X] + V, p.Y, p.activation, p.skip, gamma)
+                if V is not None and finite
+                else float("nan")
+            )
         rel = tr / self.L0
         # weights blown up by DIVERGED_WEIGHT over the start also diverged, even where dead ReLUs leave the
         # training loss at the zero-output loss (full-batch GD at a large step on digits)
@@ -256,10 +272,16 @@ class DeepEvaluator:
         if diverged:  # the failure value: no progress over the initial weights
             tr, te, rel = self.L0, float("nan"), 1.0
         self._record(ws, rel)
-        return {"train_loss": tr, "log10_train_loss": math.log10(tr) if tr > 0 else -300.0, "rel_train_loss": rel,
-                "test_mse": te, "reports_to_1e-6": self.reports_to_tolerance(),
-                "solved": float(rel <= SOLVED_REL), "aux_objective": aux if math.isfinite(aux) else float("nan"),
-                "diverged": float(diverged)}
+        return {
+            "train_loss": tr,
+            "log10_train_loss": math.log10(tr) if tr > 0 else -300.0,
+            "rel_train_loss": rel,
+            "test_mse": te,
+            "reports_to_1e-6": self.reports_to_tolerance(),
+            "solved": float(rel <= SOLVED_REL),
+            "aux_objective": aux if math.isfinite(aux) else float("nan"),
+            "diverged": float(diverged),
+        }
 
 
 class DeepTask:
@@ -269,13 +291,29 @@ class DeepTask:
 
     id = TASK_ID
     primary = "train_loss"
-    metrics = {"train_loss": "min", "log10_train_loss": "min", "rel_train_loss": "min", "test_mse": "min",
-               "reports_to_1e-6": "min", "solved": "max", "aux_objective": "min", "diverged": "min"}
+    metrics = {
+        "train_loss": "min",
+        "log10_train_loss": "min",
+        "rel_train_loss": "min",
+        "test_mse": "min",
+        "reports_to_1e-6": "min",
+        "solved": "max",
+        "aux_objective": "min",
+        "diverged": "min",
+    }
     table_metrics = ("log10_train_loss", "rel_train_loss", "test_mse", "reports_to_1e-6")
 
-    def __init__(self, family: Any = ("teacher", "random", "digits"), activation: Any = "leaky-relu",
-                 depth: Any = (3, 5), width: int = 64, n: int = 200, seeds: Any = (0, 1, 2, 3, 4),
-                 max_sweeps: int = 500, max_seconds: float = 60.0):
+    def __init__(
+        self,
+        family: Any = ("teacher", "random", "digits"),
+        activation: Any = "leaky-relu",
+        depth: Any = (3, 5),
+        width: int = 64,
+        n: int = 200,
+        seeds: Any = (0, 1, 2, 3, 4),
+        max_sweeps: int = 500,
+        max_seconds: float = 60.0,
+    ):
         self.family = check_names(family, "family", FAMILIES)
         self.activation = check_names(activation, "activation", ACTIVATIONS)
         self.depth = check_ints(depth, "depth", 2)
@@ -289,9 +327,20 @@ class DeepTask:
         self.default_budget = Budget(max_seconds=ms, max_iterations=self.max_sweeps)
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
-        configs = [(f"{fam}/{act}/L={L}", {"family": fam, "activation": act, "depth": L, "width": self.width,
-                                            "n": self.n, "max_sweeps": self.max_sweeps})
-                   for fam, act, L in itertools.product(self.family, self.activation, self.depth)]
+        configs = [
+            (
+                f"{fam}/{act}/L={L}",
+                {
+                    "family": fam,
+                    "activation": act,
+                    "depth": L,
+                    "width": self.width,
+                    "n": self.n,
+                    "max_sweeps": self.max_sweeps,
+                },
+            )
+            for fam, act, L in itertools.product(self.family, self.activation, self.depth)
+        ]
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[DeepProblem, DeepEvaluator]:
@@ -308,10 +357,17 @@ class DeepTask:
         wr = np.random.default_rng(np.random.SeedSequence(int(ref.seed), spawn_key=(1,)))
         dims = [d_in] + [r] * (L - 1) + [d_out]
         W0 = [wr.normal(0.0, 1.0 / math.sqrt(dims[j]), size=(dims[j + 1], dims[j])) for j in range(L)]
-        problem = DeepProblem(X=X, Y=Y, depth=L, width=r, activation=act, skip=(act == "relu"), W0=W0,
-                              max_reports=int(p.get("max_sweeps", self.max_sweeps)))
+        problem = DeepProblem(
+            X=X,
+            Y=Y,
+            depth=L,
+            width=r,
+            activation=act,
+            skip=(act == "relu"),
+            W0=W0,
+            max_reports=int(p.get("max_sweeps", self.max_sweeps)),
+        )
         return problem, DeepEvaluator(problem, Xt, Yt)
-
 
     def figures(self, runs: Any, folder: Any, curves: Any = None) -> list[Any]:
         """``loss_vs_sweeps``: training loss against sweeps/epochs and against seconds, one row per instance
@@ -336,8 +392,11 @@ class DeepTask:
                 ax1.semilogy(by_it.index.to_numpy(dtype=float), by_it.to_numpy(dtype=float), label=label)
                 one = h[h.seed == h.seed.min()].sort_values("seconds")
                 ax2.semilogy(one.seconds.to_numpy(dtype=float), one.train_loss.to_numpy(dtype=float), label=label)
-            ax1.set(title=f"{cfg}: training loss vs sweeps / epochs", xlabel="sweep (BCD) / epoch (GD, Adam)",
-                    ylabel="training loss")
+            ax1.set(
+                title=f"{cfg}: training loss vs sweeps / epochs",
+                xlabel="sweep (BCD) / epoch (GD, Adam)",
+                ylabel="training loss",
+            )
             ax2.set(title=f"{cfg}: vs seconds (first seed)", xlabel="seconds", ylabel="training loss")
             for ax in (ax1, ax2):
                 ax.grid(alpha=0.3, which="both")

@@ -5,10 +5,19 @@ NeurIPS 2025, OpenReview ``u1QFeoxnhW``).
 This package: :mod:`.task`, :mod:`.report`. The task's public names are re-exported here."""
 
 from papergym.envs.tasks.distributed_regression.task import (
-    DistributedEvaluator, DistributedInstance, DistributedProblem, DistributedTask, FederatedOracle, ProtocolError,
+    DistributedEvaluator,
+    DistributedInstance,
+    DistributedProblem,
+    DistributedTask,
+    FederatedOracle,
+    ProtocolError,
 )
 
 __all__ = [
-    "DistributedEvaluator", "DistributedInstance", "DistributedProblem", "DistributedTask", "FederatedOracle",
+    "DistributedEvaluator",
+    "DistributedInstance",
+    "DistributedProblem",
+    "DistributedTask",
+    "FederatedOracle",
     "ProtocolError",
 ]

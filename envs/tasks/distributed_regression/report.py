@@ -33,22 +33,31 @@ def regime_table(runs: pd.DataFrame) -> str:
         return ""
     labels = list(dict.fromkeys(ok.label))
     taus = sorted(ok.param_tau.unique())
-    lines = [("mean over seeds of the final log10 suboptimality (F - F*)/(F(x0) - F*) per tau (= log10 of the "
-              "geometric mean, diverged runs at their failure value); 'local - mb': local-sgd minus minibatch-sgd "
-              "(negative: local SGD ahead)")]
+    lines = [
+        (
+            "mean over seeds of the final log10 suboptimality (F - F*)/(F(x0) - F*) per tau (= log10 of the "
+            "geometric mean, diverged runs at their failure value); 'local - mb': local-sgd minus minibatch-sgd "
+            "(negative: local SGD ahead)"
+        )
+    ]
     head = f"{'group':<22}{'solver':<28}" + "".join(f"{'tau=' + format(t, 'g'):>11}" for t in taus)
     lines += [head, "-" * len(head)]
     for g, sub in ok.groupby("group", sort=False):
         med = sub.groupby(["label", "param_tau"]).log10_subopt.mean()
         for lab in labels:
-            lines.append(f"{g:<22}{lab:<28}" + "".join(
-                f"{med.get((lab, t), np.nan):>11.2f}" for t in taus))
+            lines.append(f"{g:<22}{lab:<28}" + "".join(f"{med.get((lab, t), np.nan):>11.2f}" for t in taus))
         if "local-sgd" in labels and "minibatch-sgd" in labels:
-            lines.append(f"{g:<22}{'local - mb':<28}" + "".join(
-                f"{med.get(('local-sgd', t), np.nan) - med.get(('minibatch-sgd', t), np.nan):>11.2f}" for t in taus))
+            lines.append(
+                f"{g:<22}{'local - mb':<28}"
+                + "".join(
+                    f"{med.get(('local-sgd', t), np.nan) - med.get(('minibatch-sgd', t), np.nan):>11.2f}" for t in taus
+                )
+            )
     allm = ok.groupby("label").log10_subopt.mean()
-    lines.append("all cells (log10 of bench's geo_mean): " + ", ".join(
-        f"{lab} {allm[lab]:.2f}" for lab in sorted(allm.index, key=lambda x: allm[x])))
+    lines.append(
+        "all cells (log10 of bench's geo_mean): "
+        + ", ".join(f"{lab} {allm[lab]:.2f}" for lab in sorted(allm.index, key=lambda x: allm[x]))
+    )
     return "\n".join(lines)
 
 
@@ -69,14 +78,19 @@ def tau_figure(runs: pd.DataFrame, folder: Any) -> list[Any]:
         sub = ok[ok.group == g]
         for lab, h in sub.groupby("label", sort=False):
             med = 10.0 ** h.groupby("param_tau").log10_subopt.mean()
-            ax.semilogy(med.index, med.to_numpy(dtype=float), marker="o",
-                        lw=2.2 if lab in ("local-sgd", "minibatch-sgd") else 1.0, label=lab)
+            ax.semilogy(
+                med.index,
+                med.to_numpy(dtype=float),
+                marker="o",
+                lw=2.2 if lab in ("local-sgd", "minibatch-sgd") else 1.0,
+                label=lab,
+            )
         ax.set_title(g, fontsize=9)
         ax.set_xlabel("second-order heterogeneity tau")
         ax.set_ylabel("(F - F*) / (F(x0) - F*)")
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7, frameon=False)
-    for ax in axes.ravel()[len(groups):]:
+    for ax in axes.ravel()[len(groups) :]:
         ax.axis("off")
     fig.suptitle("DistributedRegression-v0: final suboptimality vs tau (geometric mean over seeds)", fontsize=10)
     fig.tight_layout()

@@ -59,8 +59,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -77,8 +78,14 @@ from papergym.envs.tasks.base import (
 from papergym.envs.tasks.haar import haar
 from papergym.envs.tasks.sealed import seal
 
-__all__ = ["DistributedTask", "DistributedProblem", "DistributedInstance", "FederatedOracle",
-           "DistributedEvaluator", "ProtocolError"]
+__all__ = [
+    "DistributedTask",
+    "DistributedProblem",
+    "DistributedInstance",
+    "FederatedOracle",
+    "DistributedEvaluator",
+    "ProtocolError",
+]
 
 TASK_ID = "DistributedRegression-v0"
 N_TEST_SEEDS = 5
@@ -120,21 +127,22 @@ class DistributedInstance:
         wbar = rng.standard_normal(d)
         g = rng.standard_normal((M, d))
         gc = g - g.mean(axis=0)
-        u = gc / math.sqrt(float(np.mean(np.sum(gc ** 2, axis=1))))
+        u = gc / math.sqrt(float(np.mean(np.sum(gc**2, axis=1))))
         self.w = wbar[None] + self.spread * u
         self.sqrt = np.array([_sym_sqrt(S) for S in self.Sigmas])
         A = self.Sigmas.sum(axis=0)
         self.x_star = np.linalg.solve(A, np.einsum("mij,mj->i", self.Sigmas, self.w))
         self.F_star = self.F(self.x_star)
-        self.zeta_star = math.sqrt(float(np.mean(np.sum(
-            np.einsum("mij,mj->mi", self.Sigmas, self.x_star[None] - self.w) ** 2, axis=1))))
+        self.zeta_star = math.sqrt(
+            float(np.mean(np.sum(np.einsum("mij,mj->mi", self.Sigmas, self.x_star[None] - self.w) ** 2, axis=1)))
+        )
         eig = np.array([np.linalg.eigvalsh(S) for S in self.Sigmas])
         self.H, self.mu = float(eig.max()), float(eig.min())
 
     def F(self, x: np.ndarray) -> float:
         """``(1/M) Σ_m ½(x − w_m)ᵀΣ_m(x − w_m) + σ²/2``."""
         r = x[None] - self.w
-        return 0.5 * float(np.mean(np.einsum("mi,mij,mj->m", r, self.Sigmas, r))) + 0.5 * self.sigma ** 2
+        return 0.5 * float(np.mean(np.einsum("mi,mij,mj->m", r, self.Sigmas, r))) + 0.5 * self.sigma**2
 
     def grad_m(self, m: int, x: np.ndarray) -> np.ndarray:
         """Population gradient of machine ``m``: ``Σ_m(x − w_m)``."""
@@ -146,8 +154,7 @@ class FederatedOracle:
 
     def __init__(self, inst: DistributedInstance, K: int, R: int, seed: int, exact: bool = False):
         self.inst, self.K, self.R, self.exact = inst, int(K), int(R), bool(exact)
-        self._rngs = [np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(1, m)))
-                      for m in range(inst.M)]
+        self._rngs = [np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(1, m))) for m in range(inst.M)]
         self._buf: list[tuple[np.ndarray, np.ndarray]] = [(np.empty((0, inst.d)), np.empty(0))] * inst.M
         self._pos = [0] * inst.M
         self.local = np.zeros(inst.M, dtype=np.int64)  # gradients since the last communication
@@ -198,8 +205,10 @@ class FederatedOracle:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"oracle.communicate: vectors must be a float array (M, d) or (M, k, d): {exc}") from None
         if v.ndim not in (2, 3) or v.shape[0] != inst.M or v.shape[-1] != inst.d:
-            raise ValueError(f"oracle.communicate: vectors must have shape ({inst.M}, {inst.d}) or "
-                             f"({inst.M}, k, {inst.d}), got {v.shape}")
+            raise ValueError(
+                f"oracle.communicate: vectors must have shape ({inst.M}, {inst.d}) or "
+                f"({inst.M}, k, {inst.d}), got {v.shape}"
+            )
         if self.rounds >= self.R:
             raise BudgetExceeded(f"all R = {self.R} rounds are used")
         self.rounds += 1
@@ -275,11 +284,18 @@ class DistributedEvaluator:
             ratio = FAIL_RATIO
         if ratio <= EPS and self.first_hit is None and self.oracle.rounds > 0:
             self.first_hit = self.oracle.rounds
-        return {"subopt_ratio": ratio, "log10_subopt": math.log10(ratio) if ratio > 0 else -300.0, "subopt": sub,
-                "rounds_to_eps": float(self.first_hit if self.first_hit is not None else self.oracle.R + 1),
-                "reached_eps": float(ratio <= EPS), "consensus_error": self.oracle.consensus_error,
-                "zeta_star": inst.zeta_star, "tau": inst.tau, "rounds": float(self.oracle.rounds),
-                "diverged": float(diverged)}
+        return {
+            "subopt_ratio": ratio,
+            "log10_subopt": math.log10(ratio) if ratio > 0 else -300.0,
+            "subopt": sub,
+            "rounds_to_eps": float(self.first_hit if self.first_hit is not None else self.oracle.R + 1),
+            "reached_eps": float(ratio <= EPS),
+            "consensus_error": self.oracle.consensus_error,
+            "zeta_star": inst.zeta_star,
+            "tau": inst.tau,
+            "rounds": float(self.oracle.rounds),
+            "diverged": float(diverged),
+        }
 
 
 class DistributedTask:
@@ -289,14 +305,33 @@ class DistributedTask:
 
     id = TASK_ID
     primary = "subopt_ratio"
-    metrics = {"subopt_ratio": "min", "log10_subopt": "min", "subopt": "min", "rounds_to_eps": "min",
-               "reached_eps": "max", "consensus_error": "min", "zeta_star": "min", "tau": "min", "rounds": "max",
-               "diverged": "min"}
+    metrics = {
+        "subopt_ratio": "min",
+        "log10_subopt": "min",
+        "subopt": "min",
+        "rounds_to_eps": "min",
+        "reached_eps": "max",
+        "consensus_error": "min",
+        "zeta_star": "min",
+        "tau": "min",
+        "rounds": "max",
+        "diverged": "min",
+    }
     table_metrics = ("log10_subopt", "rounds_to_eps", "consensus_error", "zeta_star")
 
-    def __init__(self, tau: Any = (0.0, 0.01, 0.03, 0.08), spread: Any = (0.0, 0.1, 1.0), local_steps: Any = (1, 10, 50),
-                 d: int = 50, machines: int = 8, rounds: int = 10, sigma: float = 0.5, seeds: Any = (0, 1, 2, 3, 4),
-                 exact_gradients: bool = False, max_seconds: float = 60.0):
+    def __init__(
+        self,
+        tau: Any = (0.0, 0.01, 0.03, 0.08),
+        spread: Any = (0.0, 0.1, 1.0),
+        local_steps: Any = (1, 10, 50),
+        d: int = 50,
+        machines: int = 8,
+        rounds: int = 10,
+        sigma: float = 0.5,
+        seeds: Any = (0, 1, 2, 3, 4),
+        exact_gradients: bool = False,
+        max_seconds: float = 60.0,
+    ):
         self.tau = check_floats(tau, "tau", at_least=0.0, below=0.1)
         self.spread = check_floats(spread, "spread", at_least=0.0)
         self.local_steps = check_ints(local_steps, "local_steps", 1)
@@ -308,17 +343,31 @@ class DistributedTask:
         self.exact_gradients = bool(exact_gradients)
         ms = check_floats(max_seconds, "max_seconds", above=0.0)[0]
         K = max(self.local_steps)
-        self.default_budget = Budget(max_seconds=ms, max_iterations=self.rounds,
-                                     max_work=self.machines * K * self.rounds)
+        self.default_budget = Budget(
+            max_seconds=ms, max_iterations=self.rounds, max_work=self.machines * K * self.rounds
+        )
 
     @staticmethod
     def _key(t: float, s: float, K: int) -> str:
         return f"tau={t:g},spread={s:g}/K={K}"
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
-        configs = [(self._key(t, s, K), {"tau": t, "spread": s, "K": K, "d": self.d, "M": self.machines,
-                                         "R": self.rounds, "sigma": self.sigma, "exact": self.exact_gradients})
-                   for t, s, K in itertools.product(self.tau, self.spread, self.local_steps)]
+        configs = [
+            (
+                self._key(t, s, K),
+                {
+                    "tau": t,
+                    "spread": s,
+                    "K": K,
+                    "d": self.d,
+                    "M": self.machines,
+                    "R": self.rounds,
+                    "sigma": self.sigma,
+                    "exact": self.exact_gradients,
+                },
+            )
+            for t, s, K in itertools.product(self.tau, self.spread, self.local_steps)
+        ]
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[DistributedProblem, DistributedEvaluator]:
@@ -326,17 +375,30 @@ class DistributedTask:
         missing = {"tau", "spread", "K", "d", "M", "R", "sigma"} - set(p)
         if missing:
             raise ValueError(f"instance {ref.name!r}: params miss {sorted(missing)}")
-        inst = DistributedInstance(check_ints(p["d"], "d", 1)[0], check_ints(p["M"], "M", 2)[0],
-                                   check_floats(p["tau"], "tau", at_least=0.0, below=0.1)[0],
-                                   check_floats(p["spread"], "spread", at_least=0.0)[0],
-                                   check_floats(p["sigma"], "sigma", at_least=0.0)[0], ref.seed)
+        inst = DistributedInstance(
+            check_ints(p["d"], "d", 1)[0],
+            check_ints(p["M"], "M", 2)[0],
+            check_floats(p["tau"], "tau", at_least=0.0, below=0.1)[0],
+            check_floats(p["spread"], "spread", at_least=0.0)[0],
+            check_floats(p["sigma"], "sigma", at_least=0.0)[0],
+            ref.seed,
+        )
         K, R = check_ints(p["K"], "K", 1)[0], check_ints(p["R"], "R", 1)[0]
         oracle = FederatedOracle(inst, K, R, ref.seed, exact=bool(p.get("exact", False)))
-        problem = DistributedProblem(d=inst.d, M=inst.M, K=K, R=R, H=inst.H, mu=inst.mu, tau=inst.tau,
-                                     sigma=inst.sigma, x0=np.zeros(inst.d),
-                                     oracle=DistributedOracleView(grad=seal(oracle.grad, "oracle.grad"),
-                                                                  communicate=seal(oracle.communicate,
-                                                                                   "oracle.communicate")))
+        problem = DistributedProblem(
+            d=inst.d,
+            M=inst.M,
+            K=K,
+            R=R,
+            H=inst.H,
+            mu=inst.mu,
+            tau=inst.tau,
+            sigma=inst.sigma,
+            x0=np.zeros(inst.d),
+            oracle=DistributedOracleView(
+                grad=seal(oracle.grad, "oracle.grad"), communicate=seal(oracle.communicate, "oracle.communicate")
+            ),
+        )
         return problem, DistributedEvaluator(inst, oracle)
 
     def report(self, runs: Any) -> str:

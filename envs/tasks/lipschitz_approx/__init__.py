@@ -5,11 +5,31 @@
 This package: :mod:`.task`, :mod:`.report`. The task's public names are re-exported here."""
 
 from papergym.envs.tasks.lipschitz_approx.task import (
-    ACTIVATIONS, LAYER_TYPES, LipschitzEvaluator, LipschitzProblem, LipschitzTask, Network, TASK_ID,
-    certified_bound, empirical_lipschitz, mixed_norm_bound, parse_network, target_function,
+    ACTIVATIONS,
+    LAYER_TYPES,
+    TASK_ID,
+    LipschitzEvaluator,
+    LipschitzProblem,
+    LipschitzTask,
+    Network,
+    certified_bound,
+    empirical_lipschitz,
+    mixed_norm_bound,
+    parse_network,
+    target_function,
 )
 
 __all__ = [
-    "ACTIVATIONS", "LAYER_TYPES", "LipschitzEvaluator", "LipschitzProblem", "LipschitzTask", "Network", "TASK_ID",
-    "certified_bound", "empirical_lipschitz", "mixed_norm_bound", "parse_network", "target_function",
+    "ACTIVATIONS",
+    "LAYER_TYPES",
+    "LipschitzEvaluator",
+    "LipschitzProblem",
+    "LipschitzTask",
+    "Network",
+    "TASK_ID",
+    "certified_bound",
+    "empirical_lipschitz",
+    "mixed_norm_bound",
+    "parse_network",
+    "target_function",
 ]

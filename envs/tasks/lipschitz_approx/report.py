@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from papergym.envs.tasks.base import save_figure
 
 __all__ = ["figures", "report_table"]
@@ -45,20 +46,27 @@ def report_table(runs: pd.DataFrame) -> str:
     if ok.empty or "error" not in ok:
         return ""
     ok["config"] = ok.instance.map(_config)
-    head = (f"{'configuration':<20}{'solver':<26}{'runs':>5}{'error':>9}{'cert_bound':>12}{'emp_lip':>9}"
-            f"{'fit':>9}{'seconds':>9}")
-    lines = ["medians over runs; error = RMSE/std (approx) or 1 - cert_acc@0.1 (classification), 1.0 when the "
-             "certified bound exceeds 1; fit = rel_rmse (approx) or clean_acc, whatever the certificate",
-             head, "-" * len(head)]
+    head = (
+        f"{'configuration':<20}{'solver':<26}{'runs':>5}{'error':>9}{'cert_bound':>12}{'emp_lip':>9}"
+        f"{'fit':>9}{'seconds':>9}"
+    )
+    lines = [
+        "medians over runs; error = RMSE/std (approx) or 1 - cert_acc@0.1 (classification), 1.0 when the "
+        "certified bound exceeds 1; fit = rel_rmse (approx) or clean_acc, whatever the certificate",
+        head,
+        "-" * len(head),
+    ]
     for cfg in dict.fromkeys(ok.config):
         g = ok[ok.config == cfg]
         for lab in dict.fromkeys(g.label):
             h = g[g.label == lab]
             fit = _med(h.rel_rmse) if cfg.startswith("approx") else _med(h.get("clean_acc", pd.Series(dtype=float)))
             sec = _med(h.train_seconds) if "train_seconds" in h else _med(h.seconds)
-            lines.append(f"{cfg:<20}{lab[:25]:<26}{len(h):>5}{_fmt(_med(h.error), '.4f'):>9}"
-                         f"{_fmt(_med(h.cert_bound), '.4g'):>12}{_fmt(_med(h.emp_lip), '.3f'):>9}"
-                         f"{_fmt(fit, '.4f'):>9}{_fmt(sec, '.1f'):>9}")
+            lines.append(
+                f"{cfg:<20}{lab[:25]:<26}{len(h):>5}{_fmt(_med(h.error), '.4f'):>9}"
+                f"{_fmt(_med(h.cert_bound), '.4g'):>12}{_fmt(_med(h.emp_lip), '.3f'):>9}"
+                f"{_fmt(fit, '.4f'):>9}{_fmt(sec, '.1f'):>9}"
+            )
     return "\n".join(lines)
 
 
@@ -89,14 +97,24 @@ def figures(runs: pd.DataFrame, folder: Any, curves: pd.DataFrame | None = None)
                 y = pd.to_numeric(h.rel_rmse, errors="coerce").to_numpy(dtype=float)
             else:
                 y = 1.0 - pd.to_numeric(h.clean_acc, errors="coerce").to_numpy(dtype=float)
-            ax.scatter(np.clip(x, 1e-3, 1e6), np.clip(y, 1e-6, 1e3), s=18, color=colors[lab], marker=markers[i % 11],
-                       label=lab, alpha=0.8)
+            ax.scatter(
+                np.clip(x, 1e-3, 1e6),
+                np.clip(y, 1e-6, 1e3),
+                s=18,
+                color=colors[lab],
+                marker=markers[i % 11],
+                label=lab,
+                alpha=0.8,
+            )
         ax.axvspan(1e-3, 1.0 + 1e-6, color="green", alpha=0.06)
         ax.axvline(1.0, color="grey", ls="--", lw=0.8)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set(title=f"{fam}: fit vs certified bound", xlabel="certified Lipschitz bound",
-               ylabel="rel. RMSE" if fam == "approx" else "1 - clean accuracy")
+        ax.set(
+            title=f"{fam}: fit vs certified bound",
+            xlabel="certified Lipschitz bound",
+            ylabel="rel. RMSE" if fam == "approx" else "1 - clean accuracy",
+        )
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
@@ -115,8 +133,13 @@ def figures(runs: pd.DataFrame, folder: Any, curves: pd.DataFrame | None = None)
                 g = c[c.family == fam]
                 for lab, h in g.groupby("label", sort=False):
                     m = h.groupby("iteration").error.median()
-                    ax.semilogy(m.index.to_numpy(dtype=float), np.clip(m.to_numpy(dtype=float), 1e-6, None),
-                                color=colors.get(lab, "k"), label=lab, marker=".")
+                    ax.semilogy(
+                        m.index.to_numpy(dtype=float),
+                        np.clip(m.to_numpy(dtype=float), 1e-6, None),
+                        color=colors.get(lab, "k"),
+                        label=lab,
+                        marker=".",
+                    )
                 ax.set(title=f"{fam}: error vs epoch (median)", xlabel="epoch", ylabel="error")
                 ax.grid(alpha=0.3, which="both")
                 ax.legend(fontsize=7, frameon=False)

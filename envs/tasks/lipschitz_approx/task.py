@@ -148,6 +148,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from papergym.envs.tasks.base import (
     Budget,
     InstanceRef,
@@ -213,6 +214,7 @@ def target_function(name: str, params: Mapping[str, Any]):
         def f3(X):
             L = X @ A.T + b
             return np.maximum(np.minimum(L[:, 0], L[:, 1]), np.minimum(L[:, 2], L[:, 3]))
+
         return f3
     if name == "f4":
         w = np.asarray(params["w"], dtype=float)
@@ -264,8 +266,10 @@ def _arr(v: Any, where: str, ndim: int | tuple[int, ...], shape: tuple[int | Non
     if shape is not None and a.ndim == len(shape):
         for i, (s, e) in enumerate(zip(a.shape, shape)):
             if e is not None and s != e:
-                raise ValueError(f"{where} must have shape {tuple('*' if x is None else x for x in shape)}, got "
-                                 f"{a.shape} (axis {i} must be {e})")
+                raise ValueError(
+                    f"{where} must have shape {tuple('*' if x is None else x for x in shape)}, got "
+                    f"{a.shape} (axis {i} must be {e})"
+                )
     a = a.astype(np.float64)
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{where} must be finite (got NaN or inf)")
@@ -435,7 +439,7 @@ class _BlockDiag(_Layer):
         return max(net.bound() for net in self.nets)
 
     def forward(self, x):
-        xs = (x[:, :self.split], x[:, self.split:])
+        xs = (x[:, : self.split], x[:, self.split :])
         outs, caches = zip(*(net.forward_cache(xi) for net, xi in zip(self.nets, xs)))
         return np.concatenate(outs, axis=1), caches
 
@@ -484,12 +488,16 @@ class Network:
         """``f(x)``: ``(N, out_dim)``."""
         x = np.asarray(x, dtype=float)
         with np.errstate(all="ignore"):
-            return np.concatenate([self.forward_cache(x[i:i + chunk])[0] for i in range(0, len(x), chunk)]
-                                  or [np.zeros((0, self.n_out))], axis=0)
+            return np.concatenate(
+                [self.forward_cache(x[i : i + chunk])[0] for i in range(0, len(x), chunk)]
+                or [np.zeros((0, self.n_out))],
+                axis=0,
+            )
 
 
-def _parse_layers(layers: Any, n: int, where: str, depth: int, counter: list[int], allow_output: bool
-                  ) -> tuple[list[_Layer], int]:
+def _parse_layers(
+    layers: Any, n: int, where: str, depth: int, counter: list[int], allow_output: bool
+) -> tuple[list[_Layer], int]:
     if isinstance(layers, (str, bytes, Mapping)) or not isinstance(layers, (list, tuple)):
         raise ValueError(f"{where or 'solution'} must be a list of layer dicts, got {type(layers).__name__}")
     out: list[_Layer] = []
@@ -586,8 +594,10 @@ def parse_network(solution: Any, d: int, out_dim: int = 1) -> Network:
     if not parsed:
         raise ValueError("solution has no layers")
     if n != out_dim:
-        raise ValueError(f"the network's output width is {n}, the problem needs {out_dim} "
-                         f"(end with an Output layer{' or a Linear with ' + str(out_dim) + ' rows' if out_dim > 1 else ''})")
+        raise ValueError(
+            f"the network's output width is {n}, the problem needs {out_dim} "
+            f"(end with an Output layer{' or a Linear with ' + str(out_dim) + ' rows' if out_dim > 1 else ''})"
+        )
     net = Network(parsed, int(d))
     if net.n_params() > MAX_PARAMS:
         raise ValueError(f"the network has {net.n_params()} parameters; the limit is {MAX_PARAMS}")
@@ -634,7 +644,7 @@ def _matrix_bound(A: np.ndarray, P: tuple[int, ...], Q: tuple[int, ...]) -> floa
     G = len(P)
     out = 0.0
     for g in range(len(Q)):
-        Ag = A[oo[g]:oo[g + 1]]
+        Ag = A[oo[g] : oo[g + 1]]
         if G == 1:
             val = float(np.linalg.norm(Ag, 2)) if min(Ag.shape) > 1 else float(np.linalg.norm(Ag))
         else:
@@ -643,7 +653,7 @@ def _matrix_bound(A: np.ndarray, P: tuple[int, ...], Q: tuple[int, ...]) -> floa
             else:
                 s = 0.0
                 for h in range(G):
-                    B = Ag[:, oi[h]:oi[h + 1]]
+                    B = Ag[:, oi[h] : oi[h + 1]]
                     s += float(np.linalg.norm(B, 2)) if min(B.shape) > 1 else float(np.linalg.norm(B))
             full = float(np.linalg.norm(Ag, 2)) if min(Ag.shape) > 1 else float(np.linalg.norm(Ag))
             val = min(s, math.sqrt(G) * full)
@@ -698,12 +708,18 @@ def _layer_mixed(layer: _Layer, P: tuple[int, ...], Q: tuple[int, ...], memo: di
         s, s_out = layer.split, layer.nets[0].n_out
         cp, cq = _cut(P, s), _cut(Q, s_out)
         if cp is not None and cq is not None:  # N_P = max(N_P1, N_P2): the parts' bounds' maximum
-            return min(fb, max(_net_mixed(layer.nets[0], cp[0], cq[0], memo),
-                               _net_mixed(layer.nets[1], cp[1], cq[1], memo)))
+            return min(
+                fb, max(_net_mixed(layer.nets[0], cp[0], cq[0], memo), _net_mixed(layer.nets[1], cp[1], cq[1], memo))
+            )
         if len(P) == 1 and len(Q) == 1:  # ℓ2: ‖(a, b)‖² = ‖a‖² + ‖b‖², again the parts' maximum
             n0, n1 = layer.nets
-            return min(l2, max(_net_mixed(n0, (s,), (s_out,), memo),
-                               _net_mixed(n1, (layer.n_in - s,), (layer.n_out - s_out,), memo)))
+            return min(
+                l2,
+                max(
+                    _net_mixed(n0, (s,), (s_out,), memo),
+                    _net_mixed(n1, (layer.n_in - s,), (layer.n_out - s_out,), memo),
+                ),
+            )
         return fb
     return fb  # SLL: 1-Lipschitz in ℓ2 only
 
@@ -765,7 +781,7 @@ def _local_lip(net: Network, X: np.ndarray, chunk: int = 5000) -> np.ndarray:
     out = []
     with np.errstate(all="ignore"):
         for i in range(0, len(X), chunk):
-            x = X[i:i + chunk]
+            x = X[i : i + chunk]
             _, caches = net.forward_cache(x)
             k = net.n_out
             if k == 1:
@@ -785,8 +801,15 @@ def _top_direction(net: Network, x: np.ndarray) -> np.ndarray:
     return Vt[:, 0, :]
 
 
-def empirical_lipschitz(net: Network, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator,
-                        n_points: int = 10_000, steps: int = 50, starts: int = 16) -> float:
+def empirical_lipschitz(
+    net: Network,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    rng: np.random.Generator,
+    n_points: int = 10_000,
+    steps: int = 50,
+    starts: int = 16,
+) -> float:
     """A lower bound of ``net``'s Lipschitz constant on the box ``[lo, hi]`` (module docstring)."""
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
     d = len(lo)
@@ -824,8 +847,8 @@ def empirical_lipschitz(net: Network, lo: np.ndarray, hi: np.ndarray, rng: np.ra
             if t == steps:
                 break
             gdir = df / np.maximum(nd, 1e-300)[:, None]
-            gx = net.vjp(cx, gdir) / r[:, None] - (q / r ** 2)[:, None] * diff
-            gy = -net.vjp(cy, gdir) / r[:, None] + (q / r ** 2)[:, None] * diff
+            gx = net.vjp(cx, gdir) / r[:, None] - (q / r**2)[:, None] * diff
+            gy = -net.vjp(cy, gdir) / r[:, None] + (q / r**2)[:, None] * diff
             eta = 0.05 * side / math.sqrt(t + 1.0)
             for z, gz in ((x, gx), (y, gy)):
                 nz = np.linalg.norm(gz, axis=1, keepdims=True)
@@ -860,9 +883,19 @@ class LipschitzProblem:
 class LipschitzEvaluator:
     """Private scorer (module docstring): the test set, the certifier, the empirical Lipschitz estimate."""
 
-    def __init__(self, problem: LipschitzProblem, X_test: np.ndarray, y_test: np.ndarray, *, box: tuple,
-                 seed: int, cert_tol: float = 1e-6, emp_points: int = 10_000, emp_steps: int = 50,
-                 emp_starts: int = 16):
+    def __init__(
+        self,
+        problem: LipschitzProblem,
+        X_test: np.ndarray,
+        y_test: np.ndarray,
+        *,
+        box: tuple,
+        seed: int,
+        cert_tol: float = 1e-6,
+        emp_points: int = 10_000,
+        emp_steps: int = 50,
+        emp_starts: int = 16,
+    ):
         self.p = problem
         self.X_test = np.asarray(X_test, dtype=float)
         self.y_test = np.asarray(y_test)
@@ -912,9 +945,17 @@ class LipschitzEvaluator:
         rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(3,)))
         emp = empirical_lipschitz(net, *self.box, rng, *self.emp)
         nan = math.nan
-        out = {"cert_bound": min(cert, BIG), "certified": float(ok), "emp_lip": min(emp, BIG),
-               "n_params": float(net.n_params()), "train_seconds": nan, "rel_rmse": nan, "sup_err": nan,
-               "clean_acc": nan, **{f"cert_acc@{e:g}": nan for e in EPS}}
+        out = {
+            "cert_bound": min(cert, BIG),
+            "certified": float(ok),
+            "emp_lip": min(emp, BIG),
+            "n_params": float(net.n_params()),
+            "train_seconds": nan,
+            "rel_rmse": nan,
+            "sup_err": nan,
+            "clean_acc": nan,
+            **{f"cert_acc@{e:g}": nan for e in EPS},
+        }
         # train_seconds is the runner's clock (LipschitzTask.finalize); a solver's own meta is never trusted
         F = net(self.X_test)
         diverged = self.diverged(net, F)
@@ -967,8 +1008,9 @@ def _digits_data(seed: int):
     from sklearn.model_selection import train_test_split
 
     data = load_digits()
-    return train_test_split(data.data / 16.0, data.target.astype(np.int64), test_size=0.2, random_state=seed,
-                            stratify=data.target)
+    return train_test_split(
+        data.data / 16.0, data.target.astype(np.int64), test_size=0.2, random_state=seed, stratify=data.target
+    )
 
 
 class LipschitzTask:
@@ -980,18 +1022,54 @@ class LipschitzTask:
 
     id = TASK_ID
     primary = "error"
-    metrics = {"error": "min", "rel_rmse": "min", "certified": "max", "cert_bound": "min", "emp_lip": "min",
-               "sup_err": "min", "clean_acc": "max", "cert_acc@0.05": "max", "cert_acc@0.1": "max",
-               "cert_acc@0.2": "max", "n_params": "min", "train_seconds": "min", "diverged": "min"}
-    table_metrics = ("cert_bound", "emp_lip", "rel_rmse", "sup_err", "clean_acc", "cert_acc@0.1", "n_params",
-                     "train_seconds")
+    metrics = {
+        "error": "min",
+        "rel_rmse": "min",
+        "certified": "max",
+        "cert_bound": "min",
+        "emp_lip": "min",
+        "sup_err": "min",
+        "clean_acc": "max",
+        "cert_acc@0.05": "max",
+        "cert_acc@0.1": "max",
+        "cert_acc@0.2": "max",
+        "n_params": "min",
+        "train_seconds": "min",
+        "diverged": "min",
+    }
+    table_metrics = (
+        "cert_bound",
+        "emp_lip",
+        "rel_rmse",
+        "sup_err",
+        "clean_acc",
+        "cert_acc@0.1",
+        "n_params",
+        "train_seconds",
+    )
 
-    def __init__(self, families: Any = None, dims: Any = (1, 2, 5), targets: Any = TARGETS,
-                 epochs: int | None = None, paper_scale: bool = False, seeds: Any = (0, 1, 2, 3, 4),
-                 max_seconds: float | None = None, n_train: int = 4096, n_centres: int = 5, f3_bias: float = 0.5,
-                 f4_freq: float = 4.0, grid_1d: int = 10_000, grid_2d: int = 200, n_test_uniform: int = 100_000,
-                 moons_noise: float = 0.1, cert_tol: float = 1e-6, emp_points: int = 10_000, emp_steps: int = 50,
-                 emp_starts: int = 16):
+    def __init__(
+        self,
+        families: Any = None,
+        dims: Any = (1, 2, 5),
+        targets: Any = TARGETS,
+        epochs: int | None = None,
+        paper_scale: bool = False,
+        seeds: Any = (0, 1, 2, 3, 4),
+        max_seconds: float | None = None,
+        n_train: int = 4096,
+        n_centres: int = 5,
+        f3_bias: float = 0.5,
+        f4_freq: float = 4.0,
+        grid_1d: int = 10_000,
+        grid_2d: int = 200,
+        n_test_uniform: int = 100_000,
+        moons_noise: float = 0.1,
+        cert_tol: float = 1e-6,
+        emp_points: int = 10_000,
+        emp_steps: int = 50,
+        emp_starts: int = 16,
+    ):
         if not isinstance(paper_scale, (bool, np.bool_)):
             raise ValueError(f"paper_scale must be True or False, got {paper_scale!r}")
         self.paper_scale = bool(paper_scale)
@@ -1004,8 +1082,9 @@ class LipschitzTask:
         self.targets = check_names(targets, "targets", TARGETS)
         self.epochs = check_ints(epochs if epochs is not None else (1000 if self.paper_scale else 200), "epochs", 1)[0]
         self.seeds = check_ints(seeds, "seeds", 0)
-        ms = check_floats(max_seconds if max_seconds is not None else (600.0 if self.paper_scale else 60.0),
-                          "max_seconds", above=0.0)[0]
+        ms = check_floats(
+            max_seconds if max_seconds is not None else (600.0 if self.paper_scale else 60.0), "max_seconds", above=0.0
+        )[0]
         self.n_train = check_ints(n_train, "n_train", 2)[0]
         self.n_centres = check_ints(n_centres, "n_centres", 1)[0]
         self.f3_bias = check_floats(f3_bias, "f3_bias", at_least=0.0)[0]
@@ -1021,8 +1100,13 @@ class LipschitzTask:
         self.default_budget = Budget(max_seconds=ms, max_iterations=self.epochs)
 
     def _common(self) -> dict[str, Any]:
-        return {"epochs": self.epochs, "cert_tol": self.cert_tol, "emp_points": self.emp_points,
-                "emp_steps": self.emp_steps, "emp_starts": self.emp_starts}
+        return {
+            "epochs": self.epochs,
+            "cert_tol": self.cert_tol,
+            "emp_points": self.emp_points,
+            "emp_steps": self.emp_steps,
+            "emp_starts": self.emp_starts,
+        }
 
     def _configs(self) -> list[tuple[str, dict[str, Any]]]:
         out: list[tuple[str, dict[str, Any]]] = []
@@ -1030,14 +1114,26 @@ class LipschitzTask:
             if fam == "approx":
                 for d, t in itertools.product(self.dims, self.targets):
                     prm = {"family": fam, "d": d, "target": t, "n_train": self.n_train, **self._common()}
-                    prm.update({"f2": {"n_centres": self.n_centres}, "f3": {"f3_bias": self.f3_bias},
-                                "f4": {"f4_freq": self.f4_freq}}.get(t, {}))
-                    prm.update({1: {"grid_1d": self.grid_1d}, 2: {"grid_2d": self.grid_2d}}.get(
-                        d, {"n_test_uniform": self.n_test_uniform}))
+                    prm.update(
+                        {
+                            "f2": {"n_centres": self.n_centres},
+                            "f3": {"f3_bias": self.f3_bias},
+                            "f4": {"f4_freq": self.f4_freq},
+                        }.get(t, {})
+                    )
+                    prm.update(
+                        {1: {"grid_1d": self.grid_1d}, 2: {"grid_2d": self.grid_2d}}.get(
+                            d, {"n_test_uniform": self.n_test_uniform}
+                        )
+                    )
                     out.append((f"approx/d={d}/{t}", prm))
             elif fam == "robust":
-                out.append(("robust/moons", {"family": fam, "target": "moons", "moons_noise": self.moons_noise,
-                                             **self._common()}))
+                out.append(
+                    (
+                        "robust/moons",
+                        {"family": fam, "target": "moons", "moons_noise": self.moons_noise, **self._common()},
+                    )
+                )
             else:
                 out.append(("digits", {"family": fam, "target": "digits", **self._common()}))
         return out
@@ -1050,10 +1146,12 @@ class LipschitzTask:
         fam = check_names(p.get("family"), "family", FAMILIES)[0]
         seed = int(ref.seed)
         epochs = check_ints(p.get("epochs", self.epochs), "epochs", 1)[0]
-        ev_kw = {"cert_tol": float(p.get("cert_tol", self.cert_tol)),
-                 "emp_points": int(p.get("emp_points", self.emp_points)),
-                 "emp_steps": int(p.get("emp_steps", self.emp_steps)),
-                 "emp_starts": int(p.get("emp_starts", self.emp_starts))}
+        ev_kw = {
+            "cert_tol": float(p.get("cert_tol", self.cert_tol)),
+            "emp_points": int(p.get("emp_points", self.emp_points)),
+            "emp_steps": int(p.get("emp_steps", self.emp_steps)),
+            "emp_starts": int(p.get("emp_starts", self.emp_starts)),
+        }
         streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)]
         if fam == "approx":
             d = check_ints(p.get("d"), "d", 1)[0]
@@ -1062,23 +1160,35 @@ class LipschitzTask:
             X = streams[1].uniform(-1.0, 1.0, (check_ints(p.get("n_train", 4096), "n_train", 2)[0], d))
             Xt = _test_points(d, streams[2], p)
             lo, hi = -np.ones(d), np.ones(d)
-            problem = LipschitzProblem(family=fam, target=tname, X=X, y=f(X), d=d, out_dim=1, loss="mse",
-                                       domain=(lo.copy(), hi.copy()), epochs=epochs)
+            problem = LipschitzProblem(
+                family=fam,
+                target=tname,
+                X=X,
+                y=f(X),
+                d=d,
+                out_dim=1,
+                loss="mse",
+                domain=(lo.copy(), hi.copy()),
+                epochs=epochs,
+            )
             return problem, LipschitzEvaluator(problem, Xt, f(Xt), box=(lo, hi), seed=seed, **ev_kw)
         if fam == "robust":
             X, Xt, y, yt = _robust_data(seed, noise=float(p.get("moons_noise", 0.1)))
             span = X.max(axis=0) - X.min(axis=0)
             box = (X.min(axis=0) - 0.1 * span, X.max(axis=0) + 0.1 * span)
-            problem = LipschitzProblem(family=fam, target="moons", X=X, y=y, d=2, out_dim=1, loss="bce",
-                                       domain=None, epochs=epochs)
+            problem = LipschitzProblem(
+                family=fam, target="moons", X=X, y=y, d=2, out_dim=1, loss="bce", domain=None, epochs=epochs
+            )
             return problem, LipschitzEvaluator(problem, Xt, yt, box=box, seed=seed, **ev_kw)
         X, Xt, y, yt = _digits_data(seed)
-        problem = LipschitzProblem(family=fam, target="digits", X=X, y=y, d=64, out_dim=10, loss="ce", domain=None,
-                                   epochs=epochs)
+        problem = LipschitzProblem(
+            family=fam, target="digits", X=X, y=y, d=64, out_dim=10, loss="ce", domain=None, epochs=epochs
+        )
         return problem, LipschitzEvaluator(problem, Xt, yt, box=(np.zeros(64), np.ones(64)), seed=seed, **ev_kw)
 
-    def finalize(self, metrics: Mapping[str, float] | None, seconds: float | None, status: str,
-                 budget: Budget | None = None) -> dict[str, float]:
+    def finalize(
+        self, metrics: Mapping[str, float] | None, seconds: float | None, status: str, budget: Budget | None = None
+    ) -> dict[str, float]:
         """``metrics`` with ``train_seconds`` set to the runner's wall seconds of the solve."""
         out = dict(metrics or {})
         if seconds is not None and math.isfinite(float(seconds)):

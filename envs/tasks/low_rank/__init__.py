@@ -4,11 +4,23 @@ Weights in DNNs via Riemannian Optimization: RAdaGrad and RAdamW* (NeurIPS 2025,
 This package: :mod:`.task`. The task's public names are re-exported here."""
 
 from papergym.envs.tasks.low_rank.task import (
-    FAMILIES, LowRankEvaluator, LowRankInstance, LowRankOracle, LowRankProblem, LowRankTask, matrix_of,
+    FAMILIES,
+    LowRankEvaluator,
+    LowRankInstance,
+    LowRankOracle,
+    LowRankProblem,
+    LowRankTask,
+    matrix_of,
     top_singular_value,
 )
 
 __all__ = [
-    "FAMILIES", "LowRankEvaluator", "LowRankInstance", "LowRankOracle", "LowRankProblem", "LowRankTask",
-    "matrix_of", "top_singular_value",
+    "FAMILIES",
+    "LowRankEvaluator",
+    "LowRankInstance",
+    "LowRankOracle",
+    "LowRankProblem",
+    "LowRankTask",
+    "matrix_of",
+    "top_singular_value",
 ]

@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -60,8 +61,16 @@ from papergym.envs.tasks.base import (
 from papergym.envs.tasks.haar import haar
 from papergym.envs.tasks.sealed import seal
 
-__all__ = ["LowRankTask", "LowRankProblem", "LowRankInstance", "top_singular_value", "LowRankOracle", "LowRankEvaluator",
-           "matrix_of", "FAMILIES"]
+__all__ = [
+    "LowRankTask",
+    "LowRankProblem",
+    "LowRankInstance",
+    "top_singular_value",
+    "LowRankOracle",
+    "LowRankEvaluator",
+    "matrix_of",
+    "FAMILIES",
+]
 
 TASK_ID = "LowRankRecovery-v0"
 FAMILIES = ("sensing", "regression")
@@ -90,12 +99,21 @@ def matrix_of(factors: Any, m: int, n: int, r: int) -> np.ndarray:
         U, s, V = parts
         k = s.shape[0] if s.ndim == 1 else -1
         if s.ndim != 1 or U.shape != (m, k) or V.shape != (n, k) or k > r:
-            raise ValueError(f"(U, s, V) must have shapes ({m}, k), (k,), ({n}, k) with k <= {r}; got "
-                             f"{U.shape}, {s.shape}, {V.shape}")
+            raise ValueError(
+                f"(U, s, V) must have shapes ({m}, k), (k,), ({n}, k) with k <= {r}; got "
+                f"{U.shape}, {s.shape}, {V.shape}"
+            )
         return (U * s) @ V.T
     if len(parts) == 2:
         A, B = parts
-        if A.ndim != 2 or B.ndim != 2 or A.shape[0] != m or B.shape[0] != n or A.shape[1] != B.shape[1] or A.shape[1] > r:
+        if (
+            A.ndim != 2
+            or B.ndim != 2
+            or A.shape[0] != m
+            or B.shape[0] != n
+            or A.shape[1] != B.shape[1]
+            or A.shape[1] > r
+        ):
             raise ValueError(f"(A, B) must have shapes ({m}, k), ({n}, k) with k <= {r}; got {A.shape}, {B.shape}")
         return A @ B.T
     raise ValueError(f"factors must be (U, s, V) or (A, B), got {len(parts)} arrays")
@@ -136,11 +154,11 @@ class LowRankInstance:
             self.y = self.A @ self.X_star.ravel()
             self.L_smooth = top_singular_value(self.A) ** 2
         else:
-            lv = np.geomspace(1.0, kappa_H ** 0.25, m)
-            rv = np.geomspace(1.0, kappa_H ** 0.25, n)
+            lv = np.geomspace(1.0, kappa_H**0.25, m)
+            rv = np.geomspace(1.0, kappa_H**0.25, n)
             QL, QR = haar(rng, m), haar(rng, n)
-            self.L2 = (QL * lv ** 2) @ QL.T
-            self.R2 = (QR * rv ** 2) @ QR.T
+            self.L2 = (QL * lv**2) @ QL.T
+            self.R2 = (QR * rv**2) @ QR.T
             self.Lh = (QL * lv) @ QL.T
             self.Rh = (QR * rv) @ QR.T
             self.L_smooth = float(lv.max() ** 2 * rv.max() ** 2)
@@ -219,9 +237,14 @@ class LowRankEvaluator:
         o = self.oracle
         diverged = not rel <= DIVERGED_REL_ERR
         solved = o.hit is not None and not diverged
-        return {"par2_iters": float(o.hit if solved else 2 * o.max_calls),
-                "final_rel_err": min(rel, 1e300), "calls": float(o.calls), "state_floats": state,
-                "solved": float(solved), "diverged": float(diverged)}
+        return {
+            "par2_iters": float(o.hit if solved else 2 * o.max_calls),
+            "final_rel_err": min(rel, 1e300),
+            "calls": float(o.calls),
+            "state_floats": state,
+            "solved": float(solved),
+            "diverged": float(diverged),
+        }
 
 
 def _state_floats(value: Any) -> float:
@@ -256,13 +279,29 @@ class LowRankTask:
 
     id = TASK_ID
     primary = "par2_iters"
-    metrics = {"par2_iters": "min", "final_rel_err": "min", "calls": "min", "state_floats": "min", "solved": "max",
-               "diverged": "min"}
+    metrics = {
+        "par2_iters": "min",
+        "final_rel_err": "min",
+        "calls": "min",
+        "state_floats": "min",
+        "solved": "max",
+        "diverged": "min",
+    }
     table_metrics = ("final_rel_err", "solved", "diverged", "calls", "state_floats")
 
-    def __init__(self, family: Any = FAMILIES, kappa: Any = (1, 10, 100, 1000), kappa_H: Any = (1, 100),
-                 rank: Any = (3, 5), m: int = 40, n: int = 40, true_rank: int = 3, seeds: Any = (0, 1, 2, 3, 4),
-                 max_calls: int = 5000, max_seconds: float = 60.0):
+    def __init__(
+        self,
+        family: Any = FAMILIES,
+        kappa: Any = (1, 10, 100, 1000),
+        kappa_H: Any = (1, 100),
+        rank: Any = (3, 5),
+        m: int = 40,
+        n: int = 40,
+        true_rank: int = 3,
+        seeds: Any = (0, 1, 2, 3, 4),
+        max_calls: int = 5000,
+        max_seconds: float = 60.0,
+    ):
         self.family = check_names(family, "family", FAMILIES)
         self.kappa = check_floats(kappa, "kappa", at_least=1.0)
         self.kappa_H = check_floats(kappa_H, "kappa_H", at_least=1.0)
@@ -281,10 +320,23 @@ class LowRankTask:
     def instances(self, split: str = "dev") -> list[InstanceRef]:
         configs = []
         for fam, kap, r in itertools.product(self.family, self.kappa, self.rank):
-            for kh in (self.kappa_H if fam == "regression" else (1.0,)):
+            for kh in self.kappa_H if fam == "regression" else (1.0,):
                 key = f"{fam}/kappa={kap:g}" + (f",kH={kh:g}" if fam == "regression" else "") + f"/r={r}"
-                configs.append((key, {"family": fam, "kappa": kap, "kappa_H": kh, "rank": r, "m": self.m,
-                                      "n": self.n, "true_rank": self.true_rank, "max_calls": self.max_calls}))
+                configs.append(
+                    (
+                        key,
+                        {
+                            "family": fam,
+                            "kappa": kap,
+                            "kappa_H": kh,
+                            "rank": r,
+                            "m": self.m,
+                            "n": self.n,
+                            "true_rank": self.true_rank,
+                            "max_calls": self.max_calls,
+                        },
+                    )
+                )
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[LowRankProblem, LowRankEvaluator]:
@@ -298,9 +350,20 @@ class LowRankTask:
         inst = LowRankInstance(fam, m, n, rt, kap, kh, ref.seed)
         U0, s0, V0 = initial_point(inst, r, ref.seed)
         oracle = LowRankOracle(inst, r, calls)
-        problem = LowRankProblem(m=m, n=n, r=r, family=fam, kappa=kap, kappa_H=kh, L_smooth=inst.L_smooth,
-                                 U0=U0, s0=s0, V0=V0, max_calls=calls,
-                                 oracle=LowRankOracleView(loss_grad=seal(oracle.loss_grad, "oracle.loss_grad")))
+        problem = LowRankProblem(
+            m=m,
+            n=n,
+            r=r,
+            family=fam,
+            kappa=kap,
+            kappa_H=kh,
+            L_smooth=inst.L_smooth,
+            U0=U0,
+            s0=s0,
+            V0=V0,
+            max_calls=calls,
+            oracle=LowRankOracleView(loss_grad=seal(oracle.loss_grad, "oracle.loss_grad")),
+        )
         return problem, LowRankEvaluator(inst, oracle, r)
 
     def report(self, runs: Any) -> str:
@@ -311,16 +374,21 @@ class LowRankTask:
         if ok.empty:
             return ""
         kaps = sorted(ok.param_kappa.unique())
-        lines = ["median oracle calls to relative error 1e-6 (PAR-2: 2 x max_calls if never or diverged) per kappa",
-                 f"{'family':<12}{'solver':<16}" + "".join(f"{'k=' + format(k, 'g'):>9}" for k in kaps)
-                 + f"{'worst':>9}{'diverged':>10}"]
+        lines = [
+            "median oracle calls to relative error 1e-6 (PAR-2: 2 x max_calls if never or diverged) per kappa",
+            f"{'family':<12}{'solver':<16}"
+            + "".join(f"{'k=' + format(k, 'g'):>9}" for k in kaps)
+            + f"{'worst':>9}{'diverged':>10}",
+        ]
         for (fam, lab), g in ok.groupby(["param_family", "label"], sort=False):
             med = g.groupby("param_kappa").par2_iters.median()
             nd = int((g.status == "diverged").sum())
-            lines.append(f"{fam:<12}{lab:<16}" + "".join(f"{med.get(k, np.nan):>9.0f}" for k in kaps)
-                         + f"{g.par2_iters.max():>9.0f}{f'{nd}/{len(g)}':>10}")
+            lines.append(
+                f"{fam:<12}{lab:<16}"
+                + "".join(f"{med.get(k, np.nan):>9.0f}" for k in kaps)
+                + f"{g.par2_iters.max():>9.0f}{f'{nd}/{len(g)}':>10}"
+            )
         return "\n".join(lines)
-
 
     def figures(self, runs: Any, folder: Any) -> list[Any]:
         """``calls_vs_kappa``: median oracle calls to tolerance against κ (log-log), one panel per family, one line
@@ -344,13 +412,22 @@ class LowRankTask:
                 med = h.groupby("param_kappa").par2_iters.median()
                 nd = int((h.status == "diverged").sum())
                 lab = f"{label} ({nd}/{len(h)} diverged)" if nd else label
-                ax.loglog(med.index.to_numpy(dtype=float), med.to_numpy(dtype=float), marker="x" if nd else "o",
-                          ls=":" if nd else "-", label=lab, zorder=3)
+                ax.loglog(
+                    med.index.to_numpy(dtype=float),
+                    med.to_numpy(dtype=float),
+                    marker="x" if nd else "o",
+                    ls=":" if nd else "-",
+                    label=lab,
+                    zorder=3,
+                )
             cap = 2 * float(g.param_max_calls.max()) if "param_max_calls" in g else np.nan
             if np.isfinite(cap):
                 ax.axhline(cap, color="grey", ls="--", lw=0.8, label="PAR-2 cap", zorder=1)
-            ax.set(title=f"{fam}: oracle calls to rel. error 1e-6 (PAR-2)", xlabel="condition number kappa",
-                   ylabel="oracle calls")
+            ax.set(
+                title=f"{fam}: oracle calls to rel. error 1e-6 (PAR-2)",
+                xlabel="condition number kappa",
+                ylabel="oracle calls",
+            )
             ax.grid(alpha=0.3, which="both")
             ax.legend(fontsize=7, frameon=False)
         fig.tight_layout()

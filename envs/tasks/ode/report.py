@@ -50,8 +50,7 @@ def accuracy_comparison(rel_a: float, rel_b: float, gate: float) -> dict[str, fl
     a, b, g = float(rel_a), float(rel_b), float(gate)
     d = abs(a - b)
     resolved = math.isfinite(d) and a >= GAP_FLOOR * g and b >= GAP_FLOOR * g and b > 0
-    return {"abs_diff": d, "diff_over_gate": d / g if g > 0 else math.nan,
-            "rel_diff": d / b if resolved else math.nan}
+    return {"abs_diff": d, "diff_over_gate": d / g if g > 0 else math.nan, "rel_diff": d / b if resolved else math.nan}
 
 
 def _gate_of(df: pd.DataFrame) -> pd.Series:
@@ -70,8 +69,12 @@ def _per_instance(runs: pd.DataFrame, label: str) -> pd.DataFrame:
     r = runs[(runs.label == label) & (runs.status == "ok")].copy()
     r["fit_time"] = _fit_time(r)
     r["gate"] = _gate_of(r)
-    return r.groupby("instance").agg(fit_time=("fit_time", "median"), rel_rmse=("rel_rmse", "median"),
-                                     rmse=("rmse", "median"), gate=("gate", "first"))
+    return r.groupby("instance").agg(
+        fit_time=("fit_time", "median"),
+        rel_rmse=("rel_rmse", "median"),
+        rmse=("rmse", "median"),
+        gate=("gate", "first"),
+    )
 
 
 def loglog_slope(n: np.ndarray, t: np.ndarray) -> float:
@@ -110,8 +113,12 @@ def paper_statistics(runs: pd.DataFrame) -> str:
             sp = (j.fit_time_b / j.fit_time).to_numpy(float)
             sp = sp[np.isfinite(sp) & (sp > 0)]
             geo = math.exp(np.mean(np.log(sp))) if len(sp) else math.nan
-            txt = (f"  {lab} vs {name} ({len(j)} instances): solve-time speed-up geometric mean {geo:.3g}x "
-                   f"(min {np.min(sp):.3g}x, max {np.max(sp):.3g}x)" if len(sp) else f"  {lab} vs {name}: -")
+            txt = (
+                f"  {lab} vs {name} ({len(j)} instances): solve-time speed-up geometric mean {geo:.3g}x "
+                f"(min {np.min(sp):.3g}x, max {np.max(sp):.3g}x)"
+                if len(sp)
+                else f"  {lab} vs {name}: -"
+            )
             if name == "dual-lssvm":
                 cmp = [accuracy_comparison(x, y, g) for x, y, g in zip(j.rel_rmse, j.rel_rmse_b, j.gate)]
                 dg = np.array([c["diff_over_gate"] for c in cmp])
@@ -119,16 +126,24 @@ def paper_statistics(runs: pd.DataFrame) -> str:
                 gap = gap[np.isfinite(gap)]
                 dg = dg[np.isfinite(dg)]
                 if len(dg):
-                    txt += (f"; |rel_rmse - rel_rmse_dual| median {np.median(dg):.2g} x gate (max "
-                            f"{np.max(dg):.2g}); relative RMSE difference (both errors >= {GAP_FLOOR:g} x gate) "
-                            + (f"median {100 * np.median(gap):.3g} %, {int(np.sum(gap < PAPER_GAP))}/{len(gap)} "
-                               f"under the paper's 0.13 %" if len(gap) else "not resolved on any instance"))
+                    txt += (
+                        f"; |rel_rmse - rel_rmse_dual| median {np.median(dg):.2g} x gate (max "
+                        f"{np.max(dg):.2g}); relative RMSE difference (both errors >= {GAP_FLOOR:g} x gate) "
+                        + (
+                            f"median {100 * np.median(gap):.3g} %, {int(np.sum(gap < PAPER_GAP))}/{len(gap)} "
+                            f"under the paper's 0.13 %"
+                            if len(gap)
+                            else "not resolved on any instance"
+                        )
+                    )
             else:
                 imp = (1.0 - j.rmse / j.rmse_b).to_numpy(float)
                 imp = imp[np.isfinite(imp)]
                 if len(imp):
-                    txt += (f"; RMSE improvement over PINN median {100 * np.median(imp):.3g} %, "
-                            f"max {100 * np.max(imp):.3g} % (paper: up to 72 %)")
+                    txt += (
+                        f"; RMSE improvement over PINN median {100 * np.median(imp):.3g} %, "
+                        f"max {100 * np.max(imp):.3g} % (paper: up to 72 %)"
+                    )
             lines.append(txt)
     # per instance: speed-up of each nystrom-lssvm configuration over the dual
     if dual is not None and nys_labels:
@@ -138,16 +153,31 @@ def paper_statistics(runs: pd.DataFrame) -> str:
             a = _per_instance(runs, lab).merge(b, how="inner", left_index=True, right_index=True, suffixes=("", "_b"))
             for inst, r in a.iterrows():
                 c = accuracy_comparison(r.rel_rmse, r.rel_rmse_b, r.gate)
-                rows.append((inst, lab, r.fit_time, r.fit_time_b, r.fit_time_b / r.fit_time, r.rel_rmse,
-                             r.rel_rmse_b, c["diff_over_gate"], c["rel_diff"]))
+                rows.append(
+                    (
+                        inst,
+                        lab,
+                        r.fit_time,
+                        r.fit_time_b,
+                        r.fit_time_b / r.fit_time,
+                        r.rel_rmse,
+                        r.rel_rmse_b,
+                        c["diff_over_gate"],
+                        c["rel_diff"],
+                    )
+                )
         if rows:
-            lines.append("  per instance (solve seconds; speed-up over dual-lssvm; rel_rmse of both; "
-                         "|difference| / gate; relative difference where resolved):")
+            lines.append(
+                "  per instance (solve seconds; speed-up over dual-lssvm; rel_rmse of both; "
+                "|difference| / gate; relative difference where resolved):"
+            )
             w = max(len(r[0]) for r in rows)
             for inst, lab, ft, fb, spd, ra, rb, dg, gap in rows:
                 rel = f"{100 * gap:.3g} %" if math.isfinite(gap) else "- (below the gate's scale)"
-                lines.append(f"    {inst:<{w}}  {lab}  {ft:.4g} s vs {fb:.4g} s  {spd:8.3g}x  "
-                             f"{ra:.2e} vs {rb:.2e}  {dg:.2g} x gate  {rel}")
+                lines.append(
+                    f"    {inst:<{w}}  {lab}  {ft:.4g} s vs {fb:.4g} s  {spd:8.3g}x  "
+                    f"{ra:.2e} vs {rb:.2e}  {dg:.2g} x gate  {rel}"
+                )
     # time-vs-n slopes
     if "param_n" in runs and runs.param_n.nunique() >= 2:
         parts = []
@@ -211,4 +241,3 @@ def figures(runs: pd.DataFrame, folder: str | Path) -> list[Any]:
             save_figure(fig, folder / "error_vs_m")
             out.append(fig)
     return out
-

@@ -144,7 +144,9 @@ def solution_array(solution: Any, n_query: int, dim: int) -> np.ndarray:
     try:
         y = np.asarray(solution, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"the solution must be a numeric array of shape ({n_query}, {dim}); got {type(solution).__name__}") from None
+        raise ValueError(
+            f"the solution must be a numeric array of shape ({n_query}, {dim}); got {type(solution).__name__}"
+        ) from None
     if dim == 1 and y.shape == (n_query,):
         y = y.reshape(n_query, 1)
     if y.shape != (n_query, dim):
@@ -250,7 +252,7 @@ def _l1_forcing(t, **_):
 
 def _l1_exact(t, *, y0):
     t = _t(t)
-    return (y0 * np.exp(-t**2 / 2) / (1.0 + t + t**3) + t**2)[:, None]
+    return (y0 * np.exp(-(t**2) / 2) / (1.0 + t + t**3) + t**2)[:, None]
 
 
 # ------------------------------------------------------------------------------------------------ L2
@@ -261,8 +263,9 @@ _L2_DEN = 83521.0
 
 
 def _l2_P(t):
-    return ((39304.0 * t**3 - 52020.0 * t**2 + 42432.0 * t - 15456.0) * np.sin(t / 2)
-            + (-9826.0 * t**3 + 27744.0 * t**2 - 38352.0 * t + 23040.0) * np.cos(t / 2))
+    return (39304.0 * t**3 - 52020.0 * t**2 + 42432.0 * t - 15456.0) * np.sin(t / 2) + (
+        -9826.0 * t**3 + 27744.0 * t**2 - 38352.0 * t + 23040.0
+    ) * np.cos(t / 2)
 
 
 def _l2_rhs(t, y, dy=None, **_):
@@ -398,11 +401,11 @@ def _l6_exact(t, *, a):
 # y'' + w^2 y = 0, y(0) = 0, y'(0) = 1: y = sin(w t)/w.
 def _l7_rhs(t, y, dy=None, *, omega):
     t, y = _ty(t, y, 1)
-    return -omega**2 * y
+    return -(omega**2) * y
 
 
 def _l7_jac(t, y, dy=None, *, omega):
-    return _scalar_jac(-omega**2, np.asarray(t).size), None
+    return _scalar_jac(-(omega**2), np.asarray(t).size), None
 
 
 def _l7_coeffs(t, *, omega):
@@ -429,7 +432,7 @@ def _l8_rhs(t, y, dy, *, zeta, omega):
 
 def _l8_jac(t, y, dy=None, *, zeta, omega):
     k = np.asarray(t).size
-    return _scalar_jac(-omega**2, k), _scalar_jac(-2.0 * zeta * omega, k)
+    return _scalar_jac(-(omega**2), k), _scalar_jac(-2.0 * zeta * omega, k)
 
 
 def _l8_coeffs(t, *, zeta, omega):
@@ -615,8 +618,15 @@ def _n7_dense(a: float, b: float, s: float, t0: float, tf: float):
     def f(_t, z):
         return [a * z[0] - z[0] * z[1], -b * z[1] + z[0] * z[1]]
 
-    sol = solve_ivp(f, (t0, tf), [10.0 * s, 5.0 * s], method="DOP853", rtol=N7_REFERENCE_TOL,
-                    atol=N7_REFERENCE_TOL, dense_output=True)
+    sol = solve_ivp(
+        f,
+        (t0, tf),
+        [10.0 * s, 5.0 * s],
+        method="DOP853",
+        rtol=N7_REFERENCE_TOL,
+        atol=N7_REFERENCE_TOL,
+        dense_output=True,
+    )
     if not sol.success:  # pragma: no cover - a smooth bounded orbit
         raise RuntimeError(f"N7 reference solve failed: {sol.message}")
     return sol.sol
@@ -640,10 +650,10 @@ class _Family:
     order: int
     dim: int
     t0: float
-    tf: float | None                       # None: params["tf"]
+    tf: float | None  # None: params["tf"]
     canonical: Mapping[str, float]
     ranges: Mapping[str, tuple[float, float]]  # drawn in this order with rng.uniform
-    ic: Callable[..., list]                    # params -> (order, p) nested list
+    ic: Callable[..., list]  # params -> (order, p) nested list
     rhs: Callable[..., np.ndarray]
     jac: Callable[..., tuple]
     exact: Callable[..., np.ndarray]
@@ -657,47 +667,270 @@ def _n2_derived(p: dict) -> dict:
     return {"tf": 0.65 * (math.pi / 2 - math.atan(p["y0"]))}
 
 
-_FAMILIES: dict[str, _Family] = {f.name: f for f in [
-    _Family("L1", "linear", 1, 1, 0.0, 1.0, {"y0": 1.0}, {"y0": (0.5, 2.0)}, lambda y0: [[y0]],
-            _l1_rhs, _l1_jac, _l1_exact, _l1_coeffs, _l1_forcing,
-            equation="y' + (t + q) y = t^3 + 2t + t^2 q, q = (1 + 3t^2)/(1 + t + t^3)"),
-    _Family("L2", "linear", 1, 1, 0.0, 10.0, {"y0": 1.0}, {"y0": (0.0, 2.0)}, lambda y0: [[y0]],
-            _l2_rhs, _l2_jac, _l2_exact, _l2_coeffs, _l2_forcing, equation="y' + 2y = t^3 sin(t/2)"),
-    _Family("L3", "linear", 1, 1, 0.0, 2.0, {"a": 0.2}, {"a": (0.1, 0.5)}, lambda a: [[0.0]],
-            _l3_rhs, _l3_jac, _l3_exact, _l3_coeffs, _l3_forcing, equation="y' + a y = e^{-at} cos t"),
-    _Family("L4", "linear", 1, 1, 0.0, 2.0, {"c": 1.0, "y0": 1.0}, {"c": (0.5, 2.0), "y0": (0.5, 2.0)},
-            lambda c, y0: [[y0]], _l4_rhs, _l4_jac, _l4_exact, _l4_coeffs, _l4_forcing, equation="y' = -2 c t y"),
-    _Family("L5", "linear", 1, 1, 0.0, 5.0, {"k": 10.0}, {"k": (5.0, 20.0)}, lambda k: [[0.0]],
-            _l5_rhs, _l5_jac, _l5_exact, _l5_coeffs, _l5_forcing, equation="y' + k y = k cos t"),
-    _Family("L6", "linear", 2, 1, 0.0, 2.0, {"a": 0.2}, {"a": (0.1, 0.5)}, lambda a: [[0.0], [1.0]],
-            _l6_rhs, _l6_jac, _l6_exact, _l6_coeffs, _l6_forcing, equation="y'' + a y' + y = -a e^{-at} cos t"),
-    _Family("L7", "linear", 2, 1, 0.0, 2 * math.pi, {"omega": 1.0}, {"omega": (0.5, 2.0)},
-            lambda omega: [[0.0], [1.0]], _l7_rhs, _l7_jac, _l7_exact, _l7_coeffs, _zero_forcing_1,
-            equation="y'' + omega^2 y = 0"),
-    _Family("L8", "linear", 2, 1, 0.0, 10.0, {"zeta": 0.1, "omega": 2.0},
-            {"zeta": (0.05, 0.3), "omega": (1.0, 3.0)}, lambda zeta, omega: [[1.0], [0.0]],
-            _l8_rhs, _l8_jac, _l8_exact, _l8_coeffs, _zero_forcing_1,
-            equation="y'' + 2 zeta omega y' + omega^2 y = 0"),
-    _Family("L9", "linear", 1, 2, 0.0, 2 * math.pi, {"omega": 1.0}, {"omega": (0.5, 2.0)},
-            lambda omega: [[0.0, 1.0]], _l9_rhs, _l9_jac, _l9_exact, _l9_coeffs, _l9_forcing,
-            equation="y1' = omega y2, y2' = -omega y1"),
-    _Family("N1", "nonlinear", 1, 1, 0.0, 10.0, {"r": 1.0, "y0": 0.5}, {"r": (0.5, 1.5), "y0": (0.1, 0.9)},
-            lambda r, y0: [[y0]], _n1_rhs, _n1_jac, _n1_exact, equation="y' = r y (1 - y)"),
-    _Family("N2", "nonlinear", 1, 1, 0.0, None, {"y0": 0.0, "tf": 1.0}, {"y0": (-0.5, 0.5)},
-            lambda y0, tf: [[y0]], _n2_rhs, _n2_jac, _n2_exact, derived=_n2_derived, equation="y' = 1 + y^2"),
-    _Family("N3", "nonlinear", 1, 1, 0.0, 5.0, {"y0": 1.0}, {"y0": (0.5, 2.0)}, lambda y0: [[y0]],
-            _n3_rhs, _n3_jac, _n3_exact, equation="y' = -y^2"),
-    _Family("N4", "nonlinear", 1, 1, 0.0, 3.0, {"y0": 1.0}, {"y0": (0.5, 2.0)}, lambda y0: [[y0]],
-            _n4_rhs, _n4_jac, _n4_exact, equation="y' = -2 t y^2"),
-    _Family("N5", "nonlinear", 1, 2, 0.0, None, {"tf": 3.0}, {"tf": (2.0, 4.0)}, lambda tf: [[0.0, 1.0]],
-            _n5_rhs, _n5_jac, _n5_exact,
-            equation="y1' = cos t + y1^2 + y2 - (1 + t^2 + sin^2 t), y2' = 2t - (1 + t^2) sin t + y1 y2"),
-    _Family("N6", "nonlinear", 2, 1, 0.0, 2.0, {"c": 1.0}, {"c": (0.75, 1.5)},
-            lambda c: [[1.0 / c], [-1.0 / c**2]], _n6_rhs, _n6_jac, _n6_exact, equation="y'' = 2 y^3"),
-    _Family("N7", "nonlinear", 1, 2, 0.0, 10.0, {"a": 1.5, "b": 3.0, "s": 1.0},
-            {"a": (1.0, 2.0), "b": (2.0, 4.0), "s": (0.8, 1.2)}, lambda a, b, s: [[10.0 * s, 5.0 * s]],
-            _n7_rhs, _n7_jac, _n7_exact, equation="x' = a x - x y, y' = -b y + x y (Lotka-Volterra)"),
-]}
+_FAMILIES: dict[str, _Family] = {
+    f.name: f
+    for f in [
+        _Family(
+            "L1",
+            "linear",
+            1,
+            1,
+            0.0,
+            1.0,
+            {"y0": 1.0},
+            {"y0": (0.5, 2.0)},
+            lambda y0: [[y0]],
+            _l1_rhs,
+            _l1_jac,
+            _l1_exact,
+            _l1_coeffs,
+            _l1_forcing,
+            equation="y' + (t + q) y = t^3 + 2t + t^2 q, q = (1 + 3t^2)/(1 + t + t^3)",
+        ),
+        _Family(
+            "L2",
+            "linear",
+            1,
+            1,
+            0.0,
+            10.0,
+            {"y0": 1.0},
+            {"y0": (0.0, 2.0)},
+            lambda y0: [[y0]],
+            _l2_rhs,
+            _l2_jac,
+            _l2_exact,
+            _l2_coeffs,
+            _l2_forcing,
+            equation="y' + 2y = t^3 sin(t/2)",
+        ),
+        _Family(
+            "L3",
+            "linear",
+            1,
+            1,
+            0.0,
+            2.0,
+            {"a": 0.2},
+            {"a": (0.1, 0.5)},
+            lambda a: [[0.0]],
+            _l3_rhs,
+            _l3_jac,
+            _l3_exact,
+            _l3_coeffs,
+            _l3_forcing,
+            equation="y' + a y = e^{-at} cos t",
+        ),
+        _Family(
+            "L4",
+            "linear",
+            1,
+            1,
+            0.0,
+            2.0,
+            {"c": 1.0, "y0": 1.0},
+            {"c": (0.5, 2.0), "y0": (0.5, 2.0)},
+            lambda c, y0: [[y0]],
+            _l4_rhs,
+            _l4_jac,
+            _l4_exact,
+            _l4_coeffs,
+            _l4_forcing,
+            equation="y' = -2 c t y",
+        ),
+        _Family(
+            "L5",
+            "linear",
+            1,
+            1,
+            0.0,
+            5.0,
+            {"k": 10.0},
+            {"k": (5.0, 20.0)},
+            lambda k: [[0.0]],
+            _l5_rhs,
+            _l5_jac,
+            _l5_exact,
+            _l5_coeffs,
+            _l5_forcing,
+            equation="y' + k y = k cos t",
+        ),
+        _Family(
+            "L6",
+            "linear",
+            2,
+            1,
+            0.0,
+            2.0,
+            {"a": 0.2},
+            {"a": (0.1, 0.5)},
+            lambda a: [[0.0], [1.0]],
+            _l6_rhs,
+            _l6_jac,
+            _l6_exact,
+            _l6_coeffs,
+            _l6_forcing,
+            equation="y'' + a y' + y = -a e^{-at} cos t",
+        ),
+        _Family(
+            "L7",
+            "linear",
+            2,
+            1,
+            0.0,
+            2 * math.pi,
+            {"omega": 1.0},
+            {"omega": (0.5, 2.0)},
+            lambda omega: [[0.0], [1.0]],
+            _l7_rhs,
+            _l7_jac,
+            _l7_exact,
+            _l7_coeffs,
+            _zero_forcing_1,
+            equation="y'' + omega^2 y = 0",
+        ),
+        _Family(
+            "L8",
+            "linear",
+            2,
+            1,
+            0.0,
+            10.0,
+            {"zeta": 0.1, "omega": 2.0},
+            {"zeta": (0.05, 0.3), "omega": (1.0, 3.0)},
+            lambda zeta, omega: [[1.0], [0.0]],
+            _l8_rhs,
+            _l8_jac,
+            _l8_exact,
+            _l8_coeffs,
+            _zero_forcing_1,
+            equation="y'' + 2 zeta omega y' + omega^2 y = 0",
+        ),
+        _Family(
+            "L9",
+            "linear",
+            1,
+            2,
+            0.0,
+            2 * math.pi,
+            {"omega": 1.0},
+            {"omega": (0.5, 2.0)},
+            lambda omega: [[0.0, 1.0]],
+            _l9_rhs,
+            _l9_jac,
+            _l9_exact,
+            _l9_coeffs,
+            _l9_forcing,
+            equation="y1' = omega y2, y2' = -omega y1",
+        ),
+        _Family(
+            "N1",
+            "nonlinear",
+            1,
+            1,
+            0.0,
+            10.0,
+            {"r": 1.0, "y0": 0.5},
+            {"r": (0.5, 1.5), "y0": (0.1, 0.9)},
+            lambda r, y0: [[y0]],
+            _n1_rhs,
+            _n1_jac,
+            _n1_exact,
+            equation="y' = r y (1 - y)",
+        ),
+        _Family(
+            "N2",
+            "nonlinear",
+            1,
+            1,
+            0.0,
+            None,
+            {"y0": 0.0, "tf": 1.0},
+            {"y0": (-0.5, 0.5)},
+            lambda y0, tf: [[y0]],
+            _n2_rhs,
+            _n2_jac,
+            _n2_exact,
+            derived=_n2_derived,
+            equation="y' = 1 + y^2",
+        ),
+        _Family(
+            "N3",
+            "nonlinear",
+            1,
+            1,
+            0.0,
+            5.0,
+            {"y0": 1.0},
+            {"y0": (0.5, 2.0)},
+            lambda y0: [[y0]],
+            _n3_rhs,
+            _n3_jac,
+            _n3_exact,
+            equation="y' = -y^2",
+        ),
+        _Family(
+            "N4",
+            "nonlinear",
+            1,
+            1,
+            0.0,
+            3.0,
+            {"y0": 1.0},
+            {"y0": (0.5, 2.0)},
+            lambda y0: [[y0]],
+            _n4_rhs,
+            _n4_jac,
+            _n4_exact,
+            equation="y' = -2 t y^2",
+        ),
+        _Family(
+            "N5",
+            "nonlinear",
+            1,
+            2,
+            0.0,
+            None,
+            {"tf": 3.0},
+            {"tf": (2.0, 4.0)},
+            lambda tf: [[0.0, 1.0]],
+            _n5_rhs,
+            _n5_jac,
+            _n5_exact,
+            equation="y1' = cos t + y1^2 + y2 - (1 + t^2 + sin^2 t), y2' = 2t - (1 + t^2) sin t + y1 y2",
+        ),
+        _Family(
+            "N6",
+            "nonlinear",
+            2,
+            1,
+            0.0,
+            2.0,
+            {"c": 1.0},
+            {"c": (0.75, 1.5)},
+            lambda c: [[1.0 / c], [-1.0 / c**2]],
+            _n6_rhs,
+            _n6_jac,
+            _n6_exact,
+            equation="y'' = 2 y^3",
+        ),
+        _Family(
+            "N7",
+            "nonlinear",
+            1,
+            2,
+            0.0,
+            10.0,
+            {"a": 1.5, "b": 3.0, "s": 1.0},
+            {"a": (1.0, 2.0), "b": (2.0, 4.0), "s": (0.8, 1.2)},
+            lambda a, b, s: [[10.0 * s, 5.0 * s]],
+            _n7_rhs,
+            _n7_jac,
+            _n7_exact,
+            equation="x' = a x - x y, y' = -b y + x y (Lotka-Volterra)",
+        ),
+    ]
+}
 
 PROBLEMS: tuple[str, ...] = tuple(_FAMILIES)
 LINEAR_PROBLEMS: tuple[str, ...] = tuple(k for k, f in _FAMILIES.items() if f.kind == "linear")
@@ -767,8 +1000,9 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def make_problem(name: str, n: int, seed: int = 0, n_query: int = 1000,
-                 params: Mapping[str, float] | None = None) -> ODEProblem:
+def make_problem(
+    name: str, n: int, seed: int = 0, n_query: int = 1000, params: Mapping[str, float] | None = None
+) -> ODEProblem:
     """The public :class:`ODEProblem` of ``name`` with ``n`` collocation times and ``n_query`` query
     times; parameters from ``seed`` (:func:`problem_params`) unless given."""
     fam = family(name)
@@ -785,10 +1019,20 @@ def make_problem(name: str, n: int, seed: int = 0, n_query: int = 1000,
         lf = LinearForm(coeffs=bind(fam.coeffs, **params), forcing=bind(fam.forcing, **params))
     ic_args = {k: params[k] for k in fam.canonical}
     return ODEProblem(
-        name=name, kind=fam.kind, order=fam.order, dim=fam.dim, t0=t0, tf=tf,
-        t_train=_frozen(collocation_times(t0, tf, n)), t_query=_frozen(query_times(t0, tf, n_query)),
+        name=name,
+        kind=fam.kind,
+        order=fam.order,
+        dim=fam.dim,
+        t0=t0,
+        tf=tf,
+        t_train=_frozen(collocation_times(t0, tf, n)),
+        t_query=_frozen(query_times(t0, tf, n_query)),
         ic=_frozen(np.array(fam.ic(**ic_args), dtype=np.float64).reshape(fam.order, fam.dim)),
-        rhs=bind(fam.rhs, **params), jac=bind(fam.jac, **params), linear_form=lf, params=dict(params))
+        rhs=bind(fam.rhs, **params),
+        jac=bind(fam.jac, **params),
+        linear_form=lf,
+        params=dict(params),
+    )
 
 
 def served_problem(problem: ODEProblem) -> ODEProblem:
@@ -796,10 +1040,16 @@ def served_problem(problem: ODEProblem) -> ODEProblem:
     form's callables sealed (module docstring), so nothing reachable from it gives the family parameters."""
     lf = problem.linear_form
     if lf is not None:
-        lf = LinearForm(coeffs=seal(lf.coeffs, f"{problem.name}.coeffs"),
-                        forcing=seal(lf.forcing, f"{problem.name}.forcing"))
-    return dataclasses.replace(problem, rhs=seal(problem.rhs, f"{problem.name}.rhs"),
-                               jac=seal(problem.jac, f"{problem.name}.jac"), linear_form=lf, params={})
+        lf = LinearForm(
+            coeffs=seal(lf.coeffs, f"{problem.name}.coeffs"), forcing=seal(lf.forcing, f"{problem.name}.forcing")
+        )
+    return dataclasses.replace(
+        problem,
+        rhs=seal(problem.rhs, f"{problem.name}.rhs"),
+        jac=seal(problem.jac, f"{problem.name}.jac"),
+        linear_form=lf,
+        params={},
+    )
 
 
 # -------------------------------------------------------------------------------------------- scoring
@@ -842,8 +1092,16 @@ class ODEEvaluator:
         self._check_meta(solution)
         if not np.all(np.isfinite(y)):
             inf = float("inf")
-            return {"rel_rmse": inf, "rel_mae": inf, "rel_linf": inf, "rmse": inf, "mae": inf, "linf": inf,
-                    "passed_gate": 0.0, "diverged": 1.0}
+            return {
+                "rel_rmse": inf,
+                "rel_mae": inf,
+                "rel_linf": inf,
+                "rmse": inf,
+                "mae": inf,
+                "linf": inf,
+                "passed_gate": 0.0,
+                "diverged": 1.0,
+            }
         err = np.abs(y - self.y_exact)
         rmse = float(np.sqrt(np.mean(err**2)))
         mae = float(np.mean(err))
@@ -854,8 +1112,16 @@ class ODEEvaluator:
 
         rel_rmse = rel(rmse, self._rms)
         passed = float(rel_rmse <= self.gate)
-        return {"rel_rmse": rel_rmse, "rel_mae": rel(mae, self._mean_abs), "rel_linf": rel(linf, self._max_abs),
-                "rmse": rmse, "mae": mae, "linf": linf, "passed_gate": passed, "diverged": 1.0 - passed}
+        return {
+            "rel_rmse": rel_rmse,
+            "rel_mae": rel(mae, self._mean_abs),
+            "rel_linf": rel(linf, self._max_abs),
+            "rmse": rmse,
+            "mae": mae,
+            "linf": linf,
+            "passed_gate": passed,
+            "diverged": 1.0 - passed,
+        }
 
 
 # ----------------------------------------------------------------------------------------------- task
@@ -878,12 +1144,26 @@ class ODETask:
     primary = "par2_seconds"
     default_budget = Budget(max_seconds=60, max_iterations=50)
 
-    def __init__(self, problems: Any = None, sizes: Any = (100, 1000), seeds: Any = (0,), n_query: int = 1000,
-                 accuracy_gate: float | Mapping[str, float] | None = None):
+    def __init__(
+        self,
+        problems: Any = None,
+        sizes: Any = (100, 1000),
+        seeds: Any = (0,),
+        n_query: int = 1000,
+        accuracy_gate: float | Mapping[str, float] | None = None,
+    ):
         self.metrics: dict[str, str] = {
-            "par2_seconds": "min", "rel_rmse": "min", "rel_mae": "min", "rel_linf": "min",
-            "rmse": "min", "mae": "min", "linf": "min", "solve_seconds": "min", "passed_gate": "max",
-            "diverged": "min"}
+            "par2_seconds": "min",
+            "rel_rmse": "min",
+            "rel_mae": "min",
+            "rel_linf": "min",
+            "rmse": "min",
+            "mae": "min",
+            "linf": "min",
+            "solve_seconds": "min",
+            "passed_gate": "max",
+            "diverged": "min",
+        }
         if problems is None:
             problems = PROBLEMS
         elif isinstance(problems, str):
@@ -906,8 +1186,9 @@ class ODETask:
             if isinstance(accuracy_gate, Mapping):
                 unknown = [k for k in accuracy_gate if k not in _FAMILIES]
                 if unknown:
-                    raise ValueError(f"accuracy_gate names unknown problems {unknown}; valid problems: "
-                                     f"{', '.join(PROBLEMS)}")
+                    raise ValueError(
+                        f"accuracy_gate names unknown problems {unknown}; valid problems: {', '.join(PROBLEMS)}"
+                    )
                 for k, v in accuracy_gate.items():
                     self.gates[k] = self._gate_value(v, f"accuracy_gate[{k!r}]")
             else:
@@ -945,8 +1226,12 @@ class ODETask:
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
         if split == "dev":
-            return [InstanceRef(TASK_ID, "dev", f"{p}/n={n}/s{s}", s, {"problem": p, "n": n})
-                    for p in self.problems for n in self.sizes for s in self.seeds]
+            return [
+                InstanceRef(TASK_ID, "dev", f"{p}/n={n}/s{s}", s, {"problem": p, "n": n})
+                for p in self.problems
+                for n in self.sizes
+                for s in self.seeds
+            ]
         if split == "test":
             out = []
             for p in self.problems:
@@ -967,8 +1252,9 @@ class ODETask:
         y_exact = exact_solution(name, problem.params, problem.t_query)
         return served_problem(problem), ODEEvaluator(name, problem.t_query, y_exact, self.gates[name])
 
-    def finalize(self, metrics: Mapping[str, float] | None, seconds: float | None, status: str,
-                 budget: Budget | None = None) -> dict[str, float]:
+    def finalize(
+        self, metrics: Mapping[str, float] | None, seconds: float | None, status: str, budget: Budget | None = None
+    ) -> dict[str, float]:
         """``metrics`` plus ``par2_seconds``: the solve's wall ``seconds`` if ``status == "ok"`` and the
         gate passed, else ``2 * budget.max_seconds`` (PAR-2: errors and timeouts count as failures;
         without a ``max_seconds``, the default budget's). The other metrics are left as given."""

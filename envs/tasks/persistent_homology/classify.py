@@ -34,7 +34,8 @@ Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,8 +50,14 @@ GRID = 32  # [design] radii of the Betti curve / landscapes
 TRAIN_SIZE = 0.72  # flooder's split [code]
 
 
-def classify_set(seed: int, n: int = 10_000, per_class: int = 20, ks: Sequence[int] = (4, 6, 8),
-                 r_lo: float = 0.08, r_hi: float = 0.15) -> tuple[list[np.ndarray], np.ndarray]:
+def classify_set(
+    seed: int,
+    n: int = 10_000,
+    per_class: int = 20,
+    ks: Sequence[int] = (4, 6, 8),
+    r_lo: float = 0.08,
+    r_hi: float = 0.15,
+) -> tuple[list[np.ndarray], np.ndarray]:
     """``(clouds, labels)``: ``per_class`` swiss-cheese clouds of ``n`` points for every void count in ``ks``,
     in a seeded random order; ``labels[i]`` is the void count of ``clouds[i]``."""
     ss = np.random.SeedSequence(int(seed), spawn_key=(12, 1))
@@ -58,7 +65,7 @@ def classify_set(seed: int, n: int = 10_000, per_class: int = 20, ks: Sequence[i
     labels = np.repeat(np.asarray(ks, dtype=np.int64), per_class)
     labels = labels[order_rng.permutation(len(labels))]
     clouds = []
-    for i, (k, child) in enumerate(zip(labels, ss.spawn(len(labels)))):
+    for _i, (k, child) in enumerate(zip(labels, ss.spawn(len(labels)))):
         pts, _, _ = swiss_cheese(n, int(k), r_lo, r_hi, np.random.default_rng(child))
         pts.setflags(write=False)
         clouds.append(pts)

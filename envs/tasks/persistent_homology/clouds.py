@@ -13,8 +13,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SHAPES", "NOISE", "GAP", "CHEESE_CHUNK", "place_voids", "swiss_cheese", "noisy_torus", "annulus",
-           "figure_eight", "generate"]
+__all__ = [
+    "SHAPES",
+    "NOISE",
+    "GAP",
+    "CHEESE_CHUNK",
+    "place_voids",
+    "swiss_cheese",
+    "noisy_torus",
+    "annulus",
+    "figure_eight",
+    "generate",
+]
 
 SHAPES = ("cheese", "torus", "annulus", "figure-eight")
 NOISE = 0.02
@@ -46,19 +56,20 @@ def place_voids(k: int, r_lo: float, r_hi: float, rng: Any, max_tries: int = 100
     return centres, radii
 
 
-def swiss_cheese(n: int, k: int = 6, r_lo: float = 0.1, r_hi: float = 0.2, seed: Any = None
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def swiss_cheese(
+    n: int, k: int = 6, r_lo: float = 0.1, r_hi: float = 0.2, seed: Any = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``n`` points uniform in the unit cube outside ``k`` voids: ``(points (n, 3), centres (k, 3), radii (k,))``."""
     rng = _rng(seed)
     centres, radii = place_voids(k, r_lo, r_hi, rng)
-    keep_frac = max(1.0 - float(np.sum(4.0 / 3.0 * math.pi * radii ** 3)), 0.05)
+    keep_frac = max(1.0 - float(np.sum(4.0 / 3.0 * math.pi * radii**3)), 0.05)
     out, have = [], 0
     while have < n:
         m = min(int((n - have) / keep_frac * 1.1) + 64, CHEESE_CHUNK)  # bounded memory at 10^7 points
         x = rng.random((m, 3))
         keep = np.ones(m, dtype=bool)
         for c, r in zip(centres, radii):
-            keep &= ((x - c) ** 2).sum(-1) >= r ** 2
+            keep &= ((x - c) ** 2).sum(-1) >= r**2
         x = x[keep]
         out.append(x)
         have += len(x)
@@ -85,7 +96,7 @@ def noisy_torus(n: int, seed: Any = None, R: float = 1.0, r: float = 0.4, noise:
 def annulus(n: int, seed: Any = None, r_in: float = 0.5, r_out: float = 1.0, noise: float = NOISE) -> np.ndarray:
     """``n`` area-uniform points in the annulus ``r_in ≤ |x| ≤ r_out`` plus Gaussian noise: (n, 2)."""
     rng = _rng(seed)
-    rad = np.sqrt(rng.uniform(r_in ** 2, r_out ** 2, n))
+    rad = np.sqrt(rng.uniform(r_in**2, r_out**2, n))
     t = rng.uniform(0, 2 * math.pi, n)
     pts = np.stack([rad * np.cos(t), rad * np.sin(t)], axis=1)
     return pts + noise * rng.standard_normal(pts.shape)
@@ -100,8 +111,9 @@ def figure_eight(n: int, seed: Any = None, noise: float = NOISE) -> np.ndarray:
     return pts + noise * rng.standard_normal(pts.shape)
 
 
-def generate(shape: str, n: int, seed: int, k: int = 6, r_lo: float = 0.1, r_hi: float = 0.2
-             ) -> tuple[np.ndarray, dict[str, Any]]:
+def generate(
+    shape: str, n: int, seed: int, k: int = 6, r_lo: float = 0.1, r_hi: float = 0.2
+) -> tuple[np.ndarray, dict[str, Any]]:
     """The instance cloud ``(points, truth)``; ``truth``: void ``centres``/``radii`` (cheese) and ``betti``
     (the true signal per dimension ≥ 1)."""
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(12,)))

@@ -51,12 +51,16 @@ def _speedups(runs: pd.DataFrame) -> dict[str, float]:
     ref = ok[ok.solver == "alpha"]
     if ref.empty:
         return {}
-    base = {(r.instance, r.seed): r.seconds for r in ref.itertuples() if r.label == "alpha"} or \
-        {(r.instance, r.seed): r.seconds for r in ref.itertuples()}
+    base = {(r.instance, r.seed): r.seconds for r in ref.itertuples() if r.label == "alpha"} or {
+        (r.instance, r.seed): r.seconds for r in ref.itertuples()
+    }
     out = {}
     for lab, g in ok.groupby("label", sort=False):
-        ratios = [base[(r.instance, r.seed)] / r.seconds for r in g.itertuples()
-                  if (r.instance, r.seed) in base and r.seconds > 0]
+        ratios = [
+            base[(r.instance, r.seed)] / r.seconds
+            for r in g.itertuples()
+            if (r.instance, r.seed) in base and r.seconds > 0
+        ]
         out[lab] = float(np.median(ratios)) if ratios else np.nan
     return out
 
@@ -68,41 +72,61 @@ def report_table(runs: pd.DataFrame) -> str:
     geo = runs[runs.param_family != "classify"]
     if len(geo):
         dims = [k for k in range(3) if f"bottleneck_h{k}" in geo and geo[f"bottleneck_h{k}"].notna().any()] or [0]
-        head = (f"{'family/shape/N':<27}{'solver':<15}{'seconds':>9}{'x alpha':>9}{'peak MB':>9}{'+MB':>8}{'paired simpl':>13}"
-                + "".join(f"{'bn_H' + str(k):>9}" for k in dims) + f"{'W1_H1':>9}{'W1_H2':>9}{'valid':>7}{'voids':>7}")
-        lines += ["per (family, shape, N) and solver: medians over finished runs (* = some over the time budget); x alpha "
-                  "= median speed-up over alpha on the same cloud; peak MB = process RSS high-water mark in the "
-                  "solve, +MB = what the solve added; bn / W1 = bottleneck / 1-Wasserstein to the Alpha diagram "
-                  "(radius units); valid, voids = fraction of all runs", head, "-" * len(head)]
+        head = (
+            f"{'family/shape/N':<27}{'solver':<15}{'seconds':>9}{'x alpha':>9}{'peak MB':>9}{'+MB':>8}{'paired simpl':>13}"
+            + "".join(f"{'bn_H' + str(k):>9}" for k in dims)
+            + f"{'W1_H1':>9}{'W1_H2':>9}{'valid':>7}{'voids':>7}"
+        )
+        lines += [
+            "per (family, shape, N) and solver: medians over finished runs (* = some over the time budget); x alpha "
+            "= median speed-up over alpha on the same cloud; peak MB = process RSS high-water mark in the "
+            "solve, +MB = what the solve added; bn / W1 = bottleneck / 1-Wasserstein to the Alpha diagram "
+            "(radius units); valid, voids = fraction of all runs",
+            head,
+            "-" * len(head),
+        ]
         keys = ["param_family", "param_shape", "param_N"] if "param_shape" in geo else ["param_family", "param_N"]
         for key, g in geo.groupby(keys, sort=False):
             name = "/".join(map(str, key))
             sp = _speedups(g)
             for lab, h in g.groupby("label", sort=False):
                 ok = _done(h)
-                cells = [_f(_med(ok.seconds)) + ("*" if (ok.status == "timeout").any() else ""),
-                         _f(sp.get(lab, np.nan), ".0f" if sp.get(lab, 0) >= 10 else ".2g"), _f(_med(ok.get("peak_rss_mb")), ".0f"),
-                         _f(max(_med(ok.get("solve_rss_mb")), 0.0), ".0f"), _f(_med(ok.get("n_paired_simplices")), ".3g")]
+                cells = [
+                    _f(_med(ok.seconds)) + ("*" if (ok.status == "timeout").any() else ""),
+                    _f(sp.get(lab, np.nan), ".0f" if sp.get(lab, 0) >= 10 else ".2g"),
+                    _f(_med(ok.get("peak_rss_mb")), ".0f"),
+                    _f(max(_med(ok.get("solve_rss_mb")), 0.0), ".0f"),
+                    _f(_med(ok.get("n_paired_simplices")), ".3g"),
+                ]
                 cells += [_f(_med(ok.get(f"bottleneck_h{k}")), ".2g") for k in dims]
                 cells += [_f(_med(ok.get("w1_h1")), ".3g"), _f(_med(ok.get("w1_h2")), ".3g")]
                 n_all = max(len(h), 1)
                 fin = h[h.status == "ok"]
-                cells += [f"{np.nansum(fin.get('valid', pd.Series(dtype=float))) / n_all:.2f}",
-                          f"{np.nansum(fin.get('void_recovery', pd.Series(dtype=float))) / n_all:.2f}"]
+                cells += [
+                    f"{np.nansum(fin.get('valid', pd.Series(dtype=float))) / n_all:.2f}",
+                    f"{np.nansum(fin.get('void_recovery', pd.Series(dtype=float))) / n_all:.2f}",
+                ]
                 widths = [9, 9, 9, 8, 11] + [9] * len(dims) + [9, 9, 7, 7]
                 lines.append(f"{name:<27}{str(lab):<15}" + "".join(f"{c:>{w}}" for c, w in zip(cells, widths)))
     cls = runs[runs.param_family == "classify"]
     if len(cls):
         head = f"{'solver':<22}{'accuracy':>10}{'95% CI':>10}{'seconds':>10}{'paired simpl/cloud':>19}{'runs ok':>9}"
-        lines += ["", "swiss-cheese classification (class = number of voids): accuracy = mean over the random "
-                  "splits (median over instances), 95% CI = Student-t half-width over the splits; seconds for the "
-                  "whole cloud set", head, "-" * len(head)]
+        lines += [
+            "",
+            "swiss-cheese classification (class = number of voids): accuracy = mean over the random "
+            "splits (median over instances), 95% CI = Student-t half-width over the splits; seconds for the "
+            "whole cloud set",
+            head,
+            "-" * len(head),
+        ]
         for lab, h in cls.groupby("label", sort=False):
             ok = h[h.status == "ok"]
-            lines.append(f"{str(lab):<22}{_f(_med(ok.get('accuracy')), '.3f'):>10}"
-                         f"{('±' + _f(_med(ok.get('accuracy_ci95')), '.3f')) if len(ok) else '-':>10}"
-                         f"{_f(_med(ok.seconds)):>10}{_f(_med(ok.get('n_paired_simplices')), '.3g'):>19}"
-                         + f"{len(ok)}/{len(h)}".rjust(9))
+            lines.append(
+                f"{str(lab):<22}{_f(_med(ok.get('accuracy')), '.3f'):>10}"
+                f"{('±' + _f(_med(ok.get('accuracy_ci95')), '.3f')) if len(ok) else '-':>10}"
+                f"{_f(_med(ok.seconds)):>10}{_f(_med(ok.get('n_paired_simplices')), '.3g'):>19}"
+                + f"{len(ok)}/{len(h)}".rjust(9)
+            )
     return "\n".join(lines)
 
 
@@ -132,8 +156,11 @@ def time_figure(runs: pd.DataFrame, folder: Any) -> Any:
         ax.loglog(ns, ts, "-", color=c, lw=2.2 if lab == "flood" else 1.2, label=str(lab))
         ax.scatter(ns[val], ts[val], color=c, zorder=3)
         ax.scatter(ns[~val], ts[~val], facecolors="none", edgecolors=c, zorder=3)
-    ax.set(xlabel="number of points N", ylabel="seconds (construction + persistence)",
-           title="PointCloudPH-v0: time vs N (median; hollow: mostly invalid)")
+    ax.set(
+        xlabel="number of points N",
+        ylabel="seconds (construction + persistence)",
+        title="PointCloudPH-v0: time vs N (median; hollow: mostly invalid)",
+    )
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
@@ -166,13 +193,15 @@ def diagram_figure(task: Any, runs: pd.DataFrame, folder: Any, max_panels: int =
         try:
             slv = make_solver(r.solver, task.id, seed=int(r.seed), **dict(r.hyperparameters or {}))
             sol = slv.solve(problem, Budget(max_seconds=task.max_seconds), lambda *a, **k: None)
-        except Exception:  # noqa: BLE001 - a figure never fails the bench
+        except Exception:  # noqa: BLE001, S112 - a figure never fails the bench
             continue
         panels.append((str(r.label), list(sol["diagrams"] if isinstance(sol, dict) else sol)))
     plt = _plt()
     fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.4), squeeze=False)
-    top = max((float(np.max(D[np.isfinite(D[:, 1]), 1])) for _, dg in panels for D in dg[1:]
-               if np.isfinite(D[:, 1]).any()), default=1.0)
+    top = max(
+        (float(np.max(D[np.isfinite(D[:, 1]), 1])) for _, dg in panels for D in dg[1:] if np.isfinite(D[:, 1]).any()),
+        default=1.0,
+    )
     for ax, (name, dg) in zip(axes[0], panels):
         for k, c in ((1, "tab:orange"), (2, "tab:green")):
             if k >= len(dg):

@@ -80,8 +80,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -107,9 +108,26 @@ from papergym.envs.tasks.persistent_homology.clouds import (
     swiss_cheese,
 )
 
-__all__ = ["PHTask", "PHProblem", "PHEvaluator", "PHClassifyProblem", "PHClassifyEvaluator", "clouds_of",
-           "solve_clouds", "wasserstein1", "swiss_cheese", "noisy_torus", "annulus", "figure_eight",
-           "generate", "alpha_reference", "bottleneck", "check_diagrams", "FAMILIES", "SHAPES"]
+__all__ = [
+    "PHTask",
+    "PHProblem",
+    "PHEvaluator",
+    "PHClassifyProblem",
+    "PHClassifyEvaluator",
+    "clouds_of",
+    "solve_clouds",
+    "wasserstein1",
+    "swiss_cheese",
+    "noisy_torus",
+    "annulus",
+    "figure_eight",
+    "generate",
+    "alpha_reference",
+    "bottleneck",
+    "check_diagrams",
+    "FAMILIES",
+    "SHAPES",
+]
 
 TASK_ID = "PointCloudPH-v0"
 FAMILIES = ("fidelity", "scale", "classify")
@@ -131,8 +149,9 @@ def check_diagrams(solution: Any, max_dim: int) -> tuple[list[np.ndarray], dict[
         meta = dict(m)
         solution = solution["diagrams"]
     if isinstance(solution, np.ndarray) or not isinstance(solution, (list, tuple)):
-        raise ValueError(f"diagrams must be a list [D_0, ..., D_{max_dim}] of (k, 2) arrays, "
-                         f"got {type(solution).__name__}")
+        raise ValueError(
+            f"diagrams must be a list [D_0, ..., D_{max_dim}] of (k, 2) arrays, got {type(solution).__name__}"
+        )
     if len(solution) != max_dim + 1:
         raise ValueError(f"diagrams must hold {max_dim + 1} dimensions (0..{max_dim}), got {len(solution)}")
     out = []
@@ -192,8 +211,10 @@ def wasserstein1(a: np.ndarray, b: np.ndarray) -> float:
     A, B = a[fa], b[fb]
     if A.shape == B.shape and np.array_equal(A[np.lexsort(A.T[::-1])], B[np.lexsort(B.T[::-1])]):
         return inf_part
-    return float(gudhi.hera.wasserstein_distance(A.reshape(-1, 2), B.reshape(-1, 2), order=1,
-                                                   internal_p=np.inf)) + inf_part
+    return (
+        float(gudhi.hera.wasserstein_distance(A.reshape(-1, 2), B.reshape(-1, 2), order=1, internal_p=np.inf))
+        + inf_part
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -222,7 +243,9 @@ def reference_file(key: tuple) -> Any:
     from papergym.leaderboard.runner.compare import default_cache_dir
 
     shape, n, seed, k, r_lo, r_hi = key
-    return default_cache_dir() / "_ph_alpha" / f"{shape}-N{n}-s{seed}-k{k}-{r_lo:g}-{r_hi:g}-gudhi{gudhi.__version__}.npz"
+    return (
+        default_cache_dir() / "_ph_alpha" / f"{shape}-N{n}-s{seed}-k{k}-{r_lo:g}-{r_hi:g}-gudhi{gudhi.__version__}.npz"
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -314,8 +337,11 @@ class PHClassifyProblem:
 def clouds_of(problem: Any) -> list[np.ndarray]:
     """The point clouds of a problem: ``problem.clouds`` (``classify``) or ``[problem.points]``."""
     clouds = getattr(problem, "clouds", None)
-    return [np.asarray(c, dtype=np.float64) for c in clouds] if clouds is not None else \
-        [np.asarray(problem.points, dtype=np.float64)]
+    return (
+        [np.asarray(c, dtype=np.float64) for c in clouds]
+        if clouds is not None
+        else [np.asarray(problem.points, dtype=np.float64)]
+    )
 
 
 def solve_clouds(problem: Any, budget: Any, one: Any) -> dict[str, Any]:
@@ -340,8 +366,17 @@ def solve_clouds(problem: Any, budget: Any, one: Any) -> dict[str, Any]:
 class PHEvaluator:
     """Private scorer of one instance: the truth (voids / Betti signal) and the lazily computed Alpha reference."""
 
-    def __init__(self, key: tuple, truth: Mapping[str, Any], max_dim: int, tol: float, prominence: float,
-                 with_reference: bool, wasserstein: bool = True, disk_cache: bool = False):
+    def __init__(
+        self,
+        key: tuple,
+        truth: Mapping[str, Any],
+        max_dim: int,
+        tol: float,
+        prominence: float,
+        with_reference: bool,
+        wasserstein: bool = True,
+        disk_cache: bool = False,
+    ):
         self.key, self.truth, self.max_dim = key, dict(truth), max_dim
         self.tol, self.prominence, self.with_reference = tol, prominence, with_reference
         self.wasserstein, self.disk_cache = wasserstein, disk_cache
@@ -378,8 +413,10 @@ class PHEvaluator:
         out["bottleneck_max"] = max(bn) if ref is not None else math.nan
         for k in range(1, self.max_dim + 1):
             out[f"w1_h{k}"] = wasserstein1(dgms[k], ref[k]) if ref is not None and self.wasserstein else math.nan
-        target = {k: (_prominent(ref[k], self.prominence) if ref is not None else int(self.truth["betti"].get(k, 0)))
-                  for k in range(1, self.max_dim + 1)}
+        target = {
+            k: (_prominent(ref[k], self.prominence) if ref is not None else int(self.truth["betti"].get(k, 0)))
+            for k in range(1, self.max_dim + 1)
+        }
         if "radii" in self.truth:  # cheese: H2 only
             rec = _prominent(dgms[2], self.prominence) == target[2]
         else:
@@ -408,8 +445,10 @@ class PHClassifyEvaluator:
             meta = dict(solution.get("meta") or {})
             solution = solution["diagrams"]
         if not isinstance(solution, (list, tuple)) or len(solution) != len(self.labels):
-            raise ValueError(f"a classify solution holds one diagram list per cloud ({len(self.labels)}), got "
-                             f"{len(solution) if isinstance(solution, (list, tuple)) else type(solution).__name__}")
+            raise ValueError(
+                f"a classify solution holds one diagram list per cloud ({len(self.labels)}), got "
+                f"{len(solution) if isinstance(solution, (list, tuple)) else type(solution).__name__}"
+            )
         dgms = []
         for i, s in enumerate(solution):
             try:
@@ -419,8 +458,12 @@ class PHClassifyEvaluator:
         _, meta = check_diagrams({"diagrams": solution[0], "meta": meta}, self.max_dim)
         acc = split_accuracy(features(dgms, self.max_dim, self.features), self.labels, self.n_splits, self.seed)
         counts = [complex_counts(d) for d in dgms]
-        return {"accuracy": acc["accuracy"], "accuracy_ci95": acc["accuracy_ci95"], "valid": 1.0,
-                **{k: float(np.mean([c[k] for c in counts])) for k in ("n_paired_simplices", "n_landmarks")}}
+        return {
+            "accuracy": acc["accuracy"],
+            "accuracy_ci95": acc["accuracy_ci95"],
+            "valid": 1.0,
+            **{k: float(np.mean([c[k] for c in counts])) for k in ("n_paired_simplices", "n_landmarks")},
+        }
 
 
 def _sizes(v: Any, name: str) -> tuple[int, ...]:
@@ -430,8 +473,12 @@ def _sizes(v: Any, name: str) -> tuple[int, ...]:
     return check_ints(vals, name, 16)
 
 
-SUBTASKS = {"fidelity": ("fidelity",), "scale": ("scale",), "swiss-cheese-classification": ("classify",),
-            "classify": ("classify",)}
+SUBTASKS = {
+    "fidelity": ("fidelity",),
+    "scale": ("scale",),
+    "swiss-cheese-classification": ("classify",),
+    "classify": ("classify",),
+}
 
 
 class PHTask:
@@ -446,14 +493,30 @@ class PHTask:
     primary = "par2_seconds"
     measure_memory = True  # peak_rss_mb / solve_rss_mb (leaderboard.bench)
 
-    def __init__(self, subtask: str | None = None, points: Any = None, families: Any = ("fidelity",), shapes: Any = ("cheese", "torus"),
-                 fidelity_n: Any = (10_000, 30_000),
-                 scale_n: Any = (300_000,), k: int = 6, r_lo: float = 0.1, r_hi: float = 0.2,
-                 seeds: Any = None, tol: float = 0.3, prominence: float = 0.5,
-                 reference_max_n: int = 100_000, wasserstein: bool = True, wasserstein_max_n: int = 100_000,
-                 classify_n: int = 10_000,
-                 classify_per_class: int = 20, classify_k: Any = (4, 6, 8), features: str = "lifetimes+betti",
-                 n_splits: int = 10, max_seconds: float | None = None):
+    def __init__(
+        self,
+        subtask: str | None = None,
+        points: Any = None,
+        families: Any = ("fidelity",),
+        shapes: Any = ("cheese", "torus"),
+        fidelity_n: Any = (10_000, 30_000),
+        scale_n: Any = (300_000,),
+        k: int = 6,
+        r_lo: float = 0.1,
+        r_hi: float = 0.2,
+        seeds: Any = None,
+        tol: float = 0.3,
+        prominence: float = 0.5,
+        reference_max_n: int = 100_000,
+        wasserstein: bool = True,
+        wasserstein_max_n: int = 100_000,
+        classify_n: int = 10_000,
+        classify_per_class: int = 20,
+        classify_k: Any = (4, 6, 8),
+        features: str = "lifetimes+betti",
+        n_splits: int = 10,
+        max_seconds: float | None = None,
+    ):
 
         if subtask is not None:
             families = SUBTASKS[check_names(subtask, "subtask", tuple(SUBTASKS))[0]]
@@ -498,23 +561,45 @@ class PHTask:
         ms = max_seconds
         self.max_seconds = check_floats(ms, "max_seconds", above=0.0)[0]
         self.default_budget = Budget(max_seconds=self.max_seconds)
-        self.metrics = {"par2_seconds": "min", "time_s": "min", "valid": "max",
-                        **{f"bottleneck_h{i}": "min" for i in range(3)}, "bottleneck_max": "min",
-                        "w1_h1": "min", "w1_h2": "min", "void_recovery": "max", "n_paired_simplices": "min",
-                        "n_landmarks": "min", "peak_rss_mb": "min", "solve_rss_mb": "min",
-                        "accuracy": "max", "accuracy_ci95": "min"}
+        self.metrics = {
+            "par2_seconds": "min",
+            "time_s": "min",
+            "valid": "max",
+            **{f"bottleneck_h{i}": "min" for i in range(3)},
+            "bottleneck_max": "min",
+            "w1_h1": "min",
+            "w1_h2": "min",
+            "void_recovery": "max",
+            "n_paired_simplices": "min",
+            "n_landmarks": "min",
+            "peak_rss_mb": "min",
+            "solve_rss_mb": "min",
+            "accuracy": "max",
+            "accuracy_ci95": "min",
+        }
         cls = self.families == ("classify",)
-        self.table_metrics = (("time_s", "accuracy", "accuracy_ci95", "n_paired_simplices", "peak_rss_mb") if cls else
-                              ("time_s", "valid", "bottleneck_max", "w1_h2", "void_recovery", "n_paired_simplices",
-                               "peak_rss_mb"))
+        self.table_metrics = (
+            ("time_s", "accuracy", "accuracy_ci95", "n_paired_simplices", "peak_rss_mb")
+            if cls
+            else ("time_s", "valid", "bottleneck_max", "w1_h2", "void_recovery", "n_paired_simplices", "peak_rss_mb")
+        )
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
         configs = []
         for fam in self.families:
             if fam == "classify":
-                configs.append((f"classify/cheese/N={self.classify_n}",
-                                {"family": fam, "shape": "cheese", "N": self.classify_n,
-                                 "per_class": self.classify_per_class, "ks": list(self.classify_k)}))
+                configs.append(
+                    (
+                        f"classify/cheese/N={self.classify_n}",
+                        {
+                            "family": fam,
+                            "shape": "cheese",
+                            "N": self.classify_n,
+                            "per_class": self.classify_per_class,
+                            "ks": list(self.classify_k),
+                        },
+                    )
+                )
                 continue
             shapes, ns = (self.shapes, self.fidelity_n) if fam == "fidelity" else (("cheese",), self.scale_n)
             for shape in shapes:
@@ -531,12 +616,19 @@ class PHTask:
         shape = check_names(p.get("shape"), "shape", SHAPES)[0]
         n = check_ints(p.get("N"), "N", 16)[0]
         if fam == "classify":
-
             per = check_ints(p.get("per_class", self.classify_per_class), "per_class", 2)[0]
             ks = check_ints(p.get("ks", self.classify_k), "ks", 1)
             clouds, labels = classify_set(ref.seed, n, per, ks)
-            problem = PHClassifyProblem(clouds=tuple(clouds), max_dim=2, units="radius", family=fam, shape="cheese",
-                                        N=n, d=3, n_clouds=len(clouds))
+            problem = PHClassifyProblem(
+                clouds=tuple(clouds),
+                max_dim=2,
+                units="radius",
+                family=fam,
+                shape="cheese",
+                N=n,
+                d=3,
+                n_clouds=len(clouds),
+            )
             return problem, PHClassifyEvaluator(labels, 2, self.features, self.n_splits, int(ref.seed))
         cheese = shape == "cheese"
         k = check_ints(p.get("k", self.k), "k", 0)[0] if cheese else 0
@@ -553,8 +645,9 @@ class PHTask:
         w1 = self.wasserstein and n <= self.wasserstein_max_n
         return problem, PHEvaluator(key, truth, d - 1, tol, prom, n <= self.reference_max_n, w1, disk)
 
-    def finalize(self, metrics: Mapping[str, float] | None, seconds: float | None, status: str,
-                 budget: Budget | None = None) -> dict[str, float]:
+    def finalize(
+        self, metrics: Mapping[str, float] | None, seconds: float | None, status: str, budget: Budget | None = None
+    ) -> dict[str, float]:
         """``metrics`` plus ``time_s`` (the solve's seconds if ``status == "ok"``, else NaN) and ``par2_seconds``
         (``time_s`` if also ``valid``, else ``2 × max_seconds`` of ``budget`` or the default budget)."""
         out = dict(metrics or {})

@@ -5,11 +5,25 @@ NeurIPS 2025, arXiv 2505.16098).
 This package: :mod:`.task`, :mod:`.report`. The task's public names are re-exported here."""
 
 from papergym.envs.tasks.power_law_features.task import (
-    DEFAULT_PAIRS, GradientOracle, PLRFEvaluator, PLRFModel, PLRFProblem, PLRFTask, checkpoints, population_trace,
+    DEFAULT_PAIRS,
+    GradientOracle,
+    PLRFEvaluator,
+    PLRFModel,
+    PLRFProblem,
+    PLRFTask,
+    checkpoints,
+    population_trace,
     slope_window,
 )
 
 __all__ = [
-    "DEFAULT_PAIRS", "GradientOracle", "PLRFEvaluator", "PLRFModel", "PLRFProblem", "PLRFTask", "checkpoints",
-    "population_trace", "slope_window",
+    "DEFAULT_PAIRS",
+    "GradientOracle",
+    "PLRFEvaluator",
+    "PLRFModel",
+    "PLRFProblem",
+    "PLRFTask",
+    "checkpoints",
+    "population_trace",
+    "slope_window",
 ]

@@ -21,8 +21,17 @@ def config_of(instance: str) -> str:
     return instance.rsplit("/", 1)[0]
 
 
-def outscaling_regime(alpha: float, beta: float, d: int, v: int, steps: int, *, c2: float = 0.5, c3: float = 0.1,
-                      delta: float | None = None) -> dict[str, float]:
+def outscaling_regime(
+    alpha: float,
+    beta: float,
+    d: int,
+    v: int,
+    steps: int,
+    *,
+    c2: float = 0.5,
+    c3: float = 0.1,
+    delta: float | None = None,
+) -> dict[str, float]:
     """Where ``dana-decaying`` (constants ``c2``, ``c3``, ``delta``; defaults the solver's) can outscale SGD:
     its momentum term ``c3/T_r·t^{1−1/(2α)}/(δ(2 − 1/(2α)))`` per step overtakes the gradient step ``c2/T_r`` at
     ``t_x = (c2·δ·(2 − 1/(2α))/c3)^{1/(1−1/(2α))}`` (``inf`` for ``α ≤ 1/2``: no takeover), and with effective time
@@ -51,9 +60,11 @@ def slope_table(runs: pd.DataFrame) -> str:
         return ""
     every = runs.copy()
     every["config"] = every.instance.map(config_of)
-    lines = ["loss exponents (median over seeds): slope of log(P - P_inf) vs log t on t in [min(1e2, t_sat/10), "
-             "t_sat], t_sat = min(T, T_r d^(2 alpha)); ratio = slope / sgd's slope; diverged runs are not in the medians",
-             f"{'configuration':<22}{'solver':<18}{'slope':>9}{'ratio':>8}{'log10 excess':>14}{'diverged':>10}"]
+    lines = [
+        "loss exponents (median over seeds): slope of log(P - P_inf) vs log t on t in [min(1e2, t_sat/10), "
+        "t_sat], t_sat = min(T, T_r d^(2 alpha)); ratio = slope / sgd's slope; diverged runs are not in the medians",
+        f"{'configuration':<22}{'solver':<18}{'slope':>9}{'ratio':>8}{'log10 excess':>14}{'diverged':>10}",
+    ]
     regimes = []
     for cfg, g_all in every.groupby("config", sort=False):
         g = g_all[g_all.status == "ok"]
@@ -63,17 +74,27 @@ def slope_table(runs: pd.DataFrame) -> str:
             sl = h.slope.median() if len(h) else np.nan
             ratio = sl / ref if np.isfinite(ref) and ref != 0 and np.isfinite(sl) else np.nan
             ex = h.log10_excess.median() if len(h) else np.nan
-            lines.append(f"{cfg:<22}{label:<18}{sl:>9.3f}{ratio:>8.2f}{ex:>14.2f}"
-                         f"{int((h_all.status == 'diverged').sum()):>6}/{len(h_all)}")
+            lines.append(
+                f"{cfg:<22}{label:<18}{sl:>9.3f}{ratio:>8.2f}{ex:>14.2f}"
+                f"{int((h_all.status == 'diverged').sum()):>6}/{len(h_all)}"
+            )
         cols = ["param_alpha", "param_beta", "param_d", "param_v", "param_steps"]
         if all(c in g_all for c in cols):
             a, b, d, v, T = (g_all[c].iloc[0] for c in cols)
             r = outscaling_regime(float(a), float(b), int(d), int(v), int(T))
-            regimes.append(f"{cfg:<22}t_x = {r['t_x']:.3g}, t_floor = {r['t_floor']:.3g}: "
-                           + (f"{r['decades']:.1f} decades of outscaling range" if r["decades"] > 0 else
-                              "no outscaling range (DANA's improved exponent cannot show)"))
+            regimes.append(
+                f"{cfg:<22}t_x = {r['t_x']:.3g}, t_floor = {r['t_floor']:.3g}: "
+                + (
+                    f"{r['decades']:.1f} decades of outscaling range"
+                    if r["decades"] > 0
+                    else "no outscaling range (DANA's improved exponent cannot show)"
+                )
+            )
     if regimes:
-        lines += ["", "dana-decaying regime at its default constants (momentum takes over at t_x; d-floor near t_floor):"]
+        lines += [
+            "",
+            "dana-decaying regime at its default constants (momentum takes over at t_x; d-floor near t_floor):",
+        ]
         lines += regimes
     return "\n".join(lines)
 
@@ -112,8 +133,11 @@ def loss_figure(runs: pd.DataFrame, curves: pd.DataFrame | None, folder: Any) ->
         for label, h in g.groupby("label", sort=False):
             med = h.groupby("step").excess.median()
             sl = slopes.get((cfg, label), np.nan)
-            ax.loglog(med.index.to_numpy(dtype=float), med.to_numpy(dtype=float),
-                      label=f"{label} (slope {sl:.2f})" if np.isfinite(sl) else label)
+            ax.loglog(
+                med.index.to_numpy(dtype=float),
+                med.to_numpy(dtype=float),
+                label=f"{label} (slope {sl:.2f})" if np.isfinite(sl) else label,
+            )
         if cfg in windows:
             ax.axvspan(*windows[cfg], color="grey", alpha=0.08)
         ax.set_title(cfg, fontsize=9)

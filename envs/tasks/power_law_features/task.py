@@ -53,8 +53,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -70,8 +71,17 @@ from papergym.envs.tasks.base import (
 )
 from papergym.envs.tasks.sealed import seal
 
-__all__ = ["PLRFTask", "PLRFProblem", "PLRFModel", "GradientOracle", "PLRFEvaluator", "population_trace",
-           "checkpoints", "slope_window", "DEFAULT_PAIRS"]
+__all__ = [
+    "PLRFTask",
+    "PLRFProblem",
+    "PLRFModel",
+    "GradientOracle",
+    "PLRFEvaluator",
+    "population_trace",
+    "checkpoints",
+    "slope_window",
+    "DEFAULT_PAIRS",
+]
 
 TASK_ID = "PowerLawRandomFeatures-v0"
 DEFAULT_PAIRS = ((0.3, 0.7), (0.7, 0.7), (1.0, 0.3), (1.2, 0.7))
@@ -105,7 +115,7 @@ class PLRFModel:
         rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(0,)))
         j = np.arange(1, v + 1, dtype=float)
         W = rng.normal(0.0, 1.0 / math.sqrt(d), size=(v, d))
-        self.W = (j ** -self.alpha)[:, None] * W  # W-check
+        self.W = (j**-self.alpha)[:, None] * W  # W-check
         self.b = j ** (-self.alpha - self.beta)  # b-check
         self.theta_star, *_ = np.linalg.lstsq(self.W, self.b, rcond=None)
         self.P_inf = self.risk(self.theta_star)
@@ -137,10 +147,10 @@ class GradientOracle:
     def _samples(self, k: int) -> np.ndarray:
         """The next ``k`` rows ``(φ, y)`` of the stream, shape ``(k, d + 1)``."""
         if self._pos + k > self._buf.shape[0]:
-            rest = self._buf[self._pos:]
+            rest = self._buf[self._pos :]
             fresh = self._rng.standard_normal((max(CHUNK, k), self.model.d + 1)) @ self._R
             self._buf, self._pos = np.concatenate([rest, fresh]), 0
-        out = self._buf[self._pos: self._pos + k]
+        out = self._buf[self._pos : self._pos + k]
         self._pos += k
         return out
 
@@ -213,8 +223,9 @@ class PLRFEvaluator:
     def __init__(self, model: PLRFModel, oracle: GradientOracle):
         self.model, self.oracle = model, oracle
         self.history: list[tuple[float, float]] = []
-        self.window = slope_window(model.alpha, model.d, model.v,
-                                   oracle.max_samples // oracle.batch if oracle.max_samples else 10 ** 9)
+        self.window = slope_window(
+            model.alpha, model.d, model.v, oracle.max_samples // oracle.batch if oracle.max_samples else 10**9
+        )
         self.diverged = False  # sticky: a run that once exploded stays diverged
 
     def evaluate(self, solution: Any) -> dict[str, float]:
@@ -232,9 +243,15 @@ class PLRFEvaluator:
             ratio = excess / base
             if step > 0:
                 self.history.append((step, excess))
-        return {"excess_ratio": ratio, "log10_excess": math.log10(ratio) if ratio > 0 else -300.0,
-                "excess": excess, "diverged": float(diverged), "stable": float(not diverged), "step": step,
-                "slope": self.slope()}
+        return {
+            "excess_ratio": ratio,
+            "log10_excess": math.log10(ratio) if ratio > 0 else -300.0,
+            "excess": excess,
+            "diverged": float(diverged),
+            "stable": float(not diverged),
+            "step": step,
+            "slope": self.slope(),
+        }
 
     def slope(self) -> float:
         lo, hi = self.window
@@ -254,12 +271,28 @@ class PLRFTask:
 
     id = TASK_ID
     primary = "excess_ratio"
-    metrics = {"excess_ratio": "min", "log10_excess": "min", "slope": "min", "excess": "min", "diverged": "min",
-               "stable": "max", "step": "max"}
+    metrics = {
+        "excess_ratio": "min",
+        "log10_excess": "min",
+        "slope": "min",
+        "excess": "min",
+        "diverged": "min",
+        "stable": "max",
+        "step": "max",
+    }
     table_metrics = ("log10_excess", "slope", "excess", "diverged", "step")
 
-    def __init__(self, alpha: Any = None, beta: Any = None, d: Any = (100, 200), v_ratio: int = 4,
-                 steps: int = 100_000, batch: int = 1, seeds: Any = (0, 1, 2, 3, 4), max_seconds: float = 60.0):
+    def __init__(
+        self,
+        alpha: Any = None,
+        beta: Any = None,
+        d: Any = (100, 200),
+        v_ratio: int = 4,
+        steps: int = 100_000,
+        batch: int = 1,
+        seeds: Any = (0, 1, 2, 3, 4),
+        max_seconds: float = 60.0,
+    ):
         if alpha is None and beta is None:
             pairs = DEFAULT_PAIRS
         else:
@@ -283,9 +316,13 @@ class PLRFTask:
         return f"a={a:g},b={b:g}/d={d}"
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
-        configs = [(self._key(a, b, d), {"alpha": a, "beta": b, "d": d, "v": self.v_ratio * d, "steps": self.steps,
-                                         "batch": self.batch})
-                   for (a, b), d in itertools.product(self.pairs, self.d)]
+        configs = [
+            (
+                self._key(a, b, d),
+                {"alpha": a, "beta": b, "d": d, "v": self.v_ratio * d, "steps": self.steps, "batch": self.batch},
+            )
+            for (a, b), d in itertools.product(self.pairs, self.d)
+        ]
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[PLRFProblem, PLRFEvaluator]:
@@ -298,9 +335,18 @@ class PLRFTask:
         steps, batch = check_ints(p["steps"], "steps", 1)[0], check_ints(p["batch"], "batch", 1)[0]
         model = PLRFModel(a, b, d, v, ref.seed)
         oracle = GradientOracle(model, batch, ref.seed, steps * batch)
-        problem = PLRFProblem(alpha=a, beta=b, d=d, v=v, batch=batch, steps=steps, trace=population_trace(a, v),
-                              theta0=np.zeros(d), checkpoints=checkpoints(steps),
-                              oracle=PLRFOracleView(grad=seal(oracle.grad, "PLRF oracle.grad")))
+        problem = PLRFProblem(
+            alpha=a,
+            beta=b,
+            d=d,
+            v=v,
+            batch=batch,
+            steps=steps,
+            trace=population_trace(a, v),
+            theta0=np.zeros(d),
+            checkpoints=checkpoints(steps),
+            oracle=PLRFOracleView(grad=seal(oracle.grad, "PLRF oracle.grad")),
+        )
         return problem, PLRFEvaluator(model, oracle)
 
     def report(self, runs: Any) -> str:

@@ -19,8 +19,14 @@ from papergym.envs.tasks.base import save_figure
 
 __all__ = ["report_table", "figures"]
 
-COLUMNS = (("f1", "F1"), ("chair_i", "CHAIR_i"), ("chair_s", "CHAIR_s"), ("partner_halluc", "partner halluc"),
-           ("recall", "recall"), ("visual_dependence", "visual dep"))
+COLUMNS = (
+    ("f1", "F1"),
+    ("chair_i", "CHAIR_i"),
+    ("chair_s", "CHAIR_s"),
+    ("partner_halluc", "partner halluc"),
+    ("recall", "recall"),
+    ("visual_dependence", "visual dep"),
+)
 
 
 def _config(name: str) -> str:
@@ -32,7 +38,11 @@ def _stat(v: pd.Series, digits: int = 3) -> str:
     x = x[np.isfinite(x)]
     if not len(x):
         return "-"
-    return f"{x.mean():.{digits}f}" if len(x) == 1 else f"{x.mean():.{digits}f} [{x.min():.{digits}f},{x.max():.{digits}f}]"
+    return (
+        f"{x.mean():.{digits}f}"
+        if len(x) == 1
+        else f"{x.mean():.{digits}f} [{x.min():.{digits}f},{x.max():.{digits}f}]"
+    )
 
 
 def report_table(runs: pd.DataFrame) -> str:
@@ -40,19 +50,26 @@ def report_table(runs: pd.DataFrame) -> str:
         return ""
     r = runs.copy()
     r["config"] = r.instance.map(_config)
-    lines = ["PreferenceHallucination-v0: hallucination rate and recall of greedy captions on the private test scenes; "
-             "mean [min,max] over seeds of the ok runs; seconds = median wall time"]
-    head = f"{'size':<13}{'solver':<16}{'ok':>4}{'fail':>5}" + "".join(f"{c[1]:>23}" for c in COLUMNS) + \
-        f"{'seconds':>9}"
+    lines = [
+        "PreferenceHallucination-v0: hallucination rate and recall of greedy captions on the private test scenes; "
+        "mean [min,max] over seeds of the ok runs; seconds = median wall time"
+    ]
+    head = (
+        f"{'size':<13}{'solver':<16}{'ok':>4}{'fail':>5}" + "".join(f"{c[1]:>23}" for c in COLUMNS) + f"{'seconds':>9}"
+    )
     for cfg, g in r.groupby("config", sort=False):
         lines += ["", head, "-" * len(head)]
         for lab, h in g.groupby("label", sort=False):
             ok = h[h.status == "ok"]
             sec = ok.seconds.astype(float)
-            lines.append(f"{cfg:<13}{lab:<16}{len(ok):>4}{len(h) - len(ok):>5}"
-                         + "".join(f"{_stat(ok[c[0]], 2 if c[0] == 'visual_dependence' else 3):>23}"
-                                   if c[0] in ok else f"{'-':>23}" for c in COLUMNS)
-                         + f"{(f'{sec.median():.1f}' if len(sec) else '-'):>9}")
+            lines.append(
+                f"{cfg:<13}{lab:<16}{len(ok):>4}{len(h) - len(ok):>5}"
+                + "".join(
+                    f"{_stat(ok[c[0]], 2 if c[0] == 'visual_dependence' else 3):>23}" if c[0] in ok else f"{'-':>23}"
+                    for c in COLUMNS
+                )
+                + f"{(f'{sec.median():.1f}' if len(sec) else '-'):>9}"
+            )
     return "\n".join(lines)
 
 
@@ -78,14 +95,20 @@ def figures(runs: pd.DataFrame, folder: Any) -> list[Any]:
             if g.empty:
                 continue
             c, r = g.chair_i.astype(float).to_numpy(), g.recall.astype(float).to_numpy()
-            ax.errorbar([c.mean()], [r.mean()], xerr=[[c.mean() - c.min()], [c.max() - c.mean()]],
-                        yerr=[[r.mean() - r.min()], [r.max() - r.mean()]], fmt="o", color=colors[lab], label=lab,
-                        capsize=2)
+            ax.errorbar(
+                [c.mean()],
+                [r.mean()],
+                xerr=[[c.mean() - c.min()], [c.max() - c.mean()]],
+                yerr=[[r.mean() - r.min()], [r.max() - r.mean()]],
+                fmt="o",
+                color=colors[lab],
+                label=lab,
+                capsize=2,
+            )
         ax.set(title=cfg, xlabel="CHAIR_i (hallucinated mentions, lower is better)", ylabel="recall (higher is better)")
         ax.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=7, frameon=False)
-    fig.suptitle("PreferenceHallucination-v0: hallucination vs recall, mean over seeds (whiskers: min-max)",
-                 fontsize=9)
+    fig.suptitle("PreferenceHallucination-v0: hallucination vs recall, mean over seeds (whiskers: min-max)", fontsize=9)
     fig.tight_layout()
     save_figure(fig, Path(folder) / "chair_vs_recall", dpi=130)
     out = [fig]
@@ -98,8 +121,11 @@ def figures(runs: pd.DataFrame, folder: Any) -> list[Any]:
             ax2.bar(x, means, width, color=colors[lab], label=lab)
         ax2.set_xticks(np.arange(len(configs)))
         ax2.set_xticklabels(configs)
-        ax2.set(ylabel="partner hallucination rate", ylim=(0, 1.0),
-                title="scenes with an absent co-occurrence partner: caption names it")
+        ax2.set(
+            ylabel="partner hallucination rate",
+            ylim=(0, 1.0),
+            title="scenes with an absent co-occurrence partner: caption names it",
+        )
         ax2.grid(alpha=0.3, axis="y")
         ax2.legend(fontsize=7, frameon=False)
         fig2.tight_layout()

@@ -88,9 +88,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -106,10 +107,31 @@ from papergym.envs.tasks.base import (
 )
 from papergym.torch_threads import torch_threads
 
-__all__ = ["PreferenceTask", "PreferenceProblem", "PreferenceEvaluator", "WEIGHT_KEYS", "weight_shapes",
-           "check_weights", "object_embeddings", "sample_scenes", "scene_features", "captions", "rejected_captions",
-           "nearest_jaccard", "absent_partners", "np_sequence_logprob", "np_greedy_decode", "caption_metrics",
-           "load_reference", "train_reference", "build_world", "World", "PAD", "MAX_LEN", "SIZES"]
+__all__ = [
+    "PreferenceTask",
+    "PreferenceProblem",
+    "PreferenceEvaluator",
+    "WEIGHT_KEYS",
+    "weight_shapes",
+    "check_weights",
+    "object_embeddings",
+    "sample_scenes",
+    "scene_features",
+    "captions",
+    "rejected_captions",
+    "nearest_jaccard",
+    "absent_partners",
+    "np_sequence_logprob",
+    "np_greedy_decode",
+    "caption_metrics",
+    "load_reference",
+    "train_reference",
+    "build_world",
+    "World",
+    "PAD",
+    "MAX_LEN",
+    "SIZES",
+]
 
 TASK_ID = "PreferenceHallucination-v0"
 N_TEST_SEEDS = 5
@@ -123,10 +145,24 @@ WORLD_SEED = 20250611
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 WEIGHT_KEYS = ("embed", "init_w", "init_b", "w_ih", "w_hh", "b_ih", "b_hh", "out_w", "out_b")
 SIZES = {
-    "default": {"n_objects": 12, "n_pairs": 3, "n_pref": 2000, "epochs": 10, "n_test": 1000, "max_seconds": 60.0,
-                "weights": "preference_ref.npz"},
-    "paper-scale": {"n_objects": 24, "n_pairs": 6, "n_pref": 10000, "epochs": 20, "n_test": 5000,
-                    "max_seconds": 600.0, "weights": "preference_ref_o24.npz"},
+    "default": {
+        "n_objects": 12,
+        "n_pairs": 3,
+        "n_pref": 2000,
+        "epochs": 10,
+        "n_test": 1000,
+        "max_seconds": 60.0,
+        "weights": "preference_ref.npz",
+    },
+    "paper-scale": {
+        "n_objects": 24,
+        "n_pairs": 6,
+        "n_pref": 10000,
+        "epochs": 20,
+        "n_test": 5000,
+        "max_seconds": 600.0,
+        "weights": "preference_ref_o24.npz",
+    },
 }
 
 
@@ -171,8 +207,9 @@ def build_world(n_objects: int = 12, n_pairs: int = 3) -> World:
     return World(int(n_objects), tuple((2 * i, 2 * i + 1) for i in range(int(n_pairs))), object_embeddings(n_objects))
 
 
-def sample_scenes(rng: np.random.Generator, n: int, world: World,
-                  condition: str | None = None) -> list[tuple[int, ...]]:
+def sample_scenes(
+    rng: np.random.Generator, n: int, world: World, condition: str | None = None
+) -> list[tuple[int, ...]]:
     """``n`` scenes (sorted object tuples) from the co-occurrence prior (module docstring, item 2);
     ``condition="absent-partner"`` keeps only scenes with an absent partner (rejection)."""
     partner, O, q = world.partner, world.n_objects, world.join_prob
@@ -227,7 +264,7 @@ def encode(seqs: list[list[int]], length: int = MAX_LEN) -> np.ndarray:
     for i, s in enumerate(seqs):
         if len(s) > length:
             raise ValueError(f"sequence {i} has {len(s)} tokens > {length}")
-        out[i, :len(s)] = s
+        out[i, : len(s)] = s
     return out
 
 
@@ -247,8 +284,9 @@ def rejected_captions(scenes: list[tuple[int, ...]], world: World, rng: np.rando
     return encode(out)
 
 
-def nearest_jaccard(scenes: list[tuple[int, ...]], n_objects: int, rng: np.random.Generator,
-                    chunk: int = 1024) -> np.ndarray:
+def nearest_jaccard(
+    scenes: list[tuple[int, ...]], n_objects: int, rng: np.random.Generator, chunk: int = 1024
+) -> np.ndarray:
     """For each scene, the index of the most Jaccard-similar *other* scene among those whose object sets differ in
     1–2 objects (ties uniformly at random; fallback: the most similar scene with a different set)."""
     B = scene_matrix(scenes, n_objects).astype(np.int32)
@@ -258,38 +296,49 @@ def nearest_jaccard(scenes: list[tuple[int, ...]], n_objects: int, rng: np.rando
     size = B.sum(1)
     out = np.empty(n, dtype=np.int64)
     for a in range(0, n, chunk):
-        inter = B[a:a + chunk] @ B.T                                   # (c, n)
-        union = size[a:a + chunk, None] + size[None, :] - inter
+        inter = B[a : a + chunk] @ B.T  # (c, n)
+        union = size[a : a + chunk, None] + size[None, :] - inter
         sym = union - inter
         jac = inter / union
-        jac[np.arange(len(inter)), np.arange(a, a + len(inter))] = -np.inf   # not itself
+        jac[np.arange(len(inter)), np.arange(a, a + len(inter))] = -np.inf  # not itself
         ok = (sym >= 1) & (sym <= 2)
         score = np.where(ok, jac, -np.inf)
         none = ~np.isfinite(score).any(1)
-        if none.any():                                                  # fallback: any different set
+        if none.any():  # fallback: any different set
             score[none] = np.where(sym[none] >= 1, jac[none], -np.inf)
         # random tie-break: a tiny seeded jitter below the smallest Jaccard gap (gaps are >= 1/64 for sets <= 8)
         jitter = rng.random(score.shape) * 1e-6
-        out[a:a + len(inter)] = np.argmax(np.where(np.isfinite(score), score + jitter, -np.inf), axis=1)
+        out[a : a + len(inter)] = np.argmax(np.where(np.isfinite(score), score + jitter, -np.inf), axis=1)
     return out
 
 
 # ---------------------------------------------------------------------------------------- numpy policy
-def weight_shapes(n_objects: int, hidden: int = HIDDEN, embed: int = EMBED, feat_dim: int = FEAT_DIM
-                  ) -> dict[str, tuple[int, ...]]:
+def weight_shapes(
+    n_objects: int, hidden: int = HIDDEN, embed: int = EMBED, feat_dim: int = FEAT_DIM
+) -> dict[str, tuple[int, ...]]:
     """The shape of every weight of the policy (module docstring, item 4)."""
     V_in, V_out = n_objects + 2, n_objects + 1
-    return {"embed": (V_in, embed), "init_w": (hidden, feat_dim), "init_b": (hidden,), "w_ih": (3 * hidden, embed),
-            "w_hh": (3 * hidden, hidden), "b_ih": (3 * hidden,), "b_hh": (3 * hidden,), "out_w": (V_out, hidden),
-            "out_b": (V_out,)}
+    return {
+        "embed": (V_in, embed),
+        "init_w": (hidden, feat_dim),
+        "init_b": (hidden,),
+        "w_ih": (3 * hidden, embed),
+        "w_hh": (3 * hidden, hidden),
+        "b_ih": (3 * hidden,),
+        "b_hh": (3 * hidden,),
+        "out_w": (V_out, hidden),
+        "out_b": (V_out,),
+    }
 
 
-def check_weights(solution: Any, n_objects: int, hidden: int = HIDDEN, embed: int = EMBED,
-                  feat_dim: int = FEAT_DIM) -> dict[str, np.ndarray]:
+def check_weights(
+    solution: Any, n_objects: int, hidden: int = HIDDEN, embed: int = EMBED, feat_dim: int = FEAT_DIM
+) -> dict[str, np.ndarray]:
     """The float64 weights of a solution, or a ``ValueError`` naming the offending key (module docstring)."""
     if not isinstance(solution, Mapping):
-        raise ValueError(f"solution must be a mapping of policy weights {list(WEIGHT_KEYS)}, got "
-                         f"{type(solution).__name__}")
+        raise ValueError(
+            f"solution must be a mapping of policy weights {list(WEIGHT_KEYS)}, got {type(solution).__name__}"
+        )
     keys = [k for k in solution if k != "meta"]
     unknown = sorted(str(k) for k in keys if k not in WEIGHT_KEYS)
     if unknown:
@@ -322,8 +371,8 @@ def _gru_step(W: Mapping[str, np.ndarray], x: np.ndarray, h: np.ndarray) -> np.n
     gi = x @ W["w_ih"].T + W["b_ih"]
     gh = h @ W["w_hh"].T + W["b_hh"]
     r = _sig(gi[:, :H] + gh[:, :H])
-    z = _sig(gi[:, H:2 * H] + gh[:, H:2 * H])
-    n = np.tanh(gi[:, 2 * H:] + r * gh[:, 2 * H:])
+    z = _sig(gi[:, H : 2 * H] + gh[:, H : 2 * H])
+    n = np.tanh(gi[:, 2 * H :] + r * gh[:, 2 * H :])
     return (1.0 - z) * n + z * h
 
 
@@ -408,8 +457,9 @@ def _load_reference(size: str) -> dict[str, np.ndarray]:
     return W
 
 
-def sft_dataset(world: World, n_captions: int = 5000, halluc_frac: float = 0.2, seed: int = 0
-                ) -> tuple[np.ndarray, np.ndarray]:
+def sft_dataset(
+    world: World, n_captions: int = 5000, halluc_frac: float = 0.2, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """The SFT data of the reference policy (module docstring, item 5): ``(features, tokens)``, shuffled."""
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(7, world.n_objects)))
     n_h = int(round(halluc_frac * n_captions))
@@ -421,9 +471,16 @@ def sft_dataset(world: World, n_captions: int = 5000, halluc_frac: float = 0.2, 
     return feats[perm], toks[perm]
 
 
-def train_reference(n_objects: int = 12, n_pairs: int = 3, n_captions: int = 5000, halluc_frac: float = 0.2,
-                    epochs: int = 40, lr: float = 3e-3, batch_size: int = 64, seed: int = 0
-                    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def train_reference(
+    n_objects: int = 12,
+    n_pairs: int = 3,
+    n_captions: int = 5000,
+    halluc_frac: float = 0.2,
+    epochs: int = 40,
+    lr: float = 3e-3,
+    batch_size: int = 64,
+    seed: int = 0,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Train ``π_ref`` by supervised fine-tuning (summed token cross-entropy, Adam, one CPU thread, float32; torch):
     deterministic for a seed. Returns ``(weights, stats)``; ``stats`` holds the final SFT loss and, on 1,000 fresh
     prior scenes (seed ``seed + 1``), the exact-caption accuracy, CHAIR_i, recall and the partner hallucination
@@ -444,7 +501,7 @@ def train_reference(n_objects: int = 12, n_pairs: int = 3, n_captions: int = 500
             perm = torch.randperm(n, generator=gen)
             tot = 0.0
             for a in range(0, n, batch_size):
-                idx = perm[a:a + batch_size]
+                idx = perm[a : a + batch_size]
                 loss = -sequence_logprob(params, F[idx], Y[idx]).mean()
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
@@ -456,9 +513,12 @@ def train_reference(n_objects: int = 12, n_pairs: int = 3, n_captions: int = 500
     scenes = sample_scenes(rng, 1000, world)
     f = scene_features(scenes, world, rng)
     dec = np_greedy_decode({k: v.astype(float) for k, v in W.items()}, f)
-    stats = dict(caption_metrics(dec, scenes, n_objects), sft_loss=loss_v,
-                 exact=float(np.mean(np.all(dec == captions(scenes, world), axis=1))),
-                 partner_halluc=partner_hallucination(dec, scenes, world))
+    stats = dict(
+        caption_metrics(dec, scenes, n_objects),
+        sft_loss=loss_v,
+        exact=float(np.mean(np.all(dec == captions(scenes, world), axis=1))),
+        partner_halluc=partner_hallucination(dec, scenes, world),
+    )
     return W, stats
 
 
@@ -509,8 +569,14 @@ class PreferenceProblem:
 class PreferenceEvaluator:
     """Private scorer (module docstring): the test scenes, their features, their nearest other test scenes."""
 
-    def __init__(self, problem: PreferenceProblem, world: World, scenes: list[tuple[int, ...]], feats: np.ndarray,
-                 prime: np.ndarray):
+    def __init__(
+        self,
+        problem: PreferenceProblem,
+        world: World,
+        scenes: list[tuple[int, ...]],
+        feats: np.ndarray,
+        prime: np.ndarray,
+    ):
         self.p, self.world, self.scenes, self.feats = problem, world, scenes, feats
         self.feats_prime = feats[prime]
         self.y_w = captions(scenes, world)
@@ -535,12 +601,26 @@ class PreferenceTask:
 
     id = TASK_ID
     primary = "f1"
-    metrics = {"f1": "max", "chair_i": "min", "chair_s": "min", "recall": "max", "visual_dependence": "max",
-               "partner_halluc": "min"}
+    metrics = {
+        "f1": "max",
+        "chair_i": "min",
+        "chair_s": "min",
+        "recall": "max",
+        "visual_dependence": "max",
+        "partner_halluc": "min",
+    }
     table_metrics = ("chair_i", "chair_s", "recall", "partner_halluc", "visual_dependence")
 
-    def __init__(self, sizes: Any = "default", seeds: Any = (0, 1, 2, 3, 4), n_pref: Any = None,
-                 epochs: Any = None, n_test: Any = None, corrupt_frac: Any = 0.5, max_seconds: Any = None):
+    def __init__(
+        self,
+        sizes: Any = "default",
+        seeds: Any = (0, 1, 2, 3, 4),
+        n_pref: Any = None,
+        epochs: Any = None,
+        n_test: Any = None,
+        corrupt_frac: Any = 0.5,
+        max_seconds: Any = None,
+    ):
         self.sizes = check_names(sizes, "sizes", tuple(SIZES))
         self.seeds = check_ints(seeds, "seeds", 0)
         self.n_pref = None if n_pref is None else check_ints(n_pref, "n_pref", 2)[0]
@@ -551,12 +631,18 @@ class PreferenceTask:
         big = "paper-scale" in self.sizes
         self.default_budget = Budget(
             max_seconds=self.max_seconds or SIZES["paper-scale" if big else "default"]["max_seconds"],
-            max_iterations=self.epochs or max(SIZES[s]["epochs"] for s in self.sizes))
+            max_iterations=self.epochs or max(SIZES[s]["epochs"] for s in self.sizes),
+        )
 
     def _params(self, size: str) -> dict[str, Any]:
         d = SIZES[size]
-        return {"size": size, "n_pref": self.n_pref or d["n_pref"], "epochs": self.epochs or d["epochs"],
-                "n_test": self.n_test or d["n_test"], "corrupt_frac": self.corrupt_frac}
+        return {
+            "size": size,
+            "n_pref": self.n_pref or d["n_pref"],
+            "epochs": self.epochs or d["epochs"],
+            "n_test": self.n_test or d["n_test"],
+            "corrupt_frac": self.corrupt_frac,
+        }
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
         return split_instances(TASK_ID, split, [(s, self._params(s)) for s in self.sizes], self.seeds, N_TEST_SEEDS)
@@ -583,8 +669,14 @@ class PreferenceTask:
         return figures(runs, folder)
 
 
-def make_instance(seed: int, size: str = "default", n_pref: int = 2000, epochs: int = 10, n_test: int = 1000,
-                  corrupt_frac: float = 0.5) -> tuple[PreferenceProblem, PreferenceEvaluator]:
+def make_instance(
+    seed: int,
+    size: str = "default",
+    n_pref: int = 2000,
+    epochs: int = 10,
+    n_test: int = 1000,
+    corrupt_frac: float = 0.5,
+) -> tuple[PreferenceProblem, PreferenceEvaluator]:
     """The problem and evaluator of one instance (module docstring, items 6–7)."""
     d = SIZES[size]
     world = build_world(d["n_objects"], d["n_pairs"])
@@ -603,10 +695,26 @@ def make_instance(seed: int, size: str = "default", n_pref: int = 2000, epochs: 
     t_feats = scene_features(t_scenes, world, trng)
     t_prime = nearest_jaccard(t_scenes, world.n_objects, trng)
     problem = PreferenceProblem(
-        size=size, n_objects=world.n_objects, pairs=world.pairs, eos=world.eos, bos=world.bos, pad=PAD,
-        max_len=MAX_LEN, feat_dim=FEAT_DIM, hidden=HIDDEN, embed=EMBED, ref_weights=load_reference(size),
-        features=feats, features_prime=feats[prime], features_corrupt=feats * keep, y_w=y_w, y_l=y_l,
-        y_w_prime=y_w[prime], prime_index=prime, epochs=int(epochs))
+        size=size,
+        n_objects=world.n_objects,
+        pairs=world.pairs,
+        eos=world.eos,
+        bos=world.bos,
+        pad=PAD,
+        max_len=MAX_LEN,
+        feat_dim=FEAT_DIM,
+        hidden=HIDDEN,
+        embed=EMBED,
+        ref_weights=load_reference(size),
+        features=feats,
+        features_prime=feats[prime],
+        features_corrupt=feats * keep,
+        y_w=y_w,
+        y_l=y_l,
+        y_w_prime=y_w[prime],
+        prime_index=prime,
+        epochs=int(epochs),
+    )
     return problem, PreferenceEvaluator(problem, world, t_scenes, t_feats, t_prime)
 
 

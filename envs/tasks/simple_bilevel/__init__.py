@@ -5,11 +5,25 @@ arXiv:2507.23155; ``docs/papers/dbgd.md``; tags: see docs/conventions.md).
 This package: :mod:`.task`, :mod:`.report`. The task's public names are re-exported here."""
 
 from papergym.envs.tasks.simple_bilevel.task import (
-    FAMILIES, SimpleBilevelEvaluator, SimpleBilevelOracle, SimpleBilevelOracleView, SimpleBilevelProblem,
-    SimpleBilevelTask, WORK_COSTS, make_instance, stationarity,
+    FAMILIES,
+    WORK_COSTS,
+    SimpleBilevelEvaluator,
+    SimpleBilevelOracle,
+    SimpleBilevelOracleView,
+    SimpleBilevelProblem,
+    SimpleBilevelTask,
+    make_instance,
+    stationarity,
 )
 
 __all__ = [
-    "FAMILIES", "SimpleBilevelEvaluator", "SimpleBilevelOracle", "SimpleBilevelOracleView", "SimpleBilevelProblem",
-    "SimpleBilevelTask", "WORK_COSTS", "make_instance", "stationarity",
+    "FAMILIES",
+    "SimpleBilevelEvaluator",
+    "SimpleBilevelOracle",
+    "SimpleBilevelOracleView",
+    "SimpleBilevelProblem",
+    "SimpleBilevelTask",
+    "WORK_COSTS",
+    "make_instance",
+    "stationarity",
 ]

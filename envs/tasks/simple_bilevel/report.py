@@ -53,10 +53,12 @@ def report_table(runs: pd.DataFrame, curves: pd.DataFrame | None = None) -> str:
         return ""
     iters = first_stationary_iteration(curves)
     src = "solver-declared iterations (anytime curves)" if iters else "gradient query points (evaluator)"
-    lines = [f"work units (PAR-2: 2 x max_work if never) and iterations to (eps_f, eps_g)-stationarity; iterations = "
-             f"{src}; reached = fraction of runs with a stationary report; final f, f - f*, g - g* are medians",
-             f"{'family':<24}{'solver':<22}{'work med':>10}{'work max':>10}{'iter med':>10}{'iter max':>10}"
-             f"{'reached':>9}{'f':>12}{'f - f*':>11}{'g - g*':>11}"]
+    lines = [
+        f"work units (PAR-2: 2 x max_work if never) and iterations to (eps_f, eps_g)-stationarity; iterations = "
+        f"{src}; reached = fraction of runs with a stationary report; final f, f - f*, g - g* are medians",
+        f"{'family':<24}{'solver':<22}{'work med':>10}{'work max':>10}{'iter med':>10}{'iter max':>10}"
+        f"{'reached':>9}{'f':>12}{'f - f*':>11}{'g - g*':>11}",
+    ]
     lines.append("-" * len(lines[-1]))
     for (fam, lab), g in ok.groupby(["param_family", "label"], sort=False):
         cap = 2 * g.param_max_work.astype(float).to_numpy()
@@ -71,7 +73,8 @@ def report_table(runs: pd.DataFrame, curves: pd.DataFrame | None = None) -> str:
         lines.append(
             f"{fam:<24}{lab:<22}{np.median(par2):>10.0f}{par2.max():>10.0f}{_fmt(it_med):>10}{_fmt(it_max):>10}"
             f"{reached.mean():>9.2f}{np.median(g.f.astype(float)):>12.5g}"
-            f"{_fmt_gap(g.f_gap):>11}{_fmt_gap(g.g_gap):>11}")
+            f"{_fmt_gap(g.f_gap):>11}{_fmt_gap(g.g_gap):>11}"
+        )
     return "\n".join(lines)
 
 
@@ -140,8 +143,9 @@ def residual_figure(runs: pd.DataFrame, folder: Any, curves: pd.DataFrame | None
             ax.grid(alpha=0.3, which="both")
             if i == 0 and j == 0:
                 ax.legend(fontsize=7, frameon=False)
-    fig.suptitle("SimpleBilevel-v0: stationarity residuals vs work (median over instances and seeds; "
-                 "dashed: eps)", fontsize=10)
+    fig.suptitle(
+        "SimpleBilevel-v0: stationarity residuals vs work (median over instances and seeds; dashed: eps)", fontsize=10
+    )
     fig.tight_layout()
     save_figure(fig, Path(folder) / "stationarity_vs_work", dpi=140)
     return [fig]

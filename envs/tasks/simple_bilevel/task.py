@@ -98,8 +98,9 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -117,8 +118,17 @@ from papergym.envs.tasks.base import (
 from papergym.envs.tasks.haar import haar
 from papergym.envs.tasks.sealed import seal
 
-__all__ = ["SimpleBilevelTask", "SimpleBilevelProblem", "SimpleBilevelOracle", "SimpleBilevelOracleView",
-           "SimpleBilevelEvaluator", "make_instance", "stationarity", "FAMILIES", "WORK_COSTS"]
+__all__ = [
+    "SimpleBilevelTask",
+    "SimpleBilevelProblem",
+    "SimpleBilevelOracle",
+    "SimpleBilevelOracleView",
+    "SimpleBilevelEvaluator",
+    "make_instance",
+    "stationarity",
+    "FAMILIES",
+    "WORK_COSTS",
+]
 
 TASK_ID = "SimpleBilevel-v0"
 FAMILIES = ("circle", "balanced-factorisation", "min-norm-network", "min-norm-regression")
@@ -259,8 +269,9 @@ class NetworkInstance(_Instance):
         at = rng.standard_normal(teacher_hidden) / math.sqrt(teacher_hidden)
         self.t = np.tanh(self.X @ Wt.T + bt) @ at
         a1, a2 = 1.0 / math.sqrt(p), 1.0 / math.sqrt(h)  # PyTorch nn.Linear default: U(±1/sqrt(fan_in))
-        self.x0 = np.concatenate([rng.uniform(-a1, a1, h * p), rng.uniform(-a1, a1, h),
-                                  rng.uniform(-a2, a2, h), rng.uniform(-a2, a2, 1)])
+        self.x0 = np.concatenate(
+            [rng.uniform(-a1, a1, h * p), rng.uniform(-a1, a1, h), rng.uniform(-a2, a2, h), rng.uniform(-a2, a2, 1)]
+        )
         self.dim, self.shapes = h * p + 2 * h + 1, ((h, p), (h,), (h,), (1,))
         self.g_star_known = False
         self.L_f = 1.0
@@ -268,7 +279,7 @@ class NetworkInstance(_Instance):
 
     def _unpack(self, x):
         h, p = self.h, self.p
-        return x[:h * p].reshape(h, p), x[h * p:h * p + h], x[h * p + h:h * p + 2 * h], x[-1]
+        return x[: h * p].reshape(h, p), x[h * p : h * p + h], x[h * p + h : h * p + 2 * h], x[-1]
 
     def _forward(self, x):
         W1, b1, w2, b2 = self._unpack(x)
@@ -346,10 +357,13 @@ def make_instance(params: dict[str, Any], seed: int) -> _Instance:
         m, r = check_ints(params.get("m"), "m", TRUE_RANK)[0], check_ints(params.get("r"), "r", TRUE_RANK)[0]
         return FactorisationInstance(m, r, seed)
     if fam == "min-norm-network":
-        return NetworkInstance(check_ints(params.get("n_points"), "n_points", 1)[0],
-                               check_ints(params.get("input_dim"), "input_dim", 1)[0],
-                               check_ints(params.get("hidden"), "hidden", 1)[0],
-                               check_ints(params.get("teacher_hidden"), "teacher_hidden", 1)[0], seed)
+        return NetworkInstance(
+            check_ints(params.get("n_points"), "n_points", 1)[0],
+            check_ints(params.get("input_dim"), "input_dim", 1)[0],
+            check_ints(params.get("hidden"), "hidden", 1)[0],
+            check_ints(params.get("teacher_hidden"), "teacher_hidden", 1)[0],
+            seed,
+        )
     m, n = check_ints(params.get("m"), "m", 1)[0], check_ints(params.get("n"), "n", 2)[0]
     return RegressionInstance(m, n, seed)
 
@@ -376,12 +390,15 @@ class SimpleBilevelOracle:
             raise ValueError(f"oracle.{name}: x must have shape ({d},), got {xa.shape}")
         xv = xa.astype(float, copy=True)
         if not np.all(np.isfinite(xv)):
-            raise ValueError(f"oracle.{name}: x must be finite (entry {int(np.argmin(np.isfinite(xv)))} is "
-                             f"{xv[np.argmin(np.isfinite(xv))]})")
+            raise ValueError(
+                f"oracle.{name}: x must be finite (entry {int(np.argmin(np.isfinite(xv)))} is "
+                f"{xv[np.argmin(np.isfinite(xv))]})"
+            )
         cost = WORK_COSTS[name]
         if self.work + cost > self.max_work + 1e-9:
-            raise BudgetExceeded(f"oracle.{name} costs {cost:g} work units; {self.work:g} of max_work = "
-                                 f"{self.max_work:g} are used")
+            raise BudgetExceeded(
+                f"oracle.{name} costs {cost:g} work units; {self.work:g} of max_work = {self.max_work:g} are used"
+            )
         self.work += cost
         if name in ("grads", "grad_f", "grad_g"):
             if name == "grads" or self._last_grad_x is None or not np.array_equal(xv, self._last_grad_x):
@@ -498,12 +515,19 @@ class SimpleBilevelEvaluator:
             dist = nan
         big = 1e300
         solved = self.first_work is not None and not diverged
-        return {"par2_calls": float(self.first_work if solved else 2 * self.oracle.max_work),
-                "iters_to_stationary": float(self.first_iter) if self.first_iter is not None else nan,
-                "stationary": float(stationary), "r_f": min(r_f, big), "r_g": min(r_g, big),
-                "f": min(f, big), "f_gap": min(f_gap, big) if not math.isnan(f_gap) else nan,
-                "g_gap": min(g - inst.g_star, big), "dist_to_solution": min(dist, big) if not math.isnan(dist) else nan,
-                "work": float(self.oracle.work), "diverged": float(diverged)}
+        return {
+            "par2_calls": float(self.first_work if solved else 2 * self.oracle.max_work),
+            "iters_to_stationary": float(self.first_iter) if self.first_iter is not None else nan,
+            "stationary": float(stationary),
+            "r_f": min(r_f, big),
+            "r_g": min(r_g, big),
+            "f": min(f, big),
+            "f_gap": min(f_gap, big) if not math.isnan(f_gap) else nan,
+            "g_gap": min(g - inst.g_star, big),
+            "dist_to_solution": min(dist, big) if not math.isnan(dist) else nan,
+            "work": float(self.oracle.work),
+            "diverged": float(diverged),
+        }
 
 
 # ------------------------------------------------------------------------------------------------ task
@@ -514,24 +538,49 @@ class SimpleBilevelTask:
 
     id = TASK_ID
     primary = "par2_calls"
-    metrics = {"par2_calls": "min", "iters_to_stationary": "min", "stationary": "max", "r_f": "min", "r_g": "min",
-               "f": "min", "f_gap": "min", "g_gap": "min", "dist_to_solution": "min", "work": "min",
-               "diverged": "min"}
+    metrics = {
+        "par2_calls": "min",
+        "iters_to_stationary": "min",
+        "stationary": "max",
+        "r_f": "min",
+        "r_g": "min",
+        "f": "min",
+        "f_gap": "min",
+        "g_gap": "min",
+        "dist_to_solution": "min",
+        "work": "min",
+        "diverged": "min",
+    }
     table_metrics = ("iters_to_stationary", "stationary", "r_f", "r_g", "f_gap", "g_gap")
 
-    def __init__(self, instance: Any = FAMILIES, circle_dims: Any = (2, 10), ranks: Any = (5, 8),
-                 factor_rows: int | None = None, hidden: int | None = None, net_points: int = 20, input_dim: int = 5,
-                 teacher_hidden: int = 5, regression_rows: int = 40, regression_dim: int = 100,
-                 paper_scale: bool = False, eps_f: float = 1e-3, eps_g: float = 1e-3, max_work: float = 1e5,
-                 seeds: Any = (0, 1, 2, 3, 4), max_seconds: float = 60.0):
+    def __init__(
+        self,
+        instance: Any = FAMILIES,
+        circle_dims: Any = (2, 10),
+        ranks: Any = (5, 8),
+        factor_rows: int | None = None,
+        hidden: int | None = None,
+        net_points: int = 20,
+        input_dim: int = 5,
+        teacher_hidden: int = 5,
+        regression_rows: int = 40,
+        regression_dim: int = 100,
+        paper_scale: bool = False,
+        eps_f: float = 1e-3,
+        eps_g: float = 1e-3,
+        max_work: float = 1e5,
+        seeds: Any = (0, 1, 2, 3, 4),
+        max_seconds: float = 60.0,
+    ):
         self.families = check_names(instance, "instance", FAMILIES)
         if not isinstance(paper_scale, (bool, np.bool_)):
             raise ValueError(f"paper_scale must be True or False, got {paper_scale!r}")
         self.paper_scale = bool(paper_scale)
         self.circle_dims = check_ints(circle_dims, "circle_dims", 1)
         self.ranks = check_ints(ranks, "ranks", TRUE_RANK)
-        self.factor_rows = check_ints(factor_rows if factor_rows is not None else (100 if paper_scale else 30),
-                                      "factor_rows", TRUE_RANK)[0]
+        self.factor_rows = check_ints(
+            factor_rows if factor_rows is not None else (100 if paper_scale else 30), "factor_rows", TRUE_RANK
+        )[0]
         self.hidden = check_ints(hidden if hidden is not None else (200 if paper_scale else 50), "hidden", 1)[0]
         self.net_points = check_ints(net_points, "net_points", 1)[0]
         self.input_dim = check_ints(input_dim, "input_dim", 1)[0]
@@ -539,8 +588,10 @@ class SimpleBilevelTask:
         self.regression_rows = check_ints(regression_rows, "regression_rows", 1)[0]
         self.regression_dim = check_ints(regression_dim, "regression_dim", 2)[0]
         if self.regression_rows >= self.regression_dim:
-            raise ValueError(f"regression_rows must be < regression_dim = {self.regression_dim} (an underdetermined "
-                             f"system, so argmin g is a subspace), got {self.regression_rows}")
+            raise ValueError(
+                f"regression_rows must be < regression_dim = {self.regression_dim} (an underdetermined "
+                f"system, so argmin g is a subspace), got {self.regression_rows}"
+            )
         self.eps_f = check_floats(eps_f, "eps_f", above=0.0)[0]
         self.eps_g = check_floats(eps_g, "eps_g", above=0.0)[0]
         self.max_work = check_floats(max_work, "max_work", at_least=1.0)[0]
@@ -555,15 +606,34 @@ class SimpleBilevelTask:
             if fam == "circle":
                 out += [(f"circle/d={d}", {"family": fam, "d": d, **common}) for d in self.circle_dims]
             elif fam == "balanced-factorisation":
-                out += [(f"{fam}/r={r}" + (f",m={self.factor_rows}" if self.factor_rows != 30 else ""),
-                         {"family": fam, "m": self.factor_rows, "r": r, **common}) for r in self.ranks]
+                out += [
+                    (
+                        f"{fam}/r={r}" + (f",m={self.factor_rows}" if self.factor_rows != 30 else ""),
+                        {"family": fam, "m": self.factor_rows, "r": r, **common},
+                    )
+                    for r in self.ranks
+                ]
             elif fam == "min-norm-network":
-                out.append((f"{fam}/h={self.hidden}", {"family": fam, "n_points": self.net_points,
-                                                       "input_dim": self.input_dim, "hidden": self.hidden,
-                                                       "teacher_hidden": self.teacher_hidden, **common}))
+                out.append(
+                    (
+                        f"{fam}/h={self.hidden}",
+                        {
+                            "family": fam,
+                            "n_points": self.net_points,
+                            "input_dim": self.input_dim,
+                            "hidden": self.hidden,
+                            "teacher_hidden": self.teacher_hidden,
+                            **common,
+                        },
+                    )
+                )
             else:
-                out.append((f"{fam}/m={self.regression_rows},n={self.regression_dim}",
-                            {"family": fam, "m": self.regression_rows, "n": self.regression_dim, **common}))
+                out.append(
+                    (
+                        f"{fam}/m={self.regression_rows},n={self.regression_dim}",
+                        {"family": fam, "m": self.regression_rows, "n": self.regression_dim, **common},
+                    )
+                )
         return out
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
@@ -576,11 +646,25 @@ class SimpleBilevelTask:
         eps_g = check_floats(p.get("eps_g", self.eps_g), "eps_g", above=0.0)[0]
         max_work = check_floats(p.get("max_work", self.max_work), "max_work", at_least=1.0)[0]
         oracle = SimpleBilevelOracle(inst, max_work)
-        view = SimpleBilevelOracleView(**{name: seal(getattr(oracle, name), f"oracle.{name}") for name in (
-            "grads", "grad_f", "grad_g", "values", "f", "g", "work_used")})
-        problem = SimpleBilevelProblem(family=inst.family, dim=inst.dim, x0=inst.x0.copy(), L_f=float(inst.L_f),
-                                       L_g=float(inst.L_g), g_star=inst.g_star if inst.g_star_known else None,
-                                       eps_f=eps_f, eps_g=eps_g, max_work=max_work, shapes=inst.shapes, oracle=view)
+        view = SimpleBilevelOracleView(
+            **{
+                name: seal(getattr(oracle, name), f"oracle.{name}")
+                for name in ("grads", "grad_f", "grad_g", "values", "f", "g", "work_used")
+            }
+        )
+        problem = SimpleBilevelProblem(
+            family=inst.family,
+            dim=inst.dim,
+            x0=inst.x0.copy(),
+            L_f=float(inst.L_f),
+            L_g=float(inst.L_g),
+            g_star=inst.g_star if inst.g_star_known else None,
+            eps_f=eps_f,
+            eps_g=eps_g,
+            max_work=max_work,
+            shapes=inst.shapes,
+            oracle=view,
+        )
         return problem, SimpleBilevelEvaluator(inst, oracle, eps_f, eps_g)
 
     def report(self, runs: Any, curves: Any = None) -> str:

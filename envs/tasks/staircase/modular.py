@@ -44,8 +44,9 @@ __all__ = ["modular_instance", "modular_init", "modular_lr", "gd_modular", "four
 AMPLITUDES = {1: 10.0, 3: 5.0, 5: 2.5}  # [code] template Fourier amplitudes by frequency
 
 
-def modular_instance(p: int, seed: int, amplitudes: dict[int, float] | None = None
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def modular_instance(
+    p: int, seed: int, amplitudes: dict[int, float] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(X (p², 2p), Y (p², p), template (p,))`` of the module docstring; pairs ``(a, b)`` in row-major order."""
     amps = dict(AMPLITUDES if amplitudes is None else amplitudes)
     p = int(p)
@@ -54,8 +55,10 @@ def modular_instance(p: int, seed: int, amplitudes: dict[int, float] | None = No
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(13, 4)))
     c = np.arange(p)
     # ifft of the spectrum (A_k at ±k, phase φ_k): (2 A_k / p) cos(2πkc/p + φ_k); the Nyquist bin (2k = p) is one bin
-    tau = sum((a if 2 * int(k) == p else 2.0 * a) / p * np.cos(2 * np.pi * int(k) * c / p + rng.uniform(0, 2 * np.pi))
-              for k, a in sorted(amps.items()))
+    tau = sum(
+        (a if 2 * int(k) == p else 2.0 * a) / p * np.cos(2 * np.pi * int(k) * c / p + rng.uniform(0, 2 * np.pi))
+        for k, a in sorted(amps.items())
+    )
     shifts = np.stack([np.roll(tau, a) for a in range(p)])
     a_idx, b_idx = np.repeat(c, p), np.tile(c, p)
     X = np.concatenate([shifts[a_idx], shifts[b_idx]], axis=1)
@@ -70,8 +73,10 @@ def modular_lr(p: int, notebook_lr: float = 0.01) -> float:
 def modular_init(p: int, width: int, init: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``W_in (width, 2p)`` and ``W_out (p, width)``, entries ``N(0, init²/fan_in)``."""
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(13, 5)))
-    return (rng.standard_normal((width, 2 * p)) * (init / math.sqrt(2 * p)),
-            rng.standard_normal((p, width)) * (init / math.sqrt(width)))
+    return (
+        rng.standard_normal((width, 2 * p)) * (init / math.sqrt(2 * p)),
+        rng.standard_normal((p, width)) * (init / math.sqrt(width)),
+    )
 
 
 def fourier_power(W_out: np.ndarray, gram: np.ndarray) -> np.ndarray:
@@ -81,8 +86,9 @@ def fourier_power(W_out: np.ndarray, gram: np.ndarray) -> np.ndarray:
     return np.sqrt(np.maximum(np.real(np.einsum("hk,hg,gk->k", FW.conj(), gram, FW)), 0.0))
 
 
-def gd_modular(X: Any, Y: Any, W_in: Any, W_out: Any, lr: float, momentum: float, iterations: int
-               ) -> tuple[np.ndarray, np.ndarray]:
+def gd_modular(
+    X: Any, Y: Any, W_in: Any, W_out: Any, lr: float, momentum: float, iterations: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Full-batch heavy-ball GD (``v ← βv + ∇L``, ``W ← W − lr·v``) on ``½ mean ‖y − W_out (W_in x)²‖²``. Returns
     the losses ``(T + 1,)`` and the output's Fourier power per frequency ``(T + 1, p//2 + 1)`` (float32)."""
     X = np.asarray(X, dtype=np.float64)

@@ -51,23 +51,33 @@ def report_table(runs: pd.DataFrame) -> str:
     runs = runs.copy()
     if "param_alpha" not in runs:
         return ""
-    head = (f"{'setting':<17}{'alpha':>8}  {'predictor':<22}{'error':>8}{'time':>8}{'level':>8}{'count':>8}"
-            f"{'order':>8}{'seconds':>10}{'cost/GD':>10}{'runs':>6}{'failed':>7}")
-    lines = ["staircase error = time + level + count + order terms (means over instances; lower is better); "
-             "seconds: median prediction time; cost/GD: prediction seconds / seconds of the simulated "
-             "gradient-descent run", head, "-" * len(head)]
+    head = (
+        f"{'setting':<17}{'alpha':>8}  {'predictor':<22}{'error':>8}{'time':>8}{'level':>8}{'count':>8}"
+        f"{'order':>8}{'seconds':>10}{'cost/GD':>10}{'runs':>6}{'failed':>7}"
+    )
+    lines = [
+        "staircase error = time + level + count + order terms (means over instances; lower is better); "
+        "seconds: median prediction time; cost/GD: prediction seconds / seconds of the simulated "
+        "gradient-descent run",
+        head,
+        "-" * len(head),
+    ]
     keys = ["param_setting", "param_alpha", "label"]
     for (setting, al, lab), g in runs.groupby(keys, sort=True):
         ok = g[g.status == "ok"]
         vals = [_mean(_num(ok, c)) for c in _TERMS]
-        lines.append(f"{setting:<17}{float(al):>8.0e}  {lab:<22}" + "".join(f"{_f(v):>8}" for v in vals)
-                     + f"{_f(_med(_num(ok, 'time_s')), '.2e'):>10}{_f(_med(_num(ok, 'cost_ratio')), '.1e'):>10}"
-                     f"{len(g):>6}{len(g) - len(ok):>7}")
+        lines.append(
+            f"{setting:<17}{float(al):>8.0e}  {lab:<22}"
+            + "".join(f"{_f(v):>8}" for v in vals)
+            + f"{_f(_med(_num(ok, 'time_s')), '.2e'):>10}{_f(_med(_num(ok, 'cost_ratio')), '.1e'):>10}"
+            f"{len(g):>6}{len(g) - len(ok):>7}"
+        )
     lines += ["", f"{'setting':<17}{'predictor':<22}{'mean error':>12}{'runs':>6}{'failed':>7}"]
     for (setting, lab), g in runs.groupby(["param_setting", "label"], sort=True):
         ok = g[g.status == "ok"]
-        lines.append(f"{setting:<17}{lab:<22}{_f(_mean(_num(ok, 'staircase_error'))):>12}{len(g):>6}"
-                     f"{len(g) - len(ok):>7}")
+        lines.append(
+            f"{setting:<17}{lab:<22}{_f(_mean(_num(ok, 'staircase_error'))):>12}{len(g):>6}{len(g) - len(ok):>7}"
+        )
     return "\n".join(lines)
 
 
@@ -98,8 +108,16 @@ def overlay_figure(task: Any, runs: pd.DataFrame, folder: Any) -> Any:
         first = refs[g.instance.iloc[0]]
         cfg = {k: v for k, v in first.params.items() if k != "alpha"}
         for al in sorted({float(a) for a in g.param_alpha}, reverse=True):
-            ref = next((r for r in refs.values() if r.seed == first.seed and float(r.params["alpha"]) == al
-                        and {k: v for k, v in r.params.items() if k != "alpha"} == cfg), None)
+            ref = next(
+                (
+                    r
+                    for r in refs.values()
+                    if r.seed == first.seed
+                    and float(r.params["alpha"]) == al
+                    and {k: v for k, v in r.params.items() if k != "alpha"} == cfg
+                ),
+                None,
+            )
             if ref is not None and ref.name in set(g.instance):
                 panels.append((setting, ref, g[g.instance == ref.name]))
     if not panels:
@@ -108,7 +126,7 @@ def overlay_figure(task: Any, runs: pd.DataFrame, folder: Any) -> Any:
     cols = min(3, len(panels))
     rows = -(-len(panels) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
-    for ax in axes.ravel()[len(panels):]:
+    for ax in axes.ravel()[len(panels) :]:
         ax.axis("off")
     for ax, (setting, ref, g) in zip(axes.ravel(), panels):
         problem, ev = task.make(ref)
@@ -118,8 +136,14 @@ def overlay_figure(task: Any, runs: pd.DataFrame, folder: Any) -> Any:
         ax.plot(ct, np.maximum(tr["curve_L"], eps), color="black", lw=2.2, alpha=0.35, label="gradient descent")
         emp = tr["steps"]
         if len(emp):
-            ax.scatter(np.maximum(emp[:, 0], 1), np.maximum(emp[:, 1], eps), color="black", s=14, zorder=5,
-                       label="measured drops")
+            ax.scatter(
+                np.maximum(emp[:, 0], 1),
+                np.maximum(emp[:, 1], eps),
+                color="black",
+                s=14,
+                zorder=5,
+                label="measured drops",
+            )
         seen = set()
         for r in g.itertuples():
             if r.label in seen:
@@ -128,14 +152,20 @@ def overlay_figure(task: Any, runs: pd.DataFrame, folder: Any) -> Any:
             try:
                 slv = make_solver(r.solver, task.id, seed=int(r.seed), **dict(r.hyperparameters or {}))
                 steps = parse_steps(slv.solve(problem, task.default_budget, lambda *a, **k: None))
-            except Exception:  # noqa: BLE001 - a figure never fails the bench
+            except Exception:  # noqa: BLE001, S112 - a figure never fails the bench
                 continue
             ts = [1.0] + [max(s[0], 1.0) for s in steps] + [float(problem.horizon)]
             ls = [tr["l0"]] + [max(s[1], eps) for s in steps]
             ls.append(ls[-1])
             ax.step(ts, ls, where="post", lw=1.2, label=str(r.label))
-        ax.set(xscale="log", yscale="log", xlim=(1, problem.horizon), xlabel="iteration", ylabel="loss",
-               title=f"{setting}: {ref.name.rsplit('/', 1)[0].split('/', 1)[-1]}")
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlim=(1, problem.horizon),
+            xlabel="iteration",
+            ylabel="loss",
+            title=f"{setting}: {ref.name.rsplit('/', 1)[0].split('/', 1)[-1]}",
+        )
         ax.title.set_fontsize(8)
     axes.ravel()[0].legend(fontsize=7, frameon=False)
     fig.suptitle("FeatureStaircase-v0: measured (GD) and predicted staircases", fontsize=10)

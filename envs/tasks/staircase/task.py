@@ -99,8 +99,9 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -115,11 +116,33 @@ from papergym.envs.tasks.base import (
     split_instances,
 )
 
-__all__ = ["extract_staircase", "score_staircase", "diagonal_instance", "gd_diagonal", "gd_diagonal_losses",
-           "flow_diagonal", "linear_instance", "linear_stats", "linear_modes", "linear_init", "gd_linear",
-           "parse_steps", "compute_ground_truth", "ground_truth", "StaircaseProblem", "StaircaseEvaluator",
-           "StaircaseTask", "TASK_ID", "SETTINGS", "FLAT_TOL", "WINDOW", "FLOOR", "MIN_PLATEAU", "MIN_DROP",
-           "merge_steps"]
+__all__ = [
+    "extract_staircase",
+    "score_staircase",
+    "diagonal_instance",
+    "gd_diagonal",
+    "gd_diagonal_losses",
+    "flow_diagonal",
+    "linear_instance",
+    "linear_stats",
+    "linear_modes",
+    "linear_init",
+    "gd_linear",
+    "parse_steps",
+    "compute_ground_truth",
+    "ground_truth",
+    "StaircaseProblem",
+    "StaircaseEvaluator",
+    "StaircaseTask",
+    "TASK_ID",
+    "SETTINGS",
+    "FLAT_TOL",
+    "WINDOW",
+    "FLOOR",
+    "MIN_PLATEAU",
+    "MIN_DROP",
+    "merge_steps",
+]
 
 FLAT_TOL = 5e-3  # [design] |Δ log L| below which an iteration is flat
 WINDOW = 1.02  # [design] relative look-ahead t' = max(t + 1, ceil(1.02 t))
@@ -139,8 +162,9 @@ def diagonal_instance(d: int, n: int, a: float, seed: int) -> tuple[np.ndarray, 
     return X, X @ beta, beta
 
 
-def gd_diagonal(X: Any, y: Any, alphas: Sequence[float], lr: float, iterations: int,
-                beta_dtype: Any = np.float32) -> tuple[np.ndarray, np.ndarray]:
+def gd_diagonal(
+    X: Any, y: Any, alphas: Sequence[float], lr: float, iterations: int, beta_dtype: Any = np.float32
+) -> tuple[np.ndarray, np.ndarray]:
     """Full-batch GD on ``β = u ⊙ v`` from ``u = √2α, v = 0``, vectorised over ``alphas``: the ground truth of
     the diagonal track. Returns ``(losses (A, T + 1), |β| (A, T + 1, d))`` (``|β|`` in ``beta_dtype`` to bound
     memory: 40 MB per α at ``T = 10⁶``, ``d = 10``)."""
@@ -206,12 +230,15 @@ def linear_modes(Sxx: Any, Syx: Any) -> tuple[np.ndarray, np.ndarray]:
 def linear_init(d: int, c: int, width: int, init: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``W₁ (width, d)`` and ``W₂ (c, width)`` with entries ``N(0, init²/fan_in)`` (from the seed)."""
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(13, 3)))
-    return (rng.standard_normal((width, d)) * (init / math.sqrt(d)),
-            rng.standard_normal((c, width)) * (init / math.sqrt(width)))
+    return (
+        rng.standard_normal((width, d)) * (init / math.sqrt(d)),
+        rng.standard_normal((c, width)) * (init / math.sqrt(width)),
+    )
 
 
-def gd_linear(Sxx: Any, Syx: Any, syy: float, W1: Any, W2: Any, lr: float, iterations: int,
-              modes: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def gd_linear(
+    Sxx: Any, Syx: Any, syy: float, W1: Any, W2: Any, lr: float, iterations: int, modes: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Full-batch GD on ``f(x) = W₂W₁x`` with loss ``½ mean ‖y − W₂W₁x‖²`` from the sufficient statistics:
     ``G = Σ_yx − W₂W₁Σ_xx``, ``W₁ += lr W₂ᵀG``, ``W₂ += lr G W₁ᵀ``. Returns the losses ``(T + 1,)`` and the mode
     magnitudes ``‖e_jᵀ W₂W₁‖`` ``(T + 1, c)`` (float32) for the eigenvectors ``e_j`` of :func:`linear_modes`
@@ -268,11 +295,13 @@ def extract_staircase(losses: Any, features: Any = None) -> list[tuple[int, floa
         if not kept:
             kept.append([a, b])
             continue
-        lev = float(np.median(Lf[a:b + 1]))
-        if (b - a >= MIN_PLATEAU * a or b >= T) and lev <= float(np.median(Lf[kept[-1][0]:kept[-1][1] + 1])) * math.exp(-MIN_DROP):
+        lev = float(np.median(Lf[a : b + 1]))
+        if (b - a >= MIN_PLATEAU * a or b >= T) and lev <= float(
+            np.median(Lf[kept[-1][0] : kept[-1][1] + 1])
+        ) * math.exp(-MIN_DROP):
             kept.append([a, b])
     plateaus = kept
-    levels = [float(np.median(Lf[a:b + 1])) for a, b in plateaus]
+    levels = [float(np.median(Lf[a : b + 1])) for a, b in plateaus]
     feats = None if features is None else np.abs(np.asarray(features, dtype=np.float64))
     out: list[tuple[int, float, Any]] = []
     if not plateaus:
@@ -286,14 +315,15 @@ def extract_staircase(losses: Any, features: Any = None) -> list[tuple[int, floa
         feat = None
         if feats is not None:
             a, b = plateaus[k]
-            grow = np.median(feats[a:b + 1], axis=0) - np.median(feats[a_prev:b_prev + 1], axis=0)
+            grow = np.median(feats[a : b + 1], axis=0) - np.median(feats[a_prev : b_prev + 1], axis=0)
             feat = int(np.argmax(grow))
         out.append((tk, levels[k], feat))
     return out
 
 
-def merge_steps(steps: Sequence[Sequence[Any]], l0: float, horizon: float | None = None
-                ) -> list[tuple[float, float, Any]]:
+def merge_steps(
+    steps: Sequence[Sequence[Any]], l0: float, horizon: float | None = None
+) -> list[tuple[float, float, Any]]:
     """A predicted staircase ``[(t, level, feature)]`` (non-decreasing ``t``) from the initial loss ``l0``, read
     with the extraction's rules (module docstring) as if its step function were the loss curve: a step whose
     plateau (until the next step, or ``horizon`` for the last) is shorter than ``MIN_PLATEAU · t`` (unless the
@@ -311,8 +341,9 @@ def merge_steps(steps: Sequence[Sequence[Any]], l0: float, horizon: float | None
     out: list[tuple[float, float, Any]] = []
     prev, start = math.log(l0), 0  # log level of the last kept plateau; first step since it
     for i, (t, lev, _) in enumerate(pts):
-        if (ends[i] - t >= MIN_PLATEAU * t or (horizon is not None and ends[i] >= float(horizon))) \
-                and lv[i] <= prev - MIN_DROP:
+        if (ends[i] - t >= MIN_PLATEAU * t or (horizon is not None and ends[i] >= float(horizon))) and lv[
+            i
+        ] <= prev - MIN_DROP:
             thr = 0.5 * (prev + lv[i])
             j = next(k for k in range(start, i + 1) if lv[k] < thr)
             out.append((pts[j][0], lev, pts[j][2]))
@@ -320,8 +351,9 @@ def merge_steps(steps: Sequence[Sequence[Any]], l0: float, horizon: float | None
     return out
 
 
-def score_staircase(predicted: Sequence[Sequence[Any]], empirical: Sequence[Sequence[Any]], horizon: float,
-                    l0: float) -> dict[str, float]:
+def score_staircase(
+    predicted: Sequence[Sequence[Any]], empirical: Sequence[Sequence[Any]], horizon: float, l0: float
+) -> dict[str, float]:
     """The four terms and their sum ``staircase_error`` (module docstring). ``empirical``: the drops
     ``(t_k, ℓ_k, feature_k)``, ``k ≥ 1`` (without the initial plateau)."""
     from scipy.stats import kendalltau
@@ -342,8 +374,13 @@ def score_staircase(predicted: Sequence[Sequence[Any]], empirical: Sequence[Sequ
     pred = [p for p in pred if p[0] <= horizon] or [(float(horizon), float(l0), None)]
     K, Kh = len(empirical), len(pred)
     if K == 0:
-        return {"staircase_error": float(Kh), "time_error": 0.0, "level_error": 0.0, "count_error": float(Kh),
-                "order_error": 0.0}
+        return {
+            "staircase_error": float(Kh),
+            "time_error": 0.0,
+            "level_error": 0.0,
+            "count_error": float(Kh),
+            "order_error": 0.0,
+        }
     # levels compare on the floored scale they are measured on: log max(ℓ, ε) (module docstring)
     lp = np.log(np.maximum(np.array([p[1] for p in pred]), eps))
     le_emp = [math.log(max(float(e[1]), eps)) for e in empirical]
@@ -366,8 +403,13 @@ def score_staircase(predicted: Sequence[Sequence[Any]], empirical: Sequence[Sequ
         tau = float(kendalltau([pe[f] for f in shared], [pp[f] for f in shared]).statistic)
         tau = 1.0 if not math.isfinite(tau) else tau
     oe = (1.0 - tau) / 2.0
-    return {"staircase_error": te + le + ce + oe, "time_error": te, "level_error": le, "count_error": ce,
-            "order_error": oe}
+    return {
+        "staircase_error": te + le + ce + oe,
+        "time_error": te,
+        "level_error": le,
+        "count_error": ce,
+        "order_error": oe,
+    }
 
 
 # ============================================================================================ the task
@@ -432,8 +474,11 @@ def parse_steps(solution: Any) -> list[tuple[float, float, Any]]:
             raise ValueError(f"step {i}: t and level must be numbers; got {s!r}") from None
         feat = s[2] if len(s) == 3 else None
         if feat is not None:
-            if isinstance(feat, (bool, np.bool_)) or not isinstance(feat, (numbers.Integral, float, np.floating)) \
-                    or not float(feat).is_integer():
+            if (
+                isinstance(feat, (bool, np.bool_))
+                or not isinstance(feat, (numbers.Integral, float, np.floating))
+                or not float(feat).is_integer()
+            ):
                 raise ValueError(f"step {i}: the feature must be an integer index or None; got {feat!r}")
             feat = None if int(feat) < 0 else int(feat)
         out.append((t, lev, feat))
@@ -455,13 +500,43 @@ def prediction_diverged(steps: Sequence[tuple[float, float, Any]], l0: float) ->
 # ------------------------------------------------------------------------------------- ground truth
 def _gt_key(p: Mapping[str, Any], seed: int, mode: str) -> tuple:
     if p["setting"] == "diagonal-linear":
-        return ("diag", int(p["d"]), int(p["n"]), float(p["a"]), tuple(float(a) for a in p["alphas"]),
-                float(p["lr"]), int(p["horizon"]), int(seed), mode, _GT_VERSION)
+        return (
+            "diag",
+            int(p["d"]),
+            int(p["n"]),
+            float(p["a"]),
+            tuple(float(a) for a in p["alphas"]),
+            float(p["lr"]),
+            int(p["horizon"]),
+            int(seed),
+            mode,
+            _GT_VERSION,
+        )
     if p["setting"] == "modular-addition":
-        return ("mod", int(p["p"]), int(p["width"]), tuple(float(a) for a in p["alphas"]), float(p["lr"]),
-                float(p["momentum"]), int(p["horizon"]), int(seed), mode, _GT_VERSION)
-    return ("lin", int(p["d"]), int(p["n"]), float(p["power"]), tuple(float(a) for a in p["alphas"]),
-            float(p["lr"]), int(p["horizon"]), int(seed), mode, _GT_VERSION)
+        return (
+            "mod",
+            int(p["p"]),
+            int(p["width"]),
+            tuple(float(a) for a in p["alphas"]),
+            float(p["lr"]),
+            float(p["momentum"]),
+            int(p["horizon"]),
+            int(seed),
+            mode,
+            _GT_VERSION,
+        )
+    return (
+        "lin",
+        int(p["d"]),
+        int(p["n"]),
+        float(p["power"]),
+        tuple(float(a) for a in p["alphas"]),
+        float(p["lr"]),
+        int(p["horizon"]),
+        int(seed),
+        mode,
+        _GT_VERSION,
+    )
 
 
 def _curve_sample(L: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -470,8 +545,9 @@ def _curve_sample(L: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t, L[t]
 
 
-def flow_diagonal(X: Any, y: Any, alphas: Sequence[float], lr: float, iterations: int,
-                  chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
+def flow_diagonal(
+    X: Any, y: Any, alphas: Sequence[float], lr: float, iterations: int, chunk: int = 200_000
+) -> tuple[np.ndarray, np.ndarray]:
     """The gradient *flow* of :func:`gd_diagonal` (``ground_truth="flow"``): ``u̇ = g ⊙ v``,
     ``v̇ = g ⊙ u`` integrated by ``solve_ivp`` (DOP853, rtol 1e−9, atol 1e−12·α²) and read at the flow times
     ``t = lr·iteration``. Same return values as :func:`gd_diagonal`; it differs from GD by ``O(lr)``."""
@@ -484,6 +560,7 @@ def flow_diagonal(X: Any, y: Any, alphas: Sequence[float], lr: float, iterations
     losses = np.empty((len(alphas), T + 1))
     mags = np.empty((len(alphas), T + 1, d), dtype=np.float32)
     for k, al in enumerate(alphas):
+
         def rhs(_t, z):
             u, v = z[:d], z[d:]
             g = X.T @ (y - X @ (u * v)) / n
@@ -573,9 +650,16 @@ def ground_truth(p: Mapping[str, Any], seed: int, mode: str = "gd", disk: bool =
         try:
             with np.load(path) as z:
                 if str(z["key"]) == repr(key):
-                    out = {float(al): {"steps": z[f"steps{i}"], "l0": float(z[f"l0{i}"]), "curve_t": z[f"ct{i}"],
-                                       "curve_L": z[f"cL{i}"], "seconds": float(z[f"sec{i}"])}
-                           for i, al in enumerate(z["alphas"])}
+                    out = {
+                        float(al): {
+                            "steps": z[f"steps{i}"],
+                            "l0": float(z[f"l0{i}"]),
+                            "curve_t": z[f"ct{i}"],
+                            "curve_L": z[f"cL{i}"],
+                            "seconds": float(z[f"sec{i}"]),
+                        }
+                        for i, al in enumerate(z["alphas"])
+                    }
         except (OSError, ValueError, KeyError):
             out = None
     if out is None:
@@ -585,8 +669,15 @@ def ground_truth(p: Mapping[str, Any], seed: int, mode: str = "gd", disk: bool =
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
             arrays: dict[str, Any] = {"key": np.array(repr(key)), "alphas": np.array(list(out))}
             for i, v in enumerate(out.values()):
-                arrays.update({f"steps{i}": v["steps"], f"l0{i}": v["l0"], f"ct{i}": v["curve_t"],
-                               f"cL{i}": v["curve_L"], f"sec{i}": v["seconds"]})
+                arrays.update(
+                    {
+                        f"steps{i}": v["steps"],
+                        f"l0{i}": v["l0"],
+                        f"ct{i}": v["curve_t"],
+                        f"cL{i}": v["curve_L"],
+                        f"sec{i}": v["seconds"],
+                    }
+                )
             try:
                 with os.fdopen(fd, "wb") as fh:
                     np.savez(fh, **arrays)
@@ -627,9 +718,13 @@ class StaircaseEvaluator:
         diverged = prediction_diverged(steps, tr["l0"])
         # a diverged prediction scores as the null prediction (no drop before the horizon): the failure value
         sc = score_staircase([(H, tr["l0"], None)] if diverged else steps, self.empirical(), H, tr["l0"])
-        return {**sc, "n_predicted": float(sum(1 for s in steps if s[0] <= H)),
-                "n_measured": float(len(tr["steps"])), "gd_seconds": float(tr["seconds"]),
-                "diverged": float(diverged)}
+        return {
+            **sc,
+            "n_predicted": float(sum(1 for s in steps if s[0] <= H)),
+            "n_measured": float(len(tr["steps"])),
+            "gd_seconds": float(tr["seconds"]),
+            "diverged": float(diverged),
+        }
 
 
 class StaircaseTask:
@@ -643,19 +738,47 @@ class StaircaseTask:
 
     id = TASK_ID
     primary = "staircase_error"
-    metrics = {"staircase_error": "min", "time_error": "min", "level_error": "min", "count_error": "min",
-               "order_error": "min", "n_predicted": "min", "n_measured": "min", "gd_seconds": "min",
-               "time_s": "min", "cost_ratio": "min", "diverged": "min"}
+    metrics = {
+        "staircase_error": "min",
+        "time_error": "min",
+        "level_error": "min",
+        "count_error": "min",
+        "order_error": "min",
+        "n_predicted": "min",
+        "n_measured": "min",
+        "gd_seconds": "min",
+        "time_s": "min",
+        "cost_ratio": "min",
+        "diverged": "min",
+    }
     table_metrics = ("time_error", "level_error", "count_error", "order_error", "cost_ratio")
 
-    def __init__(self, setting: Any = "diagonal-linear", d: Any = (5, 10), a: Any = (0.5, 1.0, 2.0),
-                 alpha: Any = (1e-2, 1e-4, 1e-8), lr: float = 1e-3, horizon: int = 1_000_000,
-                 linear_d: Any = (4, 8), linear_init: Any = 1e-8, linear_samples: int = 1000,
-                 linear_power: float = 1.0, linear_lr: float = 1e-3, linear_horizon: int = 1_000_000,
-                 mod_p: int = 20, mod_width: int = 18, mod_init: Any = 1e-2, mod_lr: float | None = None,
-                 mod_momentum: float = 0.9, mod_horizon: int = 200_000,
-                 paper_scale: bool = False, ground_truth: str = "gd", seeds: Any = (0, 1, 2, 3, 4),
-                 max_seconds: float | None = None, max_work: float | None = None):
+    def __init__(
+        self,
+        setting: Any = "diagonal-linear",
+        d: Any = (5, 10),
+        a: Any = (0.5, 1.0, 2.0),
+        alpha: Any = (1e-2, 1e-4, 1e-8),
+        lr: float = 1e-3,
+        horizon: int = 1_000_000,
+        linear_d: Any = (4, 8),
+        linear_init: Any = 1e-8,
+        linear_samples: int = 1000,
+        linear_power: float = 1.0,
+        linear_lr: float = 1e-3,
+        linear_horizon: int = 1_000_000,
+        mod_p: int = 20,
+        mod_width: int = 18,
+        mod_init: Any = 1e-2,
+        mod_lr: float | None = None,
+        mod_momentum: float = 0.9,
+        mod_horizon: int = 200_000,
+        paper_scale: bool = False,
+        ground_truth: str = "gd",
+        seeds: Any = (0, 1, 2, 3, 4),
+        max_seconds: float | None = None,
+        max_work: float | None = None,
+    ):
         self.settings = check_names(setting, "setting", SETTINGS)
         if not isinstance(paper_scale, (bool, np.bool_)):
             raise ValueError(f"paper_scale must be True or False, got {paper_scale!r}")
@@ -700,20 +823,40 @@ class StaircaseTask:
         if "diagonal-linear" in self.settings:
             for d in self.d:
                 for a in self.a:
-                    base = {"setting": "diagonal-linear", "d": d, "n": 4 * d, "a": a, "alphas": list(self.alpha),
-                            "lr": self.lr, "horizon": self.horizon}
-                    out += [(f"diagonal-linear/d={d},a={a:g},alpha={al:g}", {**base, "alpha": al})
-                            for al in self.alpha]
+                    base = {
+                        "setting": "diagonal-linear",
+                        "d": d,
+                        "n": 4 * d,
+                        "a": a,
+                        "alphas": list(self.alpha),
+                        "lr": self.lr,
+                        "horizon": self.horizon,
+                    }
+                    out += [(f"diagonal-linear/d={d},a={a:g},alpha={al:g}", {**base, "alpha": al}) for al in self.alpha]
         if "linear" in self.settings:
             for d in self.linear_d:
-                base = {"setting": "linear", "d": d, "n": self.linear_samples, "power": self.linear_power,
-                        "width": d, "alphas": list(self.linear_init), "lr": self.linear_lr,
-                        "horizon": self.linear_horizon}
+                base = {
+                    "setting": "linear",
+                    "d": d,
+                    "n": self.linear_samples,
+                    "power": self.linear_power,
+                    "width": d,
+                    "alphas": list(self.linear_init),
+                    "lr": self.linear_lr,
+                    "horizon": self.linear_horizon,
+                }
                 out += [(f"linear/d={d},init={al:g}", {**base, "alpha": al}) for al in self.linear_init]
         if "modular-addition" in self.settings:
-            base = {"setting": "modular-addition", "template": "notebook", "p": self.mod_p, "width": self.mod_width,
-                    "alphas": list(self.mod_init),
-                    "lr": self.mod_lr, "momentum": self.mod_momentum, "horizon": self.mod_horizon}
+            base = {
+                "setting": "modular-addition",
+                "template": "notebook",
+                "p": self.mod_p,
+                "width": self.mod_width,
+                "alphas": list(self.mod_init),
+                "lr": self.mod_lr,
+                "momentum": self.mod_momentum,
+                "horizon": self.mod_horizon,
+            }
             out += [(f"modular-addition/p={self.mod_p},init={al:g}", {**base, "alpha": al}) for al in self.mod_init]
         return out
 
@@ -740,7 +883,7 @@ class StaircaseTask:
             X, y, _ = diagonal_instance(d, n, a, ref.seed)
             init = {"u": np.full(d, math.sqrt(2.0) * al), "v": np.zeros(d)}
             width = d
-            l0 = 0.5 * float(np.mean(y ** 2))
+            l0 = 0.5 * float(np.mean(y**2))
         else:
             power = check_floats(p.get("power", 1.0), "power", at_least=0.0)[0]
             width = check_ints(p.get("width", d), "width", 1)[0]
@@ -753,8 +896,9 @@ class StaircaseTask:
         for arr in (X, y, *init.values()):
             arr.setflags(write=False)
         arch = "u*v (diagonal linear net)" if setting == "diagonal-linear" else "W2 @ W1 (two-layer linear net)"
-        problem = StaircaseProblem(setting=setting, arch=arch, X=X, y=y, alpha=al, lr=lr, horizon=horizon,
-                                   init=init, l0=l0, width=width)
+        problem = StaircaseProblem(
+            setting=setting, arch=arch, X=X, y=y, alpha=al, lr=lr, horizon=horizon, init=init, l0=l0, width=width
+        )
         mode = self.ground_truth if setting == "diagonal-linear" else "gd"
         return problem, StaircaseEvaluator(clean, ref.seed, al, mode, disk=ref.split == "dev")
 
@@ -777,13 +921,24 @@ class StaircaseTask:
         r = Y - (h * h) @ W_out.T
         for arr in (X, Y, W_in, W_out):
             arr.setflags(write=False)
-        problem = StaircaseProblem(setting="modular-addition", arch="W_out (W_in x)^2 (quadratic two-layer net)", X=X,
-                                   y=Y, alpha=al, lr=lr, horizon=horizon, init={"W_in": W_in, "W_out": W_out},
-                                   l0=0.5 * float(np.einsum("ij,ij->", r, r)) / X.shape[0], width=width, momentum=mom)
+        problem = StaircaseProblem(
+            setting="modular-addition",
+            arch="W_out (W_in x)^2 (quadratic two-layer net)",
+            X=X,
+            y=Y,
+            alpha=al,
+            lr=lr,
+            horizon=horizon,
+            init={"W_in": W_in, "W_out": W_out},
+            l0=0.5 * float(np.einsum("ij,ij->", r, r)) / X.shape[0],
+            width=width,
+            momentum=mom,
+        )
         return problem, StaircaseEvaluator(clean, ref.seed, al, "gd", disk=ref.split == "dev")
 
-    def finalize(self, metrics: Mapping[str, float] | None, seconds: float | None, status: str,
-                 budget: Budget | None = None) -> dict[str, float]:
+    def finalize(
+        self, metrics: Mapping[str, float] | None, seconds: float | None, status: str, budget: Budget | None = None
+    ) -> dict[str, float]:
         """``metrics`` plus ``time_s`` (the solve's seconds) and ``cost_ratio`` = ``time_s`` / the seconds of the
         simulated GD run the prediction replaces (per ``α``)."""
         out = dict(metrics or {})

@@ -5,11 +5,35 @@ Placek, Vilela & Glass, NeurIPS 2025, arXiv:2504.00220).
 This package: :mod:`.task`, :mod:`.report`. The task's public names are re-exported here."""
 
 from papergym.envs.tasks.subspace_disentangle.task import (
-    DigitsTruth, FAMILIES, GAMMA, LSGMMTruth, N_QUERIES, SUPERVISIONS, SubspaceEvaluator, SubspaceProblem,
-    SubspaceTask, TINTS, gmm_logpdf, gmm_score, make_lsgmm, subspace_error,
+    FAMILIES,
+    GAMMA,
+    N_QUERIES,
+    SUPERVISIONS,
+    TINTS,
+    DigitsTruth,
+    LSGMMTruth,
+    SubspaceEvaluator,
+    SubspaceProblem,
+    SubspaceTask,
+    gmm_logpdf,
+    gmm_score,
+    make_lsgmm,
+    subspace_error,
 )
 
 __all__ = [
-    "DigitsTruth", "FAMILIES", "GAMMA", "LSGMMTruth", "N_QUERIES", "SUPERVISIONS", "SubspaceEvaluator",
-    "SubspaceProblem", "SubspaceTask", "TINTS", "gmm_logpdf", "gmm_score", "make_lsgmm", "subspace_error",
+    "DigitsTruth",
+    "FAMILIES",
+    "GAMMA",
+    "LSGMMTruth",
+    "N_QUERIES",
+    "SUPERVISIONS",
+    "SubspaceEvaluator",
+    "SubspaceProblem",
+    "SubspaceTask",
+    "TINTS",
+    "gmm_logpdf",
+    "gmm_score",
+    "make_lsgmm",
+    "subspace_error",
 ]

@@ -41,16 +41,21 @@ def report_table(runs: pd.DataFrame) -> str:
     head = f"{'configuration':<30}{'solver':<24}{'ok':>4}{'fail':>5}{'score':>24}"
     for cfg, g in r.groupby("config", sort=False):
         digits = cfg.startswith("digits")
-        cols = (("digit_acc", "digit acc"), ("tint_acc", "tint acc"), ("recolor_mse", "recolor MSE")) if digits else \
-            (("subspace_error", "subspace err"), ("content_acc", "content acc"), ("style_acc", "style acc"))
+        cols = (
+            (("digit_acc", "digit acc"), ("tint_acc", "tint acc"), ("recolor_mse", "recolor MSE"))
+            if digits
+            else (("subspace_error", "subspace err"), ("content_acc", "content acc"), ("style_acc", "style acc"))
+        )
         lines += ["", head + "".join(f"{c[1]:>24}" for c in cols) + f"{'seconds':>9}"]
         lines.append("-" * len(lines[-1]))
         for lab, h in g.groupby("label", sort=False):
             ok = h[h.status == "ok"]
             sec = ok.seconds.astype(float)
-            lines.append(f"{cfg:<30}{lab:<24}{len(ok):>4}{len(h) - len(ok):>5}{_stat(ok.disentangle_score):>24}"
-                         + "".join(f"{_stat(ok[c[0]]):>24}" for c in cols)
-                         + f"{(f'{sec.median():.1f}' if len(sec) else '-'):>9}")
+            lines.append(
+                f"{cfg:<30}{lab:<24}{len(ok):>4}{len(h) - len(ok):>5}{_stat(ok.disentangle_score):>24}"
+                + "".join(f"{_stat(ok[c[0]]):>24}" for c in cols)
+                + f"{(f'{sec.median():.1f}' if len(sec) else '-'):>9}"
+            )
     return "\n".join(lines)
 
 
@@ -103,8 +108,9 @@ def figures(runs: pd.DataFrame, folder: Any) -> list[Any]:
             for lab in labels:
                 h = g[g.label == lab].groupby("param_n").disentangle_score.mean()
                 if len(h):
-                    ax.semilogx(h.index.to_numpy(dtype=float), h.to_numpy(dtype=float), "o-", color=colors[lab],
-                                label=lab)
+                    ax.semilogx(
+                        h.index.to_numpy(dtype=float), h.to_numpy(dtype=float), "o-", color=colors[lab], label=lab
+                    )
             ax.set(title=pan, xlabel="n (training samples)", ylabel="disentangle score", ylim=(0, 1.05))
             ax.grid(alpha=0.3, which="both")
         ax2[0, 0].legend(fontsize=7, frameon=False)

@@ -82,8 +82,9 @@ import dataclasses
 import functools
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -99,8 +100,22 @@ from papergym.envs.tasks.base import (
 )
 from papergym.envs.tasks.haar import haar
 
-__all__ = ["SubspaceTask", "SubspaceProblem", "SubspaceEvaluator", "LSGMMTruth", "DigitsTruth", "subspace_error",
-           "gmm_score", "gmm_logpdf", "make_lsgmm", "FAMILIES", "SUPERVISIONS", "TINTS", "GAMMA", "N_QUERIES"]
+__all__ = [
+    "SubspaceTask",
+    "SubspaceProblem",
+    "SubspaceEvaluator",
+    "LSGMMTruth",
+    "DigitsTruth",
+    "subspace_error",
+    "gmm_score",
+    "gmm_logpdf",
+    "make_lsgmm",
+    "FAMILIES",
+    "SUPERVISIONS",
+    "TINTS",
+    "GAMMA",
+    "N_QUERIES",
+]
 
 TASK_ID = "SubspaceDisentangle-v0"
 FAMILIES = ("ls-gmm", "digits")
@@ -113,10 +128,14 @@ K_CONTENT, M_STYLE = 4, 3
 CONTENT_RADIUS, STYLE_RADIUS = 2.0, 4.0
 COMPONENT_STD, NOISE_STD = 0.3, 0.1
 # digits proxy (tints [design])
-TINTS = np.array([[0.90, 0.15, 0.10],   # red
-                  [0.10, 0.85, 0.20],   # green
-                  [0.15, 0.30, 0.95],   # blue
-                  [0.95, 0.85, 0.10]])  # yellow
+TINTS = np.array(
+    [
+        [0.90, 0.15, 0.10],  # red
+        [0.10, 0.85, 0.20],  # green
+        [0.15, 0.30, 0.95],  # blue
+        [0.95, 0.85, 0.10],
+    ]
+)  # yellow
 GAMMA = 0.8
 N_DIGIT_QUERY_IMAGES = 500
 ORTHO_TOL = 1e-4
@@ -167,8 +186,11 @@ class LSGMMTruth:
     def covariance(self) -> np.ndarray:
         """The (shared) covariance ``s_c² UUᵀ + s_s² VVᵀ + η² I`` of every component."""
         D = self.U.shape[0]
-        return (self.content_std ** 2 * self.U @ self.U.T + self.style_std ** 2 * self.V @ self.V.T
-                + self.noise_std ** 2 * np.eye(D))
+        return (
+            self.content_std**2 * self.U @ self.U.T
+            + self.style_std**2 * self.V @ self.V.T
+            + self.noise_std**2 * np.eye(D)
+        )
 
 
 @dataclass(frozen=True)
@@ -183,12 +205,13 @@ def _gmm_components(truth: LSGMMTruth, alpha: float, sigma: float, style: int | 
     means = truth.component_means()
     means = means[:, [style], :] if style is not None else means
     mu = alpha * means.reshape(-1, means.shape[-1])
-    cov = alpha ** 2 * truth.covariance() + sigma ** 2 * np.eye(mu.shape[1])
+    cov = alpha**2 * truth.covariance() + sigma**2 * np.eye(mu.shape[1])
     return mu, cov
 
 
-def gmm_logpdf(truth: LSGMMTruth, X: np.ndarray, alpha: float = 1.0, sigma: float = 0.0,
-               style: int | None = None) -> np.ndarray:
+def gmm_logpdf(
+    truth: LSGMMTruth, X: np.ndarray, alpha: float = 1.0, sigma: float = 0.0, style: int | None = None
+) -> np.ndarray:
     """``log p_t(x)`` of the LS-GMM noised to ``x_t = α x_0 + σ ε`` (uniform weights), conditioned on the style
     component ``style`` if given; rows of ``X``."""
     X = np.atleast_2d(np.asarray(X, dtype=float))
@@ -197,20 +220,21 @@ def gmm_logpdf(truth: LSGMMTruth, X: np.ndarray, alpha: float = 1.0, sigma: floa
     diff = X[:, None, :] - mu[None]
     sol = np.linalg.solve(L, diff.reshape(-1, X.shape[1]).T).T.reshape(diff.shape)
     logdet = 2.0 * np.sum(np.log(np.diag(L)))
-    logn = -0.5 * (sol ** 2).sum(-1) - 0.5 * logdet - 0.5 * X.shape[1] * math.log(2 * math.pi)
+    logn = -0.5 * (sol**2).sum(-1) - 0.5 * logdet - 0.5 * X.shape[1] * math.log(2 * math.pi)
     mx = logn.max(axis=1, keepdims=True)
-    return (mx[:, 0] + np.log(np.exp(logn - mx).mean(axis=1)))
+    return mx[:, 0] + np.log(np.exp(logn - mx).mean(axis=1))
 
 
-def gmm_score(truth: LSGMMTruth, X: np.ndarray, alpha: float = 1.0, sigma: float = 0.0,
-              style: int | None = None) -> np.ndarray:
+def gmm_score(
+    truth: LSGMMTruth, X: np.ndarray, alpha: float = 1.0, sigma: float = 0.0, style: int | None = None
+) -> np.ndarray:
     """Exact score ``∇ₓ log p_t(x)`` of the noised LS-GMM (see :func:`gmm_logpdf`):
     ``Σ_j r_j(x) · (−Σ_t⁻¹ (x − α μ_j))``, ``Σ_t = α² C + σ² I``, ``r_j`` the component posteriors."""
     X = np.atleast_2d(np.asarray(X, dtype=float))
     mu, cov = _gmm_components(truth, alpha, sigma, style)
     P = np.linalg.inv(cov)
-    diff = X[:, None, :] - mu[None]                     # (n, J, D)
-    pd_ = diff @ P                                     # Σ⁻¹(x − μ_j)
+    diff = X[:, None, :] - mu[None]  # (n, J, D)
+    pd_ = diff @ P  # Σ⁻¹(x − μ_j)
     logn = -0.5 * (pd_ * diff).sum(-1)
     r = np.exp(logn - logn.max(axis=1, keepdims=True))
     r /= r.sum(axis=1, keepdims=True)
@@ -231,8 +255,13 @@ def make_lsgmm(seed: int, angle: float = 0.0) -> LSGMMTruth:
     U, V = W[:, :2], W[:, 2:]
     th = math.radians(angle)
     V = math.cos(th) * V + math.sin(th) * U
-    return LSGMMTruth(U=U, V=V, content_means=_circle(K_CONTENT, CONTENT_RADIUS, rng),
-                      style_means=_circle(M_STYLE, STYLE_RADIUS, rng), angle=float(angle))
+    return LSGMMTruth(
+        U=U,
+        V=V,
+        content_means=_circle(K_CONTENT, CONTENT_RADIUS, rng),
+        style_means=_circle(M_STYLE, STYLE_RADIUS, rng),
+        angle=float(angle),
+    )
 
 
 def _sample(truth: LSGMMTruth, k: np.ndarray, g: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -260,7 +289,7 @@ def _digits() -> tuple[np.ndarray, np.ndarray]:
 
 def tint_images(images: np.ndarray, tint_idx: np.ndarray, gamma: float = GAMMA) -> np.ndarray:
     """``(img ⊗ tint)^γ`` flattened channel-major: rows of ``images`` (``n × 64``) -> ``n × 192``."""
-    t = TINTS[np.asarray(tint_idx)]                                  # (n, 3)
+    t = TINTS[np.asarray(tint_idx)]  # (n, 3)
     return ((t[:, :, None] * images[:, None, :]) ** gamma).reshape(len(images), -1)
 
 
@@ -344,8 +373,9 @@ def check_solution(solution: Any, D: int, content_dim: int, n_queries: int) -> t
     U_hat = _field_array(solution, "U_hat", (D, content_dim))
     dev = float(np.max(np.abs(U_hat.T @ U_hat - np.eye(content_dim))))
     if dev > ORTHO_TOL:
-        raise ValueError(f"solution['U_hat'] must have orthonormal columns (max |U_hatᵀU_hat − I| = {dev:.3g} > "
-                         f"{ORTHO_TOL:g})")
+        raise ValueError(
+            f"solution['U_hat'] must have orthonormal columns (max |U_hatᵀU_hat − I| = {dev:.3g} > {ORTHO_TOL:g})"
+        )
     transfer = _field_array(solution, "transfer", (n_queries, D))
     q, _ = np.linalg.qr(U_hat)
     return q, transfer
@@ -360,8 +390,14 @@ class SubspaceEvaluator:
     """Private scorer (module docstring): the truth, the queries' source components / images and target styles, the
     true recolourings and the fixed classifiers (digits)."""
 
-    def __init__(self, problem: SubspaceProblem, truth: LSGMMTruth | DigitsTruth, source_content: np.ndarray,
-                 target_style: np.ndarray, true_transfer: np.ndarray | None = None):
+    def __init__(
+        self,
+        problem: SubspaceProblem,
+        truth: LSGMMTruth | DigitsTruth,
+        source_content: np.ndarray,
+        target_style: np.ndarray,
+        true_transfer: np.ndarray | None = None,
+    ):
         self.p, self.truth = problem, truth
         self.source_content, self.target_style = np.asarray(source_content), np.asarray(target_style)
         self.true_transfer = true_transfer
@@ -379,13 +415,21 @@ class SubspaceEvaluator:
             err = subspace_error(U_hat, self.truth.U)
             c_acc = float(np.mean(self.truth.nearest_content(T) == self.source_content))
             s_acc = float(np.mean(self.truth.nearest_style(T) == self.target_style))
-            out.update(subspace_error=err, content_acc=c_acc, style_acc=s_acc,
-                       disentangle_score=float(np.mean([1.0 - err, c_acc, s_acc])))
+            out.update(
+                subspace_error=err,
+                content_acc=c_acc,
+                style_acc=s_acc,
+                disentangle_score=float(np.mean([1.0 - err, c_acc, s_acc])),
+            )
         else:
             d_acc = float(np.mean(digit_classifier().predict(luminance(T, self.truth.gamma)) == self.source_content))
             t_acc = float(np.mean(tint_of(T, self.truth.gamma) == self.target_style))
-            out.update(recolor_mse=float(np.mean((T - self.true_transfer) ** 2)), digit_acc=d_acc, tint_acc=t_acc,
-                       disentangle_score=0.5 * (d_acc + t_acc))
+            out.update(
+                recolor_mse=float(np.mean((T - self.true_transfer) ** 2)),
+                digit_acc=d_acc,
+                tint_acc=t_acc,
+                disentangle_score=0.5 * (d_acc + t_acc),
+            )
         return out
 
 
@@ -399,13 +443,28 @@ class SubspaceTask:
 
     id = TASK_ID
     primary = "disentangle_score"
-    metrics = {"disentangle_score": "max", "subspace_error": "min", "content_acc": "max", "style_acc": "max",
-               "recolor_mse": "min", "digit_acc": "max", "tint_acc": "max"}
+    metrics = {
+        "disentangle_score": "max",
+        "subspace_error": "min",
+        "content_acc": "max",
+        "style_acc": "max",
+        "recolor_mse": "min",
+        "digit_acc": "max",
+        "tint_acc": "max",
+    }
     table_metrics = ("subspace_error", "content_acc", "style_acc", "digit_acc", "tint_acc")
 
-    def __init__(self, family: Any = None, supervision: Any = ("labels", "views"), n: Any = None, angle: Any = None,
-                 seeds: Any = (0, 1, 2, 3, 4), max_steps: int = 3000, max_seconds: float | None = None,
-                 paper_scale: bool = False):
+    def __init__(
+        self,
+        family: Any = None,
+        supervision: Any = ("labels", "views"),
+        n: Any = None,
+        angle: Any = None,
+        seeds: Any = (0, 1, 2, 3, 4),
+        max_steps: int = 3000,
+        max_seconds: float | None = None,
+        paper_scale: bool = False,
+    ):
         if not isinstance(paper_scale, (bool, np.bool_)):
             raise ValueError(f"paper_scale must be True or False, got {paper_scale!r}")
         self.paper_scale = bool(paper_scale)
@@ -414,13 +473,17 @@ class SubspaceTask:
         self.family = check_names(family, "family", FAMILIES)
         self.supervision = check_names(supervision, "supervision", SUPERVISIONS)
         self.n = check_ints(PAPER_N if n is None and self.paper_scale else (4000 if n is None else n), "n", 16)
-        self.angle = check_floats(PAPER_ANGLES if angle is None and self.paper_scale else (0.0 if angle is None
-                                                                                          else angle),
-                                  "angle", at_least=0.0, below=90.0)
+        self.angle = check_floats(
+            PAPER_ANGLES if angle is None and self.paper_scale else (0.0 if angle is None else angle),
+            "angle",
+            at_least=0.0,
+            below=90.0,
+        )
         self.seeds = check_ints(seeds, "seeds", 0)
         self.max_steps = check_ints(max_steps, "max_steps", 1)[0]
-        ms = check_floats((600.0 if self.paper_scale else 60.0) if max_seconds is None else max_seconds,
-                          "max_seconds", above=0.0)[0]
+        ms = check_floats(
+            (600.0 if self.paper_scale else 60.0) if max_seconds is None else max_seconds, "max_seconds", above=0.0
+        )[0]
         self.default_budget = Budget(max_seconds=ms, max_iterations=self.max_steps)
 
     def instances(self, split: str = "dev") -> list[InstanceRef]:
@@ -431,9 +494,12 @@ class SubspaceTask:
                     configs.append((f"digits/{sup}", {"family": fam, "supervision": sup, "max_steps": self.max_steps}))
                     continue
                 for n, a in itertools.product(self.n, self.angle):
-                    configs.append((f"ls-gmm/{sup}/n={n}/angle={a:g}",
-                                    {"family": fam, "supervision": sup, "n": n, "angle": a,
-                                     "max_steps": self.max_steps}))
+                    configs.append(
+                        (
+                            f"ls-gmm/{sup}/n={n}/angle={a:g}",
+                            {"family": fam, "supervision": sup, "n": n, "angle": a, "max_steps": self.max_steps},
+                        )
+                    )
         return split_instances(TASK_ID, split, configs, self.seeds, N_TEST_SEEDS)
 
     def make(self, ref: InstanceRef) -> tuple[SubspaceProblem, SubspaceEvaluator]:
@@ -474,10 +540,20 @@ def _make_lsgmm(seed: int, sup: str, n: int, angle: float, steps: int) -> tuple[
     m_tgt = _other(m_src, M_STYLE, qr)
     Xq = _sample(truth, k_src, _styles(truth, m_src, qr), qr)
     Xref = _sample(truth, qr.integers(0, K_CONTENT, size=N_QUERIES), _styles(truth, m_tgt, qr), qr)
-    problem = SubspaceProblem(family="ls-gmm", supervision=sup, X_train=X, labels=m if sup == "labels" else None,
-                              X_view=X_view, content_dim=2, style_dim=2, n_styles=M_STYLE, query_source=Xq,
-                              query_style=m_tgt if sup == "labels" else None,
-                              query_ref=Xref if sup == "views" else None, max_steps=steps)
+    problem = SubspaceProblem(
+        family="ls-gmm",
+        supervision=sup,
+        X_train=X,
+        labels=m if sup == "labels" else None,
+        X_view=X_view,
+        content_dim=2,
+        style_dim=2,
+        n_styles=M_STYLE,
+        query_source=Xq,
+        query_style=m_tgt if sup == "labels" else None,
+        query_ref=Xref if sup == "views" else None,
+        max_steps=steps,
+    )
     return problem, SubspaceEvaluator(problem, truth, k_src, m_tgt)
 
 
@@ -501,10 +577,20 @@ def _make_digits(seed: int, sup: str, steps: int) -> tuple[SubspaceProblem, Subs
     Xref = tint_images(imgs[tr_idx[rng.integers(0, len(tr_idx), size=N_QUERIES)]], t_tgt)
     truth = DigitsTruth(tints=TINTS.copy())
     D = X.shape[1]
-    problem = SubspaceProblem(family="digits", supervision=sup, X_train=X, labels=tint if sup == "labels" else None,
-                              X_view=X_view, content_dim=D - (T - 1), style_dim=T - 1, n_styles=T, query_source=Xq,
-                              query_style=t_tgt if sup == "labels" else None,
-                              query_ref=Xref if sup == "views" else None, max_steps=steps)
+    problem = SubspaceProblem(
+        family="digits",
+        supervision=sup,
+        X_train=X,
+        labels=tint if sup == "labels" else None,
+        X_view=X_view,
+        content_dim=D - (T - 1),
+        style_dim=T - 1,
+        n_styles=T,
+        query_source=Xq,
+        query_style=t_tgt if sup == "labels" else None,
+        query_ref=Xref if sup == "views" else None,
+        max_steps=steps,
+    )
     _, y = _digits()
     return problem, SubspaceEvaluator(problem, truth, y[qi], t_tgt, tint_images(imgs[qi], t_tgt))
 

@@ -12,7 +12,8 @@ connection = context.config.attributes.get("connection")
 if connection is None:
     raise RuntimeError(
         "the leaderboard store's migrations run from papergym.leaderboard.board.store.migrate(engine) "
-        "(or Store(...)), which passes an open connection; there is no alembic.ini / offline mode")
+        "(or Store(...)), which passes an open connection; there is no alembic.ini / offline mode"
+    )
 
 context.configure(connection=connection, target_metadata=None)
 with context.begin_transaction():

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from papergym.agents.base import get_agent_info, make_agent, make_batched_agent
 from papergym.agents.bandits import ftpl_frechet as F
 from papergym.agents.bandits.ftpl_frechet import (
     BatchedFTPLFrechet,
@@ -20,6 +19,7 @@ from papergym.agents.bandits.ftpl_frechet import (
     geometric_resampling,
     select_m_smallest,
 )
+from papergym.agents.base import get_agent_info, make_agent, make_batched_agent
 from papergym.agents.rng import rand_uniform, rng_state
 from papergym.envs.bandits import semibandit as SB
 from papergym.envs.bandits.semibandit import ENV_ID, make_problem
@@ -213,8 +213,7 @@ def reference_ftpl(d, m, seed, U, mu, T, c=1.0, alpha=2.0, eta_scale=1.0, cap=1_
     return np.array(actions), np.array(Ls)
 
 
-@pytest.mark.parametrize("hp", [{}, {"gr_only_on_loss": False}, {"alpha": 1.5, "c": 0.5, "eta_scale": 2.0},
-                                {"cap": 3}])
+@pytest.mark.parametrize("hp", [{}, {"gr_only_on_loss": False}, {"alpha": 1.5, "c": 0.5, "eta_scale": 2.0}, {"cap": 3}])
 def test_matches_step_by_step_reference(hp):
     d, m, T = 6, 2, 250
     mu = np.array([0.3, 0.5, 0.7, 0.4, 0.6, 0.5])
@@ -229,8 +228,10 @@ def test_matches_step_by_step_reference(hp):
         acts.append(a)
         Ls.append(ag.L_hat)
     acts, Ls = np.array(acts), np.array(Ls)
-    kw = {"only_on_loss": hp.get("gr_only_on_loss", True),
-          **{k: v for k, v in hp.items() if k in ("alpha", "c", "eta_scale", "cap")}}
+    kw = {
+        "only_on_loss": hp.get("gr_only_on_loss", True),
+        **{k: v for k, v in hp.items() if k in ("alpha", "c", "eta_scale", "cap")},
+    }
     for r, s in enumerate(seeds):
         ref_a, ref_L = reference_ftpl(d, m, s, U[r], mu, T, **kw)
         np.testing.assert_array_equal(acts[:, r], ref_a)
@@ -265,7 +266,7 @@ def test_m_equal_d_picks_all_and_draws_one_vector():
     ag = BatchedFTPLFrechet(make_problem(d, d, T), seeds=[1, 2], gr_only_on_loss=False)
     rng = np.random.default_rng(0)
     total = np.zeros((2, d))
-    for t in range(T):
+    for _t in range(T):
         a = ag.act(None)
         assert (a == 1).all()
         losses = (rng.random((2, d)) < 0.5).astype(float)
@@ -280,8 +281,10 @@ def test_m_equal_d_picks_all_and_draws_one_vector():
 # ------------------------------------------------------------------------------ determinism, batching, legality
 def test_deterministic_under_seed_and_seed_dependent():
     mu = stochastic_means(8, 3, 0.2)
-    runs = [simulate(BatchedFTPLFrechet(make_problem(8, 3, 300), seeds=[s]), mu, 300, record=True)[1]
-            for s in (agent_seed(3), agent_seed(3), agent_seed(4))]
+    runs = [
+        simulate(BatchedFTPLFrechet(make_problem(8, 3, 300), seeds=[s]), mu, 300, record=True)[1]
+        for s in (agent_seed(3), agent_seed(3), agent_seed(4))
+    ]
     np.testing.assert_array_equal(runs[0], runs[1])
     assert not np.array_equal(runs[0], runs[2])
 
@@ -320,8 +323,14 @@ def test_batched_equals_per_run_bit_for_bit(d, m):
 def test_registration():
     info = get_agent_info("ftpl-frechet", ENV_ID)
     assert info.role == "paper" and info.batched_factory is BatchedFTPLFrechet and info.factory is FTPLFrechet
-    assert info.defaults == {"c": 1.0, "alpha": 2.0, "eta_scale": 1.0, "cap": 1_000_000, "gr": "standard",
-                             "gr_only_on_loss": True}
+    assert info.defaults == {
+        "c": 1.0,
+        "alpha": 2.0,
+        "eta_scale": 1.0,
+        "cap": 1_000_000,
+        "gr": "standard",
+        "gr_only_on_loss": True,
+    }
 
 
 # ------------------------------------------------------------------------------ cap
@@ -342,12 +351,24 @@ def test_cap_counts_truncations():
 
 
 # ------------------------------------------------------------------------------ errors
-@pytest.mark.parametrize("kw,field", [
-    ({"c": 0.0}, "c"), ({"c": -1}, "c"), ({"c": float("nan")}, "c"), ({"c": "1"}, "c"),
-    ({"alpha": 0}, "alpha"), ({"alpha": float("inf")}, "alpha"), ({"eta_scale": -2.0}, "eta_scale"),
-    ({"cap": 0}, "cap"), ({"cap": 2.5}, "cap"), ({"cap": True}, "cap"),
-    ({"gr": "fancy"}, "gr"), ({"gr_only_on_loss": "yes"}, "gr_only_on_loss"), ({"seeds": []}, "seeds"),
-])
+@pytest.mark.parametrize(
+    "kw,field",
+    [
+        ({"c": 0.0}, "c"),
+        ({"c": -1}, "c"),
+        ({"c": float("nan")}, "c"),
+        ({"c": "1"}, "c"),
+        ({"alpha": 0}, "alpha"),
+        ({"alpha": float("inf")}, "alpha"),
+        ({"eta_scale": -2.0}, "eta_scale"),
+        ({"cap": 0}, "cap"),
+        ({"cap": 2.5}, "cap"),
+        ({"cap": True}, "cap"),
+        ({"gr": "fancy"}, "gr"),
+        ({"gr_only_on_loss": "yes"}, "gr_only_on_loss"),
+        ({"seeds": []}, "seeds"),
+    ],
+)
 def test_bad_hyperparameters_name_the_field(kw, field):
     kwargs = {"seeds": [0], **kw}
     with pytest.raises(ValueError, match=rf"^{field} "):

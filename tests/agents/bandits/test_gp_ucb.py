@@ -31,8 +31,13 @@ def rkhs_function(C, kernel, ell, B, seed, J=20):
 def problem(C, kernel="se", ell=0.2, B=1.0, T=60, mode="discrete"):
     d = C.shape[1]
     space = gym.spaces.Discrete(len(C)) if mode == "discrete" else gym.spaces.Box(0.0, 1.0, (d,), np.float64)
-    return ProblemSpec(ENV_ID, space, gym.spaces.Box(-np.inf, np.inf, (1,), np.float64), T,
-                       {"d": d, "kernel": kernel, "lengthscale": ell, "B": B, "candidates": C, "action_mode": mode})
+    return ProblemSpec(
+        ENV_ID,
+        space,
+        gym.spaces.Box(-np.inf, np.inf, (1,), np.float64),
+        T,
+        {"d": d, "kernel": kernel, "lengthscale": ell, "B": B, "candidates": C, "action_mode": mode},
+    )
 
 
 def play(agent, f, T):
@@ -50,8 +55,10 @@ def test_registered_as_the_papers_method():
     assert info.role == "paper" and info.defaults["beta_sqrt"] is None
 
 
-@pytest.mark.parametrize("kernel,ell,d,side", [("se", 0.1, 1, 400), ("matern-1.5", 0.1, 1, 400),
-                                               ("matern-2.5", 0.2, 2, 30), ("se", 0.2, 2, 30)])
+@pytest.mark.parametrize(
+    "kernel,ell,d,side",
+    [("se", 0.1, 1, 400), ("matern-1.5", 0.1, 1, 400), ("matern-2.5", 0.2, 2, 30), ("se", 0.2, 2, 30)],
+)
 @pytest.mark.parametrize("B", [1.0, 3.0])
 def test_instantaneous_regret_bounded_by_2B_sigma(kernel, ell, d, side, B):
     """The paper's guarantee: with beta^1/2 = B and ||f||_k <= B, f* - f(x_t) <= 2 B sigma_{t-1}(x_t) every round, hence
@@ -131,8 +138,15 @@ def test_beta_sqrt_and_x1_hyperparameters():
     assert r1.tolist() == r2.tolist() and r1[0] != r3[0]
 
 
-@pytest.mark.parametrize("hp,match", [({"beta_sqrt": -1.0}, "beta_sqrt"), ({"beta_sqrt": float("nan")}, "beta_sqrt"),
-                                      ({"jitter": 0.0}, "jitter"), ({"x1": "left"}, "x1")])
+@pytest.mark.parametrize(
+    "hp,match",
+    [
+        ({"beta_sqrt": -1.0}, "beta_sqrt"),
+        ({"beta_sqrt": float("nan")}, "beta_sqrt"),
+        ({"jitter": 0.0}, "jitter"),
+        ({"x1": "left"}, "x1"),
+    ],
+)
 def test_bad_hyperparameters(hp, match):
     with pytest.raises(ValueError, match=match):
         make_agent("gp-ucb", problem(grid(1, 10)), seed=0, **hp)

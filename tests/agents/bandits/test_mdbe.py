@@ -105,12 +105,19 @@ def test_replay_schedule_keys():
     schedule, at absolute rounds s with the absolute-round one (the default, as in the official code,
     and with code_compat)."""
     starts = {}
-    for key, kw in (("block", {"replay_schedule": "block-offset"}), ("absolute", {}),
-                    ("compat", {"code_compat": True})):
+    for key, kw in (
+        ("block", {"replay_schedule": "block-offset"}),
+        ("absolute", {}),
+        ("compat", {"code_compat": True}),
+    ):
         ag = BatchedMDBE(problem(512), seeds=[1], c0=0.4, **kw)
         seen = set()
-        play(ag, 512, lambda x, t: np.ones(1), hook=lambda t, x: seen.update(
-            ag.window_start(j) for j in ag.active_depths() if j != 3))
+        play(
+            ag,
+            512,
+            lambda x, t: np.ones(1),
+            hook=lambda t, x: seen.update(ag.window_start(j) for j in ag.active_depths() if j != 3),
+        )
         starts[key] = sorted(seen)
         assert seen and {s for s, _ in ag.schedule()} <= set(range(64, 512, 64))
     assert all(s % 64 == 1 for s in starts["block"])
@@ -122,8 +129,12 @@ def test_absolute_round_schedule_after_the_first_block():
     absolute multiples of 64 (>= 513), never at 513 + a multiple of 64."""
     ag = BatchedMDBE(problem(4608), seeds=[4], c0=0.4)
     seen = set()
-    play(ag, 4608, lambda x, t: np.ones(1), hook=lambda t, x: seen.update(
-        ag.window_start(j) for j in ag.active_depths() if j != ag.block_depth[0]))
+    play(
+        ag,
+        4608,
+        lambda x, t: np.ones(1),
+        hook=lambda t, x: seen.update(ag.window_start(j) for j in ag.active_depths() if j != ag.block_depth[0]),
+    )
     later = sorted(s for s in seen if s >= 513)
     assert later and all(s % 64 == 0 for s in later)
     with pytest.raises(ValueError, match="absolute-round"):
@@ -273,7 +284,8 @@ def test_probabilities_sum_to_one_and_sampling_matches():
     assert 3 in depths and 4 in depths and not ag.active_cells(4)[4:].any()
     # run 0's state with its own generator, counters and action (what _sample writes)
     row = M.State(*(a[0] for a in ag._state))._replace(
-        rng=M._rng_state(123), counters=ag._state.counters[0].copy(), x=ag._state.x[0].copy())
+        rng=M._rng_state(123), counters=ag._state.counters[0].copy(), x=ag._state.x[0].copy()
+    )
     n = 20000
     fin, xs = {}, np.empty(n)
     for i in range(n):
@@ -374,7 +386,7 @@ def test_deterministic_under_seed():
     def trace(seed):
         ag = MDBE(problem(800), seed=seed)
         out = []
-        for t in range(800):
+        for _t in range(800):
             x = ag.act(None)
             out.append(x[0])
             ag.update(x, float(x[0] < 0.4), None)
@@ -426,8 +438,13 @@ def test_registered_and_runs_on_env():
     env = gym.make("NonStatLipschitz-v0", instance="two-peak-cyclic", horizon=T)
     obs, _ = env.reset(seed=0)
     ag = make_agent("mdbe", env.unwrapped.problem, seed=agent_seed(0))
-    venv = gym.make_vec("NonStatLipschitz-v0", num_envs=2, vectorization_mode="vector_entry_point",
-                        instance="two-peak-cyclic", horizon=T)
+    venv = gym.make_vec(
+        "NonStatLipschitz-v0",
+        num_envs=2,
+        vectorization_mode="vector_entry_point",
+        instance="two-peak-cyclic",
+        horizon=T,
+    )
     vobs, _ = venv.reset(seed=[0, 1])
     bag = make_batched_agent("mdbe", venv.unwrapped.problem, seeds=[agent_seed(0), agent_seed(1)])
     for _ in range(T):
@@ -446,6 +463,14 @@ def test_defaults_restart_on_two_peak_cyclic(tmp_path):
     (two-peak-cyclic, T = 10^5), on seeds no other test uses."""
     from papergym.leaderboard import compare
 
-    res = compare("NonStatLipschitz-v0", ["mdbe"], [1001, 1002, 1003, 1004], horizon=100_000,
-                  env_kwargs={"instance": "two-peak-cyclic"}, backend="serial", out=tmp_path, progress=False)
+    res = compare(
+        "NonStatLipschitz-v0",
+        ["mdbe"],
+        [1001, 1002, 1003, 1004],
+        horizon=100_000,
+        env_kwargs={"instance": "two-peak-cyclic"},
+        backend="serial",
+        out=tmp_path,
+        progress=False,
+    )
     assert (res.runs["restarts"] >= 1).all(), res.runs[["seed", "restarts"]]

@@ -10,7 +10,6 @@ import pytest
 from scipy.stats import binom
 
 import papergym.agents.bandits.mdbe as mdbe_mod
-from papergym.agents.base import get_agent_info, make_batched_agent
 from papergym.agents.bandits.mdbe import (
     C0_GRID,
     CALIBRATION_DEFAULTS,
@@ -20,6 +19,7 @@ from papergym.agents.bandits.mdbe import (
     calibration_seeds,
     shipped_calibrations,
 )
+from papergym.agents.base import get_agent_info, make_batched_agent
 from papergym.envs.bandits.lipschitz import NonStatLipschitzVectorEnv, make_problem
 from papergym.envs.spec import agent_seed
 

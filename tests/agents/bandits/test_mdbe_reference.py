@@ -13,14 +13,25 @@ from papergym.envs.bandits.lipschitz import NonStatLipschitzVectorEnv, make_prob
 
 @pytest.mark.parametrize(
     "grid,compat,schedule,seed,T",
-    [("dyadic", False, "block-offset", 1, 1300), ("all", False, "block-offset", 1, 1300),
-     ("dyadic", False, "absolute-round", 3, 1300), ("all", False, "absolute-round", 3, 1300),
-     ("dyadic", True, "absolute-round", 1, 1300), ("all", True, "absolute-round", 1, 1300)],
+    [
+        ("dyadic", False, "block-offset", 1, 1300),
+        ("all", False, "block-offset", 1, 1300),
+        ("dyadic", False, "absolute-round", 3, 1300),
+        ("all", False, "absolute-round", 3, 1300),
+        ("dyadic", True, "absolute-round", 1, 1300),
+        ("all", True, "absolute-round", 1, 1300),
+    ],
 )
 def test_kernel_matches_reference_implementation(grid, compat, schedule, seed, T):
     ref = MDBEReference(T, seed, 0.2, grid, compat, schedule)
-    ag = BatchedMDBE(make_problem(d=1, horizon=T), seeds=[seed], c0=0.2, start_grid=grid, code_compat=compat,
-                     replay_schedule=schedule)
+    ag = BatchedMDBE(
+        make_problem(d=1, horizon=T),
+        seeds=[seed],
+        c0=0.2,
+        start_grid=grid,
+        code_compat=compat,
+        replay_schedule=schedule,
+    )
     U = np.random.default_rng(99 + seed).random(T)
     for t in range(1, T + 1):
         x = ag.act()
@@ -34,10 +45,12 @@ def test_kernel_matches_reference_implementation(grid, compat, schedule, seed, T
 
 @pytest.mark.parametrize(
     "instance,kwargs,hp",
-    [("two-peak-cyclic", {}, {}),
-     ("piecewise-tents", {"phases": 3}, {"c0": 0.2}),
-     ("drifting-peak", {}, {"start_grid": "all"}),
-     ("benign-changes", {}, {"replay_schedule": "block-offset"})],
+    [
+        ("two-peak-cyclic", {}, {}),
+        ("piecewise-tents", {"phases": 3}, {"c0": 0.2}),
+        ("drifting-peak", {}, {"start_grid": "all"}),
+        ("benign-changes", {}, {"replay_schedule": "block-offset"}),
+    ],
 )
 def test_same_actions_and_regret_on_the_env(instance, kwargs, hp):
     """Several seeds of an env instance: the batched kernels and one reference per seed play the same

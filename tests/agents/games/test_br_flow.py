@@ -36,14 +36,18 @@ def test_registered_for_every_game_env():
         assert [a for a in list_agents(env_id) if a.name == "br-flow"][0].role == "paper"
 
 
-@pytest.mark.parametrize("env_id,kw", [("EntropicMeanField-v0", {"instance": "double-well", "G": 501}),
-                                       ("EntropicMeanField-v0", {"instance": "interaction", "G": 301}),
-                                       ("EntropicMatrixGame-v0", {"instance": "random", "role": "min"}),
-                                       ("EntropicMatrixGame-v0", {"instance": "random", "role": "max"}),
-                                       ("EntropicMatrixGame-v0", {"instance": "rps-cold", "role": "both"}),
-                                       ("EntropicMarkovGame-v0", {"instance": "random", "role": "both"}),
-                                       ("EntropicMarkovGame-v0", {"instance": "random", "role": "min",
-                                                                  "opponent": "extragradient"})])
+@pytest.mark.parametrize(
+    "env_id,kw",
+    [
+        ("EntropicMeanField-v0", {"instance": "double-well", "G": 501}),
+        ("EntropicMeanField-v0", {"instance": "interaction", "G": 301}),
+        ("EntropicMatrixGame-v0", {"instance": "random", "role": "min"}),
+        ("EntropicMatrixGame-v0", {"instance": "random", "role": "max"}),
+        ("EntropicMatrixGame-v0", {"instance": "rps-cold", "role": "both"}),
+        ("EntropicMarkovGame-v0", {"instance": "random", "role": "both"}),
+        ("EntropicMarkovGame-v0", {"instance": "random", "role": "min", "opponent": "extragradient"}),
+    ],
+)
 @pytest.mark.parametrize("name", LEARNERS)
 def test_every_learner_runs_on_every_env_and_role(env_id, kw, name):
     env = RegretRecorder(gym.make(env_id, horizon=40, **kw))
@@ -82,7 +86,7 @@ def test_special_cases_best_response_iteration_and_fictitious_play():
     obs, _ = env.reset(seed=0)
     fp = make_agent("fictitious-play", env.problem)
     brs = []
-    for k in range(1, 20):
+    for _k in range(1, 20):
         brs.append(fp.best_response(obs))
         x = fp.act(obs)
         np.testing.assert_allclose(x, np.mean(brs, axis=0), atol=1e-14)
@@ -101,13 +105,13 @@ def test_curie_weiss_contraction_through_the_agent():
     agent, xs = _run(env, "br-flow", h=0.5)
     m0 = env.prob.mean(env.mu0)
     for k, x in enumerate(xs, start=1):
-        assert env.prob.mean(x) == pytest.approx(m0 * 0.75 ** k, rel=1e-9, abs=1e-13)
+        assert env.prob.mean(x) == pytest.approx(m0 * 0.75**k, rel=1e-9, abs=1e-13)
     m = env.oracle.episode_metrics()
-    assert m["rate"] == pytest.approx(0.75 ** 2, rel=1e-3)  # F^s - F* is quadratic in the mean
+    assert m["rate"] == pytest.approx(0.75**2, rel=1e-3)  # F^s - F* is quadratic in the mean
     assert agent.diagnostics()["diverged"] == 0.0
     # every iterate is a mixture of unit Gaussians with means of one sign: stochastically ordered against pi,
     # so W1(mu_k, pi) = m(mu_k)
-    assert m["w1_last"] == pytest.approx(m0 * 0.75 ** 40, rel=1e-6)
+    assert m["w1_last"] == pytest.approx(m0 * 0.75**40, rel=1e-6)
 
 
 def test_curie_weiss_divergence_is_reported_not_a_fake_minimum():
@@ -119,7 +123,7 @@ def test_curie_weiss_divergence_is_reported_not_a_fake_minimum():
     # ~1e-8 once the best response is centred near 3)
     m0 = env.prob.mean(env.mu0)
     for k, x in enumerate(xs[:4], start=1):
-        assert env.prob.mean(x) == pytest.approx(m0 * 1.25 ** k, rel=1e-6)
+        assert env.prob.mean(x) == pytest.approx(m0 * 1.25**k, rel=1e-6)
     assert not env.oracle.contractive
 
 
@@ -159,8 +163,8 @@ def test_markov_br_flow_matches_regularised_shapley(inst):
     env = EntropicMarkovGameEnv(inst, role="both", horizon=150)
     _, xs = _run(env, "br-flow", seed=4)
     o, g = env.oracle, env.game
-    np.testing.assert_allclose(xs[-1][:, :g.A], o.mu_star, atol=1e-6)
-    np.testing.assert_allclose(xs[-1][:, g.A:], o.nu_star, atol=1e-6)
+    np.testing.assert_allclose(xs[-1][:, : g.A], o.mu_star, atol=1e-6)
+    np.testing.assert_allclose(xs[-1][:, g.A :], o.nu_star, atol=1e-6)
 
 
 def test_mirror_descent_is_the_geometric_interpolation():
@@ -203,8 +207,10 @@ def test_deterministic_under_a_seed():
     np.testing.assert_array_equal(np.array(a), np.array(b))
 
 
-@pytest.mark.parametrize("hp,msg", [({"h": 0}, "h must"), ({"h": 1.5}, "h must"), ({"schedule": "cosine"}, "schedule"),
-                                    ({"scheme": "rk4"}, "scheme")])
+@pytest.mark.parametrize(
+    "hp,msg",
+    [({"h": 0}, "h must"), ({"h": 1.5}, "h must"), ({"schedule": "cosine"}, "schedule"), ({"scheme": "rk4"}, "scheme")],
+)
 def test_br_flow_bad_hyperparameters(hp, msg):
     env = EntropicMatrixGameEnv("rps")
     with pytest.raises(ValueError, match=msg):
@@ -222,8 +228,14 @@ def test_learner_needs_a_game_problem():
 def test_compare_reports_game_metrics():
     from papergym.leaderboard import compare
 
-    res = compare("EntropicMatrixGame-v0", agents=["br-flow", "fictitious-play"], seeds=[0, 1], horizon=60,
-                  env_kwargs={"instance": "random", "role": "both"}, backend="serial")
+    res = compare(
+        "EntropicMatrixGame-v0",
+        agents=["br-flow", "fictitious-play"],
+        seeds=[0, 1],
+        horizon=60,
+        env_kwargs={"instance": "random", "role": "both"},
+        backend="serial",
+    )
     s = res.summary.set_index("agent")
     assert s.loc["br-flow", "gap_last"] < 1e-12 < s.loc["fictitious-play", "gap_last"]
     assert s.loc["br-flow", "steps_to_tol"] < s.loc["fictitious-play", "steps_to_tol"]
@@ -239,8 +251,15 @@ def test_compare_reports_game_metrics():
 def test_compare_table_shows_grid_edge_not_converged():
     from papergym.leaderboard import compare
 
-    res = compare("EntropicMeanField-v0", agents=["br-flow"], seeds=[8331], horizon=40,
-                  env_kwargs={"instance": "curie-weiss-unstable", "G": 801}, backend="serial", cache=False)
+    res = compare(
+        "EntropicMeanField-v0",
+        agents=["br-flow"],
+        seeds=[8331],
+        horizon=40,
+        env_kwargs={"instance": "curie-weiss-unstable", "G": 801},
+        backend="serial",
+        cache=False,
+    )
     row = res.summary.set_index("agent").loc["br-flow"]
     assert row.gap_last < 1e-6  # the gap to the grid's "minimiser" is tiny ...
     assert row.grid_edge == 1.0 and row.converged == 0.0 and row.contractive == 0.0
@@ -252,7 +271,7 @@ def test_compare_table_shows_grid_edge_not_converged():
 def test_auto_step_is_derived_from_the_published_bounds():
     env = EntropicMatrixGameEnv("rps-cold", role="both")
     env.reset(seed=8301)
-    assert make_agent("br-flow", env.problem).h == pytest.approx(1 / (1 + 7.5 ** 2))  # delta = 0, c = 7.5
+    assert make_agent("br-flow", env.problem).h == pytest.approx(1 / (1 + 7.5**2))  # delta = 0, c = 7.5
     mf = EntropicMeanFieldEnv("double-well", G=301)
     mf.reset(seed=8301)
     assert make_agent("br-flow", mf.problem).h == 1.0  # one player: c = 0
@@ -260,7 +279,9 @@ def test_auto_step_is_derived_from_the_published_bounds():
     mk.reset(seed=8313)
     c = mk.problem.params["br_bounds"]["cross"]
     agent = make_agent("br-flow", mk.problem)  # a single role still plays the joint dynamics
-    assert agent.h == pytest.approx(1 / (1 + c * c)) and agent.diagnostics()["rate_bound"] == pytest.approx(c * c / (1 + c * c))
+    assert agent.h == pytest.approx(1 / (1 + c * c)) and agent.diagnostics()["rate_bound"] == pytest.approx(
+        c * c / (1 + c * c)
+    )
     assert make_agent("br-flow", env.problem, h=0.3).h == 0.3
     assert np.isnan(make_agent("fictitious-play", env.problem).diagnostics()["h"])
     with pytest.raises(ValueError, match="'auto' or a number"):
@@ -268,8 +289,13 @@ def test_auto_step_is_derived_from_the_published_bounds():
     from papergym.envs.spec import ProblemSpec
 
     p = env.problem
-    bare = ProblemSpec(p.env_id, p.action_space, p.observation_space, p.horizon,
-                       {k: v for k, v in p.params.items() if k != "br_bounds"})
+    bare = ProblemSpec(
+        p.env_id,
+        p.action_space,
+        p.observation_space,
+        p.horizon,
+        {k: v for k, v in p.params.items() if k != "br_bounds"},
+    )
     with pytest.raises(ValueError, match="br_bounds"):
         make_agent("br-flow", bare)
     make_agent("br-flow", bare, h=0.5)  # an explicit step needs no bounds

@@ -13,9 +13,9 @@ from papergym_tests import require  # the helper of tests/conftest.py
 torch = require("torch", "torch")
 require("torch_geometric", "torch")
 
-import papergym.envs  # noqa: E402,F401
-from papergym.agents.base import list_agents, make_agent, play_episode  # noqa: E402
-from papergym.agents.scheduling.mistar.agent import (  # noqa: E402
+import papergym.envs  # noqa: F401
+from papergym.agents.base import list_agents, make_agent, play_episode
+from papergym.agents.scheduling.mistar.agent import (
     WEIGHTS_DIR,
     MIStarAgent,
     Searcher,
@@ -23,20 +23,20 @@ from papergym.agents.scheduling.mistar.agent import (  # noqa: E402
     save_policy,
     untrained_policy,
 )
-from papergym.agents.scheduling.mistar.memory import EpisodeMemory, association, revisit_penalty  # noqa: E402
-from papergym.agents.scheduling.mistar.model import MIStarPolicy, batch_graphs, concat_batches  # noqa: E402
-from papergym.agents.scheduling.mistar.infer import NumpyPolicy, max_logit_error  # noqa: E402
-from papergym.agents.scheduling.mistar.train import (  # noqa: E402
+from papergym.agents.scheduling.mistar.infer import max_logit_error
+from papergym.agents.scheduling.mistar.memory import EpisodeMemory, association, revisit_penalty
+from papergym.agents.scheduling.mistar.model import MIStarPolicy, batch_graphs, concat_batches
+from papergym.agents.scheduling.mistar.train import (
     TrainConfig,
     greedy_search,
     initial_solution,
     plackett_luce_logp,
     train,
 )
-from papergym.envs.scheduling.fjsp.generators import sd2_instance  # noqa: E402
-from papergym.envs.scheduling.fjsp.graph import Solution, apply_move, evaluate, job_links, neighbourhood  # noqa: E402
-from papergym.envs.scheduling.fjsp.instance import Instance  # noqa: E402
-from papergym.envs.scheduling.fjsp.sets import load_set  # noqa: E402
+from papergym.envs.scheduling.fjsp.generators import sd2_instance
+from papergym.envs.scheduling.fjsp.graph import Solution, apply_move, evaluate, job_links, neighbourhood
+from papergym.envs.scheduling.fjsp.instance import Instance
+from papergym.envs.scheduling.fjsp.sets import load_set
 
 
 def _inst(seed=0, n=6, m=4):
@@ -272,8 +272,21 @@ def test_bad_hyperparameters_and_weights_are_refused(tmp_path, weights):
 
 # ------------------------------------------------------------------------------------------- training
 def _tiny_cfg(**kw):
-    base = dict(family="sd2", n_jobs=5, n_machines=3, n_envs=6, horizon=10, n_step=5, epochs=2, hidden=16,
-                layers=2, validate_count=0, seed=3, lr=3e-3, episodes=6)
+    base = dict(
+        family="sd2",
+        n_jobs=5,
+        n_machines=3,
+        n_envs=6,
+        horizon=10,
+        n_step=5,
+        epochs=2,
+        hidden=16,
+        layers=2,
+        validate_count=0,
+        seed=3,
+        lr=3e-3,
+        episodes=6,
+    )
     base.update(kw)
     return TrainConfig(**base)
 
@@ -290,8 +303,11 @@ def test_training_is_reproducible_from_a_seed():
 
 def test_short_training_decreases_the_loss_on_a_fixed_instance_set():
     insts = [sd2_instance(5, 3, np.random.default_rng(100 + i)) for i in range(6)]
-    _, hist = train(_tiny_cfg(episodes=6 * 50, distill_coef=1.0, distill_target="delta", distill_beta=100.0,
-                              rollout="single"), instances=insts, log=lambda s: None)
+    _, hist = train(
+        _tiny_cfg(episodes=6 * 50, distill_coef=1.0, distill_target="delta", distill_beta=100.0, rollout="single"),
+        instances=insts,
+        log=lambda s: None,
+    )
     d = [u["distill_loss"] for u in hist["updates"]]
     assert len(d) == 100
     # the policy moves towards the one-step teacher (cross-entropy 3.60 -> about 3.4 in this run)
@@ -311,8 +327,10 @@ def test_plackett_luce_is_the_law_of_sampling_without_replacement():
     p = torch.softmax(logits[:3], 0)
     two = plackett_luce_logp(logits, seg, 2, torch.tensor([[0, 2], [3, 5]]))
     assert two[0].exp().item() == pytest.approx((p[0] * p[2] / (1 - p[0])).item(), rel=1e-12)
-    total = sum(plackett_luce_logp(logits, seg, 2, torch.tensor([[a, b], [3, 4]]))[0].exp().item()
-                for a, b in permutations(range(3), 2))
+    total = sum(
+        plackett_luce_logp(logits, seg, 2, torch.tensor([[a, b], [3, 4]]))[0].exp().item()
+        for a, b in permutations(range(3), 2)
+    )
     assert total == pytest.approx(1.0, abs=1e-12)
     # padding (-1) = fewer candidates than P: only the real entries count
     pad = plackett_luce_logp(logits, seg, 2, torch.tensor([[0, 1, 2], [3, -1, -1]]))
@@ -349,8 +367,12 @@ def test_training_resumes_from_its_checkpoint_to_the_same_weights(tmp_path):
     for (k, a), b in zip(whole.state_dict().items(), resumed.state_dict().values()):
         assert torch.equal(a, b), k
     with pytest.raises(ValueError, match="another configuration"):
-        train(_tiny_cfg(episodes=24, validate_count=2, validate_every=2, validate_horizon=5, lr=1e-2),
-              log=lambda s: None, checkpoint=ck, resume=True)
+        train(
+            _tiny_cfg(episodes=24, validate_count=2, validate_every=2, validate_horizon=5, lr=1e-2),
+            log=lambda s: None,
+            checkpoint=ck,
+            resume=True,
+        )
 
 
 def test_numpy_inference_equals_the_torch_network():
@@ -421,8 +443,9 @@ def test_shipped_weights_reproduce_the_model_card_check():
     gaps = []
     for name, expected in zip(chk["instances"], chk["makespans"]):
         idx = list(insts).index(name)
-        env = gym.make("FJSPImprove-v0", instances=chk["set"], horizon=chk["horizon"],
-                       init=chk.get("init", "mwkr")).unwrapped
+        env = gym.make(
+            "FJSPImprove-v0", instances=chk["set"], horizon=chk["horizon"], init=chk.get("init", "mwkr")
+        ).unwrapped
         obs, _ = env.reset(seed=0, options={"index": idx})
         agent = make_agent("mistar", env.problem, seed=chk["seed"])
         play_episode(agent, env, obs)
@@ -436,9 +459,33 @@ def test_train_mistar_cli_writes_loadable_weights_and_refuses_bad_arguments(tmp_
     from papergym.leaderboard.fjsp_cli import main
 
     out = tmp_path / "w.pt"
-    rc = main(["train-mistar", "--instances", "sd2-5x3", "--episodes", "4", "--envs", "2", "--horizon", "10",
-               "--n-step", "5", "--hidden", "16", "--layers", "2", "--validate-count", "2", "--validate-every", "1",
-               "--seed", "1", "--out", str(out)])
+    rc = main(
+        [
+            "train-mistar",
+            "--instances",
+            "sd2-5x3",
+            "--episodes",
+            "4",
+            "--envs",
+            "2",
+            "--horizon",
+            "10",
+            "--n-step",
+            "5",
+            "--hidden",
+            "16",
+            "--layers",
+            "2",
+            "--validate-count",
+            "2",
+            "--validate-every",
+            "1",
+            "--seed",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     log = capsys.readouterr().out
     assert "[train] batch 2/2" in log and "[validate] batch 2" in log and "wrote" in log
@@ -448,9 +495,13 @@ def test_train_mistar_cli_writes_loadable_weights_and_refuses_bad_arguments(tmp_
     env = gym.make("FJSPImprove-v0", family="sd2", n_jobs=5, n_machines=3, horizon=5).unwrapped
     obs, _ = env.reset(seed=0)
     assert env.action_space.contains(MIStarAgent(env.problem, weights=str(out)).act(obs))
-    for bad, msg in ((["--instances", "sd3-5x3"], "FAMILY-NxM"), (["--out", str(tmp_path / "w.txt")], ".pt"),
-                     (["--horizon", "7"], "multiple of n_step"), (["--envs", "0"], "n_envs"),
-                     (["--max-minutes", "0"], "max-minutes")):
+    for bad, msg in (
+        (["--instances", "sd3-5x3"], "FAMILY-NxM"),
+        (["--out", str(tmp_path / "w.txt")], ".pt"),
+        (["--horizon", "7"], "multiple of n_step"),
+        (["--envs", "0"], "n_envs"),
+        (["--max-minutes", "0"], "max-minutes"),
+    ):
         args = ["train-mistar", "--out", str(tmp_path / "x.pt"), *bad]
         assert main(args) == 2
         assert msg in capsys.readouterr().err
@@ -477,9 +528,17 @@ def test_trained_weights_beat_their_untrained_twin_and_uniform_proposals_on_fres
     # pricing of 16 of the ~160 legal moves leaves them little to add (README, MIStar: measured, not asserted)
     p = agents["mistar-p4"].defaults["p"]
     out = {}
-    for name, pol, uniform in (("trained", trained, False), ("untrained", untrained, False), ("uniform", trained, True)):
-        out[name] = np.array([greedy_search(pol, inst, 400, p=p, seed=i, temperature=temp, tabu=tabu, uniform=uniform)
-                              for i, inst in enumerate(insts)])
+    for name, pol, uniform in (
+        ("trained", trained, False),
+        ("untrained", untrained, False),
+        ("uniform", trained, True),
+    ):
+        out[name] = np.array(
+            [
+                greedy_search(pol, inst, 400, p=p, seed=i, temperature=temp, tabu=tabu, uniform=uniform)
+                for i, inst in enumerate(insts)
+            ]
+        )
     for other in ("untrained", "uniform"):
         d = out["trained"] - out[other]
         assert d.mean() < 0, (other, out["trained"].mean(), out[other].mean())

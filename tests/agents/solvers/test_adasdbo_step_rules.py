@@ -17,8 +17,9 @@ SCALE_FREE = ("normalized", "normalized-max", "independent-scaled")
 
 
 def _run(scale, rounds=150, **hp):
-    task = make_task(TASK, family="syn", graph="ring", agents=6, heterogeneity=1.0, scales=scale, rounds=rounds,
-                     seeds=[0])
+    task = make_task(
+        TASK, family="syn", graph="ring", agents=6, heterogeneity=1.0, scales=scale, rounds=rounds, seeds=[0]
+    )
     problem, ev = task.make(task.instances()[0])
     xs = []
     solver = make_solver("adasdbo", TASK, seed=0, report_every=10, **hp)
@@ -41,10 +42,11 @@ def test_iterates_and_steps_are_invariant_to_the_scales(rule):
     for cl, cf in [(10.0, 0.1), (0.1, 10.0), (3.0, 0.5)]:
         other = _run(f"{cl}:{cf}", step_rule=rule, m0=1e-12, gamma=1.0)
         assert len(other[2]) == len(base[2]) == 15 and np.linalg.norm(base[1]) > 1e-2  # x moved
-        np.testing.assert_allclose(other[2], base[2], rtol=1e-9, atol=1e-12)           # x iterates
+        np.testing.assert_allclose(other[2], base[2], rtol=1e-9, atol=1e-12)  # x iterates
         np.testing.assert_allclose(other[0].last_state["y"], base[0].last_state["y"], rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(other[0].last_state["v"], cf / cl * base[0].last_state["v"], rtol=1e-9,
-                                   atol=1e-12 * cf / cl)                                 # v ~ c_f/c_l
+        np.testing.assert_allclose(
+            other[0].last_state["v"], cf / cl * base[0].last_state["v"], rtol=1e-9, atol=1e-12 * cf / cl
+        )  # v ~ c_f/c_l
         # step sizes: η^x ~ 1/c_f, η^y ~ 1/c_l, η^v ~ 1/c_l (round 0 skipped: h^x = 0 there, η^x ~ 1/m0)
         ex, ey, ev = (other[3][1:, k] for k in range(3))
         bx, by, bv = (base[3][1:, k] for k in range(3))
@@ -52,7 +54,8 @@ def test_iterates_and_steps_are_invariant_to_the_scales(rule):
         np.testing.assert_allclose(ey * cl, by, rtol=1e-9)
         np.testing.assert_allclose(ev * cl, bv, rtol=1e-9)
         assert other[4].evaluate(other[1])["hypergrad_sq"] == pytest.approx(
-            base[4].evaluate(base[1])["hypergrad_sq"], rel=1e-6)
+            base[4].evaluate(base[1])["hypergrad_sq"], rel=1e-6
+        )
 
 
 @pytest.mark.parametrize("rule", ["independent", "hierarchical"])
@@ -66,24 +69,24 @@ def test_the_older_rules_are_not_invariant(rule):
 @pytest.mark.parametrize("rule", ["normalized", "normalized-max"])
 def test_x_and_v_steps_shrink_when_the_lower_accumulators_grow(rule):
     solver = make_solver("adasdbo", TASK, seed=0, step_rule=rule, gamma=1.0)
-    r2 = np.array([[4.0, 9.0]])            # r^y = 2, r^v = 3
+    r2 = np.array([[4.0, 9.0]])  # r^y = 2, r^v = 3
     mx = 1.0 if rule == "normalized" else 2.0  # normalized-max: once r^v μ exceeds m^x
     ex_prev, ev_prev = np.inf, np.inf
-    for grow in [1.0, 1.5, 2.0, 4.0, 10.0]:       # m^y grows, m^x held fixed
-        ex, ey, ev = solver.steps(np.array([[mx ** 2, (2.0 * grow) ** 2, 9.0]]), r2)
+    for grow in [1.0, 1.5, 2.0, 4.0, 10.0]:  # m^y grows, m^x held fixed
+        ex, ey, ev = solver.steps(np.array([[mx**2, (2.0 * grow) ** 2, 9.0]]), r2)
         assert ey[0] == pytest.approx(1.0 / (2.0 * grow))
         if grow > 1.0:
             assert ex[0] < ex_prev and ev[0] < ev_prev
         ex_prev, ev_prev = ex[0], ev[0]
     ex_prev = np.inf
-    for grow in [1.0, 1.5, 2.0, 4.0, 10.0]:       # m^v grows, m^x and m^y held fixed
-        ex, ey, ev = solver.steps(np.array([[mx ** 2, 4.0, (3.0 * grow) ** 2]]), r2)
+    for grow in [1.0, 1.5, 2.0, 4.0, 10.0]:  # m^v grows, m^x and m^y held fixed
+        ex, ey, ev = solver.steps(np.array([[mx**2, 4.0, (3.0 * grow) ** 2]]), r2)
         assert ey[0] == pytest.approx(0.5)
         if grow > 1.0:
             assert ex[0] < ex_prev and ev[0] < ev_prev
         ex_prev, ev_prev = ex[0], ev[0]
     # closed forms: μ = max(m^y/r^y, m^v/r^v)
-    ex, ey, ev = solver.steps(np.array([[mx ** 2, 36.0, 9.0]]), r2)  # μ = 3
+    ex, ey, ev = solver.steps(np.array([[mx**2, 36.0, 9.0]]), r2)  # μ = 3
     assert ev[0] == pytest.approx(1.0 / (2.0 * 3.0))
     assert ex[0] == pytest.approx(1.0 / (mx * 3.0) if rule == "normalized" else 1.0 / max(mx, 3.0 * 3.0))
 

@@ -15,7 +15,7 @@ from papergym.envs.tasks.staircase import gd_diagonal_losses
 
 def test_activation_phase():
     for a in (0.5, 0.1, 1e-3):
-        assert activation_phase(a) == pytest.approx(np.arccosh(0.5 / a ** 2), rel=1e-12)
+        assert activation_phase(a) == pytest.approx(np.arccosh(0.5 / a**2), rel=1e-12)
     # tiny alpha: arccosh(1/(2a^2)) -> 2 log(1/a), without overflow
     assert activation_phase(1e-100) == pytest.approx(2 * math.log(1e100), rel=1e-12)
     for bad in (0.0, -1e-3, 1 / math.sqrt(2), 0.9):
@@ -39,8 +39,8 @@ def test_orthogonal_design_closed_form():
     order = np.argsort(-g0)
     assert [s.feature for s in steps] == order.tolist()
     np.testing.assert_allclose([s.t for s in steps], S / (2 * g0[order]) / lr, rtol=1e-10)
-    energy = 0.5 * lam * b ** 2
-    want = [energy[order[k + 1:]].sum() for k in range(d)]
+    energy = 0.5 * lam * b**2
+    want = [energy[order[k + 1 :]].sum() for k in range(d)]
     np.testing.assert_allclose([s.level for s in steps], want, rtol=1e-8, atol=1e-12)
 
 
@@ -86,7 +86,7 @@ def test_staircase_invariants_and_final_fit():
         lev = np.array([s.level for s in steps])
         assert (np.diff(t) >= 0).all() and (t > 0).all()
         assert (np.diff(lev) <= 1e-9 * lev[0]).all()  # cost minimisation never raises the loss
-        assert lev[-1] <= 1e-8 * 0.5 * np.mean(y ** 2)  # interpolating data: the last plateau is 0
+        assert lev[-1] <= 1e-8 * 0.5 * np.mean(y**2)  # interpolating data: the last plateau is 0
         assert len({s.feature for s in steps}) <= d
 
 

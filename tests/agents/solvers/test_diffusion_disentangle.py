@@ -12,9 +12,9 @@ from papergym_tests import require  # the helper of tests/conftest.py
 
 require("torch", "torch")
 
-from papergym.agents.base import make_solver  # noqa: E402
-from papergym.agents.solvers.diffusion_disentangle import VPSchedule, ddim_transfer  # noqa: E402
-from papergym.envs.tasks.base import Budget, make_task  # noqa: E402
+from papergym.agents.base import make_solver
+from papergym.agents.solvers.diffusion_disentangle import VPSchedule, ddim_transfer
+from papergym.envs.tasks.base import Budget, make_task
 
 TASK = "SubspaceDisentangle-v0"
 TINY = {"steps": 30, "ddim_steps": 4, "report_every": 0, "batch_size": 64}
@@ -47,14 +47,23 @@ def test_ddim_keeps_the_content_and_inverts_a_gaussian():
     # returns (nearly) the noised start
     z = np.random.default_rng(5).standard_normal((200, 16))
     start = s.alpha(0.6) * z + s.sigma(0.6) * np.random.default_rng(7).standard_normal(z.shape)
-    out = ddim_transfer(lambda xt, t: float(s.sigma(t)) * xt, z, np.zeros((16, 0)), s, 0.6, 400,
-                        np.random.default_rng(7))
+    out = ddim_transfer(
+        lambda xt, t: float(s.sigma(t)) * xt, z, np.zeros((16, 0)), s, 0.6, 400, np.random.default_rng(7)
+    )
     assert np.abs(out - start).max() < 0.02
 
 
-@pytest.mark.parametrize("sup,extra", [("labels", {}), ("views", {}), ("labels", {"content_sees_style": True}),
-                                       ("views", {"content_sees_style": True}), ("labels", {"architecture": "full"}),
-                                       ("labels", {"init": "random"})])
+@pytest.mark.parametrize(
+    "sup,extra",
+    [
+        ("labels", {}),
+        ("views", {}),
+        ("labels", {"content_sees_style": True}),
+        ("views", {"content_sees_style": True}),
+        ("labels", {"architecture": "full"}),
+        ("labels", {"init": "random"}),
+    ],
+)
 def test_solution_is_valid_and_seeded(sup, extra):
     pb, ev = _make(supervision=sup)
     a = make_solver("diffusion-disentangle", TASK, seed=3, **TINY, **extra).solve(pb, Budget(), lambda *a, **k: None)
@@ -73,21 +82,33 @@ def test_solution_is_valid_and_seeded(sup, extra):
 def test_reports_and_budget():
     pb, ev = _make()
     its = []
-    sol = make_solver("diffusion-disentangle", TASK, seed=0, steps=25, ddim_steps=2, report_every=10) \
-        .solve(pb, Budget(), lambda s, iteration=None, work=None: its.append((iteration, ev.evaluate(s))))
+    sol = make_solver("diffusion-disentangle", TASK, seed=0, steps=25, ddim_steps=2, report_every=10).solve(
+        pb, Budget(), lambda s, iteration=None, work=None: its.append((iteration, ev.evaluate(s)))
+    )
     assert [i for i, _ in its] == [10, 20, 25] and sol["meta"]["steps"] == 25
-    sol = make_solver("diffusion-disentangle", TASK, seed=0, steps=25, ddim_steps=2, report_every=0) \
-        .solve(pb, Budget(max_iterations=7), lambda *a, **k: None)
+    sol = make_solver("diffusion-disentangle", TASK, seed=0, steps=25, ddim_steps=2, report_every=0).solve(
+        pb, Budget(max_iterations=7), lambda *a, **k: None
+    )
     assert sol["meta"]["steps"] == 7 and sol["meta"]["stopped"] == "steps"
-    sol = make_solver("diffusion-disentangle", TASK, seed=0, steps=10_000, ddim_steps=2, report_every=0) \
-        .solve(pb, Budget(max_seconds=0.5), lambda *a, **k: None)
+    sol = make_solver("diffusion-disentangle", TASK, seed=0, steps=10_000, ddim_steps=2, report_every=0).solve(
+        pb, Budget(max_seconds=0.5), lambda *a, **k: None
+    )
     assert sol["meta"]["stopped"] == "max_seconds" and sol["meta"]["steps"] < 10_000
 
 
-@pytest.mark.parametrize("kw,msg", [({"steps": 0}, "steps"), ({"lr": -1.0}, "lr"), ({"p_uncond": 1.0}, "p_uncond"),
-                                    ({"architecture": "unet"}, "architecture"), ({"t_start": 0.0}, "t_start"),
-                                    ({"content_sees_style": "yes"}, "content_sees_style"), ({"init": "lda"}, "init"),
-                                    ({"guidance": float("nan")}, "guidance")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"steps": 0}, "steps"),
+        ({"lr": -1.0}, "lr"),
+        ({"p_uncond": 1.0}, "p_uncond"),
+        ({"architecture": "unet"}, "architecture"),
+        ({"t_start": 0.0}, "t_start"),
+        ({"content_sees_style": "yes"}, "content_sees_style"),
+        ({"init": "lda"}, "init"),
+        ({"guidance": float("nan")}, "guidance"),
+    ],
+)
 def test_bad_hyperparameters(kw, msg):
     with pytest.raises(ValueError, match=msg):
         make_solver("diffusion-disentangle", TASK, **kw)

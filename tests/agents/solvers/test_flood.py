@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 
 import numpy as np
 import pytest
@@ -20,7 +19,7 @@ from papergym_tests import require  # the helper of tests/conftest.py
 
 gudhi = require("gudhi", "tda")
 
-from papergym.agents.solvers.flood import (  # noqa: E402
+from papergym.agents.solvers.flood import (
     alpha_persistence,
     barycentric_grid,
     farthest_point_sampling,
@@ -228,8 +227,10 @@ def test_blocked_fps_equals_brute_force(d):
     rng = np.random.default_rng(20 + d)
     for x in (rng.standard_normal((3000, d)), rng.random((2500, d)) ** 3):
         for seed in (None, 5):
-            np.testing.assert_array_equal(farthest_point_sampling(x, 200, seed=seed, method="blocked"),
-                                          farthest_point_sampling(x, 200, seed=seed, method="brute"))
+            np.testing.assert_array_equal(
+                farthest_point_sampling(x, 200, seed=seed, method="blocked"),
+                farthest_point_sampling(x, 200, seed=seed, method="brute"),
+            )
 
 
 def test_blocked_fps_ties_and_duplicates():
@@ -239,8 +240,9 @@ def test_blocked_fps_ties_and_duplicates():
     perm = np.random.default_rng(3).permutation(len(x))
     x = x[perm]
     for k in (50, 864):  # 864 = the number of distinct points
-        np.testing.assert_array_equal(farthest_point_sampling(x, k, method="blocked"),
-                                      farthest_point_sampling(x, k, method="brute"))
+        np.testing.assert_array_equal(
+            farthest_point_sampling(x, k, method="blocked"), farthest_point_sampling(x, k, method="brute")
+        )
     with pytest.raises(ValueError, match="distinct"):
         farthest_point_sampling(x, 865, method="blocked")
     with pytest.raises(ValueError, match="method"):

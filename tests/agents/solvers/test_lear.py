@@ -13,8 +13,8 @@ from papergym_tests import require  # the helper of tests/conftest.py
 
 torch = require("torch", "torch")
 
-from papergym.agents.base import make_solver  # noqa: E402
-from papergym.agents.solvers.lear import (  # noqa: E402
+from papergym.agents.base import make_solver
+from papergym.agents.solvers.lear import (
     LEAR,
     hsic,
     kl_feat,
@@ -23,8 +23,8 @@ from papergym.agents.solvers.lear import (  # noqa: E402
     mahalanobis,
     median_sigma,
 )
-from papergym.envs.tasks.base import Budget, make_task  # noqa: E402
-from papergym.envs.tasks.continual_domains import (  # noqa: E402
+from papergym.envs.tasks.base import Budget, make_task
+from papergym.envs.tasks.continual_domains import (
     ContinualEvaluator,
     ContinualProblem,
     ContinualStream,
@@ -71,7 +71,7 @@ def test_hsic_of_independent_features_vanishes_as_the_batch_grows_and_dependence
             ind.append(float(hsic(torch.tensor(x), torch.tensor(rng.standard_normal((m, 2))), 2.0, 2.0)))
             dep.append(float(hsic(torch.tensor(x), torch.tensor(x + 0.1 * rng.standard_normal((m, 2))), 2.0, 2.0)))
         mean[m] = (np.mean(ind), np.mean(dep))
-    assert mean[128][0] < 0.35 * mean[32][0]                    # ~ 1/m
+    assert mean[128][0] < 0.35 * mean[32][0]  # ~ 1/m
     assert mean[128][1] > 0.8 * mean[32][1] and mean[32][1] > 3 * mean[32][0]
 
 
@@ -97,13 +97,13 @@ def test_ledoit_wolf_is_sklearns_positive_definite_and_mahalanobis_is_direct():
         Z = rng.standard_normal((n, p)) * np.linspace(0.1, 2.0, p) + 1.0
         C = ledoit_wolf_covariance(Z)
         np.testing.assert_allclose(C, LedoitWolf().fit(Z).covariance_, atol=1e-12)
-        assert np.linalg.eigvalsh(C).min() > 0                                  # PD even with n < p
+        assert np.linalg.eigvalsh(C).min() > 0  # PD even with n < p
         mu, P = ledoit_wolf_gaussian(Z)
         np.testing.assert_allclose(P @ C, np.eye(p), atol=1e-8)
         d = mahalanobis(Z[:3], mu, P)
         want = [math.sqrt((z - mu) @ np.linalg.solve(C, z - mu)) for z in Z[:3]]
         np.testing.assert_allclose(d, want, rtol=1e-8)
-    mu, P = ledoit_wolf_gaussian(np.ones((10, 3)))                                  # constant data: finite
+    mu, P = ledoit_wolf_gaussian(np.ones((10, 3)))  # constant data: finite
     assert np.all(np.isfinite(P))
 
 
@@ -114,18 +114,28 @@ def _synthetic(seed: int = 0, T: int = 3, n: int = 60):
     doms = []
     for k in range(T):
         centre = np.zeros(64)
-        centre[16 * k:16 * (k + 1)] = 2.0
+        centre[16 * k : 16 * (k + 1)] = 2.0
         cls = rng.standard_normal((4, 64)) * 0.5
+
         def draw(m, k=k, centre=centre, cls=cls):
             y = rng.integers(0, 4, m)
             return centre + cls[y] + 0.1 * rng.standard_normal((m, 64)), y
+
         Xtr, ytr = draw(n)
         Xte, yte = draw(n // 2)
         doms.append(Domain(f"blob{k}", "digits", 4, Xtr, ytr, Xte, yte))
     stream = ContinualStream(doms, [0] * T, seed, 8)
-    pb = ContinualProblem(n_domains=T, n_classes=(4,) * T, label_offsets=(0,) * T, n_labels=4, input_dim=64,
-                          epochs=3, test_batch_size=8, backbone=load_backbone(),
-                          stream=Stream(stream.next_domain, stream.test_batches, stream.answer, stream.status))
+    pb = ContinualProblem(
+        n_domains=T,
+        n_classes=(4,) * T,
+        label_offsets=(0,) * T,
+        n_labels=4,
+        input_dim=64,
+        epochs=3,
+        test_batch_size=8,
+        backbone=load_backbone(),
+        stream=Stream(stream.next_domain, stream.test_batches, stream.answer, stream.status),
+    )
     return pb, ContinualEvaluator(stream, T)
 
 
@@ -134,11 +144,12 @@ def test_mahalanobis_selection_picks_the_right_expert_on_well_separated_domains(
         pb, ev = _synthetic()
         # hsic_sigma = 1: the HSIC term is then a constant (tests/envs/tasks/test_continual_fidelity.py), so over 30
         # epochs the backbone moves only by the alignment-protected cross-entropy and the experts' classifiers stay exact
-        sol = LEAR(seed=0, selection=selection, epochs=30, hsic_sigma=1.0).solve(pb, Budget(max_seconds=60),
-                                                                                 lambda *a, **k: None)
+        sol = LEAR(seed=0, selection=selection, epochs=30, hsic_sigma=1.0).solve(
+            pb, Budget(max_seconds=60), lambda *a, **k: None
+        )
         m = ev.evaluate(sol)
         assert m["selection_acc"] == 1.0 and m["selection_acc_sample"] == 1.0
-        assert m["final_acc"] == 1.0 and m["forgetting"] == 0.0   # the right expert's classifier on every domain
+        assert m["final_acc"] == 1.0 and m["forgetting"] == 0.0  # the right expert's classifier on every domain
         assert sol["params_added"] == [128 * 64 + 64 + 192 * 4 + 4] * 3
         assert sol["meta"]["init_from"][0] is None and len(sol["meta"]["init_from"]) == 3
 
@@ -149,8 +160,9 @@ def test_hsic_sign_flips_the_term():
     out = {}
     for sign in (-1, 1):
         pb, ev = _synthetic(1)
-        sol = LEAR(seed=0, hsic_sign=sign, hsic_sigma="median", w_hsic=20.0, use_kl=False,
-                   use_mse=False).solve(pb, Budget(max_seconds=60), lambda *a, **k: None)
+        sol = LEAR(seed=0, hsic_sign=sign, hsic_sigma="median", w_hsic=20.0, use_kl=False, use_mse=False).solve(
+            pb, Budget(max_seconds=60), lambda *a, **k: None
+        )
         out[sign] = np.mean([x["hsic"] for x in sol["meta"]["losses"]])
         assert all(g > 0 for g in sol["meta"]["hsic_grad_norm"])
     assert out[-1] > out[1]
@@ -166,13 +178,20 @@ def test_lear_is_deterministic_and_checks_its_hyperparameters():
     res = []
     for _ in range(2):
         pb, ev = task.make(ref)
-        res.append(ev.evaluate(make_solver("lear", TASK, seed=5).solve(pb, task.default_budget,
-                                                                          lambda *a, **k: None)))
+        res.append(ev.evaluate(make_solver("lear", TASK, seed=5).solve(pb, task.default_budget, lambda *a, **k: None)))
     assert res[0] == pytest.approx(res[1], nan_ok=True)
-    for hp, match in [({"hsic_sign": 0}, "hsic_sign"), ({"hsic_sigma": "mean"}, "hsic_sigma"),
-                      ({"selection": "oracle"}, "selection"), ({"use_kl": 1}, "use_kl"), ({"fc_dim": 0}, "fc_dim"),
-                      ({"covariance": "raw"}, "covariance"), ({"lr": -1.0}, "lr"), ({"epochs": 0}, "epochs"),
-                      ({"w_mse": float("nan")}, "w_mse"), ({"init_expert": "best"}, "init_expert")]:
+    for hp, match in [
+        ({"hsic_sign": 0}, "hsic_sign"),
+        ({"hsic_sigma": "mean"}, "hsic_sigma"),
+        ({"selection": "oracle"}, "selection"),
+        ({"use_kl": 1}, "use_kl"),
+        ({"fc_dim": 0}, "fc_dim"),
+        ({"covariance": "raw"}, "covariance"),
+        ({"lr": -1.0}, "lr"),
+        ({"epochs": 0}, "epochs"),
+        ({"w_mse": float("nan")}, "w_mse"),
+        ({"init_expert": "best"}, "init_expert"),
+    ]:
         with pytest.raises(ValueError, match=match):
             make_solver("lear", TASK, **hp)
 

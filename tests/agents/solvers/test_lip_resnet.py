@@ -28,8 +28,18 @@ FAST = {"power_iters_init": 300}
 
 @pytest.fixture(scope="module")
 def inst():
-    task = make_task(TASK, families=["approx", "robust"], dims=[1, 5], targets=["f3"], seeds=[0], n_train=512,
-                     emp_points=1000, emp_steps=10, grid_1d=1000, n_test_uniform=5000)
+    task = make_task(
+        TASK,
+        families=["approx", "robust"],
+        dims=[1, 5],
+        targets=["f3"],
+        seeds=[0],
+        n_train=512,
+        emp_points=1000,
+        emp_steps=10,
+        grid_1d=1000,
+        n_test_uniform=5000,
+    )
     return {r.name.rsplit("/", 1)[0]: task.make(r) for r in task.instances()}
 
 
@@ -45,7 +55,8 @@ def test_exports_are_certified_and_reported(inst, arch, config):
     problem, ev = inst[config]
     reports = []
     sol = make_solver("lip-resnet", TASK, seed=0, arch=arch, depth=3, **FAST).solve(
-        problem, Budget(max_seconds=60, max_iterations=3), lambda s, **k: reports.append((k, ev.evaluate(s))))
+        problem, Budget(max_seconds=60, max_iterations=3), lambda s, **k: reports.append((k, ev.evaluate(s)))
+    )
     assert [k["iteration"] for k, _ in reports] == [1, 2, 3]
     assert [k["work"] for k, _ in reports] == [2, 4, 6] if config.startswith("approx") else [12, 24, 36]
     for _, m in reports:
@@ -87,8 +98,9 @@ def test_official_constraints_leave_the_lifting_uncertified(inst, arch):
     norms = {}
     for official in (True, False):
         extra = {"ghat_norm": "l2"} if arch == "G_hat" else {}  # the whole-lifting SVD fix
-        sol = make_solver("lip-resnet", TASK, seed=0, arch=arch, depth=2, official_constraints=official,
-                          **FAST, **extra).solve(problem, Budget(max_iterations=1), None)
+        sol = make_solver(
+            "lip-resnet", TASK, seed=0, arch=arch, depth=2, official_constraints=official, **FAST, **extra
+        ).solve(problem, Budget(max_iterations=1), None)
         norms[official] = spectral_norm(sol["layers"][0]["A"])
         m = ev.evaluate(sol)
         assert m["emp_lip"] <= m["cert_bound"] + 1e-9
@@ -137,7 +149,8 @@ def test_onecycle_step_count_and_the_code_bug(inst):
         torch.optim.lr_scheduler.OneCycleLR.step = spy
         try:
             make_solver("lip-resnet", TASK, seed=0, depth=1, onecycle_bug_compat=compat, **FAST).solve(
-                problem, Budget(max_iterations=4), None)
+                problem, Budget(max_iterations=4), None
+            )
         finally:
             torch.optim.lr_scheduler.OneCycleLR.step = orig
         lrs[compat] = np.array(seen[:-1])  # the lr set before each optimiser step (the last one is never used)
@@ -151,8 +164,9 @@ def test_deterministic_under_a_seed(inst):
     problem, _ = inst["approx/d=1/f3"]
 
     def run(seed):
-        return make_solver("lip-resnet", TASK, seed=seed, depth=2, **FAST).solve(problem, Budget(max_iterations=2),
-                                                                                  None)["layers"]
+        return make_solver("lip-resnet", TASK, seed=seed, depth=2, **FAST).solve(
+            problem, Budget(max_iterations=2), None
+        )["layers"]
 
     a, b, c = run(5), run(5), run(6)
     for la, lb in zip(a, b):
@@ -165,7 +179,8 @@ def test_deterministic_under_a_seed(inst):
 def test_time_budget_stops_training_and_returns_a_valid_network(inst):
     problem, ev = inst["robust/moons"]
     sol = make_solver("lip-resnet", TASK, seed=0, depth=2, **FAST).solve(
-        problem, Budget(max_seconds=0.3, max_iterations=10_000), None)
+        problem, Budget(max_seconds=0.3, max_iterations=10_000), None
+    )
     assert sol["meta"]["stopped"] == "max_seconds" and sol["meta"]["epochs"] < 10_000
     assert sol["meta"]["train_seconds"] < 2.0
     assert ev.evaluate(sol)["certified"] == 1.0
@@ -190,11 +205,21 @@ def test_digits_head_is_a_certified_linear():
     assert m["cert_bound"] <= 1 + 1e-6 and m["emp_lip"] <= m["cert_bound"] + 1e-9
 
 
-@pytest.mark.parametrize("hp,msg", [({"arch": "H"}, "arch"), ({"depth": 0}, "depth"), ({"width": 2}, "width"),
-                                    ({"lr_max": 1e-4}, "lr_max must be >= lr_min"), ({"pct_start": 1.5}, "pct_start"),
-                                    ({"official_constraints": 1}, "official_constraints"),
-                                    ({"output_norm": "linf"}, "output_norm"), ({"dtype": "float16"}, "dtype"),
-                                    ({"epochs": 0}, "epochs"), ({"onecycle_bug_compat": "no"}, "onecycle_bug_compat")])
+@pytest.mark.parametrize(
+    "hp,msg",
+    [
+        ({"arch": "H"}, "arch"),
+        ({"depth": 0}, "depth"),
+        ({"width": 2}, "width"),
+        ({"lr_max": 1e-4}, "lr_max must be >= lr_min"),
+        ({"pct_start": 1.5}, "pct_start"),
+        ({"official_constraints": 1}, "official_constraints"),
+        ({"output_norm": "linf"}, "output_norm"),
+        ({"dtype": "float16"}, "dtype"),
+        ({"epochs": 0}, "epochs"),
+        ({"onecycle_bug_compat": "no"}, "onecycle_bug_compat"),
+    ],
+)
 def test_bad_hyperparameters(hp, msg):
     with pytest.raises(ValueError, match=msg):
         make_solver("lip-resnet", TASK, **hp)
@@ -216,6 +241,7 @@ def test_lip_resnet_fits_abs_on_the_line():
     problem, ev = task.make(task.instances()[0])
     m2 = ev.evaluate(make_solver("lip-resnet", TASK, seed=0).solve(problem, task.default_budget, None))
     assert m2["certified"] == 1.0 and m2["error"] < 0.2, m2
-    m1 = ev.evaluate(make_solver("lip-resnet", TASK, seed=0, output_norm="l1").solve(problem, task.default_budget,
-                                                                                     None))
+    m1 = ev.evaluate(
+        make_solver("lip-resnet", TASK, seed=0, output_norm="l1").solve(problem, task.default_budget, None)
+    )
     assert m1["certified"] == 1.0 and m1["cert_bound"] < 0.5 and m1["error"] > 2 * m2["error"], m1

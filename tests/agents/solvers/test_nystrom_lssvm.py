@@ -43,8 +43,21 @@ TASK = "NystromODE-v0"
 # ------------------------------------------------------------------------------- problems
 def _problem(name, kind, order, dim, tf, n, ic, rhs, jac, lf=None, t0=0.0):
     t_train = t0 + (tf - t0) * np.arange(1, n + 1) / n
-    return ODEProblem(name, kind, order, dim, t0, tf, t_train, np.linspace(t0, tf, 1000),
-                      np.asarray(ic, dtype=float).reshape(order, dim), rhs, jac, lf, {})
+    return ODEProblem(
+        name,
+        kind,
+        order,
+        dim,
+        t0,
+        tf,
+        t_train,
+        np.linspace(t0, tf, 1000),
+        np.asarray(ic, dtype=float).reshape(order, dim),
+        rhs,
+        jac,
+        lf,
+        {},
+    )
 
 
 def _const(k, *vals):
@@ -55,16 +68,36 @@ def _const(k, *vals):
 def decay(n=100, tf=1.0):
     """``y' + 2y = 0``, ``y(0) = 1``: ``exp(-2t)``."""
     lf = LinearForm(lambda t: _const(len(t), 2.0, 1.0), lambda t: np.zeros((len(t), 1)))
-    pr = _problem("decay", "linear", 1, 1, tf, n, [1.0], lambda t, y, dy=None: -2.0 * y,
-                  lambda t, y, dy=None: (np.full((len(t), 1, 1), -2.0), None), lf)
+    pr = _problem(
+        "decay",
+        "linear",
+        1,
+        1,
+        tf,
+        n,
+        [1.0],
+        lambda t, y, dy=None: -2.0 * y,
+        lambda t, y, dy=None: (np.full((len(t), 1, 1), -2.0), None),
+        lf,
+    )
     return pr, lambda t: np.exp(-2.0 * t)[:, None]
 
 
 def oscillator(n=100):
     """``y'' + y = 0``, ``y(0) = 0``, ``y'(0) = 1`` on ``[0, 2 pi]``: ``sin t``."""
     lf = LinearForm(lambda t: _const(len(t), 1.0, 0.0, 1.0), lambda t: np.zeros((len(t), 1)))
-    pr = _problem("osc", "linear", 2, 1, 2 * np.pi, n, [[0.0], [1.0]], lambda t, y, dy=None: -y,
-                  lambda t, y, dy=None: (np.full((len(t), 1, 1), -1.0), None), lf)
+    pr = _problem(
+        "osc",
+        "linear",
+        2,
+        1,
+        2 * np.pi,
+        n,
+        [[0.0], [1.0]],
+        lambda t, y, dy=None: -y,
+        lambda t, y, dy=None: (np.full((len(t), 1, 1), -1.0), None),
+        lf,
+    )
     return pr, lambda t: np.sin(t)[:, None]
 
 
@@ -81,27 +114,55 @@ def _rot_coeffs(t):
 def rotation(n=100):
     """``y1' = y2``, ``y2' = -y1``, ``y(0) = (0, 1)`` on ``[0, 2 pi]``: ``(sin t, cos t)``."""
     lf = LinearForm(_rot_coeffs, lambda t: np.zeros((len(t), 2)))
-    pr = _problem("rot", "linear", 1, 2, 2 * np.pi, n, [0.0, 1.0], lambda t, y, dy=None: y @ _ROT.T,
-                  lambda t, y, dy=None: (np.broadcast_to(_ROT, (len(t), 2, 2)).copy(), None), lf)
+    pr = _problem(
+        "rot",
+        "linear",
+        1,
+        2,
+        2 * np.pi,
+        n,
+        [0.0, 1.0],
+        lambda t, y, dy=None: y @ _ROT.T,
+        lambda t, y, dy=None: (np.broadcast_to(_ROT, (len(t), 2, 2)).copy(), None),
+        lf,
+    )
     return pr, lambda t: np.stack([np.sin(t), np.cos(t)], axis=1)
 
 
 def logistic(n=100):
     """``y' = y (1 - y)``, ``y(0) = 1/2`` on ``[0, 10]``."""
-    pr = _problem("logistic", "nonlinear", 1, 1, 10.0, n, [0.5], lambda t, y, dy=None: y * (1 - y),
-                  lambda t, y, dy=None: ((1 - 2 * y)[:, :, None], None))
+    pr = _problem(
+        "logistic",
+        "nonlinear",
+        1,
+        1,
+        10.0,
+        n,
+        [0.5],
+        lambda t, y, dy=None: y * (1 - y),
+        lambda t, y, dy=None: ((1 - 2 * y)[:, :, None], None),
+    )
     return pr, lambda t: (1.0 / (1.0 + np.exp(-t)))[:, None]
 
 
 def riccati(n=100):
     """``y' = 1 + y^2``, ``y(0) = 0`` on ``[0, 1]``: ``tan t``."""
-    pr = _problem("riccati", "nonlinear", 1, 1, 1.0, n, [0.0], lambda t, y, dy=None: 1 + y * y,
-                  lambda t, y, dy=None: ((2 * y)[:, :, None], None))
+    pr = _problem(
+        "riccati",
+        "nonlinear",
+        1,
+        1,
+        1.0,
+        n,
+        [0.0],
+        lambda t, y, dy=None: 1 + y * y,
+        lambda t, y, dy=None: ((2 * y)[:, :, None], None),
+    )
     return pr, lambda t: np.tan(t)[:, None]
 
 
 def rel_rmse(y, y_exact):
-    return float(np.sqrt(np.mean((y - y_exact) ** 2) / np.mean(y_exact ** 2)))
+    return float(np.sqrt(np.mean((y - y_exact) ** 2) / np.mean(y_exact**2)))
 
 
 def solve(pr, budget=None, **hp):
@@ -124,8 +185,9 @@ def test_kernel_and_mixed_derivative_closed_forms():
     np.testing.assert_allclose(rbf_derivative(t, s, sig, 1, 0), -2 * u / sig * k, rtol=1e-13)
     np.testing.assert_allclose(rbf_derivative(t, s, sig, 0, 1), 2 * u / sig * k, rtol=1e-13)
     np.testing.assert_allclose(rbf_derivative(t, s, sig, 1, 1), (2 - 4 * u**2) / sig**2 * k, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(rbf_derivative(t, s, sig, 2, 2), (16 * u**4 - 48 * u**2 + 12) / sig**4 * k,
-                               rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(
+        rbf_derivative(t, s, sig, 2, 2), (16 * u**4 - 48 * u**2 + 12) / sig**4 * k, rtol=1e-12, atol=1e-13
+    )
 
 
 @pytest.mark.parametrize("a,b", [(a, b) for a in range(5) for b in range(5) if 0 < a + b <= 4])
@@ -177,8 +239,9 @@ def test_coarse_problem_midpoints_and_residual_of_the_exact_solution():
     assert ic_violation(c, exact) == 0.0 and residual_score(c, exact) < 1e-14
     # nonlinear path (rhs) and a wrong model
     lo, _ = logistic()
-    sig = _ExactModel([lambda t: (1 / (1 + np.exp(-t)))[:, None],
-                       lambda t: (np.exp(-t) / (1 + np.exp(-t)) ** 2)[:, None]])
+    sig = _ExactModel(
+        [lambda t: (1 / (1 + np.exp(-t)))[:, None], lambda t: (np.exp(-t) / (1 + np.exp(-t)) ** 2)[:, None]]
+    )
     assert residual_score(lo, sig) < 1e-14
     wrong = _ExactModel([lambda t: np.full((len(t), 1), 0.5), lambda t: np.zeros((len(t), 1))])
     # residual of the constant 1/2: 0 - 1/4 everywhere
@@ -195,8 +258,12 @@ def test_select_hyperparameters_picks_the_grid_minimum_and_survives_failures():
             raise np.linalg.LinAlgError("singular")
         # y = exp(-2t) + eps sin(t) with eps = |log10(sigma * gamma) - 3|: residual minimised at sigma*gamma=1e3
         eps = abs(math.log10(sigma * gamma) - 3.0) + 1e-3
-        return _ExactModel([lambda t: (np.exp(-2 * t) + eps * np.sin(t))[:, None],
-                            lambda t: (-2 * np.exp(-2 * t) + eps * np.cos(t))[:, None]])
+        return _ExactModel(
+            [
+                lambda t: (np.exp(-2 * t) + eps * np.sin(t))[:, None],
+                lambda t: (-2 * np.exp(-2 * t) + eps * np.cos(t))[:, None],
+            ]
+        )
 
     sel = select_hyperparameters(pr, fit_fn, [0.1, 1.0, 10.0], [1e2, 1e3, 1e4], n_sel=50)
     assert (sel.sigma, sel.gamma) == (1.0, 1e3)
@@ -311,8 +378,9 @@ def test_linearised_init_and_soft_ic():
 def test_fixed_sigma_gamma_skip_selection_and_budget_caps_iterations():
     pr, _ = logistic()
     calls = []
-    sol = NystromLSSVM(sigma=1.0, gamma=1e8).solve(pr, Budget(max_iterations=3),
-                                                    lambda s, iteration=None, work=None: calls.append((iteration, work)))
+    sol = NystromLSSVM(sigma=1.0, gamma=1e8).solve(
+        pr, Budget(max_iterations=3), lambda s, iteration=None, work=None: calls.append((iteration, work))
+    )
     meta = sol["meta"]
     assert meta["sigma"] == 1.0 and meta["gamma"] == 1e8 and meta["selection_seconds"] < 0.05
     assert meta["iterations"] == 3 and not meta["converged"] and meta["stop_reason"] == "max_iter"
@@ -342,14 +410,27 @@ def test_deterministic_default():
 
 
 # ===================================================================== input validation
-@pytest.mark.parametrize("hp,field", [
-    (dict(m=1), "m"), (dict(m=2.5), "m"), (dict(m=True), "m"),
-    (dict(sigma=float("nan")), "sigma"), (dict(gamma=float("inf")), "gamma"), (dict(gamma=-1.0), "gamma"),
-    (dict(landmarks="grid"), "landmarks"), (dict(init="zero"), "init"), (dict(ic="weak"), "ic"),
-    (dict(sigma_grid=[]), "sigma_grid"), (dict(gamma_grid=[1.0, float("nan")]), "gamma_grid"),
-    (dict(n_sel=1), "n_sel"), (dict(eig_tol=0.0), "eig_tol"), (dict(gn_max_iter=0), "gn_max_iter"),
-    (dict(select_on="labels"), "select_on"), (dict(gn_tol=-1e-3), "gn_tol"),
-])
+@pytest.mark.parametrize(
+    "hp,field",
+    [
+        (dict(m=1), "m"),
+        (dict(m=2.5), "m"),
+        (dict(m=True), "m"),
+        (dict(sigma=float("nan")), "sigma"),
+        (dict(gamma=float("inf")), "gamma"),
+        (dict(gamma=-1.0), "gamma"),
+        (dict(landmarks="grid"), "landmarks"),
+        (dict(init="zero"), "init"),
+        (dict(ic="weak"), "ic"),
+        (dict(sigma_grid=[]), "sigma_grid"),
+        (dict(gamma_grid=[1.0, float("nan")]), "gamma_grid"),
+        (dict(n_sel=1), "n_sel"),
+        (dict(eig_tol=0.0), "eig_tol"),
+        (dict(gn_max_iter=0), "gn_max_iter"),
+        (dict(select_on="labels"), "select_on"),
+        (dict(gn_tol=-1e-3), "gn_tol"),
+    ],
+)
 def test_bad_hyperparameters_name_the_field(hp, field):
     with pytest.raises(ValueError, match=f"^{field} "):
         NystromLSSVM(**hp)
@@ -368,6 +449,7 @@ def test_registration():
     info = get_solver_info("nystrom-lssvm", TASK)
     assert info.role == "paper" and info.factory is NystromLSSVM
     import inspect
+
     sig = inspect.signature(NystromLSSVM.__init__).parameters
     assert info.defaults == {k: sig[k].default for k in info.defaults}
     assert set(info.defaults) == set(sig) - {"self", "seed"}

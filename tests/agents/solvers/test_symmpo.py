@@ -12,16 +12,16 @@ from papergym_tests import require  # the helper of tests/conftest.py
 
 torch = require("torch", "torch")
 
-from papergym.agents.base import make_solver  # noqa: E402
-from papergym.agents.solvers.symmpo import (  # noqa: E402
+from papergym.agents.base import make_solver
+from papergym.agents.solvers.symmpo import (
     PASSES,
     dpo_loss,
     policy_params,
     sequence_logprob,
     symmpo_loss,
 )
-from papergym.envs.tasks.base import Budget, make_task  # noqa: E402
-from papergym.envs.tasks.preference import WEIGHT_KEYS, np_sequence_logprob, weight_shapes  # noqa: E402
+from papergym.envs.tasks.base import Budget, make_task
+from papergym.envs.tasks.preference import WEIGHT_KEYS, np_sequence_logprob, weight_shapes
 
 TASK = "PreferenceHallucination-v0"
 
@@ -54,14 +54,23 @@ def test_symmpo_loss_is_the_codes_formula():
     rw, rl, rwp, rwmp, rwpmp = (x.numpy() for x in r)
     beta, lam, gamma, eta, b1, b2, delta = 0.3, 0.7, 0.01, 0.9, 0.2, 0.4, 0.15
     d1, d2 = rw - rwp, rwpmp - rwmp
-    want = (-_logsig(beta * (rw - rl)) + lam * (-_logsig(beta * d1) - _logsig(beta * d2)) + gamma * (d1 - d2) ** 2
-            + eta * (-_logsig(b1 * rw - delta) - _logsig(b2 * rwpmp - delta)))
+    want = (
+        -_logsig(beta * (rw - rl))
+        + lam * (-_logsig(beta * d1) - _logsig(beta * d2))
+        + gamma * (d1 - d2) ** 2
+        + eta * (-_logsig(b1 * rw - delta) - _logsig(b2 * rwpmp - delta))
+    )
     got = symmpo_loss(*r, beta=beta, lam=lam, gamma=gamma, eta=eta, beta1=b1, beta2=b2, delta=delta)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
     # β₁ = β₂ = β by default; the code's constants
     d = symmpo_loss(*r)
-    want0 = (-_logsig(0.1 * (rw - rl)) + 0.5 * (-_logsig(0.1 * d1) - _logsig(0.1 * d2)) + 1e-4 * (d1 - d2) ** 2
-             - _logsig(0.1 * rw) - _logsig(0.1 * rwpmp))
+    want0 = (
+        -_logsig(0.1 * (rw - rl))
+        + 0.5 * (-_logsig(0.1 * d1) - _logsig(0.1 * d2))
+        + 1e-4 * (d1 - d2) ** 2
+        - _logsig(0.1 * rw)
+        - _logsig(0.1 * rwpmp)
+    )
     np.testing.assert_allclose(d.numpy(), want0, rtol=1e-12)
 
 
@@ -86,7 +95,7 @@ def test_symmpo_gradients_match_finite_differences():
         return torch.as_tensor(rows)
 
     yw, yl, ywp = caps(1), caps(2), caps(2)
-    F = torch.cat([fm, fm, fm, fmp, fmp])                      # the five passes in one teacher-forced call
+    F = torch.cat([fm, fm, fm, fmp, fmp])  # the five passes in one teacher-forced call
     Y = torch.cat([yw, yl, ywp, yw, ywp])
     ref_lp = sequence_logprob(ref, F, Y)
     kw = {"beta": 0.5, "lam": 0.5, "gamma": 0.3, "eta": 1.0, "beta1": 0.4, "beta2": 0.6, "delta": 0.2}
@@ -105,11 +114,11 @@ def test_symmpo_gradients_match_finite_differences():
             return (float(loss_of(up)) - float(loss_of(dn))) / (2 * eps)
 
     g = torch.Generator().manual_seed(3)
-    for _ in range(6):                                         # random directions through every parameter
+    for _ in range(6):  # random directions through every parameter
         v = {k: torch.randn(pol[k].shape, generator=g, dtype=torch.float64) for k in WEIGHT_KEYS}
         want = sum(float((gr * v[k]).sum()) for k, gr in zip(WEIGHT_KEYS, grads))
         assert fd(v) == pytest.approx(want, rel=1e-6, abs=1e-9)
-    for k, gr in zip(WEIGHT_KEYS, grads):                      # and three coordinates of every tensor
+    for k, gr in zip(WEIGHT_KEYS, grads):  # and three coordinates of every tensor
         for i in rng.choice(gr.numel(), size=min(3, gr.numel()), replace=False):
             e = {j: torch.zeros_like(pol[j]) for j in WEIGHT_KEYS}
             e[k].view(-1)[int(i)] = 1.0
@@ -129,7 +138,8 @@ def test_torch_sequence_logprob_equals_the_evaluators():
 def _run(name, pb, budget=None, **hp):
     calls = []
     sol = make_solver(name, TASK, seed=hp.pop("seed", 0), **hp).solve(
-        pb, budget or Budget(), lambda s, **k: calls.append((s, k)))
+        pb, budget or Budget(), lambda s, **k: calls.append((s, k))
+    )
     return sol, calls
 
 
@@ -145,7 +155,7 @@ def test_seeded_reports_every_epoch_and_counts_passes():
     assert any(not np.allclose(a[k], pb.ref_weights[k]) for k in WEIGHT_KEYS)
     N, P = pb.n_pref, len(PASSES["symmpo"])
     assert [k["iteration"] for _, k in calls] == [1, 2]
-    assert [k["work"] for _, k in calls] == [P * N * 2, P * N * 3]           # reference passes once, then per epoch
+    assert [k["work"] for _, k in calls] == [P * N * 2, P * N * 3]  # reference passes once, then per epoch
     assert calls[-1][0]["meta"]["epochs"] == 2 and calls[-1][0]["meta"]["stopped"] == "epochs"
     m = ev.evaluate(a)
     assert set(m) == set(make_task(TASK).metrics) and all(np.isfinite(list(m.values())))
@@ -164,10 +174,20 @@ def test_symmpo_without_pair_margin_anchor_trains_like_dpo():
         np.testing.assert_allclose(a[k], b[k], rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("hp, match", [({"lam": -1}, "lam"), ({"beta": 0}, "beta"), ({"gamma": float("nan")}, "gamma"),
-                                       ({"batch_size": 0}, "batch_size"), ({"epochs": 1.5}, "epochs"),
-                                       ({"beta1": "x"}, "beta1"), ({"stop_fraction": 2}, "stop_fraction"),
-                                       ({"lr": True}, "lr"), ({"objective": "dpo"}, "objective")])
+@pytest.mark.parametrize(
+    "hp, match",
+    [
+        ({"lam": -1}, "lam"),
+        ({"beta": 0}, "beta"),
+        ({"gamma": float("nan")}, "gamma"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"epochs": 1.5}, "epochs"),
+        ({"beta1": "x"}, "beta1"),
+        ({"stop_fraction": 2}, "stop_fraction"),
+        ({"lr": True}, "lr"),
+        ({"objective": "dpo"}, "objective"),
+    ],
+)
 def test_bad_hyperparameters(hp, match):
     with pytest.raises(ValueError, match=match):
         make_solver("symmpo", TASK, **hp)

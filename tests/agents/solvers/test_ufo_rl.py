@@ -10,10 +10,10 @@ from papergym_tests import require  # the helper of tests/conftest.py
 
 torch = require("torch", "torch")
 
-from papergym.agents.base import make_solver  # noqa: E402
-from papergym.agents.solvers.ufo_rl import confidence, top_k, ufo_scores  # noqa: E402
-from papergym.envs.tasks.base import make_task  # noqa: E402
-from papergym.envs.tasks.data_selection.model import EOS, build_policy, encode, load_weights  # noqa: E402
+from papergym.agents.base import make_solver
+from papergym.agents.solvers.ufo_rl import confidence, top_k, ufo_scores
+from papergym.envs.tasks.base import make_task
+from papergym.envs.tasks.data_selection.model import EOS, build_policy, encode, load_weights
 
 TID = "RLDataSelection-v0"
 TINY = dict(pool_size=40, test_size=30, max_digits=3, rl_epochs=1, batch_prompts=8, group_size=2, seeds=[0])
@@ -83,9 +83,12 @@ def test_works_on_a_sandbox_style_namespace():
     from types import SimpleNamespace
 
     _, p, _ = tiny()
-    ns = SimpleNamespace(prompts=list(p.prompts), answers=list(p.answers), k=p.k,
-                         policy=SimpleNamespace(logprobs=p.policy.logprobs, sample=p.policy.sample,
-                                                work_used=p.policy.work_used))
+    ns = SimpleNamespace(
+        prompts=list(p.prompts),
+        answers=list(p.answers),
+        k=p.k,
+        policy=SimpleNamespace(logprobs=p.policy.logprobs, sample=p.policy.sample, work_used=p.policy.work_used),
+    )
     a = make_solver("ufo-rl", TID).solve(ns, None, lambda *a, **k: None)["indices"]
     _, p2, _ = tiny()
     assert a.tolist() == make_solver("ufo-rl", TID).solve(p2, None, lambda *a, **k: None)["indices"].tolist()

@@ -7,6 +7,7 @@ agents face exactly the same reward stream (common random numbers).
 from __future__ import annotations
 
 import numpy as np
+
 from papergym.agents.base import make_agent, make_batched_agent
 from papergym.envs.bandits.lipschitz import make_problem as _env_problem
 from papergym.envs.spec import ProblemSpec, agent_seed

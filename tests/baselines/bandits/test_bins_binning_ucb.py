@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from _bin_baselines_sim import FakeOracle, batched, per_run, run_batched, run_per_run, switching, tent, uniforms
+
 from papergym.baselines.bandits.bins import binning_bins, midpoints
 
 
@@ -121,7 +122,9 @@ def test_oracle_per_run_equals_batched_with_different_phases():
     U = uniforms(T, 3)
     acts, _, _ = run_batched(batched("binning-ucb-oracle", T, seeds=(0, 1, 2), oracles=oracles), switching(200), T, U)
     for run, s in enumerate((0, 1, 2)):
-        single = run_per_run(per_run("binning-ucb-oracle", T, s, oracle=FakeOracle(shifts[run])), switching(200), T, U[:, run])
+        single = run_per_run(
+            per_run("binning-ucb-oracle", T, s, oracle=FakeOracle(shifts[run])), switching(200), T, U[:, run]
+        )
         np.testing.assert_array_equal(single, acts[:, run])
 
 

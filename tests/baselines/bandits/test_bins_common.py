@@ -5,6 +5,7 @@ import inspect
 import numpy as np
 import pytest
 from _bin_baselines_sim import FakeOracle, batched, per_run, run_batched, run_per_run, switching, tent, uniforms
+
 from papergym.agents.base import get_agent_info, list_agents
 from papergym.envs.spec import agent_seed
 
@@ -51,7 +52,10 @@ def test_batched_equals_per_run_bit_for_bit(name):
 def test_deterministic_and_actions_in_unit_cube(name, d):
     T, seeds = 200, (5, 6, 7)
     U = uniforms(T, 3)
-    runs = [run_batched(batched(name, T, seeds=seeds, d=d, oracles=oracles_for(name, seeds)), tent(0.3), T, U)[0] for _ in range(2)]
+    runs = [
+        run_batched(batched(name, T, seeds=seeds, d=d, oracles=oracles_for(name, seeds)), tent(0.3), T, U)[0]
+        for _ in range(2)
+    ]
     np.testing.assert_array_equal(runs[0], runs[1])
     a = runs[0]
     assert a.shape == (T, 3, d) and a.dtype == np.float64

@@ -51,6 +51,8 @@ def test_oracle_version_restarts_at_the_envs_significant_shifts():
     venv = gym.make_vec(ENV, num_envs=2, vectorization_mode="vector_entry_point", instance="piecewise-tents", horizon=T)
     venv.reset(seed=[0, 1])
     base = venv.unwrapped if hasattr(venv, "unwrapped") else venv
-    agent = make_batched_agent("binning-ucb-oracle", base.problem, seeds=[agent_seed(0), agent_seed(1)], oracles=base.oracles)
+    agent = make_batched_agent(
+        "binning-ucb-oracle", base.problem, seeds=[agent_seed(0), agent_seed(1)], oracles=base.oracles
+    )
     assert [tuple(x) for x in agent.shifts] == [o.significant_shifts() for o in base.oracles]
     assert all(len(s) >= 1 for s in agent.shifts)  # piecewise-tents: L~ ~ P - 1 = 4

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from _bin_baselines_sim import batched, problem, switching, tent, uniforms
+
 from papergym.baselines.bandits.bins import midpoints, sliding_bins
 from papergym.baselines.bandits.exp3 import BatchedExp3S, BatchedRexp3, exp3s_gamma, rexp3_delta, rexp3_gamma
 from papergym.envs.spec import agent_seed

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+
 from papergym.baselines.bandits.bins import (
     bin_index,
     binning_bins,

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from _bin_baselines_sim import batched, problem, run_batched, switching, tent, uniforms
+
 from papergym.baselines.bandits.bins import midpoints, sliding_bins
 from papergym.baselines.bandits.sliding import BatchedDUCB, BatchedSWUCB, d_discount, sw_window
 
@@ -96,7 +97,9 @@ def test_d_ucb_discounted_counts_closed_form_and_index():
         w = gamma ** (t - np.arange(1, t + 1))
         A = np.array(arms)
         for run in range(3):
-            np.testing.assert_allclose(ag.discounted_counts()[run], np.bincount(A[:, run], weights=w, minlength=K), rtol=1e-12)
+            np.testing.assert_allclose(
+                ag.discounted_counts()[run], np.bincount(A[:, run], weights=w, minlength=K), rtol=1e-12
+            )
         assert math.isclose(ag._n_total, (1 - gamma**t) / (1 - gamma), rel_tol=1e-12)
 
 

@@ -111,8 +111,14 @@ def test_default_constants_cannot_eliminate_in_first_two_batches():
 
 def test_clear_peak_survivors_contain_peak_2d_uniform():
     T = 5000
-    agent = BatchedBLiN(make_problem(T, 2), seeds=[agent_seed(5)], batch_const=0.25, elim_const=0.5,
-                        play_point="uniform", record_history=True)
+    agent = BatchedBLiN(
+        make_problem(T, 2),
+        seeds=[agent_seed(5)],
+        batch_const=0.25,
+        elim_const=0.5,
+        play_point="uniform",
+        record_history=True,
+    )
     X, _ = _run(agent, T, peak)
     assert np.all((X >= 0) & (X <= 1))
     # uniform play: every action lies in the cell being played, not always at its centre

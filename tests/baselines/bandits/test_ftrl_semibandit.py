@@ -8,6 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from scipy import optimize
+from scipy.special import expit
+
 from papergym.agents.base import (
     get_agent_info,
     list_agents,
@@ -24,11 +27,12 @@ from papergym.baselines.bandits.logbarrier_osmd import BatchedLogBarrierOSMD
 from papergym.baselines.bandits.shannon_osmd import BatchedShannonOSMD
 from papergym.envs.bandits.semibandit import ENV_ID, make_problem
 from papergym.envs.spec import agent_seed
-from scipy import optimize
-from scipy.special import expit
 
-AGENTS = {"ftrl-hybrid": BatchedFTRLHybrid, "logbarrier-osmd": BatchedLogBarrierOSMD,
-          "shannon-osmd": BatchedShannonOSMD}
+AGENTS = {
+    "ftrl-hybrid": BatchedFTRLHybrid,
+    "logbarrier-osmd": BatchedLogBarrierOSMD,
+    "shannon-osmd": BatchedShannonOSMD,
+}
 
 
 def seeds(n, start=0):
@@ -96,8 +100,17 @@ def dm_cases():
 
 # (spread of L_hat, eta): tiny to large gaps, eta * spread <= 300 so that every 1 - x_i stays above the
 # double range (beyond it the complement underflows to 0; see test_far_ahead_arm_rounds_to_one)
-SCALE_ETA = [(1e-8, 0.5), (1e-8, 3.0), (1.0, 0.02), (1.0, 0.5), (1.0, 3.0), (30.0, 0.5), (30.0, 3.0),
-             (1e3, 0.02), (1e3, 0.25)]
+SCALE_ETA = [
+    (1e-8, 0.5),
+    (1e-8, 3.0),
+    (1.0, 0.02),
+    (1.0, 0.5),
+    (1.0, 3.0),
+    (30.0, 0.5),
+    (30.0, 3.0),
+    (1e3, 0.02),
+    (1e3, 0.25),
+]
 
 
 # ---------------------------------------------------------------------------------------- the solver
@@ -134,9 +147,14 @@ def test_hybrid_optimum_beats_slsqp():
         return L @ x + (np.sum(-np.sqrt(x)) + gamma * np.sum((1 - x) * np.log(1 - x))) / eta
 
     s = solve_ftrl(L, eta, m, "hybrid", gamma=gamma)
-    res = optimize.minimize(obj, np.full(d, m / d), method="SLSQP", bounds=[(1e-12, 1 - 1e-12)] * d,
-                            constraints=[{"type": "eq", "fun": lambda x: x.sum() - m}],
-                            options={"ftol": 1e-14, "maxiter": 500})
+    res = optimize.minimize(
+        obj,
+        np.full(d, m / d),
+        method="SLSQP",
+        bounds=[(1e-12, 1 - 1e-12)] * d,
+        constraints=[{"type": "eq", "fun": lambda x: x.sum() - m}],
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
     assert res.success
     assert obj(s.x) <= res.fun + 1e-10
     np.testing.assert_allclose(s.x, res.x, atol=1e-5)
@@ -353,7 +371,7 @@ def test_estimator_is_importance_weighted_and_uses_the_run_uniforms(name):
     u = np.random.default_rng(agent_seed(4)).random(3)
     for t in range(3):
         a = fresh.act(zero_obs(1, d))
-        np.testing.assert_array_equal(a, systematic_sample(fresh.probabilities(), u[t:t + 1], m))
+        np.testing.assert_array_equal(a, systematic_sample(fresh.probabilities(), u[t : t + 1], m))
         fresh.update(a, np.zeros(1), {"losses": np.zeros((1, d)), "observed": a})
 
 
@@ -381,18 +399,21 @@ def test_first_round_uniform_marginals_and_learning_rates():
     assert BatchedFTRLHybrid(make_problem(3, 3), seeds=seeds(1)).gamma == 0.0
 
 
-@pytest.mark.parametrize("name,hp,field", [
-    ("ftrl-hybrid", {"eta_scale": 0}, "eta_scale"),
-    ("ftrl-hybrid", {"eta_scale": float("nan")}, "eta_scale"),
-    ("ftrl-hybrid", {"gamma_rule": "book"}, "gamma_rule"),
-    ("ftrl-hybrid", {"gamma": -1.0}, "gamma"),
-    ("ftrl-hybrid", {"tol": 0.0}, "tol"),
-    ("ftrl-hybrid", {"max_iter": 0}, "max_iter"),
-    ("logbarrier-osmd", {"eta_scale": -2}, "eta_scale"),
-    ("logbarrier-osmd", {"max_iter": 2.5}, "max_iter"),
-    ("shannon-osmd", {"eta_scale": "big"}, "eta_scale"),
-    ("shannon-osmd", {"tol": float("inf")}, "tol"),
-])
+@pytest.mark.parametrize(
+    "name,hp,field",
+    [
+        ("ftrl-hybrid", {"eta_scale": 0}, "eta_scale"),
+        ("ftrl-hybrid", {"eta_scale": float("nan")}, "eta_scale"),
+        ("ftrl-hybrid", {"gamma_rule": "book"}, "gamma_rule"),
+        ("ftrl-hybrid", {"gamma": -1.0}, "gamma"),
+        ("ftrl-hybrid", {"tol": 0.0}, "tol"),
+        ("ftrl-hybrid", {"max_iter": 0}, "max_iter"),
+        ("logbarrier-osmd", {"eta_scale": -2}, "eta_scale"),
+        ("logbarrier-osmd", {"max_iter": 2.5}, "max_iter"),
+        ("shannon-osmd", {"eta_scale": "big"}, "eta_scale"),
+        ("shannon-osmd", {"tol": float("inf")}, "tol"),
+    ],
+)
 def test_bad_hyperparameters(name, hp, field):
     with pytest.raises(ValueError, match=field):
         make_batched_agent(name, make_problem(5, 2), seeds=seeds(1), **hp)
@@ -452,6 +473,7 @@ def _need_env():
 def test_env_gym_make_regret_recorder_and_vector_env(name):
     _need_env()
     import gymnasium as gym
+
     from papergym.envs.bandits.semibandit import MSetSemiBanditVectorEnv
     from papergym.envs.wrappers import RegretRecorder
 

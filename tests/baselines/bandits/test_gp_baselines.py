@@ -9,8 +9,12 @@ import math
 
 import gymnasium as gym
 import numpy as np
-import papergym.envs  # noqa: F401  (registers the env ids)
 import pytest
+from scipy import integrate, stats
+from scipy.special import log_ndtr, ndtr
+from threadpoolctl import threadpool_limits
+
+import papergym.envs  # noqa: F401  (registers the env ids)
 from papergym.agents.base import get_agent_info, list_agents, make_agent
 from papergym.baselines.bandits.gp_ei import (
     expected_improvement,
@@ -22,9 +26,6 @@ from papergym.baselines.bandits.gp_ucb_srinivas import srinivas_beta
 from papergym.envs.bandits.gp import dense_posterior, kernel_matrix
 from papergym.envs.spec import ProblemSpec, agent_seed
 from papergym.envs.wrappers import RegretRecorder
-from scipy import integrate, stats
-from scipy.special import log_ndtr, ndtr
-from threadpoolctl import threadpool_limits
 
 ENV_ID = "NoiseFreeGPBandit-v0"
 NAMES = ["gp-ucb-srinivas", "mvr", "gp-ei", "gp-ts", "uniform-random"]
@@ -55,8 +56,13 @@ def rkhs_function(C, kernel="se", ell=0.2, B=1.0, seed=0, J=20):
 def problem(C, kernel="se", ell=0.2, B=1.0, T=30, mode="discrete"):
     d = C.shape[1]
     space = gym.spaces.Discrete(len(C)) if mode == "discrete" else gym.spaces.Box(0.0, 1.0, (d,), np.float64)
-    return ProblemSpec(ENV_ID, space, gym.spaces.Box(-np.inf, np.inf, (1,), np.float64), T,
-                       {"d": d, "kernel": kernel, "lengthscale": ell, "B": B, "candidates": C, "action_mode": mode})
+    return ProblemSpec(
+        ENV_ID,
+        space,
+        gym.spaces.Box(-np.inf, np.inf, (1,), np.float64),
+        T,
+        {"d": d, "kernel": kernel, "lengthscale": ell, "B": B, "candidates": C, "action_mode": mode},
+    )
 
 
 def play(agent, f, T, C=None):
@@ -133,25 +139,28 @@ def test_continuous_mode_returns_candidate_coordinates(name):
     np.testing.assert_array_equal(cont, disc)
 
 
-@pytest.mark.parametrize("name,hp,field", [
-    ("gp-ucb-srinivas", {"delta": 0.0}, "delta"),
-    ("gp-ucb-srinivas", {"delta": 1.0}, "delta"),
-    ("gp-ucb-srinivas", {"delta": "small"}, "delta"),
-    ("gp-ucb-srinivas", {"x1": "corner"}, "x1"),
-    ("gp-ei", {"xi": -0.1}, "xi"),
-    ("gp-ei", {"xi": float("nan")}, "xi"),
-    ("gp-ei", {"x1": None}, "x1"),
-    ("gp-ts", {"n_random": -1}, "n_random"),
-    ("gp-ts", {"n_top": 1.5}, "n_top"),
-    ("gp-ts", {"n_random": True}, "n_random"),
-    ("gp-ts", {"n_random": 0, "n_top": 0}, "n_random + n_top"),
-    ("gp-ts", {"rank_tol": 0.0}, "rank_tol"),
-    ("mvr", {"x1": "middle"}, "x1"),
-    ("mvr", {"jitter": -1e-10}, "jitter"),
-    ("gp-ei", {"jitter": 0.0}, "jitter"),
-    ("gp-ts", {"jitter": "tiny"}, "jitter"),
-    ("uniform-random", {"jitter": float("inf")}, "jitter"),
-])
+@pytest.mark.parametrize(
+    "name,hp,field",
+    [
+        ("gp-ucb-srinivas", {"delta": 0.0}, "delta"),
+        ("gp-ucb-srinivas", {"delta": 1.0}, "delta"),
+        ("gp-ucb-srinivas", {"delta": "small"}, "delta"),
+        ("gp-ucb-srinivas", {"x1": "corner"}, "x1"),
+        ("gp-ei", {"xi": -0.1}, "xi"),
+        ("gp-ei", {"xi": float("nan")}, "xi"),
+        ("gp-ei", {"x1": None}, "x1"),
+        ("gp-ts", {"n_random": -1}, "n_random"),
+        ("gp-ts", {"n_top": 1.5}, "n_top"),
+        ("gp-ts", {"n_random": True}, "n_random"),
+        ("gp-ts", {"n_random": 0, "n_top": 0}, "n_random + n_top"),
+        ("gp-ts", {"rank_tol": 0.0}, "rank_tol"),
+        ("mvr", {"x1": "middle"}, "x1"),
+        ("mvr", {"jitter": -1e-10}, "jitter"),
+        ("gp-ei", {"jitter": 0.0}, "jitter"),
+        ("gp-ts", {"jitter": "tiny"}, "jitter"),
+        ("uniform-random", {"jitter": float("inf")}, "jitter"),
+    ],
+)
 def test_bad_hyperparameters_name_the_field(name, hp, field):
     with pytest.raises(ValueError, match=field.replace("+", r"\+")):
         make_agent(name, problem(C2), seed=0, **hp)
@@ -160,12 +169,12 @@ def test_bad_hyperparameters_name_the_field(name, hp, field):
 # ------------------------------------------------------------------------------ gp-ucb-srinivas
 def test_srinivas_beta_closed_form():
     # N t^2 pi^2 / (6 delta) = e^2  =>  beta = 4
-    assert srinivas_beta(1, 1, math.pi ** 2 / (6 * math.e ** 2)) == pytest.approx(4.0, rel=1e-14)
+    assert srinivas_beta(1, 1, math.pi**2 / (6 * math.e**2)) == pytest.approx(4.0, rel=1e-14)
     # N = 2500, t = 10, delta = 0.1: 2 log(2500 * 100 * pi^2 / 0.6)
-    assert srinivas_beta(10, 2500, 0.1) == pytest.approx(2 * math.log(250000 * math.pi ** 2 / 0.6), rel=1e-14)
+    assert srinivas_beta(10, 2500, 0.1) == pytest.approx(2 * math.log(250000 * math.pi**2 / 0.6), rel=1e-14)
     a = make_agent("gp-ucb-srinivas", problem(C2), seed=0, delta=0.05)
     for t in (1, 2, 17, 150):
-        assert a.width(t) == pytest.approx(math.sqrt(2 * math.log(2500 * t * t * math.pi ** 2 / 0.3)), rel=1e-14)
+        assert a.width(t) == pytest.approx(math.sqrt(2 * math.log(2500 * t * t * math.pi**2 / 0.3)), rel=1e-14)
 
 
 def test_srinivas_plays_the_ucb_argmax_with_growing_width():
@@ -174,7 +183,7 @@ def test_srinivas_plays_the_ucb_argmax_with_growing_width():
     widths = []
     for t in range(1, T + 1):
         if t > 1:
-            w = math.sqrt(2 * math.log(len(C2) * t * t * math.pi ** 2 / 0.6))
+            w = math.sqrt(2 * math.log(len(C2) * t * t * math.pi**2 / 0.6))
             expect = int(np.argmax(a.gp.mean + w * a.gp.std))
             widths.append(w)
         i = a.act(None)
@@ -222,12 +231,27 @@ def test_mvr_plays_best_observed_when_f_is_known_everywhere():
 
 
 # ----------------------------------------------------------------------------------------- gp-ei
-@pytest.mark.parametrize("mu,sigma,fb,xi", [(0.0, 1.0, 0.0, 0.0), (0.3, 0.5, 0.1, 0.0), (-1.0, 0.7, 0.5, 0.0),
-                                            (0.2, 0.05, 0.4, 0.0), (0.5, 0.2, 0.1, 0.3), (2.0, 0.01, 0.0, 0.0)])
+@pytest.mark.parametrize(
+    "mu,sigma,fb,xi",
+    [
+        (0.0, 1.0, 0.0, 0.0),
+        (0.3, 0.5, 0.1, 0.0),
+        (-1.0, 0.7, 0.5, 0.0),
+        (0.2, 0.05, 0.4, 0.0),
+        (0.5, 0.2, 0.1, 0.3),
+        (2.0, 0.01, 0.0, 0.0),
+    ],
+)
 def test_ei_equals_brute_force_integral(mu, sigma, fb, xi):
     c = fb + xi
-    ref, _ = integrate.quad(lambda x: (x - c) * stats.norm.pdf(x, mu, sigma), c, mu + 40 * sigma + abs(c),
-                            epsabs=1e-14, epsrel=1e-12, limit=200)
+    ref, _ = integrate.quad(
+        lambda x: (x - c) * stats.norm.pdf(x, mu, sigma),
+        c,
+        mu + 40 * sigma + abs(c),
+        epsabs=1e-14,
+        epsrel=1e-12,
+        limit=200,
+    )
     got = float(expected_improvement(np.array([mu]), np.array([sigma]), fb, xi)[0])
     assert got == pytest.approx(ref, rel=1e-9, abs=1e-15)
     # and the textbook closed form (mu - f+) Phi(z) + sigma phi(z)
@@ -247,8 +271,9 @@ def log_h_reference(z: float) -> float:
     ``h(z) = Phi(z) int_0^inf exp(log Phi(z - s) - log Phi(z)) ds`` (an independent route)."""
     l0 = float(log_ndtr(z))
     c = max(1.0, abs(z))  # the integrand decays on the scale 1 / |z|: integrate in u = c s
-    integral, _ = integrate.quad(lambda u: math.exp(log_ndtr(z - u / c) - l0), 0, np.inf, epsabs=0,
-                                 epsrel=1e-12, limit=200)
+    integral, _ = integrate.quad(
+        lambda u: math.exp(log_ndtr(z - u / c) - l0), 0, np.inf, epsabs=0, epsrel=1e-12, limit=200
+    )
     return l0 + math.log(integral / c)
 
 
@@ -285,7 +310,7 @@ def test_ei_agent_ranks_in_log_space_when_every_ei_underflows():
     # z = -1 / sigma = -40 .. -60: plain EI is 0 for all, log EI is largest at the largest sigma
     sig = np.array([1 / 60, 1 / 50, 1 / 55, 1 / 40, 1 / 45])
     assert np.all(expected_improvement(-np.ones(5), sig, 0.0) == 0.0)
-    a = _ei_agent_at(-np.ones(5), sig ** 2)
+    a = _ei_agent_at(-np.ones(5), sig**2)
     assert a.choose() == 3 and a.fallbacks == 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+
 from papergym.agents.base import list_agents, make_agent
 from papergym.baselines.bandits.phase_elimination import PEMVR, REDS
 from papergym.envs.bandits.gp import dense_posterior, kernel_matrix
@@ -20,9 +21,13 @@ def make_problem(C, T, kernel="se", lengthscale=0.2, B=1.0, mode="discrete"):
     C = np.asarray(C, dtype=np.float64)
     N, d = C.shape
     action_space = gym.spaces.Discrete(N) if mode == "discrete" else gym.spaces.Box(0.0, 1.0, (d,), np.float64)
-    return ProblemSpec(ENV, action_space, gym.spaces.Box(-np.inf, np.inf, (1,)), T,
-                       {"d": d, "kernel": kernel, "lengthscale": lengthscale, "B": B, "candidates": C,
-                        "action_mode": mode})
+    return ProblemSpec(
+        ENV,
+        action_space,
+        gym.spaces.Box(-np.inf, np.inf, (1,)),
+        T,
+        {"d": d, "kernel": kernel, "lengthscale": lengthscale, "B": B, "candidates": C, "action_mode": mode},
+    )
 
 
 def rkhs_function(C, rng, kernel="se", lengthscale=0.2, B=1.0, J=20, on_candidates=False):
@@ -72,7 +77,7 @@ def test_phase_length_hyperparameters():
     assert [agent.phase_length(i) for i in range(1, 6)] == [3, 5, 7, 11, 16]  # ceil(3 * 1.5^(i-1))
     agent = PEMVR(make_problem(GRID1, 10), first_phase=5, growth=1)
     assert [agent.phase_length(i) for i in range(1, 4)] == [5, 5, 5]
-    assert [PEMVR(make_problem(GRID1, 10)).phase_length(i) for i in range(1, 9)] == [2 ** i for i in range(1, 9)]
+    assert [PEMVR(make_problem(GRID1, 10)).phase_length(i) for i in range(1, 9)] == [2**i for i in range(1, 9)]
 
 
 # ----------------------------------------------------------------------------- elimination
@@ -96,7 +101,7 @@ def test_elimination_rule_by_hand_independent_points():
     np.testing.assert_array_equal(agent.active, [0])
 
     agent = PEMVR(make_problem(C, 10, lengthscale=0.01, B=1.0), beta_sqrt=2.0)
-    for i, y in ((0, 1.5), (1, 0.2)):  # width 2: unknown UCB = 2 >= 1.5 kept; 0.2 < 1.5 dropped
+    for _i, y in ((0, 1.5), (1, 0.2)):  # width 2: unknown UCB = 2 >= 1.5 kept; 0.2 < 1.5 dropped
         agent.update(agent.act(None), y, None)
     np.testing.assert_array_equal(agent.active, [0, 2, 3, 4])
 
@@ -121,14 +126,16 @@ def test_elimination_matches_dense_reference(kernel):
 
 
 @pytest.mark.parametrize("cls", [PEMVR, REDS])
-@pytest.mark.parametrize("kernel,lengthscale", [("se", 0.1), ("matern-1.5", 0.1), ("matern-0.5", 0.2),
-                                                ("matern-2.5", 0.15)])
+@pytest.mark.parametrize(
+    "kernel,lengthscale", [("se", 0.1), ("matern-1.5", 0.1), ("matern-0.5", 0.2), ("matern-2.5", 0.15)]
+)
 def test_true_maximiser_never_eliminated(cls, kernel, lengthscale):
     T = 126  # phases 2 .. 64 complete
     for s in range(8):
         rng = np.random.default_rng(100 + s)
-        f = rkhs_function(GRID1, rng, kernel, lengthscale, B=1.0 + (s % 2), J=4 if s % 3 == 0 else 20,
-                          on_candidates=s % 3 == 0)
+        f = rkhs_function(
+            GRID1, rng, kernel, lengthscale, B=1.0 + (s % 2), J=4 if s % 3 == 0 else 20, on_candidates=s % 3 == 0
+        )
         best = int(np.argmax(f))
         agent = cls(make_problem(GRID1, T, kernel, lengthscale, B=1.0 + (s % 2)), seed=s, elim_tol=0.0)
 
@@ -244,11 +251,22 @@ def test_continuous_mode_returns_candidate_coordinates(cls):
 
 
 # ---------------------------------------------------------------------- hyperparameters, registry
-@pytest.mark.parametrize("field,value", [
-    ("first_phase", 0), ("first_phase", 2.5), ("first_phase", True), ("growth", 0.5), ("growth", "x"),
-    ("growth", float("inf")), ("beta_sqrt", -1.0), ("beta_sqrt", 0.0), ("elim_tol", -1e-3),
-    ("elim_tol", float("nan")), ("jitter", 0.0),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("first_phase", 0),
+        ("first_phase", 2.5),
+        ("first_phase", True),
+        ("growth", 0.5),
+        ("growth", "x"),
+        ("growth", float("inf")),
+        ("beta_sqrt", -1.0),
+        ("beta_sqrt", 0.0),
+        ("elim_tol", -1e-3),
+        ("elim_tol", float("nan")),
+        ("jitter", 0.0),
+    ],
+)
 @pytest.mark.parametrize("cls", [PEMVR, REDS])
 def test_bad_hyperparameters_raise(cls, field, value):
     with pytest.raises(ValueError, match=field):

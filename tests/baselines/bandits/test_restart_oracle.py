@@ -72,8 +72,9 @@ def test_benign_changes_every_round_is_a_restart():
     T, seeds = 3000, [7, 8]
     venv = NonStatLipschitzVectorEnv(num_envs=2, instance="benign-changes", horizon=T)
     obs, _ = venv.reset(seed=seeds)
-    agent = make_batched_agent("restart-oracle", venv.problem, seeds=[agent_seed(s) for s in seeds],
-                               oracles=venv.oracles)
+    agent = make_batched_agent(
+        "restart-oracle", venv.problem, seeds=[agent_seed(s) for s in seeds], oracles=venv.oracles
+    )
     assert [tuple(c) for c in agent.change_points] == [o.change_points() for o in venv.oracles]
     regret = np.zeros(2)
     for t in range(1, T + 1):
@@ -93,8 +94,12 @@ def test_no_change_is_plain_binning_ucb():
     for name in ("restart-oracle", "binning-ucb"):
         venv = NonStatLipschitzVectorEnv(num_envs=2, **kw)
         obs, _ = venv.reset(seed=seeds)
-        agent = make_batched_agent(name, venv.problem, seeds=[agent_seed(s) for s in seeds],
-                                   oracles=venv.oracles if name == "restart-oracle" else None)
+        agent = make_batched_agent(
+            name,
+            venv.problem,
+            seeds=[agent_seed(s) for s in seeds],
+            oracles=venv.oracles if name == "restart-oracle" else None,
+        )
         acts = []
         for _ in range(T):
             a = agent.act(obs)
@@ -113,8 +118,9 @@ def test_vector_env_equals_per_run_env_and_role():
     venv = gym.make_vec(ENV, num_envs=2, vectorization_mode="vector_entry_point", **kw)
     obs, _ = venv.reset(seed=seeds)
     base = venv.unwrapped
-    agent = make_batched_agent("restart-oracle", base.problem, seeds=[agent_seed(s) for s in seeds],
-                               oracles=base.oracles)
+    agent = make_batched_agent(
+        "restart-oracle", base.problem, seeds=[agent_seed(s) for s in seeds], oracles=base.oracles
+    )
     acts, regret = [], np.zeros(2)
     for t in range(1, T + 1):
         a = agent.act(obs)

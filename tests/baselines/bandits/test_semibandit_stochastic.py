@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
+
 from papergym.agents.base import make_agent, make_batched_agent
 from papergym.agents.rng import rand_uniform, rng_state
 from papergym.baselines.bandits.comb_ts import BatchedCombTS, sample_beta
@@ -13,7 +15,6 @@ from papergym.baselines.bandits.combucb import BatchedCombUCB, m_smallest, sweep
 from papergym.baselines.bandits.semibandit_uniform import BatchedSemiBanditUniform
 from papergym.envs.bandits.semibandit import ENV_ID, make_problem
 from papergym.envs.spec import agent_seed
-from scipy import stats
 
 AGENTS = ("combucb", "comb-ts", "uniform-random")
 
@@ -72,12 +73,15 @@ def test_m_smallest_matches_stable_sort_with_ties():
 
 
 # ------------------------------------------------------------------------------------------ combucb
-@pytest.mark.parametrize("d,m,blocks", [
-    (10, 3, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [7, 8, 9]]),  # d not a multiple of m: last m arms
-    (6, 3, [[0, 1, 2], [3, 4, 5]]),
-    (4, 1, [[0], [1], [2], [3]]),
-    (5, 5, [[0, 1, 2, 3, 4]]),
-])
+@pytest.mark.parametrize(
+    "d,m,blocks",
+    [
+        (10, 3, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [7, 8, 9]]),  # d not a multiple of m: last m arms
+        (6, 3, [[0, 1, 2], [3, 4, 5]]),
+        (4, 1, [[0], [1], [2], [3]]),
+        (5, 5, [[0, 1, 2, 3, 4]]),
+    ],
+)
 def test_combucb_sweep_exact_rounds(d, m, blocks):
     ag = BatchedCombUCB(make_problem(d, m), seeds=seeds(3))
     assert ag.sweep_rounds == math.ceil(d / m) == len(blocks)
@@ -278,13 +282,16 @@ def test_batched_equals_per_run_and_deterministic(name):
         assert not np.array_equal(acts1[:, 0], acts1[:, 1])
 
 
-@pytest.mark.parametrize("name,hp,field", [
-    ("combucb", {"width": -1.0}, "width"),
-    ("combucb", {"width": float("nan")}, "width"),
-    ("combucb", {"width": "wide"}, "width"),
-    ("comb-ts", {"prior_a": 0.5}, "prior_a"),
-    ("comb-ts", {"prior_b": float("inf")}, "prior_b"),
-])
+@pytest.mark.parametrize(
+    "name,hp,field",
+    [
+        ("combucb", {"width": -1.0}, "width"),
+        ("combucb", {"width": float("nan")}, "width"),
+        ("combucb", {"width": "wide"}, "width"),
+        ("comb-ts", {"prior_a": 0.5}, "prior_a"),
+        ("comb-ts", {"prior_b": float("inf")}, "prior_b"),
+    ],
+)
 def test_bad_hyperparameters(name, hp, field):
     with pytest.raises(ValueError, match=field):
         make_batched_agent(name, make_problem(), seeds=seeds(1), **hp)
@@ -300,8 +307,10 @@ def test_registered_for_the_env():
         assert info.role == "baseline" and info.batched_factory is not None and ENV_ID in info.envs
     assert get_agent_info("combucb", ENV_ID).defaults == {"width": 1.0}
     # uniform-random of the other envs is a different factory
-    assert get_agent_info("uniform-random", ENV_ID).factory is not get_agent_info("uniform-random",
-                                                                                 "NonStatLipschitz-v0").factory
+    assert (
+        get_agent_info("uniform-random", ENV_ID).factory
+        is not get_agent_info("uniform-random", "NonStatLipschitz-v0").factory
+    )
 
 
 def test_m_equals_d_zero_regret():
@@ -338,6 +347,7 @@ def _need_env():
 def test_env_gym_make_regret_recorder_and_vector_env_agree(name):
     _need_env()
     import gymnasium as gym
+
     from papergym.envs.wrappers import RegretRecorder
     from papergym.leaderboard.runner.compare import run_cells
 
@@ -367,7 +377,8 @@ def test_env_gym_make_regret_recorder_and_vector_env_agree(name):
     assert (regrets >= 0).all()
     assert math.isclose(regrets.sum(), batched[1]["cum_regret"][-1], rel_tol=0, abs_tol=1e-9)
     if name == "combucb":  # the sweep {0,1,2}, {3,4,5}, {4,5,6} whatever the hidden arm permutation
-        np.testing.assert_array_equal(np.array(first), [[1, 1, 1, 0, 0, 0, 0], [0, 0, 0, 1, 1, 1, 0],
-                                                        [0, 0, 0, 0, 1, 1, 1]])
+        np.testing.assert_array_equal(
+            np.array(first), [[1, 1, 1, 0, 0, 0, 0], [0, 0, 0, 1, 1, 1, 0], [0, 0, 0, 0, 1, 1, 1]]
+        )
     if name != "uniform-random":  # learners end far below uniform's linear regret m g (1 - m/d) n
         assert regrets.sum() < 0.3 * 3 * 0.4 * (1 - 3 / 7) * 600

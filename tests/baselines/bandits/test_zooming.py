@@ -53,7 +53,7 @@ def test_radius_formula_closed_form():
     T = 600
     agent = BatchedZooming(make_problem(T), seeds=[0])
     rng = np.random.default_rng(1)
-    for t in range(1, T + 1):
+    for _t in range(1, T + 1):
         x = agent.act(None)
         agent.update(x, (rng.random(1) < peak(x)).astype(float), None)
     k = agent.n_active[0]
@@ -81,7 +81,7 @@ def test_cover_invariant_and_activation_rule_1d(radius_const):
     rng = np.random.default_rng(7)
     stats: dict[float, list[float]] = {}  # position -> [pulls, reward sum] (positions are distinct)
     multi = 0
-    for t in range(1, T + 1):
+    for _t in range(1, T + 1):
         pts = agent.active_points(0)[:, 0]
         assert len(set(pts.tolist())) == len(pts)
         n = np.array([stats.get(p, [0, 0.0])[0] for p in pts])
@@ -214,7 +214,7 @@ def test_grid_cover_invariant_2d():
     assert agent.n_active[0] >= 2
     rng = np.random.default_rng(0)
     grew = 0
-    for t in range(T):
+    for _t in range(T):
         k = agent.n_active[0]
         x = agent.act(None)
         assert np.all((x >= 0) & (x <= 1))

@@ -29,14 +29,16 @@ def _ortools(needs):
 
 def tiny() -> Instance:
     """3 jobs x 2 machines, 2 operations each; mixed flexibility (some operations on one machine only)."""
-    proc = np.array([
-        [3, 5],   # J1.1
-        [0, 2],   # J1.2 (M2 only)
-        [4, 2],   # J2.1
-        [3, 4],   # J2.2
-        [2, 0],   # J3.1 (M1 only)
-        [4, 3],   # J3.2
-    ])
+    proc = np.array(
+        [
+            [3, 5],  # J1.1
+            [0, 2],  # J1.2 (M2 only)
+            [4, 2],  # J2.1
+            [3, 4],  # J2.2
+            [2, 0],  # J3.1 (M1 only)
+            [4, 3],  # J3.2
+        ]
+    )
     return Instance(np.array([2, 2, 2]), proc, name="tiny")
 
 
@@ -148,8 +150,9 @@ def test_mk01_proves_the_optimum():
     assert res.wall_time > 0
 
 
-@pytest.mark.parametrize("name", ["brandimarte/mk02", "brandimarte/mk04", "brandimarte/mk05", "sd2-10x5/001",
-                                  "sd1-10x5/001"])
+@pytest.mark.parametrize(
+    "name", ["brandimarte/mk02", "brandimarte/mk04", "brandimarte/mk05", "sd2-10x5/001", "sd1-10x5/001"]
+)
 def test_never_below_a_proven_lower_bound(name):
     inst = load_instance(name)
     res = solve_cpsat(inst, time_limit=1.0, num_workers=2)
@@ -229,8 +232,9 @@ def test_reference_agent_keeps_the_env_solution():
     total = 0.0
     for _ in range(5):
         a = agent.act(obs)
-        assert a == env.problem.params["n_ops"] * (env.problem.params["n_ops"] + env.problem.params["n_machines"]) \
-            + int(obs["current_slot"][0])
+        assert a == env.problem.params["n_ops"] * (
+            env.problem.params["n_ops"] + env.problem.params["n_machines"]
+        ) + int(obs["current_slot"][0])
         obs, r, term, trunc, _ = env.step(a)
         agent.update(a, r, obs)
         total += r

@@ -23,8 +23,9 @@ def play(env_id, agent, seed=0, hp=None, **kw):
     obs, _ = env.reset(seed=seed)
     base = env.unwrapped
     info = [a for a in list_agents(env_id) if a.name == agent][0]
-    pol = make_agent(agent, base.problem, seed=agent_seed(seed),
-                     oracle=base.oracle if info.role == "oracle" else None, **(hp or {}))
+    pol = make_agent(
+        agent, base.problem, seed=agent_seed(seed), oracle=base.oracle if info.role == "oracle" else None, **(hp or {})
+    )
     play_episode(pol, env, obs)
     return env, base, pol
 
@@ -112,8 +113,15 @@ def test_hold_agent_needs_the_same_init():
 def test_compare_prints_makespan_and_gap_per_instance(tmp_path):
     from papergym.leaderboard.runner.compare import compare
 
-    res = compare("FJSPImprove-v0", agents=["initial-solution", "bi-search"], seeds=range(3), horizon=20,
-                  env_kwargs={"instances": "brandimarte", "init": "mwkr"}, backend="serial", out=tmp_path)
+    res = compare(
+        "FJSPImprove-v0",
+        agents=["initial-solution", "bi-search"],
+        seeds=range(3),
+        horizon=20,
+        env_kwargs={"instances": "brandimarte", "init": "mwkr"},
+        backend="serial",
+        out=tmp_path,
+    )
     runs = res.runs
     assert set(runs.instance) == {"brandimarte/mk01", "brandimarte/mk02", "brandimarte/mk03"}
     mk01 = runs[(runs.instance == "brandimarte/mk01") & (runs.agent == "initial-solution")].iloc[0]
@@ -121,22 +129,58 @@ def test_compare_prints_makespan_and_gap_per_instance(tmp_path):
     assert (runs.makespan >= runs.lower_bound).all()
     text = res.format_table()
     assert "brandimarte/mk01" in text and "+22.5%" in text and "mean gap" in text
-    res2 = compare("FJSP-v0", agents=["spt"], seeds=range(2), env_kwargs={"instances": "sd2-10x5"},
-                   backend="serial", out=tmp_path)
+    res2 = compare(
+        "FJSP-v0", agents=["spt"], seeds=range(2), env_kwargs={"instances": "sd2-10x5"}, backend="serial", out=tmp_path
+    )
     assert (res2.runs.makespan > 0).all() and "sd2-10x5/001" in res2.format_table()
 
 
 def test_cli_compare_with_instances(tmp_path, capsys):
     from papergym.leaderboard.cli import main
 
-    rc = main(["compare", "FJSPImprove-v0", "--instances", "brandimarte", "--agents", "initial-solution,gd-search",
-               "--horizon", "10", "--seeds", "2", "--backend", "serial", "--out", str(tmp_path / "o"), "--quiet"])
+    rc = main(
+        [
+            "compare",
+            "FJSPImprove-v0",
+            "--instances",
+            "brandimarte",
+            "--agents",
+            "initial-solution,gd-search",
+            "--horizon",
+            "10",
+            "--seeds",
+            "2",
+            "--backend",
+            "serial",
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0 and "brandimarte/mk02" in out and "mean gap" in out
     assert "init=sampled-dispatch" in out  # the protocol's default start, on any instance set
-    rc = main(["compare", "FJSPImprove-v0", "--instance", "brandimarte/mk01", "--init", "mwkr", "--agents",
-               "initial-solution", "--horizon", "5", "--seeds", "1", "--backend", "serial", "--out", str(tmp_path / "m"),
-               "--quiet"])
+    rc = main(
+        [
+            "compare",
+            "FJSPImprove-v0",
+            "--instance",
+            "brandimarte/mk01",
+            "--init",
+            "mwkr",
+            "--agents",
+            "initial-solution",
+            "--horizon",
+            "5",
+            "--seeds",
+            "1",
+            "--backend",
+            "serial",
+            "--out",
+            str(tmp_path / "m"),
+            "--quiet",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0 and "init=mwkr" in out and " 49 " in out  # --init overrides it (MWKR on mk01: 49)
     rc = main(["compare", "FJSP-v0", "--instances", "nope", "--agents", "mwkr", "--out", str(tmp_path / "p")])
@@ -170,6 +214,6 @@ def test_gd_search_is_trapped_by_its_one_move_tabu_and_a_longer_tenure_frees_it(
     assert d["distinct_solutions"] == len(set(keys[:-1])) <= 30 and d["revisits"] >= 350
     assert inc[-1] == inc[100]  # nothing found after step 100
     keys30, inc30, pol30 = _gd_walk(30)
-    assert all(keys30[t] not in keys30[max(0, t - 30):t] for t in range(1, len(keys30)))
+    assert all(keys30[t] not in keys30[max(0, t - 30) : t] for t in range(1, len(keys30)))
     assert pol30.diagnostics()["distinct_solutions"] > 200
     assert inc30[-1] < inc30[100] and inc30[-1] < inc[-1]

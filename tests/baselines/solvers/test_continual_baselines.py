@@ -13,9 +13,9 @@ from papergym_tests import require  # the helper of tests/conftest.py
 
 torch = require("torch", "torch")
 
-from papergym.agents.base import list_solvers, make_solver  # noqa: E402
-from papergym.baselines.solvers.continual import EWC, ExperienceReplay, LwF  # noqa: E402
-from papergym.envs.tasks.base import make_task  # noqa: E402
+from papergym.agents.base import list_solvers, make_solver
+from papergym.baselines.solvers.continual import EWC, ExperienceReplay, LwF
+from papergym.envs.tasks.base import make_task
 
 TASK = "ContinualDomains-v0"
 TINY = {"domains": ["original", "invert"], "images_per_domain": 40, "epochs": 1, "seeds": [1]}
@@ -26,8 +26,9 @@ def _run(name, hetero=False, **hp):
     task = make_task(TASK, hetero=hetero, **TINY)
     pb, ev = task.make(task.instances()[0])
     points = []
-    sol = make_solver(name, TASK, seed=0, **hp).solve(pb, task.default_budget,
-                                                      lambda s, iteration=None, work=None: points.append(work))
+    sol = make_solver(name, TASK, seed=0, **hp).solve(
+        pb, task.default_budget, lambda s, iteration=None, work=None: points.append(work)
+    )
     return pb, ev.evaluate(sol), sol, points
 
 
@@ -51,14 +52,14 @@ def test_every_solver_runs_on_both_families(name, hetero):
     n_c = [pb.n_classes[t] for t in range(T)]
     if name in SHARED_HEAD:
         assert math.isnan(m["selection_acc"])
-        assert m["final_acc_sample"] == pytest.approx(m["final_acc"])      # a per-sample rule: both protocols agree
+        assert m["final_acc_sample"] == pytest.approx(m["final_acc"])  # a per-sample rule: both protocols agree
         # one head row (128 weights + bias) per global label, added when its label space first appears
         assert sum(sol["params_added"]) == 129 * pb.n_labels
     elif name == "experts-only":
         assert sol["params_added"] == [129 * c for c in n_c] and 0.0 <= m["selection_acc"] <= 1.0
     else:
         assert sol["params_added"] == [128 * 64 + 64 + 193 * c for c in n_c]
-    assert "param_growth" not in m                                  # declared, not scored by the evaluator
+    assert "param_growth" not in m  # declared, not scored by the evaluator
 
 
 def test_solvers_are_deterministic_under_the_seed():
@@ -95,7 +96,9 @@ def test_ewc_fisher_of_the_head_bias_and_the_proximal_step_have_closed_forms():
         want = (before[k] + c * (F[k] * t1 + 2.0 * F[k] * t2)) / (1.0 + 3.0 * c * F[k])
         torch.testing.assert_close(q.detach(), want)
         # stationarity of the proximal objective
-        grad = (q.detach() - before[k]) / s.lr + s.ewc_lambda * (F[k] * (q.detach() - t1) + 2 * F[k] * (q.detach() - t2))
+        grad = (q.detach() - before[k]) / s.lr + s.ewc_lambda * (
+            F[k] * (q.detach() - t1) + 2 * F[k] * (q.detach() - t2)
+        )
         assert float(grad.abs().max()) < 1e-3 * (1 + float(before[k].abs().max()) / s.lr)
     with pytest.raises(ValueError, match="ewc_update"):
         EWC(ewc_update="implicit")
@@ -131,9 +134,19 @@ def test_lwf_distillation_vanishes_at_the_old_model_and_er_buffer_is_a_bounded_r
     er = ExperienceReplay(seed=0, buffer_size=10)
     er.solve(pb, task.default_budget, lambda *a, **k: None)
     assert len(er.buf_y) == 10 and er.n_seen == 2 * 28 and set(er.buf_y) <= set(range(10))
-    for hp, match in [({"buffer_size": 0}, "buffer_size"), ({"temperature": 0}, "temperature"),
-                      ({"ewc_lambda": -1}, "ewc_lambda"), ({"selection": "x"}, "selection"), ({"reinit": 1}, "reinit")]:
-        name = {"buffer_size": "er", "temperature": "lwf", "ewc_lambda": "ewc", "selection": "experts-only",
-                "reinit": "joint"}[next(iter(hp))]
+    for hp, match in [
+        ({"buffer_size": 0}, "buffer_size"),
+        ({"temperature": 0}, "temperature"),
+        ({"ewc_lambda": -1}, "ewc_lambda"),
+        ({"selection": "x"}, "selection"),
+        ({"reinit": 1}, "reinit"),
+    ]:
+        name = {
+            "buffer_size": "er",
+            "temperature": "lwf",
+            "ewc_lambda": "ewc",
+            "selection": "experts-only",
+            "reinit": "joint",
+        }[next(iter(hp))]
         with pytest.raises(ValueError, match=match):
             make_solver(name, TASK, **hp)

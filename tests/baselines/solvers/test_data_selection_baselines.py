@@ -10,14 +10,14 @@ from papergym_tests import require  # the helper of tests/conftest.py
 
 torch = require("torch", "torch")
 
-from papergym.agents.base import list_solvers, make_solver  # noqa: E402
-from papergym.agents.solvers.ufo_rl import pool_confidence  # noqa: E402
-from papergym.baselines.solvers.data_selection import MultiSampleAcc, dapo_order, sample_accuracy  # noqa: E402
-from papergym.envs.tasks.base import make_task  # noqa: E402
+from papergym.agents.base import list_solvers, make_solver
+from papergym.agents.solvers.ufo_rl import pool_confidence
+from papergym.baselines.solvers.data_selection import MultiSampleAcc, dapo_order, sample_accuracy
+from papergym.envs.tasks.base import make_task
 
 TID = "RLDataSelection-v0"
 TINY = dict(pool_size=40, test_size=30, max_digits=3, rl_epochs=1, batch_prompts=8, group_size=2, seeds=[0])
-NOREP = lambda *a, **k: None  # noqa: E731
+NOREP = lambda *a, **k: None
 
 
 def tiny(**kw):
@@ -33,8 +33,8 @@ def test_multi_sample_accuracy_equals_direct_count():
     rng = np.random.default_rng(5)
     direct = []
     for s in range(0, 40, 15):
-        out = p2.policy.sample(list(p2.prompts[s:s + 15]), 8, 1.0, int(rng.integers(2 ** 31)))
-        for cs, a in zip(out, p2.answers[s:s + 15]):
+        out = p2.policy.sample(list(p2.prompts[s : s + 15]), 8, 1.0, int(rng.integers(2**31)))
+        for cs, a in zip(out, p2.answers[s : s + 15]):
             direct.append(sum(1 for c in cs if c == a + "$") / 8)
     np.testing.assert_array_equal(acc, np.array(direct))
     assert p.policy.work_used() == p2.policy.work_used()
@@ -95,7 +95,9 @@ def test_baselines_module_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys; import papergym.baselines.solvers.data_selection, papergym.agents.solvers.ufo_rl, "
-            "papergym.envs.tasks.data_selection; print('torch' in sys.modules)")
+    code = (
+        "import sys; import papergym.baselines.solvers.data_selection, papergym.agents.solvers.ufo_rl, "
+        "papergym.envs.tasks.data_selection; print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -36,23 +36,40 @@ FAST = {"lip-resnet": {"power_iters_init": 300}, "cpl": {"power_iters_init": 300
 
 @pytest.fixture(scope="module")
 def instances():
-    task = make_task(TASK, families=["approx", "robust", "digits"], dims=[2], targets=["f4"], seeds=[0],
-                     n_train=512, emp_points=500, emp_steps=5, grid_2d=50)
+    task = make_task(
+        TASK,
+        families=["approx", "robust", "digits"],
+        dims=[2],
+        targets=["f4"],
+        seeds=[0],
+        n_train=512,
+        emp_points=500,
+        emp_steps=5,
+        grid_2d=50,
+    )
     return {r.name.split("/")[0]: task.make(r) for r in task.instances()}
 
 
 def test_registered_roles():
     roles = {s.name: s.role for s in list_solvers(TASK)}
-    assert roles == {"lip-resnet": "paper", "sn-mlp": "baseline", "groupsort-bjorck": "baseline", "aol": "baseline",
-                     "sll": "baseline", "cpl": "baseline", "mlp-unconstrained": "reference"}
+    assert roles == {
+        "lip-resnet": "paper",
+        "sn-mlp": "baseline",
+        "groupsort-bjorck": "baseline",
+        "aol": "baseline",
+        "sll": "baseline",
+        "cpl": "baseline",
+        "mlp-unconstrained": "reference",
+    }
 
 
 def test_importing_the_baselines_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys, papergym.baselines.solvers, papergym.agents.solvers; "
-            "sys.exit(1 if 'torch' in sys.modules else 0)")
+    code = (
+        "import sys, papergym.baselines.solvers, papergym.agents.solvers; sys.exit(1 if 'torch' in sys.modules else 0)"
+    )
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[3]  # the repository root (never /tmp: a folder there shadows the package)
@@ -66,7 +83,8 @@ def test_every_solver_runs_on_every_family_and_is_certified(instances, family):
     for name, hp in configs:
         reports = []
         sol = make_solver(name, TASK, seed=0, depth=2, **hp, **FAST.get(name, {})).solve(
-            problem, Budget(max_seconds=60, max_iterations=2), lambda s, **k: reports.append(ev.evaluate(s)))
+            problem, Budget(max_seconds=60, max_iterations=2), lambda s, **k: reports.append(ev.evaluate(s))
+        )
         m = ev.evaluate(sol)
         assert len(reports) == 2, name
         for r in reports + [m]:
@@ -79,15 +97,26 @@ def test_every_solver_runs_on_every_family_and_is_certified(instances, family):
 
 
 def test_the_uncertified_reference_scores_one():
-    task = make_task(TASK, families="approx", dims=[5], targets=["f2"], seeds=[0], n_train=512, emp_points=300,
-                     emp_steps=3, n_test_uniform=2000)
+    task = make_task(
+        TASK,
+        families="approx",
+        dims=[5],
+        targets=["f2"],
+        seeds=[0],
+        n_train=512,
+        emp_points=300,
+        emp_steps=3,
+        n_test_uniform=2000,
+    )
     problem, ev = task.make(task.instances()[0])
     # lr 1e-3 (the shared schedule's peak of 0.1 kills a deep plain ReLU MLP): it learns, uncertified
     sol = make_solver("mlp-unconstrained", TASK, seed=0, depth=3, width=64, lr_min=1e-3, lr_max=1e-3).solve(
-        problem, Budget(max_iterations=30), None)
+        problem, Budget(max_iterations=30), None
+    )
     m = ev.evaluate(sol)
-    prod = np.prod([np.linalg.norm(L["A"], 2) for L in sol["layers"] if L["type"] == "Linear"]) * \
-        np.linalg.norm(sol["layers"][-1]["v"])
+    prod = np.prod([np.linalg.norm(L["A"], 2) for L in sol["layers"] if L["type"] == "Linear"]) * np.linalg.norm(
+        sol["layers"][-1]["v"]
+    )
     assert m["cert_bound"] == pytest.approx(prod, rel=1e-9) and m["cert_bound"] > 1 + 1e-6
     assert m["error"] == 1.0 and m["certified"] == 0.0 and m["rel_rmse"] < 0.9
 
@@ -102,8 +131,17 @@ def test_parameter_budget_matches_lip_resnet(kind, d, out_dim):
         assert kind != "bjorck" or m % 2 == 0
 
 
-@pytest.mark.parametrize("cls,hp", [(SNMLP, {"sn_power_iters_init": 5000}), (GroupSortBjorck, {}), (AOL, {}),
-                                    (PlainMLP, {}), (SLL, {}), (CPL, {"power_iters_init": 5000})])
+@pytest.mark.parametrize(
+    "cls,hp",
+    [
+        (SNMLP, {"sn_power_iters_init": 5000}),
+        (GroupSortBjorck, {}),
+        (AOL, {}),
+        (PlainMLP, {}),
+        (SLL, {}),
+        (CPL, {"power_iters_init": 5000}),
+    ],
+)
 @pytest.mark.parametrize("family", ["approx", "digits"])
 def test_the_export_computes_what_was_trained(instances, cls, hp, family):
     """Float64 model at construction vs its vocabulary export on random inputs; the trainable count is the
@@ -154,17 +192,23 @@ def test_sll_layers_certify_at_one_and_h_of_cpl_is_the_limit(instances):
     for L in sll_layers:  # T ⪰ WᵀW for the recomputed T
         T = (np.abs(L["W"].T @ L["W"]) @ L["q"]) / L["q"]
         assert np.linalg.eigvalsh(np.diag(T) - L["W"].T @ L["W"]).min() >= -1e-10
-    sol = make_solver("cpl", TASK, seed=0, depth=2, power_iters_init=300).solve(problem, Budget(max_iterations=1),
-                                                                                None)
+    sol = make_solver("cpl", TASK, seed=0, depth=2, power_iters_init=300).solve(problem, Budget(max_iterations=1), None)
     for L in sol["layers"]:
         if L["type"] == "GradStep":
             assert np.max(L["h"]) * np.linalg.norm(L["W"], 2) ** 2 == pytest.approx(2.0, rel=1e-12)
 
 
-@pytest.mark.parametrize("name,hp,msg", [("sn-mlp", {"width": 0}, "width"), ("aol", {"depth": 0}, "depth"),
-                                         ("groupsort-bjorck", {"bjorck_iters": 0}, "bjorck_iters"),
-                                         ("cpl", {"power_iters_init": 0}, "power_iters_init"),
-                                         ("sll", {"lr_min": -1}, "lr_min"), ("sll", {"ref_width": 0}, "ref_width")])
+@pytest.mark.parametrize(
+    "name,hp,msg",
+    [
+        ("sn-mlp", {"width": 0}, "width"),
+        ("aol", {"depth": 0}, "depth"),
+        ("groupsort-bjorck", {"bjorck_iters": 0}, "bjorck_iters"),
+        ("cpl", {"power_iters_init": 0}, "power_iters_init"),
+        ("sll", {"lr_min": -1}, "lr_min"),
+        ("sll", {"ref_width": 0}, "ref_width"),
+    ],
+)
 def test_bad_hyperparameters(name, hp, msg):
     with pytest.raises(ValueError, match=msg):
         make_solver(name, TASK, **hp)

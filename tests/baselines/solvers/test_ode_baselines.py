@@ -12,6 +12,8 @@ import functools
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
+
 from papergym.agents.base import get_solver_info, list_solvers, make_solver
 from papergym.agents.solvers.lssvm_common import ode_residual
 from papergym.baselines.solvers.dual_lssvm import (
@@ -25,7 +27,6 @@ from papergym.baselines.solvers.dual_lssvm import (
 from papergym.baselines.solvers.solve_ivp import SolveIVP
 from papergym.envs.tasks.base import Budget, BudgetExceeded, make_task
 from papergym.envs.tasks.ode import LinearForm, ODEProblem, make_problem
-from threadpoolctl import threadpool_limits
 
 TASK = "NystromODE-v0"
 
@@ -62,9 +63,21 @@ def _zero(t, *, p=1):
 def decay(n, a=2.0, tf=1.0):
     """y' + a y = 0, y(0) = 1 -> exp(-a t)."""
     tt, tq = _grids(0.0, tf, n)
-    P = ODEProblem("decay", "linear", 1, 1, 0.0, tf, tt, tq, np.array([[1.0]]),
-                   functools.partial(_decay_rhs, a=a), functools.partial(_decay_jac, a=a),
-                   LinearForm(functools.partial(_decay_coeffs, a=a), _zero), {"a": a})
+    P = ODEProblem(
+        "decay",
+        "linear",
+        1,
+        1,
+        0.0,
+        tf,
+        tt,
+        tq,
+        np.array([[1.0]]),
+        functools.partial(_decay_rhs, a=a),
+        functools.partial(_decay_jac, a=a),
+        LinearForm(functools.partial(_decay_coeffs, a=a), _zero),
+        {"a": a},
+    )
     return P, np.exp(-a * tq)[:, None]
 
 
@@ -85,8 +98,21 @@ def _osc_coeffs(t):
 def oscillator(n, tf=2 * np.pi):
     """y'' + y = 0, y(0) = 0, y'(0) = 1 -> sin t."""
     tt, tq = _grids(0.0, tf, n)
-    P = ODEProblem("osc", "linear", 2, 1, 0.0, tf, tt, tq, np.array([[0.0], [1.0]]), _osc_rhs, _osc_jac,
-                   LinearForm(_osc_coeffs, _zero), {})
+    P = ODEProblem(
+        "osc",
+        "linear",
+        2,
+        1,
+        0.0,
+        tf,
+        tt,
+        tq,
+        np.array([[0.0], [1.0]]),
+        _osc_rhs,
+        _osc_jac,
+        LinearForm(_osc_coeffs, _zero),
+        {},
+    )
     return P, np.sin(tq)[:, None]
 
 
@@ -110,8 +136,21 @@ def _rot_coeffs(t):
 def rotation(n, tf=2 * np.pi):
     """y1' = y2, y2' = -y1, y(0) = (0, 1) -> (sin t, cos t)."""
     tt, tq = _grids(0.0, tf, n)
-    P = ODEProblem("rot", "linear", 1, 2, 0.0, tf, tt, tq, np.array([[0.0, 1.0]]), _rot_rhs, _rot_jac,
-                   LinearForm(_rot_coeffs, functools.partial(_zero, p=2)), {})
+    P = ODEProblem(
+        "rot",
+        "linear",
+        1,
+        2,
+        0.0,
+        tf,
+        tt,
+        tq,
+        np.array([[0.0, 1.0]]),
+        _rot_rhs,
+        _rot_jac,
+        LinearForm(_rot_coeffs, functools.partial(_zero, p=2)),
+        {},
+    )
     return P, np.stack([np.sin(tq), np.cos(tq)], axis=1)
 
 
@@ -162,8 +201,9 @@ def vdp(n, tf=2.0):
 
 def _n5_rhs(t, y, dy=None):
     y1, y2 = y[:, 0], y[:, 1]
-    return np.stack([np.cos(t) + y1 ** 2 + y2 - (1 + t ** 2 + np.sin(t) ** 2),
-                     2 * t - (1 + t ** 2) * np.sin(t) + y1 * y2], axis=1)
+    return np.stack(
+        [np.cos(t) + y1**2 + y2 - (1 + t**2 + np.sin(t) ** 2), 2 * t - (1 + t**2) * np.sin(t) + y1 * y2], axis=1
+    )
 
 
 def _n5_jac(t, y, dy=None):
@@ -179,7 +219,7 @@ def system2(n, tf=1.0):
 
 def rel_rmse(y, y_exact):
     y = np.asarray(y, dtype=float).reshape(y_exact.shape)
-    return float(np.sqrt(np.mean((y - y_exact) ** 2)) / np.sqrt(np.mean(y_exact ** 2)))
+    return float(np.sqrt(np.mean((y - y_exact) ** 2)) / np.sqrt(np.mean(y_exact**2)))
 
 
 # ======================================================================================= registry
@@ -217,7 +257,7 @@ def test_dual_linear_kkt_identities(make):
     n, p = len(P.t_train), P.dim
     # the ODE holds up to e = -alpha / gamma at the collocation times (alpha component-major)
     res = ode_residual(P, model, P.t_train)  # (n, p)
-    alpha = x[:n * p].reshape(p, n).T
+    alpha = x[: n * p].reshape(p, n).T
     np.testing.assert_allclose(res, -alpha / gamma, rtol=1e-6, atol=1e-10)
     # hard initial conditions: exact
     for d in range(P.order):
@@ -230,7 +270,7 @@ def test_dual_kernel_expansion_derivatives_match_finite_differences():
     model = fit_linear(P, 2.0, 1e6)
     t, h = np.linspace(0.5, 5.5, 7), 1e-4
     fd1 = (model.value(t + h) - model.value(t - h)) / (2 * h)
-    fd2 = (model.value(t + h) - 2 * model.value(t) + model.value(t - h)) / h ** 2
+    fd2 = (model.value(t + h) - 2 * model.value(t) + model.value(t - h)) / h**2
     np.testing.assert_allclose(model.derivative(t, 1), fd1, atol=1e-7)
     np.testing.assert_allclose(model.derivative(t, 2), fd2, atol=1e-5)
 
@@ -317,20 +357,36 @@ def test_dual_budget_exceeded_is_a_timeout_cell():
 
     task = make_task(TASK, problems=["L1"], sizes=(100,))
     ref = task.instances("dev")[0]
-    out = run_solve(TASK, {"problems": ["L1"], "sizes": [100]}, ref.as_dict(), "dual-lssvm", {"max_memory_gb": 1e-6},
-                    0, {"max_seconds": 60})
+    out = run_solve(
+        TASK,
+        {"problems": ["L1"], "sizes": [100]},
+        ref.as_dict(),
+        "dual-lssvm",
+        {"max_memory_gb": 1e-6},
+        0,
+        {"max_seconds": 60},
+    )
     assert out["status"] == "timeout" and "BudgetExceeded" in out["error"]
     out = run_solve(TASK, {"problems": ["L1"], "sizes": [100]}, ref.as_dict(), "dual-lssvm", {}, 0, {"max_seconds": 60})
     assert out["status"] == "ok" and out["metrics"]["passed_gate"] == 1.0
     assert out["meta"]["sigma"] > 0 and out["meta"]["fit_seconds"] <= out["seconds"]
 
 
-@pytest.mark.parametrize("kw, field", [
-    ({"sigma": -1.0}, "sigma"), ({"gamma": float("nan")}, "gamma"), ({"sigma_grid": [1.0, -2.0]}, "sigma_grid"),
-    ({"gamma_grid": []}, "gamma_grid"), ({"n_sel": 1}, "n_sel"), ({"hessian": "bfgs"}, "hessian"),
-    ({"newton_max_iter": 0}, "newton_max_iter"), ({"max_memory_gb": 0}, "max_memory_gb"),
-    ({"newton_tol": "x"}, "newton_tol"), ({"select_max_iter": 2.5}, "select_max_iter"),
-])
+@pytest.mark.parametrize(
+    "kw, field",
+    [
+        ({"sigma": -1.0}, "sigma"),
+        ({"gamma": float("nan")}, "gamma"),
+        ({"sigma_grid": [1.0, -2.0]}, "sigma_grid"),
+        ({"gamma_grid": []}, "gamma_grid"),
+        ({"n_sel": 1}, "n_sel"),
+        ({"hessian": "bfgs"}, "hessian"),
+        ({"newton_max_iter": 0}, "newton_max_iter"),
+        ({"max_memory_gb": 0}, "max_memory_gb"),
+        ({"newton_tol": "x"}, "newton_tol"),
+        ({"select_max_iter": 2.5}, "select_max_iter"),
+    ],
+)
 def test_dual_bad_hyperparameters(kw, field):
     with pytest.raises(ValueError, match=field):
         DualLSSVM(**kw)
@@ -386,8 +442,9 @@ def test_solve_ivp_budget_and_report():
     assert len(calls) == 1 and calls[0][1] > 0
 
 
-@pytest.mark.parametrize("kw, field", [({"method": "Euler"}, "method"), ({"rtol": 0.0}, "rtol"),
-                                       ({"atol": float("inf")}, "atol")])
+@pytest.mark.parametrize(
+    "kw, field", [({"method": "Euler"}, "method"), ({"rtol": 0.0}, "rtol"), ({"atol": float("inf")}, "atol")]
+)
 def test_solve_ivp_bad_hyperparameters(kw, field):
     with pytest.raises(ValueError, match=field):
         SolveIVP(**kw)
@@ -407,7 +464,7 @@ def test_pinn_forward_derivatives_match_autograd(needs):
         g1 = torch.autograd.grad(y[:, c].sum(), s, create_graph=True)[0][:, 0]
         g2 = torch.autograd.grad(g1.sum(), s, retain_graph=True)[0][:, 0]
         np.testing.assert_allclose(dy[:, c].detach().numpy(), scale * g1.detach().numpy(), rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(ddy[:, c].detach().numpy(), scale ** 2 * g2.numpy(), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(ddy[:, c].detach().numpy(), scale**2 * g2.numpy(), rtol=1e-12, atol=1e-14)
 
 
 def test_pinn_learns_exponential_decay_and_is_deterministic(needs):
@@ -454,9 +511,18 @@ def test_pinn_nonlinear_system_runs_with_jacobian_backward(needs):
     assert pinn.losses[-1] < pinn.losses[0]
 
 
-@pytest.mark.parametrize("kw, field", [({"steps": -1}, "steps"), ({"lr": float("nan")}, "lr"), ({"width": 0}, "width"),
-                                       ({"ic_weight": -1.0}, "ic_weight"), ({"stop_fraction": 1.5}, "stop_fraction"),
-                                       ({"keep_best": "yes"}, "keep_best"), ({"lbfgs_steps": 1.5}, "lbfgs_steps")])
+@pytest.mark.parametrize(
+    "kw, field",
+    [
+        ({"steps": -1}, "steps"),
+        ({"lr": float("nan")}, "lr"),
+        ({"width": 0}, "width"),
+        ({"ic_weight": -1.0}, "ic_weight"),
+        ({"stop_fraction": 1.5}, "stop_fraction"),
+        ({"keep_best": "yes"}, "keep_best"),
+        ({"lbfgs_steps": 1.5}, "lbfgs_steps"),
+    ],
+)
 def test_pinn_bad_hyperparameters(kw, field):
     from papergym.baselines.solvers.pinn import PINN
 

@@ -13,7 +13,7 @@ import pytest
 from papergym.agents.base import list_solvers, make_solver
 from papergym.envs.tasks.base import Budget, make_task
 from papergym.envs.tasks.preference import WEIGHT_KEYS
-from papergym_tests import require  # noqa: E402
+from papergym_tests import require
 
 TASK = "PreferenceHallucination-v0"
 
@@ -24,8 +24,10 @@ def _make(size="default", n_pref=80, n_test=100):
 
 
 def test_importing_the_baselines_does_not_import_torch():
-    code = ("import sys, papergym.baselines.solvers.preference, papergym.agents.solvers.symmpo; "
-            "assert 'torch' not in sys.modules, 'torch imported'")
+    code = (
+        "import sys, papergym.baselines.solvers.preference, papergym.agents.solvers.symmpo; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=str(__import__("pathlib").Path(__file__).parents[3]))
 
 

@@ -58,10 +58,16 @@ def test_agf_scores_best_against_gradient_descent():
     T = int(1.4 * agf[-1].t)
     L = gd_diagonal_losses(X, y, alpha, lr, T)
     emp = extract_staircase(L)[1:]
-    scores = {name: score_staircase([tuple(s) for s in f(X, y, alpha, lr=lr)], emp, T, L[0])["staircase_error"]
-              for name, f in (("agf", agf_diagonal), ("pesme-flammarion", pesme_flammarion),
-                              ("greedy-memoryless", greedy_memoryless), ("independent-modes", independent_modes),
-                              ("one-jump", one_jump))}
+    scores = {
+        name: score_staircase([tuple(s) for s in f(X, y, alpha, lr=lr)], emp, T, L[0])["staircase_error"]
+        for name, f in (
+            ("agf", agf_diagonal),
+            ("pesme-flammarion", pesme_flammarion),
+            ("greedy-memoryless", greedy_memoryless),
+            ("independent-modes", independent_modes),
+            ("one-jump", one_jump),
+        )
+    }
     # AGF and its alpha -> 0 limit coincide here (S and 2 log(1/alpha) differ by O(alpha^4)); both beat the
     # rules without memory or without re-fitting, and the single jump
     assert scores["pesme-flammarion"] == pytest.approx(scores["agf"], abs=1e-6)

@@ -28,17 +28,25 @@ def _solve(name, pb, **hp):
 
 def test_registered_solvers():
     roles = {s.name: s.role for s in list_solvers(TASK)}
-    assert roles == {"diffusion-disentangle": "paper", "pca": "baseline", "lda-pca": "baseline",
-                     "fastica": "baseline", "cond-diffusion": "baseline", "dual-encoder-noguide": "baseline",
-                     "oracle-subspace": "reference"}
+    assert roles == {
+        "diffusion-disentangle": "paper",
+        "pca": "baseline",
+        "lda-pca": "baseline",
+        "fastica": "baseline",
+        "cond-diffusion": "baseline",
+        "dual-encoder-noguide": "baseline",
+        "oracle-subspace": "reference",
+    }
 
 
 def test_importing_the_baselines_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys, papergym.baselines.solvers, papergym.agents.solvers, papergym.envs.tasks.subspace_disentangle;"
-            "print('torch' in sys.modules)")
+    code = (
+        "import sys, papergym.baselines.solvers, papergym.agents.solvers, papergym.envs.tasks.subspace_disentangle;"
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -92,8 +100,10 @@ def instances():
     return out
 
 
-@pytest.mark.parametrize("name", ["diffusion-disentangle", "pca", "lda-pca", "fastica", "cond-diffusion",
-                                  "dual-encoder-noguide", "oracle-subspace"])
+@pytest.mark.parametrize(
+    "name",
+    ["diffusion-disentangle", "pca", "lda-pca", "fastica", "cond-diffusion", "dual-encoder-noguide", "oracle-subspace"],
+)
 def test_every_solver_runs_on_every_family_and_supervision(name, instances):
     info = {s.name: s for s in list_solvers(TASK)}[name]
     hp = TINY_DIFFUSION if "torch" in info.requires else ({"max_iter": 100} if name == "fastica" else {})

@@ -15,8 +15,6 @@ from gymnasium.utils.env_checker import check_env
 
 import papergym.envs  # noqa: F401  (registers the ids)
 import papergym.envs.bandits.gp as gpmod
-from papergym.envs.bandits.gp import instances as gp_instances
-from papergym.envs.bandits.gp import posterior as gp_posterior
 from papergym.envs import InvalidActionError, run_seeds
 from papergym.envs.bandits.gp import (
     INSTANCES,
@@ -32,6 +30,8 @@ from papergym.envs.bandits.gp import (
     make_candidates,
     make_problem,
 )
+from papergym.envs.bandits.gp import instances as gp_instances
+from papergym.envs.bandits.gp import posterior as gp_posterior
 from papergym.envs.wrappers import RegretRecorder
 
 
@@ -57,9 +57,12 @@ def test_kernels_closed_forms():
     assert kernel_from_distance("se", np.array(2 * ell), ell) == pytest.approx(math.exp(-2.0), rel=1e-15)
     assert kernel_from_distance("matern-0.5", np.array(ell), ell) == pytest.approx(1 / e, rel=1e-15)
     assert kernel_from_distance("matern-1.5", np.array(ell / math.sqrt(3)), ell) == pytest.approx(2 / e, rel=1e-14)
-    assert kernel_from_distance("matern-2.5", np.array(ell / math.sqrt(5)), ell) == pytest.approx(7 / (3 * e), rel=1e-14)
+    assert kernel_from_distance("matern-2.5", np.array(ell / math.sqrt(5)), ell) == pytest.approx(
+        7 / (3 * e), rel=1e-14
+    )
     assert kernel_from_distance("matern-2.5", np.array(2 * ell / math.sqrt(5)), ell) == pytest.approx(
-        (1 + 2 + 4 / 3) * math.exp(-2), rel=1e-14)
+        (1 + 2 + 4 / 3) * math.exp(-2), rel=1e-14
+    )
     # Gram matrix: symmetric, unit diagonal (exact zero distances), values from the distance form
     X = np.random.default_rng(0).random((7, 2))
     for k in KERNELS:
@@ -74,8 +77,20 @@ def test_kernels_closed_forms():
 
 # ---------------------------------------------------------------------------------- instance families
 @pytest.mark.parametrize("instance", INSTANCES)
-@pytest.mark.parametrize("d,kernel", [(1, "se"), (1, "matern-0.5"), (1, "matern-1.5"), (1, "matern-2.5"),
-                                      (2, "se"), (2, "matern-1.5"), (2, "matern-2.5"), (3, "se"), (3, "matern-2.5")])
+@pytest.mark.parametrize(
+    "d,kernel",
+    [
+        (1, "se"),
+        (1, "matern-0.5"),
+        (1, "matern-1.5"),
+        (1, "matern-2.5"),
+        (2, "se"),
+        (2, "matern-1.5"),
+        (2, "matern-2.5"),
+        (3, "se"),
+        (3, "matern-2.5"),
+    ],
+)
 def test_rkhs_norm_is_exactly_B(instance, d, kernel):
     for seed, B in [(0, 1.0), (1, 3.0)]:
         env = make(seed, instance=instance, d=d, kernel=kernel, B=B)
@@ -110,8 +125,9 @@ def test_family_structure():
         assert Zg.shape == (p**d, d)
         assert np.array_equal(np.unique(Zg), np.linspace(0, 1, p))
         K = kernel_matrix("matern-2.5", Zg, Zg, env.problem.lengthscale)
-        np.testing.assert_allclose(np.linalg.solve(K, env.oracle.values(Zg)), env.oracle.coefficients,
-                                   rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(
+            np.linalg.solve(K, env.oracle.values(Zg)), env.oracle.coefficients, rtol=1e-6, atol=1e-9
+        )
 
 
 def test_gp_interpolant_conditioning_guard():
@@ -184,12 +200,24 @@ def test_problem_spec_public_and_seed_independent():
 
 
 def test_resolved_kwargs():
-    assert NoiseFreeGPBanditEnv().resolved_kwargs == {"horizon": 60, "lengthscale": 0.1, "n_candidates": 1000,
-                                                      "n_inducing": None}
+    assert NoiseFreeGPBanditEnv().resolved_kwargs == {
+        "horizon": 60,
+        "lengthscale": 0.1,
+        "n_candidates": 1000,
+        "n_inducing": None,
+    }
     assert NoiseFreeGPBanditEnv(d=2, instance="gp-interpolant").resolved_kwargs == {
-        "horizon": 150, "lengthscale": 0.2, "n_candidates": 2500, "n_inducing": 7}
+        "horizon": 150,
+        "lengthscale": 0.2,
+        "n_candidates": 2500,
+        "n_inducing": 7,
+    }
     assert NoiseFreeGPBanditEnv(d=3, horizon=17, lengthscale=0.3).resolved_kwargs == {
-        "horizon": 17, "lengthscale": 0.3, "n_candidates": 2048, "n_inducing": None}
+        "horizon": 17,
+        "lengthscale": 0.3,
+        "n_candidates": 2048,
+        "n_inducing": None,
+    }
 
 
 # ------------------------------------------------------------------------------------------- oracle
@@ -243,8 +271,9 @@ def test_regret_recorder_noise_free():
 
 
 @pytest.mark.parametrize("instance", INSTANCES)
-@pytest.mark.parametrize("d,kernel", [(1, "se"), (1, "matern-1.5"), (1, "matern-0.5"), (2, "se"), (2, "matern-2.5"),
-                                      (2, "matern-1.5")])
+@pytest.mark.parametrize(
+    "d,kernel", [(1, "se"), (1, "matern-1.5"), (1, "matern-0.5"), (2, "se"), (2, "matern-2.5"), (2, "matern-1.5")]
+)
 def test_continuous_optimum_and_certificate(instance, d, kernel):
     env = make(6, instance=instance, d=d, kernel=kernel, action_mode="continuous")
     o = env.oracle
@@ -287,8 +316,15 @@ def test_certificate_nan_without_grid():
 
 
 # ------------------------------------------------------------------------------------ env contract
-@pytest.mark.parametrize("kw", [{}, {"d": 2, "instance": "gp-interpolant"}, {"action_mode": "continuous"},
-                                {"d": 2, "action_mode": "continuous", "kernel": "matern-1.5"}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"d": 2, "instance": "gp-interpolant"},
+        {"action_mode": "continuous"},
+        {"d": 2, "action_mode": "continuous", "kernel": "matern-1.5"},
+    ],
+)
 def test_check_env(kw):
     env = NoiseFreeGPBanditEnv(**kw)
     with warnings.catch_warnings(record=True) as caught:
@@ -342,9 +378,20 @@ def test_determinism_and_seed_dependence():
 
 
 DISCRETE_BAD = [
-    (1.5, "dtype"), (3.0, "dtype"), (True, "dtype"), (np.bool_(False), "dtype"), (float("nan"), "finite"),
-    (np.array(np.nan), "finite"), (1000, "range"), (-1, "range"), (np.int64(2**40), "range"),
-    ([1, 2], "shape"), (np.array([[1]]), "shape"), ("3", "dtype"), (None, "dtype"), (np.array([1.0]), "dtype"),
+    (1.5, "dtype"),
+    (3.0, "dtype"),
+    (True, "dtype"),
+    (np.bool_(False), "dtype"),
+    (float("nan"), "finite"),
+    (np.array(np.nan), "finite"),
+    (1000, "range"),
+    (-1, "range"),
+    (np.int64(2**40), "range"),
+    ([1, 2], "shape"),
+    (np.array([[1]]), "shape"),
+    ("3", "dtype"),
+    (None, "dtype"),
+    (np.array([1.0]), "dtype"),
 ]
 
 
@@ -357,8 +404,13 @@ def test_invalid_discrete_action_leaves_env_unchanged(bad, rule):
     with pytest.raises(InvalidActionError, match=f"rule '{rule}'"):
         env.validate_action(bad)
     assert env.t == 1
-    assert env.step(5) == (pytest.approx(np.array([env.oracle.f_candidates[5]])), env.oracle.f_candidates[5],
-                           False, False, {"t": 2})
+    assert env.step(5) == (
+        pytest.approx(np.array([env.oracle.f_candidates[5]])),
+        env.oracle.f_candidates[5],
+        False,
+        False,
+        {"t": 2},
+    )
 
 
 def test_valid_discrete_action_forms():
@@ -371,9 +423,14 @@ def test_valid_discrete_action_forms():
 
 
 CONT_BAD = [
-    (np.array([0.5, 0.5, 0.5]), "shape"), (0.5, "shape"), (np.array([np.nan, 0.5]), "finite"),
-    (np.array([0.5, np.inf]), "finite"), (np.array([1.5, 0.5]), "bounds"), (np.array([0.2, -1e-9]), "bounds"),
-    (np.array(["a", "b"]), "dtype"), (np.array([True, False]), "dtype"),
+    (np.array([0.5, 0.5, 0.5]), "shape"),
+    (0.5, "shape"),
+    (np.array([np.nan, 0.5]), "finite"),
+    (np.array([0.5, np.inf]), "finite"),
+    (np.array([1.5, 0.5]), "bounds"),
+    (np.array([0.2, -1e-9]), "bounds"),
+    (np.array(["a", "b"]), "dtype"),
+    (np.array([True, False]), "dtype"),
 ]
 
 
@@ -390,10 +447,21 @@ def test_invalid_continuous_action_leaves_env_unchanged(bad, rule):
 
 
 # -------------------------------------------------------------------------------------- vector env
-@pytest.mark.parametrize("kw", [{"d": 2}, {"d": 1, "instance": "gp-interpolant", "kernel": "matern-0.5"},
-                                {"d": 2, "action_mode": "continuous", "kernel": "matern-2.5"},
-                                {"d": 3, "action_mode": "continuous", "instance": "gp-interpolant",
-                                 "candidate_set": "uniform", "n_candidates": 300}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"d": 2},
+        {"d": 1, "instance": "gp-interpolant", "kernel": "matern-0.5"},
+        {"d": 2, "action_mode": "continuous", "kernel": "matern-2.5"},
+        {
+            "d": 3,
+            "action_mode": "continuous",
+            "instance": "gp-interpolant",
+            "candidate_set": "uniform",
+            "n_candidates": 300,
+        },
+    ],
+)
 def test_vector_rows_bit_identical_to_single(kw):
     seeds = [3, 11, 12]
     T = 25
@@ -430,8 +498,12 @@ def test_vector_env_via_gym_and_invalid_actions():
     venv.reset(seed=5)
     assert venv.unwrapped.seeds == [5, 6]
     assert venv.action_space.shape == (2,) and venv.single_action_space == gym.spaces.Discrete(1000)
-    for bad, rule in [(np.array([1, 1000]), "range"), (np.array([1.0, 2.0]), "dtype"), (np.array([1, 2, 3]), "shape"),
-                      (np.array([True, False]), "dtype")]:
+    for bad, rule in [
+        (np.array([1, 1000]), "range"),
+        (np.array([1.0, 2.0]), "dtype"),
+        (np.array([1, 2, 3]), "shape"),
+        (np.array([True, False]), "dtype"),
+    ]:
         with pytest.raises(InvalidActionError, match=f"rule '{rule}'"):
             venv.step(bad)
     assert venv.unwrapped.t == 0

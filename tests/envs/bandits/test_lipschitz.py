@@ -43,9 +43,7 @@ def rollout(env, actions):
 
 
 # ------------------------------------------------------------------------------------ env contract
-@pytest.mark.parametrize(
-    "instance,d", [(i, 1) for i in INSTANCES] + [(i, 2) for i in MULTI_D]
-)
+@pytest.mark.parametrize("instance,d", [(i, 1) for i in INSTANCES] + [(i, 2) for i in MULTI_D])
 def test_check_env(instance, d):
     env = NonStatLipschitzEnv(instance=instance, horizon=2048, d=d, **SMALL[instance])
     with warnings.catch_warnings(record=True) as caught:
@@ -118,8 +116,12 @@ def test_random_instances_depend_on_seed_deterministic_ones_do_not():
         assert len(cps) == 4
     e1, e2 = make("benign-changes", seed=1), make("benign-changes", seed=2)
     assert e1.oracle.mean_reward([0.75], 5) != e2.oracle.mean_reward([0.75], 5)
-    for inst, kw in [("two-peak-cyclic", {}), ("piecewise-tents", {"random_tents": False}), ("drifting-peak", {}),
-                     ("benign-changes", {"static": True})]:
+    for inst, kw in [
+        ("two-peak-cyclic", {}),
+        ("piecewise-tents", {"random_tents": False}),
+        ("drifting-peak", {}),
+        ("benign-changes", {"static": True}),
+    ]:
         o1, o2 = make(inst, seed=1, **kw).oracle, make(inst, seed=2, **kw).oracle
         xs = np.linspace(0, 1, 11)[:, None]
         assert all(np.array_equal(o1.mean_rewards(xs, t), o2.mean_rewards(xs, t)) for t in (1, 700, 2048))
@@ -210,8 +212,10 @@ def test_regret_recorder_uses_oracle():
     env = RegretRecorder(make("drifting-peak", horizon=200))
     env.reset(seed=0)
     acts = np.random.default_rng(2).random((200, 1))
-    expected = [env.unwrapped.oracle.optimal_value(t) - env.unwrapped.oracle.mean_reward(a, t)
-                for t, a in enumerate(acts, start=1)]
+    expected = [
+        env.unwrapped.oracle.optimal_value(t) - env.unwrapped.oracle.mean_reward(a, t)
+        for t, a in enumerate(acts, start=1)
+    ]
     for a in acts:
         env.step(a)
     np.testing.assert_allclose(env.regrets, expected, atol=1e-15)
@@ -260,13 +264,16 @@ def brute_force_shifts(oracle, T, grid, c_sig=1.0):
     return tuple(shifts)
 
 
-@pytest.mark.parametrize("instance,kw", [
-    ("two-peak-cyclic", {"cycles": 1}),
-    ("piecewise-tents", {"phases": 3, "random_lengths": True, "min_length": 60}),
-    ("drifting-peak", {"period": 100}),
-    ("random-lipschitz", {"phases": 3, "min_length": 60}),
-    ("benign-changes", {}),
-])
+@pytest.mark.parametrize(
+    "instance,kw",
+    [
+        ("two-peak-cyclic", {"cycles": 1}),
+        ("piecewise-tents", {"phases": 3, "random_lengths": True, "min_length": 60}),
+        ("drifting-peak", {"period": 100}),
+        ("random-lipschitz", {"phases": 3, "min_length": 60}),
+        ("benign-changes", {}),
+    ],
+)
 def test_significant_shifts_exact_matches_brute_force(instance, kw):
     T = 240
     o = make(instance, horizon=T, seed=2, **kw).oracle
@@ -277,8 +284,9 @@ def test_significant_shifts_exact_matches_brute_force(instance, kw):
 def test_tents_shifts_known_answer(random_lengths):
     """Old peak has gap 0.4 after a change: 0.4 n >= n^(2/3) first at n = 16, so tau = cp + 15."""
     P = 5
-    o = make("piecewise-tents", horizon=2**15, phases=P, random_lengths=random_lengths, seed=3,
-             random_tents=False).oracle
+    o = make(
+        "piecewise-tents", horizon=2**15, phases=P, random_lengths=random_lengths, seed=3, random_tents=False
+    ).oracle
     cps = o.change_points()
     assert len(cps) == P - 1
     expected = tuple(c + 15 for c in cps)
@@ -328,13 +336,16 @@ def test_shift_argument_errors():
 
 
 # ------------------------------------------------------------------------------------ vector env
-@pytest.mark.parametrize("instance,kw", [
-    ("two-peak-cyclic", {}),
-    ("piecewise-tents", {"random_lengths": True}),
-    ("benign-changes", {"noise": "gaussian", "sigma": 0.2}),
-    ("random-lipschitz", {}),
-    ("drifting-peak", {"d": 2}),
-])
+@pytest.mark.parametrize(
+    "instance,kw",
+    [
+        ("two-peak-cyclic", {}),
+        ("piecewise-tents", {"random_lengths": True}),
+        ("benign-changes", {"noise": "gaussian", "sigma": 0.2}),
+        ("random-lipschitz", {}),
+        ("drifting-peak", {"d": 2}),
+    ],
+)
 def test_vector_rows_bit_identical_to_single(instance, kw):
     T, seeds = 2048, [3, 10, 11, 99]
     d = kw.get("d", 1)
@@ -444,10 +455,20 @@ def test_vector_invalid_actions_unchanged():
 
 # ------------------------------------------------------------------------------------ arguments
 def test_instance_registry():
-    assert INSTANCES == ("two-peak-cyclic", "two-peak-cyclic-10", "piecewise-tents", "benign-changes",
-                         "drifting-peak", "random-lipschitz")
-    assert instance_kwargs("piecewise-tents") == {"phases": 5, "random_lengths": False, "min_length": 256,
-                                                  "random_tents": True}
+    assert INSTANCES == (
+        "two-peak-cyclic",
+        "two-peak-cyclic-10",
+        "piecewise-tents",
+        "benign-changes",
+        "drifting-peak",
+        "random-lipschitz",
+    )
+    assert instance_kwargs("piecewise-tents") == {
+        "phases": 5,
+        "random_lengths": False,
+        "min_length": 256,
+        "random_tents": True,
+    }
     assert instance_kwargs("drifting-peak") == {"period": None}
     assert instance_kwargs("random-lipschitz") == {"phases": 8, "min_length": 256}
     assert instance_kwargs("benign-changes") == {"static": False}
@@ -455,25 +476,34 @@ def test_instance_registry():
         instance_kwargs("nope")
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"instance": "two-peaks"}, r"unknown instance 'two-peaks'; valid instances: two-peak-cyclic, two-peak-cyclic-10"),
-    ({"instance": "piecewise-tents", "cycles": 3}, r"unknown kwarg\(s\) 'cycles'.*valid kwargs: .*phases, random_lengths, min_length"),
-    ({"instance": "two-peak-cyclic", "phases": 3}, r"'phases'.*valid kwargs: .*cycles"),
-    ({"horizon": 0}, "horizon"),
-    ({"horizon": "long"}, "horizon"),
-    ({"horizon": 10.5}, "horizon"),
-    ({"d": 0}, r"\bd must"),
-    ({"instance": "benign-changes", "d": 2}, r"d must be 1"),
-    ({"noise": "poisson"}, "noise must be one of bernoulli, gaussian"),
-    ({"sigma": -1.0}, "sigma"),
-    ({"sigma": float("nan")}, "sigma"),
-    ({"cycles": 0}, "cycles"),
-    ({"instance": "piecewise-tents", "random_lengths": 1}, "random_lengths"),
-    ({"instance": "piecewise-tents", "random_tents": "no"}, "random_tents must be a bool"),
-    ({"instance": "random-lipschitz", "horizon": 1000}, r"horizon=1000 is too short.*min_length=256"),
-    ({"instance": "drifting-peak", "period": 0}, "period"),
-    ({"instance": "benign-changes", "static": "yes"}, "static"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (
+            {"instance": "two-peaks"},
+            r"unknown instance 'two-peaks'; valid instances: two-peak-cyclic, two-peak-cyclic-10",
+        ),
+        (
+            {"instance": "piecewise-tents", "cycles": 3},
+            r"unknown kwarg\(s\) 'cycles'.*valid kwargs: .*phases, random_lengths, min_length",
+        ),
+        ({"instance": "two-peak-cyclic", "phases": 3}, r"'phases'.*valid kwargs: .*cycles"),
+        ({"horizon": 0}, "horizon"),
+        ({"horizon": "long"}, "horizon"),
+        ({"horizon": 10.5}, "horizon"),
+        ({"d": 0}, r"\bd must"),
+        ({"instance": "benign-changes", "d": 2}, r"d must be 1"),
+        ({"noise": "poisson"}, "noise must be one of bernoulli, gaussian"),
+        ({"sigma": -1.0}, "sigma"),
+        ({"sigma": float("nan")}, "sigma"),
+        ({"cycles": 0}, "cycles"),
+        ({"instance": "piecewise-tents", "random_lengths": 1}, "random_lengths"),
+        ({"instance": "piecewise-tents", "random_tents": "no"}, "random_tents must be a bool"),
+        ({"instance": "random-lipschitz", "horizon": 1000}, r"horizon=1000 is too short.*min_length=256"),
+        ({"instance": "drifting-peak", "period": 0}, "period"),
+        ({"instance": "benign-changes", "static": "yes"}, "static"),
+    ],
+)
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         NonStatLipschitzEnv(**kwargs)
@@ -495,15 +525,16 @@ def test_score_run_known_answer():
     from papergym.envs.bandits.lipschitz import NonStatLipschitzOracle
 
     info = {"shifts": [100, 200], "L_tilde": 2}
-    got = NonStatLipschitzOracle.score_run(info, 900.0, {"restart_times": [250, 50, 120, 130]},
-                                           {"horizon": 1000, "d": 1})
+    got = NonStatLipschitzOracle.score_run(
+        info, 900.0, {"restart_times": [250, 50, 120, 130]}, {"horizon": 1000, "d": 1}
+    )
     # 50: before the first shift (false alarm); 120: detects 100 (delay 20); 130: second in phase 1
     # (false alarm); 250: detects 200 (delay 50)
     assert got["detections"] == 2 and got["false_alarms"] == 2 and got["mean_delay"] == 35
     assert got["L_tilde"] == 2
     assert got["normalized_regret"] == pytest.approx(900 / (3 ** (1 / 3) * 1000 ** (2 / 3)))
     d2 = NonStatLipschitzOracle.score_run({"shifts": []}, 100.0, {}, {"horizon": 4096, "d": 2})
-    assert d2["normalized_regret"] == pytest.approx(100 / 4096 ** 0.75) and "detections" not in d2
+    assert d2["normalized_regret"] == pytest.approx(100 / 4096**0.75) and "detections" not in d2
     none = NonStatLipschitzOracle.score_run(info, 1.0, {"restart_times": []}, {"horizon": 1000})
     assert none["detections"] == 0 and np.isnan(none["mean_delay"])
 
@@ -579,8 +610,9 @@ def test_seeded_tents_optimum_matches_brute_force_grid(d):
     for p, s in enumerate(starts):
         for t in (s, s + 300):
             mu = o.mean_rewards(np.vstack([grid, c]), t)
-            np.testing.assert_allclose(mu[: len(grid)], 0.3 + np.maximum(0.0, h[p] - np.abs(grid - c[p]).max(axis=1)),
-                                       rtol=0, atol=1e-15)
+            np.testing.assert_allclose(
+                mu[: len(grid)], 0.3 + np.maximum(0.0, h[p] - np.abs(grid - c[p]).max(axis=1)), rtol=0, atol=1e-15
+            )
             opt = o.optimal_value(t)
             assert opt == mu.max()  # brute force over the grid and every tent's centre
             assert 0.0 <= opt - mu[: len(grid)].max() <= step / 2 + 1e-12

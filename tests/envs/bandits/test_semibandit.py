@@ -10,11 +10,12 @@ import warnings
 
 import gymnasium as gym
 import numpy as np
-import papergym.envs  # noqa: F401  (registers the ids)
 import pytest
 from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector.utils import batch_space
+
+import papergym.envs  # noqa: F401  (registers the ids)
 from papergym.envs import InvalidActionError, run_seeds
 from papergym.envs.bandits.semibandit import (
     COMPARE_DEFAULTS,
@@ -149,11 +150,13 @@ def test_switching_segments_and_means():
             opt = o.optimal_set(bounds[s])
             assert opt.sum() == 2
             for t in (bounds[s], (bounds[s] + bounds[s + 1] - 1) // 2, bounds[s + 1] - 1):
-                np.testing.assert_allclose(o.mean_losses(t), np.where(opt == 1, 0.5 - g / 2, 0.5 + g / 2),
-                                           atol=1e-15)
+                np.testing.assert_allclose(o.mean_losses(t), np.where(opt == 1, 0.5 - g / 2, 0.5 + g / 2), atol=1e-15)
                 assert np.array_equal(o.optimal_set(t), opt)
-        cps = [sw[s - 1] for s in range(1, k + 1)
-               if not np.array_equal(o.optimal_set(bounds[s]), o.optimal_set(bounds[s] - 1))]
+        cps = [
+            sw[s - 1]
+            for s in range(1, k + 1)
+            if not np.array_equal(o.optimal_set(bounds[s]), o.optimal_set(bounds[s] - 1))
+        ]
         assert o.change_points() == tuple(cps)
     assert make(SWITCH, horizon=50, n_switches=0).unwrapped.oracle.switch_times() == ()
     assert make(SWITCH, horizon=3, n_switches=2).unwrapped.oracle.switch_times() == (2, 3)  # every round
@@ -183,8 +186,7 @@ def test_worst_case_epsilon_default_cap_and_explicit():
 
 def test_arm_permutation_per_seed():
     d, m = 6, 2
-    sets = np.stack([make("stochastic", seed=s, d=d, m=m, horizon=10).unwrapped.oracle.best_set()
-                     for s in range(300)])
+    sets = np.stack([make("stochastic", seed=s, d=d, m=m, horizon=10).unwrapped.oracle.best_set() for s in range(300)])
     assert len({tuple(x) for x in sets}) == 15  # every one of the C(6, 2) sets occurs
     freq = sets.sum(axis=0)  # arm i optimal ~ Binomial(300, 1/3)
     z = (freq - 300 * m / d) / math.sqrt(300 * (m / d) * (1 - m / d))
@@ -243,8 +245,9 @@ def test_best_set_and_regrets_against_brute_force(instance, kw):
             stat += inc
         assert o.dynamic_regret(acts) == dyn  # same additions, same order
         assert o.static_regret(acts) == stat
-        assert o.static_regret(acts[:10]) == pytest.approx(sum(o.static_regret_increment(acts[t], t + 1)
-                                                               for t in range(10)), abs=1e-12)
+        assert o.static_regret(acts[:10]) == pytest.approx(
+            sum(o.static_regret_increment(acts[t], t + 1) for t in range(10)), abs=1e-12
+        )
         assert o.tracks_static_regret is (instance == SWITCH)
 
 
@@ -388,7 +391,9 @@ def test_gym_make_reset_and_episode_end():
     with pytest.raises(ResetNeeded):
         _ = env.unwrapped.oracle
     obs, info = env.reset(seed=1)
-    assert info == {"t": 0} and np.array_equal(obs["losses"], np.zeros(5)) and np.array_equal(obs["observed"], np.zeros(5))
+    assert (
+        info == {"t": 0} and np.array_equal(obs["losses"], np.zeros(5)) and np.array_equal(obs["observed"], np.zeros(5))
+    )
     assert env.observation_space.contains(obs)
     for t in range(1, 4):
         obs, _r, _term, trunc, _info = env.step(one_hot(5, [1, 3]))
@@ -468,8 +473,16 @@ def test_invalid_action_leaves_env_unchanged(bad, rule):
 
 def test_valid_action_forms_are_equivalent():
     base = one_hot(10, [2, 5, 7])
-    forms = [base, base.tolist(), base.astype(bool), base.astype(np.int64), base.astype(np.uint8),
-             base.astype(np.float64), base.astype(np.float32), base[::-1][::-1]]
+    forms = [
+        base,
+        base.tolist(),
+        base.astype(bool),
+        base.astype(np.int64),
+        base.astype(np.uint8),
+        base.astype(np.float64),
+        base.astype(np.float32),
+        base[::-1][::-1],
+    ]
     outs = []
     for f in forms:
         env = make(seed=9, horizon=5)

@@ -12,8 +12,18 @@ from gymnasium.utils.env_checker import check_env
 
 import papergym.envs  # noqa: F401
 from papergym.envs import InvalidActionError
-from papergym.envs.games.common import (auto_step, bilinear_jacobian, euler_factor, euler_factor_bound, gap_metrics,
-                                        gibbs, jacobian_bounds, kl, omega, solve_saddle)
+from papergym.envs.games.common import (
+    auto_step,
+    bilinear_jacobian,
+    euler_factor,
+    euler_factor_bound,
+    gap_metrics,
+    gibbs,
+    jacobian_bounds,
+    kl,
+    omega,
+    solve_saddle,
+)
 from papergym.envs.games.markov_game import EntropicMarkovGameEnv
 from papergym.envs.games.matrix_game import RPS, EntropicMatrixGameEnv, MatrixGame
 from papergym.envs.games.mean_field import EntropicMeanFieldEnv
@@ -41,8 +51,13 @@ def test_gibbs_and_kl_closed_forms():
 def test_omega_matches_brute_force():
     rng = np.random.default_rng(0)
     M = rng.normal(size=(4, 5))
-    brute = max((M[i, j] - M[k, j] - M[i, l] + M[k, l]) / 2
-                for i in range(4) for k in range(4) for j in range(5) for l in range(5))
+    brute = max(
+        (M[i, j] - M[k, j] - M[i, l] + M[k, l]) / 2
+        for i in range(4)
+        for k in range(4)
+        for j in range(5)
+        for l in range(5)
+    )
     assert omega(M) == pytest.approx(brute, rel=1e-14)
     assert omega(RPS) == pytest.approx(1.5)
 
@@ -79,7 +94,7 @@ def test_curie_weiss_mean_contracts_exactly(a, sigma, h):
     for k in range(1, 31):
         mu = (1 - h) * mu + h * gibbs(env.prob.log_pi, obs, sigma, -1)
         obs, r, term, trunc, _ = env.step(mu)
-        assert env.prob.mean(mu) == pytest.approx(m0 * factor ** k, rel=1e-9, abs=1e-13)
+        assert env.prob.mean(mu) == pytest.approx(m0 * factor**k, rel=1e-9, abs=1e-13)
         assert r == pytest.approx(-env.prob.F_sigma(mu))
         assert env.oracle.regret(mu) >= 0
     assert trunc and not term
@@ -114,7 +129,7 @@ def test_double_well_known_constants():
     var = 2 * math.gamma(0.75) / math.gamma(0.25)
     assert o.a_c == pytest.approx(1 / var, rel=1e-7)  # a_c(1) = Gamma(1/4) / (2 Gamma(3/4)) ~ 1.479338
     assert o.a_c == pytest.approx(1.479338, abs=1e-6)
-    z0 = 2 * 4 ** -0.75 * math.gamma(0.25) / math.sqrt(2 * math.pi)
+    z0 = 2 * 4**-0.75 * math.gamma(0.25) / math.sqrt(2 * math.pi)
     assert o.value == pytest.approx(-math.log(z0), abs=1e-9)  # F^s(mu*) = -log Z_0 ~ -0.022510
     assert len(o.minimisers) == 1 and abs(env.prob.mean(o.minimiser)) < 1e-12
     assert o.fixed_point_residual(o.minimiser) < 1e-13
@@ -142,7 +157,7 @@ def test_interaction_minimiser_is_a_symmetric_fixed_point():
     np.testing.assert_allclose(o.minimiser, o.minimiser[::-1], atol=1e-14)
     # W * mu by FFT equals the direct sum
     mu = env.mu0
-    direct = np.array([np.sum(-env.a * np.exp(-(x - env.prob.x) ** 2 / 2) * mu) for x in env.prob.x[::97]])
+    direct = np.array([np.sum(-env.a * np.exp(-((x - env.prob.x) ** 2) / 2) * mu) for x in env.prob.x[::97]])
     np.testing.assert_allclose(env.prob.conv(mu)[::97], direct, atol=1e-12)
     assert o.contractive
 
@@ -157,9 +172,16 @@ def test_mean_field_regret_is_nonnegative_on_random_measures():
             assert env.oracle.regret(w) >= 0
 
 
-@pytest.mark.parametrize("bad,rule", [(np.full(2001, np.nan), "NaN"), (np.zeros(2001), "sum to 0"),
-                                      (-np.ones(2001), "negative"), (np.ones(5), "shape"),
-                                      ("abc", "array")])
+@pytest.mark.parametrize(
+    "bad,rule",
+    [
+        (np.full(2001, np.nan), "NaN"),
+        (np.zeros(2001), "sum to 0"),
+        (-np.ones(2001), "negative"),
+        (np.ones(5), "shape"),
+        ("abc", "array"),
+    ],
+)
 def test_mean_field_invalid_actions(bad, rule):
     env = EntropicMeanFieldEnv()
     obs, _ = env.reset(seed=0)
@@ -183,8 +205,16 @@ def test_strict_simplex():
     assert r == pytest.approx(r2, rel=1e-14)
 
 
-@pytest.mark.parametrize("kw,msg", [({"instance": "nope"}, "valid instances"), ({"sigma": 0}, "sigma"),
-                                    ({"a": -1}, "a must be"), ({"G": 2}, "G must"), ({"horizon": 0}, "horizon")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"instance": "nope"}, "valid instances"),
+        ({"sigma": 0}, "sigma"),
+        ({"a": -1}, "a must be"),
+        ({"G": 2}, "G must"),
+        ({"horizon": 0}, "horizon"),
+    ],
+)
 def test_mean_field_bad_arguments(kw, msg):
     with pytest.raises(ValueError, match=msg):
         EntropicMeanFieldEnv(**kw)
@@ -226,8 +256,12 @@ def test_ni_closed_form_for_bilinear_games():
     for _ in range(10):
         mu, nu = rng.dirichlet(np.ones(4)), rng.dirichlet(np.ones(6))
         s, s2 = 0.3, 0.7
-        ni = (s * np.sum(mu * np.log(mu * 4)) + s2 * np.sum(nu * np.log(nu * 6))
-              + s2 * np.log(np.mean(np.exp(G.T @ mu / s2))) + s * np.log(np.mean(np.exp(-G @ nu / s))))
+        ni = (
+            s * np.sum(mu * np.log(mu * 4))
+            + s2 * np.sum(nu * np.log(nu * 6))
+            + s2 * np.log(np.mean(np.exp(G.T @ mu / s2)))
+            + s * np.log(np.mean(np.exp(-G @ nu / s)))
+        )
         o = env.oracle
         assert o.equilibrium_gap(mu, nu) == pytest.approx(ni, rel=1e-12, abs=1e-15)
         assert o.exploitability_min(mu) >= 0 and o.exploitability_max(nu) >= 0
@@ -323,12 +357,17 @@ def test_opponent_moves_from_its_own_previous_feedback():
         np.testing.assert_allclose(env._nu, nu, atol=1e-15)
 
 
-@pytest.mark.parametrize("cls,kw", [(EntropicMatrixGameEnv, {"instance": "random"}),
-                                    (EntropicMatrixGameEnv, {"instance": "rps-cold", "role": "max"}),
-                                    (EntropicMatrixGameEnv, {"instance": "rps", "role": "both"}),
-                                    (EntropicMarkovGameEnv, {"instance": "random"}),
-                                    (EntropicMarkovGameEnv, {"instance": "random", "role": "both"}),
-                                    (EntropicMeanFieldEnv, {"instance": "interaction", "G": 301})])
+@pytest.mark.parametrize(
+    "cls,kw",
+    [
+        (EntropicMatrixGameEnv, {"instance": "random"}),
+        (EntropicMatrixGameEnv, {"instance": "rps-cold", "role": "max"}),
+        (EntropicMatrixGameEnv, {"instance": "rps", "role": "both"}),
+        (EntropicMarkovGameEnv, {"instance": "random"}),
+        (EntropicMarkovGameEnv, {"instance": "random", "role": "both"}),
+        (EntropicMeanFieldEnv, {"instance": "interaction", "G": 301}),
+    ],
+)
 def test_check_env_for_every_role(cls, kw):
     _check(cls(**kw))
 
@@ -400,7 +439,9 @@ def test_markov_single_state_equals_the_matrix_game():
     rng = np.random.default_rng(1)
     for _ in range(5):
         mu, nu = rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(3))
-        assert mk.oracle.equilibrium_gap(mu[None], nu[None]) == pytest.approx(mg.oracle.equilibrium_gap(mu, nu), rel=1e-10)
+        assert mk.oracle.equilibrium_gap(mu[None], nu[None]) == pytest.approx(
+            mg.oracle.equilibrium_gap(mu, nu), rel=1e-10
+        )
 
 
 def test_markov_feedback_is_q_of_the_current_profile():
@@ -413,8 +454,11 @@ def test_markov_feedback_is_q_of_the_current_profile():
     # V by Monte-Carlo-free direct iteration of the Bellman evaluation equation
     V = np.zeros(3)
     for _ in range(2000):
-        c = (np.einsum("sa,sab,sb->s", mu, game.r, nu) + game.tau * np.sum(mu * np.log(mu * 2), 1)
-             - game.tau * np.sum(nu * np.log(nu * 2), 1))
+        c = (
+            np.einsum("sa,sab,sb->s", mu, game.r, nu)
+            + game.tau * np.sum(mu * np.log(mu * 2), 1)
+            - game.tau * np.sum(nu * np.log(nu * 2), 1)
+        )
         V = c + game.gamma * np.einsum("sa,sb,sabt,t->s", mu, nu, game.P, V)
     assert r == pytest.approx(-game.rho0 @ V, rel=1e-12)
     Q = game.r + game.gamma * game.P @ V
@@ -423,9 +467,14 @@ def test_markov_feedback_is_q_of_the_current_profile():
 
 
 # --------------------------------------------------------------------------------------------- PettingZoo
-@pytest.mark.parametrize("modname,kw", [("entropic_matrix_game_v0", {"instance": "random"}),
-                                        ("entropic_matrix_game_v0", {"instance": "rps-cold"}),
-                                        ("entropic_markov_game_v0", {"instance": "random"})])
+@pytest.mark.parametrize(
+    "modname,kw",
+    [
+        ("entropic_matrix_game_v0", {"instance": "random"}),
+        ("entropic_matrix_game_v0", {"instance": "rps-cold"}),
+        ("entropic_markov_game_v0", {"instance": "random"}),
+    ],
+)
 def test_pettingzoo_parallel_api(modname, kw, needs):
     needs("pettingzoo")
     import importlib
@@ -445,8 +494,10 @@ def test_pettingzoo_two_learners(needs):
 
     env = entropic_matrix_game_v0.parallel_env(instance="random")
     obs, _ = env.reset(seed=3)
-    learners = {"min": make_agent("br-flow", env.problem_for("min"), seed=0),
-                "max": make_agent("extragradient", env.problem_for("max"), seed=0)}
+    learners = {
+        "min": make_agent("br-flow", env.problem_for("min"), seed=0),
+        "max": make_agent("extragradient", env.problem_for("max"), seed=0),
+    }
     while env.agents:
         acts = {a: learners[a].act(obs[a]) for a in env.agents}
         obs, rew, term, trunc, _ = env.step(acts)
@@ -501,7 +552,9 @@ def test_jacobian_bounds_closed_forms():
 def test_auto_step_minimises_the_worst_corner():
     rng = np.random.default_rng(8202)
     hs = np.linspace(1e-4, 1.0, 20001)
-    for d, c in [(0.0, 0.0), (0.5, 0.0), (0.0, 7.5), (0.25, 0.866), (0.9, 3.0)] + [tuple(rng.uniform(0, [0.99, 10])) for _ in range(20)]:
+    for d, c in [(0.0, 0.0), (0.5, 0.0), (0.0, 7.5), (0.25, 0.866), (0.9, 3.0)] + [
+        tuple(rng.uniform(0, [0.99, 10])) for _ in range(20)
+    ]:
         h = auto_step(d, c)
         worst = np.sqrt((1 - hs * (1 - d)) ** 2 + (hs * c) ** 2)
         assert euler_factor_bound(h, d, c) <= worst.min() + 1e-12
@@ -557,8 +610,9 @@ def test_markov_linearisation_is_per_state_bilinear_with_frozen_q(inst):
         u, v = _tangent(rng, mu), _tangent(rng, nu)
         eps = 1e-5
         fd = (T(mu + eps * u, nu + eps * v) - T(mu - eps * u, nu - eps * v)) / (2 * eps)
-        lin = np.stack([bilinear_jacobian(Q[s], mu[s], nu[s], g.tau, g.tau) @ np.concatenate([u[s], v[s]])
-                        for s in range(g.S)])
+        lin = np.stack(
+            [bilinear_jacobian(Q[s], mu[s], nu[s], g.tau, g.tau) @ np.concatenate([u[s], v[s]]) for s in range(g.S)]
+        )
         np.testing.assert_allclose(fd, lin, atol=1e-8)
     lam = env.oracle.linearised_spectrum()
     assert np.abs(lam.real).max() <= 1e-12  # a pure rotation
@@ -579,8 +633,10 @@ def test_mean_field_contraction_bound_is_the_w1_constant():
             mus = []
             for _ in range(2):
                 w = rng.uniform(0.1, 0.9)
-                comps = [gibbs(np.zeros(p.G), (p.x - m) ** 2 / (2 * s ** 2), 1.0, -1)
-                         for m, s in zip(rng.uniform(-2.5, 2.5, 2), rng.uniform(0.4, 1.5, 2))]
+                comps = [
+                    gibbs(np.zeros(p.G), (p.x - m) ** 2 / (2 * s**2), 1.0, -1)
+                    for m, s in zip(rng.uniform(-2.5, 2.5, 2), rng.uniform(0.4, 1.5, 2))
+                ]
                 mus.append(w * comps[0] + (1 - w) * comps[1])
             ratio = p.w1(p.best_response(mus[0]), p.best_response(mus[1])) / p.w1(*mus)
             assert ratio <= kappa * (1 + 1e-9)

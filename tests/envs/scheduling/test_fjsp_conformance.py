@@ -45,8 +45,10 @@ def test_gymnasium_check_env_unchanged(env_id, kw):
             obs, *_ = env.step(env.action_space.sample())
 
 
-@pytest.mark.parametrize("env_id,kw", [("FJSP-v0", dict(instance="brandimarte/mk01")),
-                                       ("FJSPImprove-v0", dict(instance="brandimarte/mk01", horizon=5))])
+@pytest.mark.parametrize(
+    "env_id,kw",
+    [("FJSP-v0", dict(instance="brandimarte/mk01")), ("FJSPImprove-v0", dict(instance="brandimarte/mk01", horizon=5))],
+)
 def test_illegal_action_penalty_is_a_noop_and_raise_mode_raises(env_id, kw):
     env = gym.make(env_id, **kw).unwrapped
     obs, _ = env.reset(seed=0)
@@ -83,8 +85,13 @@ def _assert_samples_legal(env, space, n=1000):
     assert mask[draws].all()
 
 
-@pytest.mark.parametrize("env_id,kw", [("FJSP-v0", dict(family="sd1", n_jobs=6, n_machines=4)),
-                                       ("FJSPImprove-v0", dict(instances="sd2-10x5", horizon=20))])
+@pytest.mark.parametrize(
+    "env_id,kw",
+    [
+        ("FJSP-v0", dict(family="sd1", n_jobs=6, n_machines=4)),
+        ("FJSPImprove-v0", dict(instances="sd2-10x5", horizon=20)),
+    ],
+)
 def test_mask_is_refreshed_and_survives_pickle_and_deepcopy(env_id, kw):
     env = gym.make(env_id, **kw).unwrapped
     env.reset(seed=1)
@@ -154,9 +161,12 @@ def test_plain_ppo_rollout_does_not_crash(needs):
     from stable_baselines3 import PPO
 
     torch.set_num_threads(1)
-    for env_id, kw in [("FJSP-v0", dict(family="sd2", n_jobs=5, n_machines=3)),
-                       ("FJSPImprove-v0", dict(family="sd2", n_jobs=4, n_machines=3, horizon=20))]:
-        model = PPO("MultiInputPolicy", gym.make(env_id, **kw), n_steps=256, batch_size=64, n_epochs=1, seed=0,
-                    device="cpu")
+    for env_id, kw in [
+        ("FJSP-v0", dict(family="sd2", n_jobs=5, n_machines=3)),
+        ("FJSPImprove-v0", dict(family="sd2", n_jobs=4, n_machines=3, horizon=20)),
+    ]:
+        model = PPO(
+            "MultiInputPolicy", gym.make(env_id, **kw), n_steps=256, batch_size=64, n_epochs=1, seed=0, device="cpu"
+        )
         model.learn(256)
         assert model.num_timesteps == 256

@@ -13,8 +13,13 @@ from papergym.envs.scheduling.fjsp.improve import dispatch_solution, solution_fr
 from papergym.envs.scheduling.fjsp.rules import RuleTables, choose_pair
 from papergym.envs.scheduling.fjsp.sets import load_instance
 
-CONFIGS = [dict(instances="brandimarte"), dict(), dict(family="sd1", n_jobs=6, n_machines=4),
-           dict(instance="brandimarte/mk01"), dict(instances="hurink-vdata")]
+CONFIGS = [
+    dict(instances="brandimarte"),
+    dict(),
+    dict(family="sd1", n_jobs=6, n_machines=4),
+    dict(instance="brandimarte/mk01"),
+    dict(instances="hurink-vdata"),
+]
 
 
 @pytest.mark.parametrize("env_id", ["FJSP-v0", "FJSPImprove-v0"])
@@ -68,9 +73,17 @@ def test_construct_invalid_actions_leave_state_unchanged():
     obs, _ = env.reset(seed=0)
     M = env.M
     bad_machine = int(np.flatnonzero(obs["proc"][0] == 0)[0])
-    for a, msg in [(bad_machine, "cannot process"), (-1, "outside"), (env.J * M, "outside"), (1.5, "integer"),
-                   (2.0, "integer"), (np.array([1, 2]), "integer"), ("x", "integer"), (True, "integer"),
-                   (None, "integer")]:
+    for a, msg in [
+        (bad_machine, "cannot process"),
+        (-1, "outside"),
+        (env.J * M, "outside"),
+        (1.5, "integer"),
+        (2.0, "integer"),
+        (np.array([1, 2]), "integer"),
+        ("x", "integer"),
+        (True, "integer"),
+        (None, "integer"),
+    ]:
         with pytest.raises(InvalidActionError, match=msg):
             env.step(a)
     obs2 = env._obs()
@@ -106,7 +119,9 @@ def test_improve_episode_and_rewards():
     obs, _ = env.reset(seed=0)
     inst = env.instance
     c0 = env.initial_cmax
-    assert c0 == evaluate(inst, dispatch_solution(inst, "mwkr", np.random.default_rng(int(inst.sha256()[:16], 16)))).cmax
+    assert (
+        c0 == evaluate(inst, dispatch_solution(inst, "mwkr", np.random.default_rng(int(inst.sha256()[:16], 16)))).cmax
+    )
     ret, best = 0.0, c0
     rng = np.random.default_rng(0)
     for t in range(30):
@@ -160,8 +175,7 @@ def test_improve_given_init_and_errors():
     env.reset(seed=0, options={"solution": sol.sequences()})
     before = env._obs()
     seqs = sol.sequences()
-    k = next(i for i, q in enumerate(seqs) if any(inst.op_job[a] == inst.op_job[b] and a < b
-                                                    for a in q for b in q))
+    k = next(i for i, q in enumerate(seqs) if any(inst.op_job[a] == inst.op_job[b] and a < b for a in q for b in q))
     q = seqs[k]
     a, b = next((a, b) for a in q for b in q if inst.op_job[a] == inst.op_job[b] and a < b)
     ia, ib = q.index(a), q.index(b)
@@ -196,9 +210,15 @@ def test_same_seed_same_episode(env_id):
 
 
 def test_bad_kwargs():
-    for kw, msg in [(dict(family="nope"), "family"), (dict(instances="nope"), "unknown instance set"),
-                    (dict(instance="brandimarte/mk99"), "no member"), (dict(family="file"), "path"),
-                    (dict(n_jobs=0), "n_jobs"), (dict(reward_mode="x"), "reward_mode"), (dict(horizon=3), "horizon")]:
+    for kw, msg in [
+        (dict(family="nope"), "family"),
+        (dict(instances="nope"), "unknown instance set"),
+        (dict(instance="brandimarte/mk99"), "no member"),
+        (dict(family="file"), "path"),
+        (dict(n_jobs=0), "n_jobs"),
+        (dict(reward_mode="x"), "reward_mode"),
+        (dict(horizon=3), "horizon"),
+    ]:
         with pytest.raises((ValueError, KeyError), match=msg):
             gym.make("FJSP-v0", **kw)
 

@@ -3,7 +3,6 @@ acyclicity test of the nopt2-lite neighbourhood (property tests on random instan
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 

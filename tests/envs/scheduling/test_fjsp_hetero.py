@@ -40,10 +40,12 @@ def test_heterodata_structure(needs):
     # a different solution gives a different graph
     sol2 = dispatch_solution(inst, "spt", np.random.default_rng(0))
     d2 = to_heterodata(inst, sol2)
-    assert not (d2["machine", "serves", "op"].edge_index.shape == d["machine", "serves", "op"].edge_index.shape
-                and (d2["machine", "serves", "op"].edge_index == d["machine", "serves", "op"].edge_index).all()
-                and d2["op", "machine_next", "op"].edge_index.shape == d["op", "machine_next", "op"].edge_index.shape
-                and (d2["op", "machine_next", "op"].edge_index == d["op", "machine_next", "op"].edge_index).all())
+    assert not (
+        d2["machine", "serves", "op"].edge_index.shape == d["machine", "serves", "op"].edge_index.shape
+        and (d2["machine", "serves", "op"].edge_index == d["machine", "serves", "op"].edge_index).all()
+        and d2["op", "machine_next", "op"].edge_index.shape == d["op", "machine_next", "op"].edge_index.shape
+        and (d2["op", "machine_next", "op"].edge_index == d["op", "machine_next", "op"].edge_index).all()
+    )
 
 
 def test_improve_env_exposes_the_graph(needs):
@@ -72,8 +74,11 @@ def test_construct_env_partial_graph(needs):
     # before any decision, start estimate + shortest time + shortest remaining work is a job's bound: <= LB_0
     f = PARTIAL_OP_FEATURES.index
     bound = x0[:, f("start")] + x0[:, f("min_p")] + x0[:, f("tail")]
-    assert bound.max() == pytest.approx(max(np.add.reduceat(env.instance.min_proc, env.instance.job_start[:-1]))
-                                        / env._lb, rel=1e-6) and bound.max() <= 1 + 1e-6
+    assert (
+        bound.max()
+        == pytest.approx(max(np.add.reduceat(env.instance.min_proc, env.instance.job_start[:-1])) / env._lb, rel=1e-6)
+        and bound.max() <= 1 + 1e-6
+    )
     for _ in range(20):
         obs, *_ = env.step(env.action_space.sample())
     d = env.heterodata()

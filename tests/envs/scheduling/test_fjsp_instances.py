@@ -46,13 +46,16 @@ def test_hurink_sizes():
                 inst = load_instance(f"hurink-{s}/la{k:02d}")
                 assert (inst.n_jobs, inst.n_machines) == (n, m)
                 assert inst.n_ops == n * m  # Hurink instances are flexible versions of the JSSP la sets
-    assert load_instance("hurink-edata/la01").flexibility < load_instance("hurink-rdata/la01").flexibility \
+    assert (
+        load_instance("hurink-edata/la01").flexibility
+        < load_instance("hurink-rdata/la01").flexibility
         < load_instance("hurink-vdata/la01").flexibility
+    )
 
 
 def test_bks_table_valid():
     table = bks_table()
-    for name in ["brandimarte/mk%02d" % i for i in range(1, 11)]:
+    for name in [f"brandimarte/mk{i:02d}" for i in range(1, 11)]:
         r = table[name]
         assert r.lb is not None and r.ub is not None and r.lb <= r.ub
     assert reference("brandimarte/mk01").ub == 40 and reference("brandimarte/mk01").optimal
@@ -136,19 +139,22 @@ def test_sd1_shipped_files_match_the_generator_family(size, n, m, lo, hi):
             assert q.max() - q.min() <= 9
 
 
-@pytest.mark.parametrize("text,line,field", [
-    ("", 1, "header"),
-    ("2\n", 1, "header"),
-    ("2 x\n1 1 1 3\n1 1 1 3\n", 1, "n_machines"),
-    ("2 2\n1 1 1 3\n", 3, "n_jobs"),
-    ("2 2\n1 1 1 3\n1 1 3 3\n", 3, "machine id"),
-    ("2 2\n1 1 1 3\n1 1 1 0\n", 3, "processing time"),
-    ("2 2\n1 1 1 3\n1 2 1 3 1 4\n", 3, "machine id"),
-    ("2 2\n1 1 1 3 7\n1 1 1 3\n", 2, "trailing tokens"),
-    ("2 2\n2 1 1 3\n1 1 1 3\n", 2, "operation 2 machine count"),
-    ("2 2\n1 3 1 3\n1 1 1 3\n", 2, "machine count"),
-    ("2 2\n1 1 1 3.5\n1 1 1 3\n", 2, None),
-])
+@pytest.mark.parametrize(
+    "text,line,field",
+    [
+        ("", 1, "header"),
+        ("2\n", 1, "header"),
+        ("2 x\n1 1 1 3\n1 1 1 3\n", 1, "n_machines"),
+        ("2 2\n1 1 1 3\n", 3, "n_jobs"),
+        ("2 2\n1 1 1 3\n1 1 3 3\n", 3, "machine id"),
+        ("2 2\n1 1 1 3\n1 1 1 0\n", 3, "processing time"),
+        ("2 2\n1 1 1 3\n1 2 1 3 1 4\n", 3, "machine id"),
+        ("2 2\n1 1 1 3 7\n1 1 1 3\n", 2, "trailing tokens"),
+        ("2 2\n2 1 1 3\n1 1 1 3\n", 2, "operation 2 machine count"),
+        ("2 2\n1 3 1 3\n1 1 1 3\n", 2, "machine count"),
+        ("2 2\n1 1 1 3.5\n1 1 1 3\n", 2, None),
+    ],
+)
 def test_parser_errors_name_line_and_field(text, line, field):
     with pytest.raises(FJSFormatError) as ei:
         parse_fjs(text, source="bad.fjs")
@@ -181,8 +187,12 @@ def test_zero_based_and_json_variants(tmp_path):
         parse_fjs(zero, one_based=True)
     jobs = []
     for j in range(inst.n_jobs):
-        jobs.append([[{"machine": int(k), "processing": int(inst.proc[o, k])} for k in np.flatnonzero(inst.proc[o])]
-                     for o in inst.ops_of(j)])
+        jobs.append(
+            [
+                [{"machine": int(k), "processing": int(inst.proc[o, k])} for k in np.flatnonzero(inst.proc[o])]
+                for o in inst.ops_of(j)
+            ]
+        )
     doc = {"machines": 6, "jobs": jobs}
     assert parse_json(json.dumps(doc)) == inst
     (tmp_path / "x.json").write_text(json.dumps(doc))

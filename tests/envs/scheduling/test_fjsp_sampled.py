@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+
 from papergym.envs.scheduling.fjsp.generators import sd2_instance
 from papergym.envs.scheduling.fjsp.graph import (
     evaluate,
@@ -69,11 +70,13 @@ def test_start_gap_on_fresh_sd2_10x5_is_the_papers(fresh_starts):
     """MIStar starts from DANIEL-sampled solutions, 11.96 % above the references on SD2 10x5; the shipped
     start must be of that quality (9-15 %), far from MWKR's ~68 %."""
     gaps = []
-    for inst, sol, c0, ub, lb in fresh_starts.values():
+    for _inst, _sol, c0, ub, lb in fresh_starts.values():
         assert c0 >= lb  # never below CP-SAT's proven bound
         gaps.append((c0 - ub) / ub)
     assert 0.09 <= float(np.mean(gaps)) <= 0.15, np.mean(gaps)
-    mwkr = [(evaluate(inst, initial_solution(inst, "mwkr")).cmax - ub) / ub for inst, _, _, ub, _ in fresh_starts.values()]
+    mwkr = [
+        (evaluate(inst, initial_solution(inst, "mwkr")).cmax - ub) / ub for inst, _, _, ub, _ in fresh_starts.values()
+    ]
     assert np.mean(mwkr) > 0.4
 
 
@@ -92,7 +95,7 @@ def _reference_rollout(inst, tau_noise=None):
     job priority W - s, ties: shorter p then lower machine; lower job index."""
     proc, js = inst.proc, inst.job_start
     mean_p = proc.sum(1) / (proc > 0).sum(1)
-    rem = np.concatenate([np.cumsum(mean_p[js[j]:js[j + 1]][::-1])[::-1] for j in range(inst.n_jobs)])
+    rem = np.concatenate([np.cumsum(mean_p[js[j] : js[j + 1]][::-1])[::-1] for j in range(inst.n_jobs)])
     timeline = [[] for _ in range(inst.n_machines)]  # sorted (start, end)
     jr = [0] * inst.n_jobs
     nxt = list(js[:-1])

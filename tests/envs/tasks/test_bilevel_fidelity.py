@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from papergym_tests import find_private, require
 
 from papergym.agents.base import make_solver
 from papergym.envs.tasks.base import Budget, make_task
 from papergym.envs.tasks.sealed import SealedCall
+from papergym_tests import find_private, require
 
 DEC, SIMPLE = "DecentralizedBilevel-v0", "SimpleBilevel-v0"
 
@@ -27,8 +27,16 @@ def test_decentralized_problem_holds_no_private_state(family):
     require("networkx", "bilevel")
     if family == "digits":
         require("sklearn", "bilevel")
-    task = make_task(DEC, family=family, graph=["ring", "er"], agents=4, scales=["1:1", "10:0.1"],
-                     heterogeneity=[1.0], rounds=10, seeds=[0])
+    task = make_task(
+        DEC,
+        family=family,
+        graph=["ring", "er"],
+        agents=4,
+        scales=["1:1", "10:0.1"],
+        heterogeneity=[1.0],
+        rounds=10,
+        seeds=[0],
+    )
     for ref in task.instances()[:3]:
         problem, ev = task.make(ref)
         priv = _dec_private(ev)
@@ -47,8 +55,9 @@ def test_simple_problem_holds_no_private_state():
     for ref in task.instances():
         problem, ev = task.make(ref)
         inst = ev.inst
-        priv = [ev, ev.oracle, inst] + [v for k, v in vars(inst).items()
-                                       if isinstance(v, np.ndarray) and v.size > 1 and k != "x0"]
+        priv = [ev, ev.oracle, inst] + [
+            v for k, v in vars(inst).items() if isinstance(v, np.ndarray) and v.size > 1 and k != "x0"
+        ]
         assert find_private(problem, priv) == [], ref.name
         assert isinstance(problem.oracle.grads, SealedCall)
     # the walker does see an unsealed bound method
@@ -107,7 +116,8 @@ def test_dbgd_line_search_never_lengthens_the_papers_step():
     for growth in (1.0, 10.0):
         problem, ev = task.make(ref)
         x = make_solver("dbgd", SIMPLE, seed=0, max_growth=growth).solve(
-            problem, task.default_budget, lambda x, **k: ev.evaluate(x))
+            problem, task.default_budget, lambda x, **k: ev.evaluate(x)
+        )
         out[growth] = ev.evaluate(x)
     assert out[1.0]["stationary"] == 1.0
     assert out[10.0]["stationary"] == 0.0 and out[10.0]["par2_calls"] == 10000.0

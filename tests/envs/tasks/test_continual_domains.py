@@ -22,8 +22,13 @@ from papergym.envs.tasks.continual_domains import (
 )
 
 TASK = "ContinualDomains-v0"
-TINY = {"domains": ["original", "invert", "rot90"], "images_per_domain": 40, "epochs": 1, "test_batch_size": 5,
-        "seeds": [0]}
+TINY = {
+    "domains": ["original", "invert", "rot90"],
+    "images_per_domain": 40,
+    "epochs": 1,
+    "test_batch_size": 5,
+    "seeds": [0],
+}
 
 
 def _make(**kw):
@@ -54,13 +59,13 @@ def test_stream_refuses_out_of_order_calls():
         st.answer([])
     assert st.status() == {"stage": 0, "n_domains": 3, "phase": "train"}
     st.next_domain()
-    with pytest.raises(StreamError, match="not answered"):               # skipping a stage's test pass
+    with pytest.raises(StreamError, match="not answered"):  # skipping a stage's test pass
         st.next_domain()
     with pytest.raises(StreamError, match="call test_batches"):
         st.answer([])
     b = st.test_batches()
     st.answer(_answer_correct(ev))
-    with pytest.raises(StreamError, match="already answered"):           # answering twice
+    with pytest.raises(StreamError, match="already answered"):  # answering twice
         st.answer([np.zeros(len(x), int) for x in b])
     with pytest.raises(StreamError, match="already answered"):
         st.test_batches()
@@ -79,19 +84,22 @@ def test_stream_refuses_out_of_order_calls():
         st.answer([])
 
 
-@pytest.mark.parametrize("bad, match", [
-    (lambda b: b[:-1], "one entry per test batch"),
-    (lambda b: "labels", "list with one integer array"),
-    (lambda b: np.zeros(len(b)), "list with one integer array"),
-    (lambda b: [np.zeros(len(x) + 1, int) for x in b], r"labels\[0\] must have shape"),
-    (lambda b: [np.full(len(x), 10) for x in b], r"labels\[0\] must lie in \[0, 10\)"),
-    (lambda b: [np.full(len(x), -1) for x in b], r"labels\[0\] must lie"),
-    (lambda b: [np.full(len(x), np.nan) for x in b], r"labels\[0\] must be finite"),
-    (lambda b: [np.full(len(x), 0.5) for x in b], r"labels\[0\] must hold integers"),
-    (lambda b: [np.zeros((len(x), 1), int) for x in b], r"labels\[0\] must have shape"),
-    (lambda b: [["a"] * len(x) for x in b], r"labels\[0\] must hold integers"),
-    (lambda b: [None for x in b], r"labels\[0\] must be a sequence"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (lambda b: b[:-1], "one entry per test batch"),
+        (lambda b: "labels", "list with one integer array"),
+        (lambda b: np.zeros(len(b)), "list with one integer array"),
+        (lambda b: [np.zeros(len(x) + 1, int) for x in b], r"labels\[0\] must have shape"),
+        (lambda b: [np.full(len(x), 10) for x in b], r"labels\[0\] must lie in \[0, 10\)"),
+        (lambda b: [np.full(len(x), -1) for x in b], r"labels\[0\] must lie"),
+        (lambda b: [np.full(len(x), np.nan) for x in b], r"labels\[0\] must be finite"),
+        (lambda b: [np.full(len(x), 0.5) for x in b], r"labels\[0\] must hold integers"),
+        (lambda b: [np.zeros((len(x), 1), int) for x in b], r"labels\[0\] must have shape"),
+        (lambda b: [["a"] * len(x) for x in b], r"labels\[0\] must hold integers"),
+        (lambda b: [None for x in b], r"labels\[0\] must be a sequence"),
+    ],
+)
 def test_malformed_answers_are_refused_naming_the_field_and_nothing_is_recorded(bad, match):
     pb, ev = _make()
     pb.stream.next_domain()
@@ -99,7 +107,7 @@ def test_malformed_answers_are_refused_naming_the_field_and_nothing_is_recorded(
     with pytest.raises(ValueError, match=match):
         pb.stream.answer(bad(b))
     assert ev.stream.records == {} and pb.stream.status()["phase"] == "test"
-    pb.stream.answer(_answer_correct(ev))                                  # the pass can still be answered
+    pb.stream.answer(_answer_correct(ev))  # the pass can still be answered
     assert 1 in ev.stream.records
 
 
@@ -108,7 +116,7 @@ def test_malformed_experts_are_refused():
     pb.stream.next_domain()
     b = pb.stream.test_batches()
     good = _answer_correct(ev)
-    with pytest.raises(ValueError, match=r"experts\[0\] must lie in \[0, 1\)"):   # only one expert exists
+    with pytest.raises(ValueError, match=r"experts\[0\] must lie in \[0, 1\)"):  # only one expert exists
         pb.stream.answer(good, [1] * len(b))
     with pytest.raises(ValueError, match="experts must have one entry"):
         pb.stream.answer(good, [0])
@@ -125,14 +133,24 @@ def test_no_test_label_or_domain_id_reaches_the_solver():
     pb, ev = _make(hetero=True)
     data, calls = public_problem(pb)
     assert set(calls) == {"stream.next_domain", "stream.test_batches", "stream.answer", "stream.status"}
-    assert set(data) == {"n_domains", "n_classes", "label_offsets", "n_labels", "input_dim", "epochs",
-                         "test_batch_size", "backbone", "stream"}
+    assert set(data) == {
+        "n_domains",
+        "n_classes",
+        "label_offsets",
+        "n_labels",
+        "input_dim",
+        "epochs",
+        "test_batch_size",
+        "backbone",
+        "stream",
+    }
     d = pb.stream.next_domain()
     assert set(d) == {"t", "X", "y", "n_classes", "label_offset"} and d["t"] == 1
     assert len(d["y"]) == len(d["X"]) == 28
     batches = pb.stream.test_batches()
-    assert isinstance(batches, list) and all(isinstance(x, np.ndarray) and x.dtype == float and x.ndim == 2
-                                             and x.shape[1] == 64 for x in batches)
+    assert isinstance(batches, list) and all(
+        isinstance(x, np.ndarray) and x.dtype == float and x.ndim == 2 and x.shape[1] == 64 for x in batches
+    )
     # every domain's test set is shown from the first pass on (no first-appearance leak), in a shuffled order
     stages = [j for j, _ in ev.stream._pass]
     assert set(stages) == set(range(6)) and stages != sorted(stages)
@@ -166,16 +184,16 @@ def test_accuracy_matrix_bookkeeping_of_a_scripted_solver():
     for l in range(T):
         for j in range(T):
             assert m[f"a_{l + 1}_{j + 1}"] == A[l, j]
-    assert m["final_acc"] == pytest.approx(A[-1].mean())                           # (1 + 0 + 1)/3
+    assert m["final_acc"] == pytest.approx(A[-1].mean())  # (1 + 0 + 1)/3
     assert m["avg_inc_acc"] == pytest.approx((1.0 + 0.5 + 2 / 3) / 3)
-    assert m["forgetting"] == pytest.approx(np.mean([1 - 1, 1 - 0]))              # j=1: max(1, 0) - 1; j=2: 1 - 0
+    assert m["forgetting"] == pytest.approx(np.mean([1 - 1, 1 - 0]))  # j=1: max(1, 0) - 1; j=2: 1 - 0
     assert m["bwt"] == pytest.approx(np.mean([1 - 1, 0 - 1]))
     assert m["fwt"] == pytest.approx(np.mean([A[0, 1] - 0.1, A[1, 2] - 0.1]))
     assert m["final_acc_sample"] == 1.0 and m["final_error"] == pytest.approx(1 - m["final_acc"])
     assert m["selection_acc_sample"] == pytest.approx(np.mean([k % 2 == 0 for k in range(len(fin))]))
-    assert math.isnan(m["selection_acc"])                                          # no experts in the last pass (i)
-    assert math.isnan(m["experts_used"]) and "param_growth" not in m               # a declared count is not scored
-    assert "a_1_4" not in m                                                       # T_max = 3 here
+    assert math.isnan(m["selection_acc"])  # no experts in the last pass (i)
+    assert math.isnan(m["experts_used"]) and "param_growth" not in m  # a declared count is not scored
+    assert "a_1_4" not in m  # T_max = 3 here
 
 
 def test_accuracy_metrics_closed_forms():
@@ -216,7 +234,7 @@ def test_instances_are_seeded_and_orders_differ():
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x.X_train, y.X_train)
         np.testing.assert_array_equal(x.y_test, y.y_test)
-    assert [d.name for d in make_domains(0, DIGIT_DOMAINS)] == list(DIGIT_DOMAINS)      # dev seed 0: D1..D6
+    assert [d.name for d in make_domains(0, DIGIT_DOMAINS)] == list(DIGIT_DOMAINS)  # dev seed 0: D1..D6
     assert [d.name for d in make_domains(3, DIGIT_DOMAINS)] != list(DIGIT_DOMAINS)
     assert [d.name for d in make_domains(0, DIGIT_DOMAINS, order=1)] != list(DIGIT_DOMAINS)
     dom = {d.name: d for d in a}
@@ -243,10 +261,16 @@ def test_hetero_label_spaces_and_task_kwargs():
     assert "a_9_9" in task.metrics and task.primary == "final_acc" and task.default_budget.max_seconds == 60
     ps = make_task(TASK, paper_scale=True)
     assert ps.epochs == 10 and ps.default_budget.max_seconds == 600 and len(ps.instances()) == 2 * 3 * 5
-    for kw, match in [({"hetero": "yes"}, "hetero"), ({"domains": ["foo"]}, "domains"),
-                      ({"images_per_domain": 5000}, "images_per_domain"), ({"train_fraction": 1.0}, "train_fraction"),
-                      ({"epochs": 0}, "epochs"), ({"test_batch_size": 0}, "test_batch_size"),
-                      ({"noise_sigma": -1}, "noise_sigma"), ({"paper_scale": 1}, "paper_scale")]:
+    for kw, match in [
+        ({"hetero": "yes"}, "hetero"),
+        ({"domains": ["foo"]}, "domains"),
+        ({"images_per_domain": 5000}, "images_per_domain"),
+        ({"train_fraction": 1.0}, "train_fraction"),
+        ({"epochs": 0}, "epochs"),
+        ({"test_batch_size": 0}, "test_batch_size"),
+        ({"noise_sigma": -1}, "noise_sigma"),
+        ({"paper_scale": 1}, "paper_scale"),
+    ]:
         with pytest.raises(ValueError, match=match):
             make_task(TASK, **kw)
     with pytest.raises(MissingSecretError):
@@ -272,9 +296,20 @@ def test_report_and_figures(tmp_path):
     rows = []
     for lab, acc in [("lear", 0.8), ("finetune", 0.4)]:
         for s in range(2):
-            r = {"instance": f"digits/T=2/s{s}", "label": lab, "status": "ok", "seconds": 1.0, "final_acc": acc,
-                 "final_acc_sample": acc, "avg_inc_acc": acc, "forgetting": 0.1, "bwt": -0.1, "fwt": 0.0,
-                 "selection_acc": 1.0 if lab == "lear" else np.nan, "experts_used": 2.0}
+            r = {
+                "instance": f"digits/T=2/s{s}",
+                "label": lab,
+                "status": "ok",
+                "seconds": 1.0,
+                "final_acc": acc,
+                "final_acc_sample": acc,
+                "avg_inc_acc": acc,
+                "forgetting": 0.1,
+                "bwt": -0.1,
+                "fwt": 0.0,
+                "selection_acc": 1.0 if lab == "lear" else np.nan,
+                "experts_used": 2.0,
+            }
             r.update({"a_1_1": 0.9, "a_1_2": 0.1, "a_2_1": acc, "a_2_2": acc, "a_3_1": np.nan})
             rows.append(r)
     runs = pd.DataFrame(rows)

@@ -15,17 +15,17 @@ from papergym_tests import find_private, require  # the helpers of tests/conftes
 
 torch = require("torch", "torch")
 
-from papergym.agents.solvers.lear import (  # noqa: E402
+from papergym.agents.solvers.lear import (
     DEFAULTS,
     LEAR,
     expert_score,
     hsic,
     ledoit_wolf_gaussian,
 )
-from papergym.baselines.solvers.continual import FineTune  # noqa: E402
-from papergym.envs.tasks.base import Budget, make_task  # noqa: E402
-from papergym.envs.tasks.continual_domains import backbone_features, load_backbone  # noqa: E402
-from papergym.envs.tasks.sealed import SealedCall  # noqa: E402
+from papergym.baselines.solvers.continual import FineTune
+from papergym.envs.tasks.base import Budget, make_task
+from papergym.envs.tasks.continual_domains import backbone_features, load_backbone
+from papergym.envs.tasks.sealed import SealedCall
 
 TASK = "ContinualDomains-v0"
 TINY = {"domains": ["original", "invert", "rot90"], "images_per_domain": 40, "epochs": 1, "test_batch_size": 5}
@@ -45,12 +45,12 @@ def test_hsic_with_unit_width_is_a_constant_on_the_gym_features_and_the_median_w
     bb = load_backbone()
     g = torch.tensor(backbone_features(bb, X))
     h1 = backbone_features(bb, X, layer=1)
-    loc = torch.tensor(np.maximum(h1 @ (0.9 * bb.W2).T + bb.b2, 0.0))       # a second, dependent view
+    loc = torch.tensor(np.maximum(h1 @ (0.9 * bb.W2).T + bb.b2, 0.0))  # a second, dependent view
     perm = torch.as_tensor(np.random.default_rng(0).permutation(32))
     m = 32
     dep1, ind1 = float(hsic(g, loc)), float(hsic(g, loc[perm]))
     assert dep1 == pytest.approx(1 / (m - 1), rel=1e-3) and ind1 == pytest.approx(1 / (m - 1), rel=1e-3)
-    assert dep1 == pytest.approx(ind1, rel=1e-3)                                 # blind to the dependence
+    assert dep1 == pytest.approx(ind1, rel=1e-3)  # blind to the dependence
     dep, ind = float(hsic(g, loc, "median", "median")), float(hsic(g, loc[perm], "median", "median"))
     assert dep > 2 * ind > 0 and dep - ind > 100 * abs(dep1 - ind1)
     assert DEFAULTS["hsic_sigma"] == "median" and LEAR().hsic_sigma == "median"
@@ -93,9 +93,10 @@ def test_no_private_state_is_reachable_from_the_problem():
         for d in s.domains:
             private += [d.X_test, d.y_test, d.X_train, d.y_train]
         assert find_private(pb, private) == []
-        assert all(isinstance(getattr(pb.stream, k), SealedCall)
-                   for k in ("next_domain", "test_batches", "answer", "status"))
-        sol = LEAR(seed=0).solve(pb, Budget(max_seconds=60), _quiet)    # the sealed calls drive a whole stream
+        assert all(
+            isinstance(getattr(pb.stream, k), SealedCall) for k in ("next_domain", "test_batches", "answer", "status")
+        )
+        sol = LEAR(seed=0).solve(pb, Budget(max_seconds=60), _quiet)  # the sealed calls drive a whole stream
         assert find_private(pb, private) == []
         m = ev.evaluate(sol)
         assert 0.0 <= m["final_acc"] <= 1.0 and m["experts_used"] <= pb.n_domains
@@ -113,7 +114,7 @@ def test_the_evaluator_ignores_a_declared_parameter_count_and_counts_the_experts
     honest = ev.evaluate({"params_added": [10_000, 10_000, 10_000]})
     liar = ev.evaluate({"params_added": [0, 0, 0], "meta": {"param_growth": 0}})
     assert honest == pytest.approx(liar, nan_ok=True)
-    assert "param_growth" not in honest and honest["experts_used"] == 1.0               # last batch pass: expert 0
+    assert "param_growth" not in honest and honest["experts_used"] == 1.0  # last batch pass: expert 0
 
 
 def test_headline_on_fresh_seeds_lear_beats_sequential_finetuning():

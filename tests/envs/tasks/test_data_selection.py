@@ -13,9 +13,9 @@ from papergym_tests import require  # the helper of tests/conftest.py
 
 torch = require("torch", "torch")
 
-from papergym.envs.tasks.base import BudgetExceeded, InstanceRef, MissingSecretError, make_task  # noqa: E402
-from papergym.envs.tasks.data_selection import DataSelectionTask, check_selection  # noqa: E402
-from papergym.envs.tasks.data_selection.model import (  # noqa: E402
+from papergym.envs.tasks.base import BudgetExceeded, InstanceRef, MissingSecretError, make_task
+from papergym.envs.tasks.data_selection import DataSelectionTask, check_selection
+from papergym.envs.tasks.data_selection.model import (
     EOS,
     build_policy,
     decode,
@@ -56,9 +56,14 @@ def test_task_kwargs_and_instances(monkeypatch):
     assert [r.name for r in t.instances()] == [f"arith/N=4000/D=4/s{s}" for s in range(5)]
     ps = DataSelectionTask(paper_scale=True)
     assert (ps.pool_size, ps.max_digits, ps.test_size, ps.rl["epochs"]) == (20000, 6, 5000, 5)
-    for kw, field in [({"max_digits": 7}, "max_digits"), ({"pool_size": 1}, "pool_size"),
-                      ({"paper_scale": "yes"}, "paper_scale"), ({"budget_fraction": 1.5}, "budget_fraction"),
-                      ({"rl_lr": -1.0}, "rl_lr"), ({"group_size": 1}, "group_size")]:
+    for kw, field in [
+        ({"max_digits": 7}, "max_digits"),
+        ({"pool_size": 1}, "pool_size"),
+        ({"paper_scale": "yes"}, "paper_scale"),
+        ({"budget_fraction": 1.5}, "budget_fraction"),
+        ({"rl_lr": -1.0}, "rl_lr"),
+        ({"group_size": 1}, "group_size"),
+    ]:
         with pytest.raises(ValueError, match=field):
             DataSelectionTask(**kw)
     monkeypatch.delenv("PAPERGYM_TEST_SECRET", raising=False)
@@ -102,8 +107,8 @@ def test_logprobs_equal_per_token_loop_and_count_forwards():
     assert lp.shape == (12, max(len(a) for a in A) + 1)
     for i, (q, a) in enumerate(zip(P, A)):
         row = lp[i]
-        np.testing.assert_allclose(row[:len(a) + 1], _loop_logprobs(net, q, a), atol=2e-5)
-        assert np.all(np.isnan(row[len(a) + 1:])) and np.all(row[:len(a) + 1] <= 0)
+        np.testing.assert_allclose(row[: len(a) + 1], _loop_logprobs(net, q, a), atol=2e-5)
+        assert np.all(np.isnan(row[len(a) + 1 :])) and np.all(row[: len(a) + 1] <= 0)
     cost = sum(len(q) + len(a) + 1 for q, a in zip(P, A))
     assert p.policy.work_used() == cost == ev.server.forwards
 
@@ -114,7 +119,7 @@ def test_sampling_forwards_seed_and_kv_cache():
     s1 = p.policy.sample(P, 3, 1.0, 7)
     used = p.policy.work_used()
     assert used == sum(len(q) + len(c) for q, cs in zip(P, s1) for c in cs)
-    assert p.policy.sample(P, 3, 1.0, 7) == s1                       # seeded -> reproducible
+    assert p.policy.sample(P, 3, 1.0, 7) == s1  # seeded -> reproducible
     assert all(len(cs) == 3 for cs in s1)
     assert all(c.count("$") <= 1 and (c.endswith("$") or len(c) == p.max_new_tokens) for cs in s1 for c in cs)
     # the KV-cache greedy decode equals argmax of a full recomputation at every step
@@ -129,10 +134,15 @@ def test_sampling_forwards_seed_and_kv_cache():
                 ids.append(nxt)
                 if nxt == EOS:
                     break
-        assert comp == decode(ids[len(encode(q)):])
+        assert comp == decode(ids[len(encode(q)) :])
     # hostile calls
-    for bad, match in [("12+3=", "list of strings"), ([3], "must be a string"), (["1a+2="], "outside"),
-                       ([""], "empty"), (["1" * 30], "too long")]:
+    for bad, match in [
+        ("12+3=", "list of strings"),
+        ([3], "must be a string"),
+        (["1a+2="], "outside"),
+        ([""], "empty"),
+        (["1" * 30], "too long"),
+    ]:
         with pytest.raises(ValueError, match=match):
             p.policy.sample(bad, 1)
     with pytest.raises(ValueError, match="n must"):
@@ -146,7 +156,7 @@ def test_sampling_forwards_seed_and_kv_cache():
 def test_max_work_is_enforced_and_spends_nothing():
     _, p, ev = tiny(work_factor=1.0)
     P, A = list(p.prompts), list(p.answers)
-    p.policy.logprobs(P, A)                                            # one pass: exactly the budget
+    p.policy.logprobs(P, A)  # one pass: exactly the budget
     assert p.policy.work_used() == sum(len(q) + len(a) + 1 for q, a in zip(P, A)) <= p.max_work
     with pytest.raises(BudgetExceeded, match="max_work"):
         p.policy.sample(P[:5], 8)
@@ -155,12 +165,23 @@ def test_max_work_is_enforced_and_spends_nothing():
     assert p.policy.work_used() == sum(len(q) + len(a) + 1 for q, a in zip(P, A))
 
 
-@pytest.mark.parametrize("sol, match", [
-    ([0.0, 1.0, 2.0, 3.0], "integers"), ([True, False, True, True], "integers"), ("0123", "1-D array"),
-    (None, "1-D array"), (np.zeros((2, 2), dtype=int), "1-D"), ([0, 1, 2], "exactly k = 4"),
-    ([0, 1, 2, 40], "out of range"), ([0, 1, 2, -1], "out of range"), ([0, 1, 2, 2], "distinct"),
-    ({"idx": [0, 1, 2, 3]}, "'indices'"), (list(range(40)), "full-data reference only"),
-    ([0, 1, 2, "3"], "integers")])
+@pytest.mark.parametrize(
+    "sol, match",
+    [
+        ([0.0, 1.0, 2.0, 3.0], "integers"),
+        ([True, False, True, True], "integers"),
+        ("0123", "1-D array"),
+        (None, "1-D array"),
+        (np.zeros((2, 2), dtype=int), "1-D"),
+        ([0, 1, 2], "exactly k = 4"),
+        ([0, 1, 2, 40], "out of range"),
+        ([0, 1, 2, -1], "out of range"),
+        ([0, 1, 2, 2], "distinct"),
+        ({"idx": [0, 1, 2, 3]}, "'indices'"),
+        (list(range(40)), "full-data reference only"),
+        ([0, 1, 2, "3"], "integers"),
+    ],
+)
 def test_hostile_solutions(sol, match):
     _, p, ev = tiny()
     with pytest.raises(ValueError, match=match):
@@ -186,9 +207,9 @@ def test_evaluate_is_deterministic_cached_and_full_pool_needs_the_pass():
     assert m["test_acc"] == pytest.approx(sum(a * c for a, c in zip(by, counts)) / sum(counts))
     assert all(math.isnan(m[f"acc_d{d}"]) for d in (4, 5, 6))
     _, _, ev2 = tiny()
-    m2 = ev2.evaluate([3, 2, 1, 0])                                     # order does not matter
+    m2 = ev2.evaluate([3, 2, 1, 0])  # order does not matter
     assert {k: v for k, v in m2.items() if "seconds" not in k} == {k: v for k, v in m.items() if "seconds" not in k}
-    assert ev.evaluate(np.array([0, 1, 2, 3]))["train_seconds"] == m["train_seconds"]    # cached
+    assert ev.evaluate(np.array([0, 1, 2, 3]))["train_seconds"] == m["train_seconds"]  # cached
     p.policy.logprobs(list(p.prompts[:2]), list(p.answers[:2]))
     assert ev.evaluate([0, 1, 2, 3])["select_forwards"] == p.policy.work_used()
     with pytest.raises(ValueError):
@@ -205,9 +226,23 @@ def test_report_figures_and_summary(tmp_path):
     rows = []
     for lab, sec, acc in [("ufo-rl", 0.5, 0.5), ("multi-sample-acc", 10.0, 0.45), ("full-data", 0.0, 0.6)]:
         for s in range(2):
-            rows.append({"instance": f"arith/N=4000/D=4/s{s}", "label": lab, "status": "ok", "select_seconds": sec,
-                         "train_seconds": 3.0, "test_acc": acc + 0.01 * s, "acc_gain": 0.01, "select_forwards": 1e4,
-                         "train_forwards": 1e5, "mean_size": 2.5, "acc_d3": 0.1, "acc_d4": 0.0, "seconds": sec})
+            rows.append(
+                {
+                    "instance": f"arith/N=4000/D=4/s{s}",
+                    "label": lab,
+                    "status": "ok",
+                    "select_seconds": sec,
+                    "train_seconds": 3.0,
+                    "test_acc": acc + 0.01 * s,
+                    "acc_gain": 0.01,
+                    "select_forwards": 1e4,
+                    "train_forwards": 1e5,
+                    "mean_size": 2.5,
+                    "acc_d3": 0.1,
+                    "acc_d4": 0.0,
+                    "seconds": sec,
+                }
+            )
     runs = pd.DataFrame(rows)
     summ = selection_seconds(runs)
     assert summ.attrs["scoring_ratio"] == pytest.approx(20.0)

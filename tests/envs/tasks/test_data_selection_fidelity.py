@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from papergym_tests import find_private, require  # the helpers of tests/conftest.py
 
 torch = require("torch", "torch")
@@ -27,8 +28,10 @@ def _tiny(seed: int):
 @pytest.mark.parametrize("seed", [0, 7, 2001])
 def test_problem_reaches_no_private_state(seed):
     task, p, ev = _tiny(seed)
-    assert all(isinstance(f, SealedCall) for f in (p.policy.logprobs, p.policy.sample, p.policy.work_used,
-                                                    p.oracle.allow_full_pool))
+    assert all(
+        isinstance(f, SealedCall)
+        for f in (p.policy.logprobs, p.policy.sample, p.policy.work_used, p.oracle.allow_full_pool)
+    )
     private = [ev, ev.server, ev.full_pass, ev.test_prompts, ev.test_answers, ev.test_size]
     assert find_private(p, private) == []
     # the served calls still work and are counted by the evaluator

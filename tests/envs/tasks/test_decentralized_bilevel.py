@@ -27,8 +27,15 @@ SOLVERS = ("adasdbo", "sldbo", "ma-dsbo", "mdbo", "dbo")
 
 
 def _task(**kw):
-    args = {"family": "syn", "graph": "ring", "agents": 6, "heterogeneity": 1.0, "scales": "1:1", "rounds": 300,
-            "seeds": [0]}
+    args = {
+        "family": "syn",
+        "graph": "ring",
+        "agents": 6,
+        "heterogeneity": 1.0,
+        "scales": "1:1",
+        "rounds": 300,
+        "seeds": [0],
+    }
     args.update(kw)
     return make_task(TASK, **args)
 
@@ -53,8 +60,13 @@ def _initial(ev, problem):
 
 def test_registered_solvers():
     roles = {s.name: s.role for s in list_solvers(TASK)}
-    assert roles == {"adasdbo": "paper", "sldbo": "baseline", "ma-dsbo": "baseline", "mdbo": "baseline",
-                     "dbo": "baseline"}
+    assert roles == {
+        "adasdbo": "paper",
+        "sldbo": "baseline",
+        "ma-dsbo": "baseline",
+        "mdbo": "baseline",
+        "dbo": "baseline",
+    }
 
 
 # ------------------------------------------------------------------------------------------------ graphs
@@ -159,7 +171,7 @@ def test_syn_oracle_matches_the_spec_objectives():
     X, Y = rng.standard_normal((n, 20)), rng.standard_normal((n, 20))
 
     def l_i(i, x, y):
-        return cl * (np.sum((inst.A[i] @ y - inst.b[i]) ** 2) / 100 + 0.5 * np.sum(np.exp(x) * y ** 2))
+        return cl * (np.sum((inst.A[i] @ y - inst.b[i]) ** 2) / 100 + 0.5 * np.sum(np.exp(x) * y**2))
 
     def f_i(i, y):
         return cf * np.sum((inst.Av[i] @ y - inst.bv[i]) ** 2) / 100
@@ -227,7 +239,7 @@ def test_adasdbo_on_a_complete_graph_is_the_centralised_method(step_rule):
     cl, cf, gamma, m0 = 2.0, 0.5, 0.7, 0.3
     task = _task(graph="complete", agents=5, scales=f"{cl}:{cf}", rounds=200)
     solver, _, xs, ev, _ = _run(task, "adasdbo", gamma=gamma, m0=m0, step_rule=step_rule)
-    acc = np.full(3, m0 ** 2)
+    acc = np.full(3, m0**2)
     first: list[float] = []  # normalized: (r^y, r^v) = (m^y, m^v) after the first accumulation
 
     def step(gx, gy, gv):
@@ -361,20 +373,37 @@ def test_evaluator_rejects_malformed_solutions():
     assert 0 <= far["hypergrad_sq"] < 1e-10
 
 
-@pytest.mark.parametrize("kw,msg", [({"family": "mnist"}, "family"), ({"graph": "star"}, "graph"),
-                                    ({"agents": 1}, "agents"), ({"graph": "torus", "agents": 7}, "agents"),
-                                    ({"heterogeneity": -1.0}, "heterogeneity"), ({"scales": "1:0"}, "scales"),
-                                    ({"scales": ["1:1", "abc"]}, "scales"), ({"rounds": 0}, "rounds"),
-                                    ({"batch": 0}, "batch"), ({"step_size_grid": [0.1, -1.0]}, "step_size_grid"),
-                                    ({"seeds": [-1]}, "seeds"), ({"max_seconds": 0}, "max_seconds")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"family": "mnist"}, "family"),
+        ({"graph": "star"}, "graph"),
+        ({"agents": 1}, "agents"),
+        ({"graph": "torus", "agents": 7}, "agents"),
+        ({"heterogeneity": -1.0}, "heterogeneity"),
+        ({"scales": "1:0"}, "scales"),
+        ({"scales": ["1:1", "abc"]}, "scales"),
+        ({"rounds": 0}, "rounds"),
+        ({"batch": 0}, "batch"),
+        ({"step_size_grid": [0.1, -1.0]}, "step_size_grid"),
+        ({"seeds": [-1]}, "seeds"),
+        ({"max_seconds": 0}, "max_seconds"),
+    ],
+)
 def test_bad_task_arguments(kw, msg):
     with pytest.raises(ValueError, match=msg):
         make_task(TASK, **kw)
 
 
 def test_task_arguments_and_instances():
-    t = make_task(TASK, graph=["erdos-renyi", "er", "torus"], agents=12, scales=[(10, 0.1), "1:1"],
-                  step_size_grid=True, seeds=[0, 1])
+    t = make_task(
+        TASK,
+        graph=["erdos-renyi", "er", "torus"],
+        agents=12,
+        scales=[(10, 0.1), "1:1"],
+        step_size_grid=True,
+        seeds=[0, 1],
+    )
     assert t.graph == ("er", "torus") and t.scales == ((10.0, 0.1), (1.0, 1.0))
     assert t.solver_sweep() == {"gamma": [1e-3, 1e-2, 1e-1, 1.0, 10.0]}
     assert make_task(TASK).solver_sweep() == {}
@@ -387,12 +416,19 @@ def test_task_arguments_and_instances():
     assert (pd_.d_x, pd_.d_y, pd_.rounds) == (64, 650, 1000)
 
 
-@pytest.mark.parametrize("name,hp,msg", [("adasdbo", {"gamma": 0}, "gamma"), ("adasdbo", {"m0": -1}, "m0"),
-                                         ("adasdbo", {"step_rule": "x"}, "step_rule"),
-                                         ("adasdbo", {"combine": "x"}, "combine"),
-                                         ("sldbo", {"gamma": float("nan")}, "gamma"),
-                                         ("ma-dsbo", {"beta": 2.0}, "beta"), ("mdbo", {"momentum": 1.0}, "momentum"),
-                                         ("dbo", {"neumann": 0}, "neumann")])
+@pytest.mark.parametrize(
+    "name,hp,msg",
+    [
+        ("adasdbo", {"gamma": 0}, "gamma"),
+        ("adasdbo", {"m0": -1}, "m0"),
+        ("adasdbo", {"step_rule": "x"}, "step_rule"),
+        ("adasdbo", {"combine": "x"}, "combine"),
+        ("sldbo", {"gamma": float("nan")}, "gamma"),
+        ("ma-dsbo", {"beta": 2.0}, "beta"),
+        ("mdbo", {"momentum": 1.0}, "momentum"),
+        ("dbo", {"neumann": 0}, "neumann"),
+    ],
+)
 def test_bad_solver_hyperparameters(name, hp, msg):
     with pytest.raises(ValueError, match=msg):
         make_solver(name, TASK, **hp)
@@ -401,8 +437,16 @@ def test_bad_solver_hyperparameters(name, hp, msg):
 def test_bench_end_to_end(tmp_path):
     from papergym.leaderboard import bench
 
-    kw = {"family": ["syn", "digits"], "graph": ["ring", "complete"], "agents": 4, "heterogeneity": 0.0,
-          "scales": "1:1", "rounds": 40, "seeds": [0], "step_size_grid": [0.01, 0.1]}
+    kw = {
+        "family": ["syn", "digits"],
+        "graph": ["ring", "complete"],
+        "agents": 4,
+        "heterogeneity": 0.0,
+        "scales": "1:1",
+        "rounds": 40,
+        "seeds": [0],
+        "step_size_grid": [0.01, 0.1],
+    }
     res = bench(TASK, solvers=list(SOLVERS), task_kwargs=kw, backend="serial", out=tmp_path / "cells")
     assert (res.runs.status == "ok").all()
     # the task's step-size grid sweeps every solver's base step gamma
@@ -416,10 +460,21 @@ def test_bench_end_to_end(tmp_path):
     assert config_of("adasdbo[step_rule=independent,gamma=0.01]") == "adasdbo[step_rule=independent]"
     assert config_of("sldbo[gamma=10]") == "sldbo" and config_of("dbo") == "dbo"
     # a second adasdbo configuration is its own row of the grid report, not pooled with the default
-    two = bench(TASK, solvers=["adasdbo"], task_kwargs={**kw, "family": "syn"}, backend="serial",
-                sweep={"adasdbo": {"step_rule": ["normalized", "independent"]}}, out=tmp_path / "cells")
+    two = bench(
+        TASK,
+        solvers=["adasdbo"],
+        task_kwargs={**kw, "family": "syn"},
+        backend="serial",
+        sweep={"adasdbo": {"step_rule": ["normalized", "independent"]}},
+        out=tmp_path / "cells",
+    )
     rows = [line.split()[0] for line in two.extra_report().splitlines() if line.startswith("adasdbo")]
     assert {"adasdbo[step_rule=normalized]", "adasdbo[step_rule=independent]"} <= set(rows)
-    plain = bench(TASK, solvers=["adasdbo", "sldbo"], task_kwargs={**kw, "step_size_grid": False},
-                  backend="serial", out=tmp_path / "cells")
+    plain = bench(
+        TASK,
+        solvers=["adasdbo", "sldbo"],
+        task_kwargs={**kw, "step_size_grid": False},
+        backend="serial",
+        out=tmp_path / "cells",
+    )
     assert "median over" in plain.extra_report()

@@ -31,8 +31,9 @@ def test_registered_solvers():
 def test_bcd_lifted_objective_is_non_increasing(act, gamma):
     _, (problem, ev) = _make(activation=act, depth=4)
     Fs = []
-    make_solver("bcd", TASK, gamma=gamma).solve(problem, Budget(max_iterations=40),
-                                               lambda s, **k: Fs.append(s["aux_objective"]))
+    make_solver("bcd", TASK, gamma=gamma).solve(
+        problem, Budget(max_iterations=40), lambda s, **k: Fs.append(s["aux_objective"])
+    )
     F0 = lifted_objective(problem.W0, _forward_V(problem), problem.Y, act, False, gamma)
     seq = np.array([F0] + Fs)
     assert np.all(np.diff(seq) <= 1e-12 * seq[:-1])
@@ -67,8 +68,9 @@ def test_bcd_skip_on_relu_decreases_and_keeps_v_nonnegative():
     _, (problem, ev) = _make(activation="relu", depth=4)
     assert problem.skip
     Fs = []
-    sol = make_solver("bcd-skip", TASK).solve(problem, Budget(max_iterations=60),
-                                             lambda s, **k: Fs.append(s["aux_objective"]))
+    sol = make_solver("bcd-skip", TASK).solve(
+        problem, Budget(max_iterations=60), lambda s, **k: Fs.append(s["aux_objective"])
+    )
     assert np.all(np.diff(Fs) <= 1e-12 * np.array(Fs[:-1]))
     assert ev.evaluate(sol)["rel_train_loss"] < 0.5
     with pytest.raises(ValueError, match="strictly increasing"):
@@ -111,8 +113,9 @@ def test_evaluator_recomputes_from_the_weights_and_rejects_bad_solutions():
     _, (problem, ev) = _make()
     m = ev.evaluate(problem.W0)
     assert m["rel_train_loss"] == pytest.approx(1.0)
-    assert m["train_loss"] == pytest.approx(np.mean(np.sum((forward(problem.W0, problem.X, "leaky-relu", False)
-                                                              - problem.Y) ** 2, axis=0)))
+    assert m["train_loss"] == pytest.approx(
+        np.mean(np.sum((forward(problem.W0, problem.X, "leaky-relu", False) - problem.Y) ** 2, axis=0))
+    )
     with pytest.raises(ValueError, match="3 weight matrices"):
         ev.evaluate(problem.W0[:2])
     with pytest.raises(ValueError, match="shape"):
@@ -130,8 +133,15 @@ def test_digits_family_has_independent_inputs():
     assert ev.X_test.shape[1] == 1797 - 500
 
 
-@pytest.mark.parametrize("kw,msg", [({"n": 300}, "linearly independent"), ({"activation": "gelu"}, "activation"),
-                                    ({"depth": 1}, "depth"), ({"family": "mnist"}, "family")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"n": 300}, "linearly independent"),
+        ({"activation": "gelu"}, "activation"),
+        ({"depth": 1}, "depth"),
+        ({"family": "mnist"}, "family"),
+    ],
+)
 def test_bad_task_arguments(kw, msg):
     with pytest.raises(ValueError, match=msg):
         make_task(TASK, **kw)
@@ -140,9 +150,13 @@ def test_bad_task_arguments(kw, msg):
 def test_bench_end_to_end(tmp_path):
     from papergym.leaderboard import bench
 
-    res = bench(TASK, solvers=["bcd", "gd", "adam"], task_kwargs={"family": "teacher", "depth": 3, "n": 40,
-                                                                  "width": 16, "seeds": [0], "max_sweeps": 20},
-                backend="serial", out=tmp_path / "cells")
+    res = bench(
+        TASK,
+        solvers=["bcd", "gd", "adam"],
+        task_kwargs={"family": "teacher", "depth": 3, "n": 40, "width": 16, "seeds": [0], "max_sweeps": 20},
+        backend="serial",
+        out=tmp_path / "cells",
+    )
     assert (res.runs.status == "ok").all()
     folder = res.save(tmp_path / "out")
     assert (folder / "loss_vs_sweeps.png").exists()

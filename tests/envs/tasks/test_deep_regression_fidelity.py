@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from papergym_tests import find_private
 
 from papergym.agents.base import make_solver
 from papergym.envs.tasks.base import Budget, make_task
 from papergym.envs.tasks.deep_regression import lifted_objective
+from papergym_tests import find_private
 
 TASK = "DeepRegression-v0"
 
@@ -24,7 +24,7 @@ def _make(seed=0, **kw):
 
 @pytest.mark.parametrize("family,act", [("teacher", "leaky-relu"), ("random", "relu"), ("digits", "tanh")])
 def test_problem_holds_nothing_private(family, act):
-    for seed in ((0,) if family == "digits" else (0, 1)):
+    for seed in (0,) if family == "digits" else (0, 1):
         problem, ev = _make(seed, family=family, activation=act)
         assert find_private(problem, [ev.X_test, ev.Y_test]) == []
 
@@ -47,7 +47,7 @@ def test_reports_to_tolerance_comes_from_the_evaluators_own_record():
     ev.evaluate([0.5 * w for w in problem.W0])
     m3 = ev.evaluate(exact)
     assert m3["reports_to_1e-6"] == 3.0 and m3["solved"] == 1.0
-    assert ev.evaluate(exact)["reports_to_1e-6"] == 3.0      # the returned solution = last report: not a new one
+    assert ev.evaluate(exact)["reports_to_1e-6"] == 3.0  # the returned solution = last report: not a new one
     assert ev.history[:2] == pytest.approx([1.0, ev.history[1]]) and len(ev.history) == 3
 
 
@@ -78,12 +78,15 @@ def test_diverged_runs_get_the_failure_value():
     ws[-1] = np.zeros_like(ws[-1])
     m = ev.evaluate(ws)
     from papergym.envs.tasks.deep_regression import network_loss
+
     assert network_loss(ws, problem.X, problem.Y, problem.activation, problem.skip) <= 100 * ev.L0
     assert m["diverged"] == 1.0
     # gd with a step far above its stable range diverges and is flagged, not stored as a result
     problem, ev = _make(depth=5)
     last = []
-    make_solver("gd", TASK, lr=50.0).solve(problem, Budget(max_iterations=30), lambda s, **k: last.append(ev.evaluate(s)))
+    make_solver("gd", TASK, lr=50.0).solve(
+        problem, Budget(max_iterations=30), lambda s, **k: last.append(ev.evaluate(s))
+    )
     assert last[-1]["diverged"] == 1.0
 
 

@@ -89,11 +89,12 @@ def test_headline_local_sgd_beats_minibatch_at_large_k_on_fresh_seeds():
     seeds = [2000, 2001, 2002]
     for tau in (0.0, 0.08):
         task = make_task(TASK, tau=tau, spread=1.0, local_steps=50, seeds=seeds)
-        diff = _mean_log10(task, "local-sgd", lr=2.0 ** -5) - _mean_log10(task, "minibatch-sgd", lr=1.0)
+        diff = _mean_log10(task, "local-sgd", lr=2.0**-5) - _mean_log10(task, "minibatch-sgd", lr=1.0)
         assert diff < -0.2, (tau, diff)
     task1 = make_task(TASK, tau=0.03, spread=1.0, local_steps=1, seeds=seeds[:2])
-    assert _mean_log10(task1, "local-sgd", lr=0.5) == pytest.approx(_mean_log10(task1, "minibatch-sgd", lr=0.5),
-                                                                    abs=1e-9)
+    assert _mean_log10(task1, "local-sgd", lr=0.5) == pytest.approx(
+        _mean_log10(task1, "minibatch-sgd", lr=0.5), abs=1e-9
+    )
 
 
 def test_tau_drift_shows_without_sampling_noise_on_fresh_seeds():
@@ -112,10 +113,23 @@ def test_bench_stores_diverged_runs_and_the_table_aggregates_like_the_summary():
     is log10 of the summary's geometric mean for every solver (the two rank alike)."""
     from papergym.leaderboard import bench
 
-    res = bench(TASK, solvers=["local-sgd", "minibatch-sgd"], backend="serial", cache=False, progress=False,
-                task_kwargs={"tau": [0.0, 0.08], "spread": 1.0, "local_steps": 20, "d": 20, "machines": 4,
-                             "rounds": 5, "seeds": [2020, 2021]},
-                sweep={"local-sgd": {"lr": [2.0 ** -4, 1.0]}})
+    res = bench(
+        TASK,
+        solvers=["local-sgd", "minibatch-sgd"],
+        backend="serial",
+        cache=False,
+        progress=False,
+        task_kwargs={
+            "tau": [0.0, 0.08],
+            "spread": 1.0,
+            "local_steps": 20,
+            "d": 20,
+            "machines": 4,
+            "rounds": 5,
+            "seeds": [2020, 2021],
+        },
+        sweep={"local-sgd": {"lr": [2.0**-4, 1.0]}},
+    )
     runs = res.runs
     big = runs[runs.label.str.contains("lr=1")]
     assert len(big) == 4 and (big.status == "diverged").all()

@@ -34,8 +34,12 @@ def _solve(task, name, **hp):
 
 def test_registered_solvers():
     roles = {s.name: s.role for s in list_solvers(TASK)}
-    assert roles == {"local-sgd": "paper", "minibatch-sgd": "baseline", "accelerated-minibatch-sgd": "baseline",
-                     "scaffold": "baseline"}
+    assert roles == {
+        "local-sgd": "paper",
+        "minibatch-sgd": "baseline",
+        "accelerated-minibatch-sgd": "baseline",
+        "scaffold": "baseline",
+    }
 
 
 @pytest.mark.parametrize("tau", [0.0, 0.01, 0.08])
@@ -46,7 +50,7 @@ def test_second_order_heterogeneity_is_exactly_tau(tau):
     np.testing.assert_allclose(inst.E.sum(axis=0), 0, atol=1e-12)
     assert inst.mu > 0
     u = (inst.w - inst.w.mean(axis=0)) / 0.5  # optimum spread: centred, unit mean-square norm
-    assert np.mean(np.sum(u ** 2, axis=1)) == pytest.approx(1.0)
+    assert np.mean(np.sum(u**2, axis=1)) == pytest.approx(1.0)
 
 
 def test_closed_form_optimum_is_stationary_and_zeta():
@@ -141,8 +145,15 @@ def test_evaluator_rejects_malformed_solutions():
     assert ev.evaluate(np.full(10, np.nan))["subopt_ratio"] > 1e100
 
 
-@pytest.mark.parametrize("kw,msg", [({"tau": 0.2}, "tau"), ({"local_steps": 0}, "local_steps"),
-                                    ({"machines": 1}, "machines"), ({"spread": -1}, "spread")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"tau": 0.2}, "tau"),
+        ({"local_steps": 0}, "local_steps"),
+        ({"machines": 1}, "machines"),
+        ({"spread": -1}, "spread"),
+    ],
+)
 def test_bad_task_arguments(kw, msg):
     with pytest.raises(ValueError, match=msg):
         make_task(TASK, **kw)
@@ -151,9 +162,21 @@ def test_bad_task_arguments(kw, msg):
 def test_bench_end_to_end(tmp_path):
     from papergym.leaderboard import bench
 
-    res = bench(TASK, solvers=list(SOLVERS), task_kwargs={"tau": [0.0, 0.08], "spread": 0.1, "local_steps": 5,
-                                                          "d": 8, "machines": 4, "rounds": 10, "seeds": [0]},
-                backend="serial", out=tmp_path / "cells")
+    res = bench(
+        TASK,
+        solvers=list(SOLVERS),
+        task_kwargs={
+            "tau": [0.0, 0.08],
+            "spread": 0.1,
+            "local_steps": 5,
+            "d": 8,
+            "machines": 4,
+            "rounds": 10,
+            "seeds": [0],
+        },
+        backend="serial",
+        out=tmp_path / "cells",
+    )
     assert (res.runs.status == "ok").all()
     folder = res.save(tmp_path / "out")
     assert (folder / "subopt_vs_tau.png").exists()

@@ -42,8 +42,9 @@ def test_lipschitz_diverged(family):
 
 # ------------------------------------------------------------------------------------------ FeatureStaircase-v0
 def test_staircase_diverged_prediction_scores_as_the_null_prediction():
-    task = make_task("FeatureStaircase-v0", setting="diagonal-linear", d=5, a=1.0, alpha=1e-8, horizon=40_000,
-                     seeds=[2002])
+    task = make_task(
+        "FeatureStaircase-v0", setting="diagonal-linear", d=5, a=1.0, alpha=1e-8, horizon=40_000, seeds=[2002]
+    )
     _, ev = task.make(task.instances("dev")[0])
     emp = ev.empirical()
     l0 = ev.truth["l0"]
@@ -51,8 +52,12 @@ def test_staircase_diverged_prediction_scores_as_the_null_prediction():
     assert good["diverged"] == 0.0 and good["staircase_error"] == pytest.approx(0.0, abs=1e-12)
     null = ev.evaluate([(40_000.0, l0)])
     assert null["diverged"] == 0.0
-    for bad in ([*emp[:-1], (emp[-1][0], float("nan"), None)], [(float("inf"), 1.0)],
-                [(emp[0][0], float("inf"))], [*emp, (50_000.0, 1e7 * l0)]):
+    for bad in (
+        [*emp[:-1], (emp[-1][0], float("nan"), None)],
+        [(float("inf"), 1.0)],
+        [(emp[0][0], float("inf"))],
+        [*emp, (50_000.0, 1e7 * l0)],
+    ):
         m = ev.evaluate(bad)
         assert m["diverged"] == 1.0, bad
         assert m["staircase_error"] == pytest.approx(null["staircase_error"]) and m["staircase_error"] > 0.5

@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 import pytest
-from papergym_tests import find_private, require
 
 from papergym.agents.base import make_solver
 from papergym.agents.solvers.diffusion_disentangle import balanced_pca_frame, style_moment, supervised_frame
@@ -17,6 +16,7 @@ from papergym.envs.tasks.base import make_task
 from papergym.envs.tasks.distributed_regression.task import DIVERGED_RATIO, FAIL_RATIO
 from papergym.envs.tasks.low_rank import LowRankInstance, top_singular_value
 from papergym.envs.tasks.subspace_disentangle import subspace_error
+from papergym_tests import find_private, require
 
 SUB = "SubspaceDisentangle-v0"
 DR = "DistributedRegression-v0"

@@ -59,8 +59,9 @@ def test_haar_distributed():
     ks = np.max(np.abs(u - (np.arange(1, len(u) + 1) / len(u))))
     assert ks < 1.63 / math.sqrt(len(u))  # 1 % level
     rng = np.random.default_rng(11)
-    raw = np.sort([math.atan2(q[1, 0], q[0, 0]) for q in (np.linalg.qr(rng.standard_normal((2, 2)))[0]
-                                                         for _ in range(4000))])
+    raw = np.sort(
+        [math.atan2(q[1, 0], q[0, 0]) for q in (np.linalg.qr(rng.standard_normal((2, 2)))[0] for _ in range(4000))]
+    )
     u_raw = (raw + math.pi) / (2 * math.pi)
     assert np.max(np.abs(u_raw - (np.arange(1, len(u_raw) + 1) / len(u_raw)))) > 0.2  # the uncorrected QR fails
 

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+
 from papergym.envs.tasks import base
 from papergym.envs.tasks.base import Budget, MissingSecretError, make_task
 from papergym.envs.tasks.lipschitz_approx import (
@@ -66,8 +67,9 @@ def _f3_orthonormal_evaluator(seed=3):
     f = target_function("f3", {"a": A, "b": b})
     X = rng.uniform(-1, 1, (512, d))
     Xt = rng.uniform(-1, 1, (20_000, d))
-    problem = LipschitzProblem(family="approx", target="f3", X=X, y=f(X), d=d, out_dim=1, loss="mse",
-                               domain=(-np.ones(d), np.ones(d)))
+    problem = LipschitzProblem(
+        family="approx", target="f3", X=X, y=f(X), d=d, out_dim=1, loss="mse", domain=(-np.ones(d), np.ones(d))
+    )
     return A, b, LipschitzEvaluator(problem, Xt, f(Xt), box=(-np.ones(d), np.ones(d)), seed=seed, emp_points=2000)
 
 
@@ -76,10 +78,12 @@ def test_f3_is_represented_exactly_by_sort_gadgets_with_a_certificate():
     x - relu(w.x) w, w = (-1, 1), step 1 (|w|^2 h = 2) on both pairs, then on (min12, min34); read coordinate 2."""
     A, b, ev = _f3_orthonormal_evaluator()
     sort = lambda: gs([[-1.0, 1.0]], 1.0)
-    net = [lin(A, b),
-           {"type": "BlockDiag", "nets": [[sort()], [sort()]], "split": 2},  # (max12, min12, max34, min34)
-           gs([[0.0, -1.0, 0.0, 1.0]], 1.0),  # coordinates 2, 4 -> (max(min12, min34), min(...))
-           out([0.0, 1.0, 0.0, 0.0])]
+    net = [
+        lin(A, b),
+        {"type": "BlockDiag", "nets": [[sort()], [sort()]], "split": 2},  # (max12, min12, max34, min34)
+        gs([[0.0, -1.0, 0.0, 1.0]], 1.0),  # coordinates 2, 4 -> (max(min12, min34), min(...))
+        out([0.0, 1.0, 0.0, 0.0]),
+    ]
     m = ev.evaluate(net)
     assert m["error"] < 1e-10 and m["sup_err"] < 1e-10
     assert m["cert_bound"] <= 1.0 + 1e-12
@@ -101,7 +105,7 @@ def test_the_instance_targets_are_1_lipschitz():
         dx = np.linalg.norm(X[i] - X[j], axis=1)
         assert np.all(dy <= dx + 1e-12), ref.name
         assert problem.X.shape == (4096, problem.d) and problem.loss == "mse" and problem.domain is not None
-        assert ev.X_test.shape[0] == (200 ** 2 if problem.d == 2 else 100_000)
+        assert ev.X_test.shape[0] == (200**2 if problem.d == 2 else 100_000)
 
 
 # ------------------------------------------------------------------------------------------- certifier
@@ -123,7 +127,7 @@ def test_certifier_closed_forms():
     assert ev.evaluate([gs(W2, [0.5, 3.0]), out([1, 0])])["cert_bound"] == pytest.approx(2.0)
     # rescaling W by a and h by 1/a^2 is the same map and the same bound (scale invariance)
     for a in (1e-3, 1.0, 1e3):
-        assert ev.evaluate([gs(a * W, 0.75 / a ** 2), out([1, 0])])["cert_bound"] == pytest.approx(2.0)
+        assert ev.evaluate([gs(a * W, 0.75 / a**2), out([1, 0])])["cert_bound"] == pytest.approx(2.0)
     # BlockDiag: the max of its parts; Output: |v|_2
     bd = {"type": "BlockDiag", "nets": [[lin([[0.5]])], [lin([[2.0]])]], "split": 1}
     assert ev.evaluate([bd, out([0.3, 0.4])])["cert_bound"] == pytest.approx(2.0 * 0.5)
@@ -153,8 +157,9 @@ def test_scaling_tricks_cannot_beat_the_certificate():
             kind = rng.integers(5)
             if kind == 0:
                 W = rng.standard_normal((3, n)) * 10 ** rng.uniform(-1, 1)
-                layers.append(gs(W, rng.uniform(0, 4) / np.linalg.norm(W, 2) ** 2 * rng.uniform(0, 1, 3),
-                                 rng.standard_normal(3)))
+                layers.append(
+                    gs(W, rng.uniform(0, 4) / np.linalg.norm(W, 2) ** 2 * rng.uniform(0, 1, 3), rng.standard_normal(3))
+                )
             elif kind == 1:
                 W = rng.standard_normal((n, 3))
                 t = np.linalg.eigvalsh(W.T @ W).max() * rng.uniform(1.0, 2.0, 3)
@@ -162,12 +167,25 @@ def test_scaling_tricks_cannot_beat_the_certificate():
             elif kind == 2:
                 layers.append({"type": "Act", "fn": ["relu", "tanh", "abs", "maxmin"][rng.integers(4)]})
             elif kind == 3:
-                layers.append({"type": "BlockDiag", "split": 2, "nets": [
-                    [gs(rng.standard_normal((2, 2)), 0.5), {"type": "Act", "fn": "maxmin"}],
-                    [lin(rng.standard_normal((2, 2)) * 2)]]})
+                layers.append(
+                    {
+                        "type": "BlockDiag",
+                        "split": 2,
+                        "nets": [
+                            [gs(rng.standard_normal((2, 2)), 0.5), {"type": "Act", "fn": "maxmin"}],
+                            [lin(rng.standard_normal((2, 2)) * 2)],
+                        ],
+                    }
+                )
             else:
-                layers.append({"type": "SLL", "W": rng.standard_normal((n, 5)), "b": rng.standard_normal(5),
-                               "q": rng.uniform(0.1, 3, 5)})
+                layers.append(
+                    {
+                        "type": "SLL",
+                        "W": rng.standard_normal((n, 5)),
+                        "b": rng.standard_normal(5),
+                        "q": rng.uniform(0.1, 3, 5),
+                    }
+                )
         layers.append(out(rng.standard_normal(n)))
         net = parse_network(layers, d)
         cert = net.bound()
@@ -181,10 +199,18 @@ def test_empirical_lipschitz_of_a_linear_map_is_its_norm_and_backprop_matches_di
     net = parse_network([lin(A), out([1.0, 0, 0])], 4)
     emp = empirical_lipschitz(net, -np.ones(4), np.ones(4), rng, n_points=100, steps=5)
     assert emp == pytest.approx(np.linalg.norm(A[0]), rel=1e-9)
-    net = parse_network([lin(A), {"type": "Act", "fn": "tanh"}, gs(rng.standard_normal((2, 3)), [0.3, 0.7]),
-                         {"type": "Act", "fn": "maxmin"}, {"type": "SLL", "W": rng.standard_normal((3, 2)),
-                                                            "b": np.ones(2), "q": np.ones(2)},
-                         lin(rng.standard_normal((2, 3)))], 4, out_dim=2)
+    net = parse_network(
+        [
+            lin(A),
+            {"type": "Act", "fn": "tanh"},
+            gs(rng.standard_normal((2, 3)), [0.3, 0.7]),
+            {"type": "Act", "fn": "maxmin"},
+            {"type": "SLL", "W": rng.standard_normal((3, 2)), "b": np.ones(2), "q": np.ones(2)},
+            lin(rng.standard_normal((2, 3))),
+        ],
+        4,
+        out_dim=2,
+    )
     x = rng.standard_normal((5, 4))
     _, caches = net.forward_cache(x)
     g = rng.standard_normal((5, 2))
@@ -216,12 +242,16 @@ def test_hostile_solutions_are_rejected_with_the_layer_named():
         ([{"type": "Linear", "A": np.array([[True, False], [False, True]]), "c": [0, 0]}, out([1, 0])], "real numbers"),
         ([{"type": "BlockDiag", "nets": [[], []], "split": 2}, out([1, 0])], r"split must satisfy 0 < split < 2"),
         ([{"type": "BlockDiag", "nets": [[], []], "split": True}, out([1, 0])], r"split must be an integer"),
-        ([{"type": "BlockDiag", "nets": [[], [lin(np.eye(2))]], "split": 1}, out([1, 0])],
-         r"layer 0 \(BlockDiag\)\.nets\[1\]\[0\] \(Linear\)\.A"),
+        (
+            [{"type": "BlockDiag", "nets": [[], [lin(np.eye(2))]], "split": 1}, out([1, 0])],
+            r"layer 0 \(BlockDiag\)\.nets\[1\]\[0\] \(Linear\)\.A",
+        ),
         ([{"type": "BlockDiag", "nets": [[], [out([1.0])]], "split": 1}, out([1, 0])], r"must be the last layer"),
         ([{"type": "SLL", "W": np.eye(2), "b": np.zeros(2), "q": [1.0, 0.0]}, out([1, 0])], r"\.q must be > 0"),
-        ([{"type": "SLL", "W": np.eye(2), "b": np.zeros(2), "q": [1.0, 1.0], "t": [1.0, -1]}, out([1, 0])],
-         r"\.t must be > 0"),
+        (
+            [{"type": "SLL", "W": np.eye(2), "b": np.zeros(2), "q": [1.0, 1.0], "t": [1.0, -1]}, out([1, 0])],
+            r"\.t must be > 0",
+        ),
         ([lin(np.eye(2))] * 1100 + [out([1, 0])], "more than 1024 layers"),
         ({"layers": ok, "secret": 1}, "unknown key"),
         ({"weights": ok}, "needs a 'layers' entry"),
@@ -310,12 +340,23 @@ def test_test_split_needs_the_secret_and_differs_from_dev(monkeypatch):
     assert [r.seed for r in task.instances("test")] != [r.seed for r in test]
 
 
-@pytest.mark.parametrize("kw,msg", [({"families": "mnist"}, "families"), ({"dims": 0}, "dims"),
-                                    ({"dims": 100}, "dims must be <= 64"), ({"targets": "f9"}, "targets"),
-                                    ({"epochs": 0}, "epochs"), ({"paper_scale": "yes"}, "paper_scale"),
-                                    ({"max_seconds": -1}, "max_seconds"), ({"seeds": [-1]}, "seeds"),
-                                    ({"n_train": 1}, "n_train"), ({"cert_tol": -1e-3}, "cert_tol"),
-                                    ({"f4_freq": 0}, "f4_freq"), ({"emp_steps": -1}, "emp_steps")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"families": "mnist"}, "families"),
+        ({"dims": 0}, "dims"),
+        ({"dims": 100}, "dims must be <= 64"),
+        ({"targets": "f9"}, "targets"),
+        ({"epochs": 0}, "epochs"),
+        ({"paper_scale": "yes"}, "paper_scale"),
+        ({"max_seconds": -1}, "max_seconds"),
+        ({"seeds": [-1]}, "seeds"),
+        ({"n_train": 1}, "n_train"),
+        ({"cert_tol": -1e-3}, "cert_tol"),
+        ({"f4_freq": 0}, "f4_freq"),
+        ({"emp_steps": -1}, "emp_steps"),
+    ],
+)
 def test_bad_task_arguments(kw, msg):
     with pytest.raises(ValueError, match=msg):
         make_task(TASK, **kw)
@@ -335,18 +376,52 @@ def test_report_and_figures(tmp_path):
     rows = []
     for lab, err, cert in (("lip-resnet", 0.1, 1.0), ("mlp-unconstrained", 1.0, 7.0)):
         for s in range(2):
-            rows.append({"instance": f"approx/d=1/f1/s{s}", "label": lab, "status": "ok", "seconds": 2.0,
-                         "error": err, "rel_rmse": 0.05, "cert_bound": cert, "emp_lip": min(cert, 0.9),
-                         "clean_acc": np.nan, "train_seconds": 1.5})
-        rows.append({"instance": "robust/moons/s0", "label": lab, "status": "ok", "seconds": 2.0, "error": err,
-                     "rel_rmse": np.nan, "cert_bound": cert, "emp_lip": 0.8, "clean_acc": 0.97, "train_seconds": 1.0})
+            rows.append(
+                {
+                    "instance": f"approx/d=1/f1/s{s}",
+                    "label": lab,
+                    "status": "ok",
+                    "seconds": 2.0,
+                    "error": err,
+                    "rel_rmse": 0.05,
+                    "cert_bound": cert,
+                    "emp_lip": min(cert, 0.9),
+                    "clean_acc": np.nan,
+                    "train_seconds": 1.5,
+                }
+            )
+        rows.append(
+            {
+                "instance": "robust/moons/s0",
+                "label": lab,
+                "status": "ok",
+                "seconds": 2.0,
+                "error": err,
+                "rel_rmse": np.nan,
+                "cert_bound": cert,
+                "emp_lip": 0.8,
+                "clean_acc": 0.97,
+                "train_seconds": 1.0,
+            }
+        )
     runs = pd.DataFrame(rows)
     txt = _task().report(runs)
     assert "approx/d=1/f1" in txt and "robust/moons" in txt and "mlp-unconstrained" in txt
     line = next(ln for ln in txt.splitlines() if ln.startswith("approx/d=1/f1") and "lip-resnet" in ln)
     assert "0.1000" in line and "1.5" in line
-    curves = pd.DataFrame([{"label": "lip-resnet", "instance": "approx/d=1/f1/s0", "seed": 0, "seconds": 1.0,
-                            "iteration": it, "error": 1.0 / it} for it in (1, 2, 3)])
+    curves = pd.DataFrame(
+        [
+            {
+                "label": "lip-resnet",
+                "instance": "approx/d=1/f1/s0",
+                "seed": 0,
+                "seconds": 1.0,
+                "iteration": it,
+                "error": 1.0 / it,
+            }
+            for it in (1, 2, 3)
+        ]
+    )
     figs = _task().figures(runs, tmp_path, curves)
     assert len(figs) == 2
     for stem in ("error_vs_bound", "error_vs_epoch"):

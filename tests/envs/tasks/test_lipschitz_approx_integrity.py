@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+
 from papergym.envs.tasks.base import make_task
 from papergym.envs.tasks.lipschitz_approx import TASK_ID
 from papergym_tests import find_private  # the helper of tests/conftest.py
@@ -25,8 +26,19 @@ def test_approx_problem_reaches_no_private_state(target, d):
     assert not any(callable(getattr(problem, f)) for f in problem.__dataclass_fields__)
     # the target's parameters (centres, planes, direction) are not in the problem: only values at X_train are
     names = set(problem.__dataclass_fields__)
-    assert names == {"family", "target", "X", "y", "d", "out_dim", "loss", "domain", "lipschitz_target", "epochs",
-                     "eps"}
+    assert names == {
+        "family",
+        "target",
+        "X",
+        "y",
+        "d",
+        "out_dim",
+        "loss",
+        "domain",
+        "lipschitz_target",
+        "epochs",
+        "eps",
+    }
 
 
 def test_robust_problem_reaches_no_test_split():
@@ -40,6 +52,6 @@ def test_train_seconds_is_never_the_solvers_claim():
     problem, ev = task.make(task.instances()[0])
     sol = {**_identity_net(2), "meta": {"train_seconds": 1e-9, "cert_bound": 0.0}}
     m = ev.evaluate(sol)
-    assert math.isnan(m["train_seconds"])                      # the evaluator alone: unknown, not the claim
-    assert m["cert_bound"] == pytest.approx(1.0)               # recomputed from the weights
+    assert math.isnan(m["train_seconds"])  # the evaluator alone: unknown, not the claim
+    assert m["cert_bound"] == pytest.approx(1.0)  # recomputed from the weights
     assert task.finalize(m, 2.5, "ok")["train_seconds"] == 2.5  # the runner's clock

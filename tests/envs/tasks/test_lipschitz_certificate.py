@@ -26,8 +26,12 @@ def lin(A, c=None):
 
 def gradstep(rng, n, k, scale=1.0):
     W = rng.standard_normal((k, n))
-    return {"type": "GradStep", "W": W, "b": rng.standard_normal(k),
-            "h": rng.uniform(0.0, scale * 2.0 / np.linalg.norm(W, 2) ** 2, k)}
+    return {
+        "type": "GradStep",
+        "W": W,
+        "b": rng.standard_normal(k),
+        "h": rng.uniform(0.0, scale * 2.0 / np.linalg.norm(W, 2) ** 2, k),
+    }
 
 
 def mixed_rows(rng, m, n, split=3):
@@ -61,15 +65,18 @@ def ghat_like(rng, d, depth, lower_k=None):
 
 
 def adversarial(net, d, seed, starts=64):
-    return empirical_lipschitz(net, -np.ones(d), np.ones(d), np.random.default_rng(seed), n_points=4000,
-                               steps=60, starts=starts)
+    return empirical_lipschitz(
+        net, -np.ones(d), np.ones(d), np.random.default_rng(seed), n_points=4000, steps=60, starts=starts
+    )
 
 
 def test_exact_abs_network_is_certified_at_one_and_the_estimate_reaches_it():
     # |x| = max(x, −x): lift (x, −x, 0 | x), sort gadget, read out coordinate 1
-    layers = [lin([[1.0], [-1.0], [0.0], [1.0]]),
-              {"type": "BlockDiag", "split": 3, "nets": [[SORT], []]},
-              {"type": "Output", "v": np.array([1.0, 0, 0, 0]), "c": 0.0}]
+    layers = [
+        lin([[1.0], [-1.0], [0.0], [1.0]]),
+        {"type": "BlockDiag", "split": 3, "nets": [[SORT], []]},
+        {"type": "Output", "v": np.array([1.0, 0, 0, 0]), "c": 0.0},
+    ]
     net = parse_network(layers, 1)
     x = np.linspace(-1, 1, 101)[:, None]
     np.testing.assert_allclose(net(x)[:, 0], np.abs(x[:, 0]))
@@ -82,23 +89,27 @@ def test_matrix_bound_dominates_the_induced_norm_and_is_exact_for_l2_and_linf():
     rng = np.random.default_rng(1)
     for trial in range(30):
         n, m = rng.integers(2, 7, 2)
-        P = tuple(int(x) for x in np.diff(np.r_[0, np.sort(rng.choice(np.arange(1, n), rng.integers(0, n - 1),
-                                                                        replace=False)), n]))
-        Q = tuple(int(x) for x in np.diff(np.r_[0, np.sort(rng.choice(np.arange(1, m), rng.integers(0, m - 1),
-                                                                        replace=False)), m]))
+        P = tuple(
+            int(x)
+            for x in np.diff(np.r_[0, np.sort(rng.choice(np.arange(1, n), rng.integers(0, n - 1), replace=False)), n])
+        )
+        Q = tuple(
+            int(x)
+            for x in np.diff(np.r_[0, np.sort(rng.choice(np.arange(1, m), rng.integers(0, m - 1), replace=False)), m])
+        )
         A = rng.standard_normal((m, n))
         b = _matrix_bound(A, P, Q)
         oP, oQ = np.r_[0, np.cumsum(P)], np.r_[0, np.cumsum(Q)]
 
         def N(z, off):
-            return max(np.linalg.norm(z[..., off[i]:off[i + 1]], axis=-1).max() for i in range(len(off) - 1))
+            return max(np.linalg.norm(z[..., off[i] : off[i + 1]], axis=-1).max() for i in range(len(off) - 1))
 
         # the induced norm is attained at an extreme point: every group of x a unit vector (sampled densely)
         X = rng.standard_normal((20000, n))
         for i in range(len(P)):
-            X[:, oP[i]:oP[i + 1]] /= np.linalg.norm(X[:, oP[i]:oP[i + 1]], axis=1, keepdims=True)
+            X[:, oP[i] : oP[i + 1]] /= np.linalg.norm(X[:, oP[i] : oP[i + 1]], axis=1, keepdims=True)
         Y = X @ A.T
-        est = max(np.linalg.norm(Y[:, oQ[g]:oQ[g + 1]], axis=1).max() for g in range(len(Q)))
+        est = max(np.linalg.norm(Y[:, oQ[g] : oQ[g + 1]], axis=1).max() for g in range(len(Q)))
         assert est <= b * (1 + 1e-12), (trial, P, Q)
         assert N(X[:1], oP) == pytest.approx(1.0)
     A = rng.standard_normal((4, 5))
@@ -130,9 +141,14 @@ def _random_layer(rng, n):
         return lin(rng.standard_normal((n, n)) * rng.uniform(0.2, 0.8))
     if kind == 3 and n >= 3:
         s = int(rng.integers(1, n))
-        return {"type": "BlockDiag", "split": s, "nets": [
-            [gradstep(rng, s, int(rng.integers(1, 3))), {"type": "Act", "fn": "maxmin"}],
-            [lin(rng.standard_normal((n - s, n - s)) * 0.7), {"type": "Act", "fn": "relu"}]]}
+        return {
+            "type": "BlockDiag",
+            "split": s,
+            "nets": [
+                [gradstep(rng, s, int(rng.integers(1, 3))), {"type": "Act", "fn": "maxmin"}],
+                [lin(rng.standard_normal((n - s, n - s)) * 0.7), {"type": "Act", "fn": "relu"}],
+            ],
+        }
     if kind == 4:
         W = rng.standard_normal((n, 3))
         return {"type": "SLL", "W": W, "b": rng.standard_normal(3), "q": rng.uniform(0.2, 2, 3)}
@@ -183,7 +199,8 @@ def test_a_trained_ghat_is_certified_and_bounds_its_estimate():
     task = make_task("LipschitzApprox-v0", families=["approx"], dims=[2], targets=["f1"], seeds=[2000])
     problem, ev = task.make(task.instances("dev")[0])
     sol = make_solver("lip-resnet", "LipschitzApprox-v0", seed=0, arch="G_hat", depth=4).solve(
-        problem, Budget(max_iterations=6), None)
+        problem, Budget(max_iterations=6), None
+    )
     net = parse_network(sol, 2)
     m = ev.evaluate(sol)
     assert m["certified"] == 1.0 and m["cert_bound"] <= 1 + 1e-6 and m["diverged"] == 0.0

@@ -26,8 +26,14 @@ def _point(m=12, n=9, r=3, seed=0):
 
 def test_registered_solvers():
     roles = {s.name: s.role for s in list_solvers(TASK)}
-    assert roles == {"radagrad": "paper", "radamw": "paper", "rgd": "baseline", "scaled-gd": "baseline",
-                     "lora-adam": "baseline", "factorized-gd": "baseline"}
+    assert roles == {
+        "radagrad": "paper",
+        "radamw": "paper",
+        "rgd": "baseline",
+        "scaled-gd": "baseline",
+        "lora-adam": "baseline",
+        "factorized-gd": "baseline",
+    }
 
 
 @pytest.mark.parametrize("eta", [1e-3, 0.1, 0.7])
@@ -199,9 +205,21 @@ def test_torch_optimizer_keeps_a_low_rank_layer_on_the_manifold_and_fits(needs):
 def test_bench_end_to_end(tmp_path):
     from papergym.leaderboard import bench
 
-    res = bench(TASK, solvers=["rgd", "scaled-gd"], task_kwargs={"family": "sensing", "kappa": [1, 100], "rank": 3,
-                                                                 "m": 10, "n": 10, "seeds": [0], "max_calls": 200},
-                backend="serial", out=tmp_path / "cells")
+    res = bench(
+        TASK,
+        solvers=["rgd", "scaled-gd"],
+        task_kwargs={
+            "family": "sensing",
+            "kappa": [1, 100],
+            "rank": 3,
+            "m": 10,
+            "n": 10,
+            "seeds": [0],
+            "max_calls": 200,
+        },
+        backend="serial",
+        out=tmp_path / "cells",
+    )
     assert (res.runs.status == "ok").all()
     folder = res.save(tmp_path / "out")
     assert (folder / "calls_vs_kappa.png").exists()

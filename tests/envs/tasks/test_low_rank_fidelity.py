@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from papergym.agents.base import make_solver
 from papergym.agents.solvers.radagrad import retract, robust_svd, tangent_project
 from papergym.envs.tasks.base import Budget, InstanceRef, make_task
@@ -18,9 +19,22 @@ TASK = "LowRankRecovery-v0"
 
 def _make(family="regression", kappa=10.0, kappa_H=1.0, rank=3, seed=0, m=40, n=40, true_rank=3, max_calls=2000):
     task = make_task(TASK)
-    ref = InstanceRef(TASK, "dev", f"{family}/{kappa}/{kappa_H}/{rank}", seed,
-                      {"family": family, "kappa": kappa, "kappa_H": kappa_H, "rank": rank, "m": m, "n": n,
-                       "true_rank": true_rank, "max_calls": max_calls})
+    ref = InstanceRef(
+        TASK,
+        "dev",
+        f"{family}/{kappa}/{kappa_H}/{rank}",
+        seed,
+        {
+            "family": family,
+            "kappa": kappa,
+            "kappa_H": kappa_H,
+            "rank": rank,
+            "m": m,
+            "n": n,
+            "true_rank": true_rank,
+            "max_calls": max_calls,
+        },
+    )
     return task.make(ref)
 
 
@@ -29,8 +43,7 @@ def _solve(name, problem, **hp):
     return make_solver(name, TASK, seed=0, **hp).solve(problem, budget, lambda *a, **k: None)
 
 
-@pytest.mark.parametrize("family,kappa_H,seed", [("regression", 100.0, 0), ("regression", 1.0, 7),
-                                                 ("sensing", 1.0, 3)])
+@pytest.mark.parametrize("family,kappa_H,seed", [("regression", 100.0, 0), ("regression", 1.0, 7), ("sensing", 1.0, 3)])
 def test_public_problem_holds_no_private_state(family, kappa_H, seed):
     from papergym.leaderboard.board.evaluate import public_problem
 
@@ -111,7 +124,9 @@ def test_state_floats_must_be_a_non_negative_integer(bad):
     problem, ev = _make("regression", 10.0, 1.0, seed=2, max_calls=10)
     with pytest.raises(ValueError, match="state_floats"):
         ev.evaluate({"U": problem.U0, "s": problem.s0, "V": problem.V0, "state_floats": bad})
-    assert ev.evaluate({"U": problem.U0, "s": problem.s0, "V": problem.V0, "state_floats": 3200})["state_floats"] == 3200
+    assert (
+        ev.evaluate({"U": problem.U0, "s": problem.s0, "V": problem.V0, "state_floats": 3200})["state_floats"] == 3200
+    )
 
 
 def test_paper_methods_do_not_diverge_on_the_board_setting_at_their_defaults():

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from papergym.envs.tasks import base
-from papergym.envs.tasks.ode import task as ode
 from papergym.envs.tasks.base import Budget, InstanceRef, MissingSecretError, make_task
+from papergym.envs.tasks.ode import task as ode
 
 ALL = ode.PROBLEMS
 CLOSED = [p for p in ALL if p != "N7"]
@@ -44,27 +44,60 @@ def test_cauchy_helper_on_known_function():
 
 # ------------------------------------------------------------------------------------------- suite
 SHAPES = {  # kind, order, dim, (t0, tf) at canonical params (the 16-problem suite)
-    "L1": ("linear", 1, 1, (0, 1)), "L2": ("linear", 1, 1, (0, 10)), "L3": ("linear", 1, 1, (0, 2)),
-    "L4": ("linear", 1, 1, (0, 2)), "L5": ("linear", 1, 1, (0, 5)), "L6": ("linear", 2, 1, (0, 2)),
-    "L7": ("linear", 2, 1, (0, 2 * np.pi)), "L8": ("linear", 2, 1, (0, 10)), "L9": ("linear", 1, 2, (0, 2 * np.pi)),
-    "N1": ("nonlinear", 1, 1, (0, 10)), "N2": ("nonlinear", 1, 1, (0, 1)), "N3": ("nonlinear", 1, 1, (0, 5)),
-    "N4": ("nonlinear", 1, 1, (0, 3)), "N5": ("nonlinear", 1, 2, (0, 3)), "N6": ("nonlinear", 2, 1, (0, 2)),
+    "L1": ("linear", 1, 1, (0, 1)),
+    "L2": ("linear", 1, 1, (0, 10)),
+    "L3": ("linear", 1, 1, (0, 2)),
+    "L4": ("linear", 1, 1, (0, 2)),
+    "L5": ("linear", 1, 1, (0, 5)),
+    "L6": ("linear", 2, 1, (0, 2)),
+    "L7": ("linear", 2, 1, (0, 2 * np.pi)),
+    "L8": ("linear", 2, 1, (0, 10)),
+    "L9": ("linear", 1, 2, (0, 2 * np.pi)),
+    "N1": ("nonlinear", 1, 1, (0, 10)),
+    "N2": ("nonlinear", 1, 1, (0, 1)),
+    "N3": ("nonlinear", 1, 1, (0, 5)),
+    "N4": ("nonlinear", 1, 1, (0, 3)),
+    "N5": ("nonlinear", 1, 2, (0, 3)),
+    "N6": ("nonlinear", 2, 1, (0, 2)),
     "N7": ("nonlinear", 1, 2, (0, 10)),
 }
 
 CANONICAL = {
-    "L1": {"y0": 1.0}, "L2": {"y0": 1.0}, "L3": {"a": 0.2}, "L4": {"c": 1.0, "y0": 1.0}, "L5": {"k": 10.0},
-    "L6": {"a": 0.2}, "L7": {"omega": 1.0}, "L8": {"zeta": 0.1, "omega": 2.0}, "L9": {"omega": 1.0},
-    "N1": {"r": 1.0, "y0": 0.5}, "N2": {"y0": 0.0, "tf": 1.0}, "N3": {"y0": 1.0}, "N4": {"y0": 1.0},
-    "N5": {"tf": 3.0}, "N6": {"c": 1.0}, "N7": {"a": 1.5, "b": 3.0, "s": 1.0},
+    "L1": {"y0": 1.0},
+    "L2": {"y0": 1.0},
+    "L3": {"a": 0.2},
+    "L4": {"c": 1.0, "y0": 1.0},
+    "L5": {"k": 10.0},
+    "L6": {"a": 0.2},
+    "L7": {"omega": 1.0},
+    "L8": {"zeta": 0.1, "omega": 2.0},
+    "L9": {"omega": 1.0},
+    "N1": {"r": 1.0, "y0": 0.5},
+    "N2": {"y0": 0.0, "tf": 1.0},
+    "N3": {"y0": 1.0},
+    "N4": {"y0": 1.0},
+    "N5": {"tf": 3.0},
+    "N6": {"c": 1.0},
+    "N7": {"a": 1.5, "b": 3.0, "s": 1.0},
 }
 
 RANGES = {
-    "L1": {"y0": (0.5, 2)}, "L2": {"y0": (0, 2)}, "L3": {"a": (0.1, 0.5)}, "L4": {"c": (0.5, 2), "y0": (0.5, 2)},
-    "L5": {"k": (5, 20)}, "L6": {"a": (0.1, 0.5)}, "L7": {"omega": (0.5, 2)},
-    "L8": {"zeta": (0.05, 0.3), "omega": (1, 3)}, "L9": {"omega": (0.5, 2)}, "N1": {"r": (0.5, 1.5), "y0": (0.1, 0.9)},
-    "N2": {"y0": (-0.5, 0.5)}, "N3": {"y0": (0.5, 2)}, "N4": {"y0": (0.5, 2)}, "N5": {"tf": (2, 4)},
-    "N6": {"c": (0.75, 1.5)}, "N7": {"a": (1, 2), "b": (2, 4), "s": (0.8, 1.2)},
+    "L1": {"y0": (0.5, 2)},
+    "L2": {"y0": (0, 2)},
+    "L3": {"a": (0.1, 0.5)},
+    "L4": {"c": (0.5, 2), "y0": (0.5, 2)},
+    "L5": {"k": (5, 20)},
+    "L6": {"a": (0.1, 0.5)},
+    "L7": {"omega": (0.5, 2)},
+    "L8": {"zeta": (0.05, 0.3), "omega": (1, 3)},
+    "L9": {"omega": (0.5, 2)},
+    "N1": {"r": (0.5, 1.5), "y0": (0.1, 0.9)},
+    "N2": {"y0": (-0.5, 0.5)},
+    "N3": {"y0": (0.5, 2)},
+    "N4": {"y0": (0.5, 2)},
+    "N5": {"tf": (2, 4)},
+    "N6": {"c": (0.75, 1.5)},
+    "N7": {"a": (1, 2), "b": (2, 4), "s": (0.8, 1.2)},
 }
 
 
@@ -98,8 +131,16 @@ def test_closed_form_satisfies_ode_and_initial_conditions(name, seed):
 def test_l2_particular_part_by_hand_values():
     # y' + 2y = t^3 sin(t/2), y(0)=1: compare with an independent tight integration
     from scipy.integrate import solve_ivp
-    sol = solve_ivp(lambda t, y: t**3 * np.sin(t / 2) - 2 * y, (0, 10), [1.0], method="DOP853",
-                    rtol=1e-12, atol=1e-12, dense_output=True)
+
+    sol = solve_ivp(
+        lambda t, y: t**3 * np.sin(t / 2) - 2 * y,
+        (0, 10),
+        [1.0],
+        method="DOP853",
+        rtol=1e-12,
+        atol=1e-12,
+        dense_output=True,
+    )
     t = np.linspace(0, 10, 50)
     np.testing.assert_allclose(ode.exact_solution("L2", {"y0": 1.0}, t)[:, 0], sol.sol(t)[0], rtol=1e-9, atol=1e-9)
 
@@ -165,20 +206,30 @@ def test_rhs_shapes_and_scalar_time():
     assert pr.rhs(np.array([0.5, 1.0]), np.ones((2, 2))).shape == (2, 2)
     assert pr.rhs(0.5, np.ones(2)).shape == (1, 2)
     p1 = ode.make_problem("L1", 10)
-    np.testing.assert_array_equal(p1.rhs(np.array([0.1, 0.2]), np.ones(2)), p1.rhs(np.array([0.1, 0.2]), np.ones((2, 1))))
+    np.testing.assert_array_equal(
+        p1.rhs(np.array([0.1, 0.2]), np.ones(2)), p1.rhs(np.array([0.1, 0.2]), np.ones((2, 1)))
+    )
 
 
 # -------------------------------------------------------------------------------------------- N7
 def test_n7_reference_against_independent_radau_solve_and_first_integral():
     from scipy.integrate import solve_ivp
+
     pr = ode.make_problem("N7", 10)
     a, b, s = pr.params["a"], pr.params["b"], pr.params["s"]
     t = pr.t_query
     ref = ode.exact_solution("N7", pr.params, t)
     np.testing.assert_allclose(ref[0], [10 * s, 5 * s], rtol=1e-14)
-    rad = solve_ivp(lambda _t, z: [a * z[0] - z[0] * z[1], -b * z[1] + z[0] * z[1]], (0, 10), [10 * s, 5 * s],
-                    method="Radau", rtol=1e-12, atol=1e-12, t_eval=t,
-                    jac=lambda _t, z: [[a - z[1], -z[0]], [z[1], -b + z[0]]])
+    rad = solve_ivp(
+        lambda _t, z: [a * z[0] - z[0] * z[1], -b * z[1] + z[0] * z[1]],
+        (0, 10),
+        [10 * s, 5 * s],
+        method="Radau",
+        rtol=1e-12,
+        atol=1e-12,
+        t_eval=t,
+        jac=lambda _t, z: [[a - z[1], -z[0]], [z[1], -b + z[0]]],
+    )
     assert np.max(np.abs(rad.y.T - ref)) <= 1e-8 * np.max(np.abs(ref))
     x, z = ref[:, 0], ref[:, 1]
     V = x - b * np.log(x) + y_ln(z, a)
@@ -343,9 +394,18 @@ def test_registered_task_protocol():
     t = make_task("NystromODE-v0")
     assert isinstance(t, ode.ODETask) and isinstance(t, base.Task)
     assert t.id == "NystromODE-v0" and t.primary == "par2_seconds"
-    assert t.metrics == {"par2_seconds": "min", "rel_rmse": "min", "rel_mae": "min", "rel_linf": "min",
-                         "rmse": "min", "mae": "min", "linf": "min", "solve_seconds": "min", "passed_gate": "max",
-                         "diverged": "min"}
+    assert t.metrics == {
+        "par2_seconds": "min",
+        "rel_rmse": "min",
+        "rel_mae": "min",
+        "rel_linf": "min",
+        "rmse": "min",
+        "mae": "min",
+        "linf": "min",
+        "solve_seconds": "min",
+        "passed_gate": "max",
+        "diverged": "min",
+    }
     assert t.default_budget == Budget(max_seconds=60, max_iterations=50)
 
 
@@ -386,22 +446,25 @@ def test_test_split_needs_secret_and_differs_from_dev(monkeypatch):
     assert [r.seed for r in t.instances("test")] != [r.seed for r in refs]
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"problems": ["L1", "X9"]}, "X9.*valid problems: L1, L2"),
-    ({"problems": []}, "empty"),
-    ({"problems": 3}, "problems"),
-    ({"sizes": (100, 0)}, "sizes"),
-    ({"sizes": (1.5,)}, "sizes"),
-    ({"sizes": (True,)}, "sizes"),
-    ({"sizes": ()}, "sizes"),
-    ({"seeds": (-1,)}, "seeds"),
-    ({"n_query": 1}, "n_query"),
-    ({"n_query": 10.0}, "n_query"),
-    ({"accuracy_gate": -1e-4}, "accuracy_gate"),
-    ({"accuracy_gate": float("nan")}, "accuracy_gate"),
-    ({"accuracy_gate": {"Z1": 1e-3}}, "Z1.*valid problems"),
-    ({"accuracy_gate": {"L1": 0}}, r"accuracy_gate\['L1'\]"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"problems": ["L1", "X9"]}, "X9.*valid problems: L1, L2"),
+        ({"problems": []}, "empty"),
+        ({"problems": 3}, "problems"),
+        ({"sizes": (100, 0)}, "sizes"),
+        ({"sizes": (1.5,)}, "sizes"),
+        ({"sizes": (True,)}, "sizes"),
+        ({"sizes": ()}, "sizes"),
+        ({"seeds": (-1,)}, "seeds"),
+        ({"n_query": 1}, "n_query"),
+        ({"n_query": 10.0}, "n_query"),
+        ({"accuracy_gate": -1e-4}, "accuracy_gate"),
+        ({"accuracy_gate": float("nan")}, "accuracy_gate"),
+        ({"accuracy_gate": {"Z1": 1e-3}}, "Z1.*valid problems"),
+        ({"accuracy_gate": {"L1": 0}}, r"accuracy_gate\['L1'\]"),
+    ],
+)
 def test_bad_kwargs(kwargs, match):
     with pytest.raises(ValueError, match=match):
         ode.ODETask(**kwargs)
@@ -455,6 +518,10 @@ def test_finalize_par2(task):
     assert task.finalize(m, 1.5, "timeout", b)["par2_seconds"] == 20.0
     assert task.finalize(None, None, "error", b) == {"par2_seconds": 20.0}
     assert task.finalize(m, 1.5, "error", None)["par2_seconds"] == 120.0
-    assert task.finalize(m, 1.5, "ok", Budget(max_iterations=3)) == {**m, "par2_seconds": 1.5,
-                                                                     "solve_seconds": 1.5, "diverged": 0.0}
+    assert task.finalize(m, 1.5, "ok", Budget(max_iterations=3)) == {
+        **m,
+        "par2_seconds": 1.5,
+        "solve_seconds": 1.5,
+        "diverged": 0.0,
+    }
     assert m == {"rel_rmse": 1e-6, "passed_gate": 1.0}  # not mutated

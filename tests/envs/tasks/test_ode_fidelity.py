@@ -10,14 +10,15 @@ import math
 
 import numpy as np
 import pytest
+
 from papergym.agents.base import make_solver
 from papergym.agents.solvers.nystrom_lssvm import (
     NystromFeatures,
     make_landmarks,
     rank_tol,
 )
-from papergym.envs.tasks.ode import task as ode
 from papergym.envs.tasks.base import Budget, InstanceRef, make_task
+from papergym.envs.tasks.ode import task as ode
 from papergym.envs.tasks.ode.report import GAP_FLOOR, accuracy_comparison
 from papergym_tests import find_private
 
@@ -85,7 +86,7 @@ def test_nystrom_basis_keeps_every_numerically_resolved_eigenpair():
     pr = ode.make_problem("L2", 100, seed=2104)
     c = make_landmarks(pr, 50, "equispaced")
     f = NystromFeatures(c, 1.78, None)
-    lam = np.linalg.eigvalsh(np.exp(-((c[:, None] - c[None, :]) / 1.78) ** 2))
+    lam = np.linalg.eigvalsh(np.exp(-(((c[:, None] - c[None, :]) / 1.78) ** 2)))
     assert f.eig_tol == rank_tol(50) and f.m_eff == int(np.sum(lam > rank_tol(50) * lam[-1]))
     assert f.m_eff > NystromFeatures(c, 1.78, 1e-12).m_eff
 

@@ -13,10 +13,10 @@ from papergym_tests import require  # the helper of tests/conftest.py
 
 require("gudhi", "tda")
 
-from papergym.agents.base import list_solvers, make_solver  # noqa: E402
-from papergym.agents.solvers.flood import sampling_error_bound  # noqa: E402
-from papergym.envs.tasks.base import Budget, InstanceRef, make_task  # noqa: E402
-from papergym.envs.tasks.persistent_homology.task import (  # noqa: E402
+from papergym.agents.base import list_solvers, make_solver
+from papergym.agents.solvers.flood import sampling_error_bound
+from papergym.envs.tasks.base import Budget, InstanceRef, make_task
+from papergym.envs.tasks.persistent_homology.task import (
     GAP,
     annulus,
     bottleneck,
@@ -43,8 +43,13 @@ def _ref(shape="cheese", n=2000, seed=0, family="fidelity", **extra):
 
 def test_registered_solvers():
     roles = {s.name: s.role for s in list_solvers(TASK)}
-    assert roles == {"flood": "paper", "alpha": "baseline", "rips": "baseline", "sparse-rips": "baseline",
-                     "flooder": "reference"}
+    assert roles == {
+        "flood": "paper",
+        "alpha": "baseline",
+        "rips": "baseline",
+        "sparse-rips": "baseline",
+        "flooder": "reference",
+    }
 
 
 @pytest.mark.parametrize("solver", ["flood", "alpha", "rips", "sparse-rips", "flooder"])
@@ -57,14 +62,20 @@ def test_every_solver_runs_on_every_family(solver):
         require("flooder", "tda")
     hp = {"rips": {"landmarks": 150}, "sparse-rips": {"landmarks": 300}}.get(solver, {})
     hp.update({"flood": {"n_landmarks": 100}, "flooder": {"n_landmarks": 100}}.get(solver, {}))
-    cases = [(make_task(TASK, **SMALL), _ref("cheese", 1500, k=3)), (make_task(TASK, **SMALL), _ref("annulus", 800)),
-             (make_task(TASK, families=["scale"], scale_n=1500, seeds=[0]), _ref("cheese", 1500, family="scale", k=3))]
+    cases = [
+        (make_task(TASK, **SMALL), _ref("cheese", 1500, k=3)),
+        (make_task(TASK, **SMALL), _ref("annulus", 800)),
+        (make_task(TASK, families=["scale"], scale_n=1500, seeds=[0]), _ref("cheese", 1500, family="scale", k=3)),
+    ]
     tc = make_task(TASK, subtask="classify", classify_n=600, classify_per_class=3, n_splits=2)
     cases.append((tc, tc.instances()[0]))
     for task, ref in cases:
         pb, ev = task.make(ref)
         out = ev.evaluate(make_solver(solver, TASK, seed=0, **hp).solve(pb, task.default_budget, _noop))
-        assert set(out) >= {"valid", "n_paired_simplices", "n_landmarks"} and out["n_paired_simplices"] > 0, (ref.name, out)
+        assert set(out) >= {"valid", "n_paired_simplices", "n_landmarks"} and out["n_paired_simplices"] > 0, (
+            ref.name,
+            out,
+        )
 
 
 def test_instances_and_problem():
@@ -149,10 +160,19 @@ def test_bottleneck_handles_infinite_bars():
     assert bottleneck(a, np.array([[0.0, math.inf]])) == pytest.approx(0.2)  # (0.1, 0.5) to the diagonal
 
 
-@pytest.mark.parametrize("kw, word", [({"families": "clusters"}, "families"), ({"shapes": ["cube"]}, "shapes"),
-                                      ({"fidelity_n": 0}, "fidelity_n"), ({"r_lo": -0.1}, "r_lo"),
-                                      ({"r_lo": 0.2, "r_hi": 0.1}, "r_hi"), ({"seeds": [-1]}, "seeds"),
-                                      ({"tol": 0}, "tol"), ({"max_seconds": -1}, "max_seconds")])
+@pytest.mark.parametrize(
+    "kw, word",
+    [
+        ({"families": "clusters"}, "families"),
+        ({"shapes": ["cube"]}, "shapes"),
+        ({"fidelity_n": 0}, "fidelity_n"),
+        ({"r_lo": -0.1}, "r_lo"),
+        ({"r_lo": 0.2, "r_hi": 0.1}, "r_hi"),
+        ({"seeds": [-1]}, "seeds"),
+        ({"tol": 0}, "tol"),
+        ({"max_seconds": -1}, "max_seconds"),
+    ],
+)
 def test_bad_task_kwargs(kw, word):
     with pytest.raises(ValueError, match=word):
         make_task(TASK, **kw)
@@ -192,8 +212,14 @@ def test_finalize_par2():
 def test_bench_end_to_end(tmp_path):
     from papergym.leaderboard.runner.bench import bench
 
-    res = bench(TASK, solvers=["flood", "alpha"], task_kwargs={"fidelity_n": 2000, "seeds": [0], "k": 4},
-                backend="serial", out=tmp_path, cache=False)
+    res = bench(
+        TASK,
+        solvers=["flood", "alpha"],
+        task_kwargs={"fidelity_n": 2000, "seeds": [0], "k": 4},
+        backend="serial",
+        out=tmp_path,
+        cache=False,
+    )
     assert len(res.runs) == 4 and set(res.runs.status) == {"ok"}
     alpha = res.runs[res.runs.solver == "alpha"]
     assert (alpha.bottleneck_max == 0).all() and (alpha.valid == 1).all()

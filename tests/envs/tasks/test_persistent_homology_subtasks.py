@@ -14,16 +14,16 @@ from papergym_tests import require  # the helper of tests/conftest.py
 
 require("gudhi", "tda")
 
-from papergym.agents.base import make_solver  # noqa: E402
-from papergym.envs.tasks.base import Budget, InstanceRef, make_task  # noqa: E402
-from papergym.envs.tasks.persistent_homology import (  # noqa: E402
+from papergym.agents.base import make_solver
+from papergym.envs.tasks.base import Budget, InstanceRef, make_task
+from papergym.envs.tasks.persistent_homology import (
     PHClassifyProblem,
     PHProblem,
     alpha_reference,
     solve_clouds,
     wasserstein1,
 )
-from papergym.envs.tasks.persistent_homology.classify import (  # noqa: E402
+from papergym.envs.tasks.persistent_homology.classify import (
     FEATURES,
     classify_set,
     features,
@@ -39,8 +39,9 @@ def _noop(*a, **k):
 
 def _problem(points, family="fidelity"):
     pts = np.asarray(points, dtype=float)
-    return PHProblem(points=pts, max_dim=pts.shape[1] - 1, units="radius", family=family, shape="cheese",
-                     N=len(pts), d=pts.shape[1])
+    return PHProblem(
+        points=pts, max_dim=pts.shape[1] - 1, units="radius", family=family, shape="cheese", N=len(pts), d=pts.shape[1]
+    )
 
 
 SQUARE = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
@@ -69,12 +70,15 @@ def test_rips_threshold_leaves_wide_cycles_open():
 
 
 def test_sparse_rips_close_to_alpha_on_the_voids():
-    pb, ev = make_task(TASK).make(InstanceRef(TASK, "dev", "x", 0, {"family": "fidelity", "shape": "cheese",
-                                                                   "N": 4000, "k": 4, "r_lo": 0.1, "r_hi": 0.2}))
+    pb, ev = make_task(TASK).make(
+        InstanceRef(
+            TASK, "dev", "x", 0, {"family": "fidelity", "shape": "cheese", "N": 4000, "k": 4, "r_lo": 0.1, "r_hi": 0.2}
+        )
+    )
     pts = pb.points
     sol = make_solver("sparse-rips", TASK, seed=None).solve(_problem(pts), Budget(), _noop)
     ref = alpha_reference(*ev.key)
-    top = lambda D: np.sort(D[:, 1] - D[:, 0])[::-1][:4]  # noqa: E731
+    top = lambda D: np.sort(D[:, 1] - D[:, 0])[::-1][:4]
     # (1 + eps)-interleaving with Rips, and Rips/2 is within a factor sqrt(2)-ish of Cech/Alpha in 3-D: the
     # four void lifetimes agree in order of magnitude and the fifth bar is noise for both
     assert np.all(top(sol["diagrams"][2]) > 0.3 * top(ref[2]))
@@ -102,9 +106,14 @@ def test_flood_reproduces_the_authors_flooder():
 
 
 def test_bad_baseline_hyperparameters():
-    for name, hp, word in (("rips", {"landmarks": 0}, "landmarks"), ("rips", {"max_edge_length": -1}, "max_edge"),
-                           ("sparse-rips", {"sparse": 0}, "sparse"), ("flooder", {"dtype": "int8"}, "dtype"),
-                           ("flooder", {"points_per_edge": 1}, "points_per_edge"), ("flood", {"fps": "x"}, "fps")):
+    for name, hp, word in (
+        ("rips", {"landmarks": 0}, "landmarks"),
+        ("rips", {"max_edge_length": -1}, "max_edge"),
+        ("sparse-rips", {"sparse": 0}, "sparse"),
+        ("flooder", {"dtype": "int8"}, "dtype"),
+        ("flooder", {"points_per_edge": 1}, "points_per_edge"),
+        ("flood", {"fps": "x"}, "fps"),
+    ):
         with pytest.raises(ValueError, match=word):
             make_solver(name, TASK, **hp)
 
@@ -146,8 +155,10 @@ def test_classify_set_is_seeded_and_labelled():
 
 
 def test_features_and_split_accuracy():
-    dg = [[np.zeros((1, 2)), np.array([[0.01, 0.02]]), np.array([[0.05, 0.05 + 0.01 * (i % 3 + 1)]] * (i % 3 + 1))]
-          for i in range(30)]
+    dg = [
+        [np.zeros((1, 2)), np.array([[0.01, 0.02]]), np.array([[0.05, 0.05 + 0.01 * (i % 3 + 1)]] * (i % 3 + 1))]
+        for i in range(30)
+    ]
     y = np.array([i % 3 for i in range(30)])
     for kind in FEATURES:
         X = features(dg, 2, kind)
@@ -187,8 +198,9 @@ def test_solve_clouds_stops_at_the_budget():
     from papergym.envs.tasks.base import BudgetExceeded
 
     clouds = tuple(np.random.default_rng(i).random((50, 3)) for i in range(5))
-    pb = PHClassifyProblem(clouds=clouds, max_dim=2, units="radius", family="classify", shape="cheese", N=50, d=3,
-                           n_clouds=5)
+    pb = PHClassifyProblem(
+        clouds=clouds, max_dim=2, units="radius", family="classify", shape="cheese", N=50, d=3, n_clouds=5
+    )
     import time
 
     def slow(p):
@@ -221,8 +233,25 @@ def test_points_kwarg():
 def test_cli_points_and_subtask(tmp_path):
     from papergym.leaderboard.cli import main
 
-    rc = main(["bench", TASK, "--points", "2e3", "--seeds", "0", "--solvers", "flood,alpha", "--k", "3",
-               "--backend", "serial", "--out", str(tmp_path / "b"), "--no-cache"])
+    rc = main(
+        [
+            "bench",
+            TASK,
+            "--points",
+            "2e3",
+            "--seeds",
+            "0",
+            "--solvers",
+            "flood,alpha",
+            "--k",
+            "3",
+            "--backend",
+            "serial",
+            "--out",
+            str(tmp_path / "b"),
+            "--no-cache",
+        ]
+    )
     assert rc == 0
     txt = (tmp_path / "b" / "table.txt").read_text()
     assert "scale/cheese/2000" in txt and "x alpha" in txt
@@ -232,9 +261,14 @@ def test_cli_points_and_subtask(tmp_path):
 def test_report_columns_from_a_bench(tmp_path):
     from papergym.leaderboard.runner.bench import bench
 
-    res = bench(TASK, solvers=["flood", "alpha"], task_kwargs={"fidelity_n": 2000, "seeds": [0], "k": 4,
-                                                               "shapes": ["cheese"]},
-                backend="serial", out=tmp_path, cache=False)
+    res = bench(
+        TASK,
+        solvers=["flood", "alpha"],
+        task_kwargs={"fidelity_n": 2000, "seeds": [0], "k": 4, "shapes": ["cheese"]},
+        backend="serial",
+        out=tmp_path,
+        cache=False,
+    )
     rep = res.extra_report()
     line = next(ln for ln in rep.splitlines() if ln.startswith("fidelity/cheese/2000") and " flood " in ln)
     assert "1.00" in line  # valid and voids

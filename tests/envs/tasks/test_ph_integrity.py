@@ -4,6 +4,7 @@ centres and radii, the class labels of the classification subtask, the evaluator
 from __future__ import annotations
 
 import numpy as np
+
 from papergym_tests import find_private, require
 
 

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+
 from papergym.agents.base import make_solver
 from papergym.envs.tasks.base import make_task
 from papergym.envs.tasks.power_law_features import population_trace, slope_window
@@ -69,7 +70,7 @@ def test_slope_window_rule():
     assert slope_window(1.0, 100, 400, 100_000) == (100.0, pytest.approx(tr * 1e4))
     assert slope_window(1.0, 400, 1600, 100_000) == (100.0, 100_000.0)  # capped by the horizon
     lo, hi = slope_window(0.3, 100, 400, 100_000)  # T_r grows like v^(1-2 alpha): t_sat ~ 4.4 d
-    assert hi == pytest.approx(population_trace(0.3, 400) * 100 ** 0.6) and 300 < hi < 600
+    assert hi == pytest.approx(population_trace(0.3, 400) * 100**0.6) and 300 < hi < 600
     assert lo == pytest.approx(hi / 10)  # less than two decades after 10: the window keeps one decade
     lo, hi = slope_window(1.0, 5, 20, 100_000)  # a tiny model saturates early: still one decade
     assert hi == pytest.approx(population_trace(1.0, 20) * 25) and lo == pytest.approx(hi / 10)
@@ -82,7 +83,7 @@ def test_slope_is_fitted_inside_the_window_only():
     assert (lo, hi) == slope_window(1.0, 30, 120, 100_000)
     ts = np.geomspace(1, 1e5, 101)
     # power law t^-1.3 inside the window, a flat floor after it and a steep drop before it
-    ev.history = [(t, (t / lo) ** -3.0 if t < lo else (t ** -1.3 if t <= hi else hi ** -1.3)) for t in ts]
+    ev.history = [(t, (t / lo) ** -3.0 if t < lo else (t**-1.3 if t <= hi else hi**-1.3)) for t in ts]
     assert ev.slope() == pytest.approx(-1.3, abs=1e-9)
 
 
@@ -112,7 +113,7 @@ def test_outscaling_regime_formula():
     assert r["t_x"] == pytest.approx((0.5 * 5.7 * 1.5 / 0.1) ** 2)  # alpha = 1: exponent 1/(1 - 1/2) = 2
     assert r["t_floor"] == pytest.approx((population_trace(1.0, 400) * 1e4) ** (1 / 1.5))
     assert r["decades"] < 0  # the task's d = 100: DANA hits the floor before its momentum takes over
-    assert outscaling_regime(1.0, 0.7, 1600, 6400, 10 ** 7)["decades"] > 1  # the paper's scale: a decade or more
+    assert outscaling_regime(1.0, 0.7, 1600, 6400, 10**7)["decades"] > 1  # the paper's scale: a decade or more
     assert outscaling_regime(0.3, 0.7, 100, 400, 100_000)["t_x"] == math.inf  # alpha <= 1/2: never
     assert outscaling_regime(1.0, 0.7, 100, 400, 100_000, c3=1.0)["t_x"] < r["t_x"] / 99
 
@@ -123,11 +124,23 @@ def test_report_counts_diverged_runs_and_states_the_regime():
     from papergym.envs.tasks.power_law_features.report import slope_table
 
     base = {"param_alpha": 1.0, "param_beta": 0.7, "param_d": 100, "param_v": 400, "param_steps": 100_000}
-    rows = [dict(base, instance=f"a=1,b=0.7/d=100/s{s}", label=lab, status=st, slope=sl, log10_excess=ex,
-                 diverged=float(st == "diverged"))
-            for s, lab, st, sl, ex in [(0, "sgd", "ok", -0.8, -3.6), (1, "sgd", "ok", -0.7, -3.5),
-                                       (0, "dana-constant", "diverged", float("nan"), 0.0),
-                                       (1, "dana-constant", "ok", -0.9, -3.7)]]
+    rows = [
+        dict(
+            base,
+            instance=f"a=1,b=0.7/d=100/s{s}",
+            label=lab,
+            status=st,
+            slope=sl,
+            log10_excess=ex,
+            diverged=float(st == "diverged"),
+        )
+        for s, lab, st, sl, ex in [
+            (0, "sgd", "ok", -0.8, -3.6),
+            (1, "sgd", "ok", -0.7, -3.5),
+            (0, "dana-constant", "diverged", float("nan"), 0.0),
+            (1, "dana-constant", "ok", -0.9, -3.7),
+        ]
+    ]
     text = slope_table(pd.DataFrame(rows))
     line = next(ln for ln in text.splitlines() if "dana-constant" in ln)
     assert line.split()[-1] == "1/2" and "-0.900" in line  # the diverged run is counted, not in the median

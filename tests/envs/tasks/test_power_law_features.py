@@ -173,8 +173,16 @@ def test_public_problem_hides_the_features():
     assert "W" not in data and "b" not in data and len(flat) < 20_000
 
 
-@pytest.mark.parametrize("kw,msg", [({"alpha": 0.2}, "alpha"), ({"d": 1}, "d must"), ({"steps": 0}, "steps"),
-                                    ({"beta": -1}, "beta"), ({"seeds": [-1]}, "seeds")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"alpha": 0.2}, "alpha"),
+        ({"d": 1}, "d must"),
+        ({"steps": 0}, "steps"),
+        ({"beta": -1}, "beta"),
+        ({"seeds": [-1]}, "seeds"),
+    ],
+)
 def test_bad_task_arguments(kw, msg):
     with pytest.raises(ValueError, match=msg):
         make_task(TASK, **kw)
@@ -192,9 +200,13 @@ def test_instances_and_test_split(monkeypatch):
 def test_bench_end_to_end(tmp_path):
     from papergym.leaderboard import bench
 
-    res = bench(TASK, solvers=list(SOLVERS), task_kwargs={"alpha": 1.0, "beta": 0.7, "d": 30, "steps": 2000,
-                                                          "seeds": [0]},
-                backend="serial", out=tmp_path / "cells")
+    res = bench(
+        TASK,
+        solvers=list(SOLVERS),
+        task_kwargs={"alpha": 1.0, "beta": 0.7, "d": 30, "steps": 2000, "seeds": [0]},
+        backend="serial",
+        out=tmp_path / "cells",
+    )
     assert (res.runs.status == "ok").all()
     folder = res.save(tmp_path / "out")
     assert (folder / "loss_vs_steps.png").exists()

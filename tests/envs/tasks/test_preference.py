@@ -76,7 +76,7 @@ def test_captions_and_rejected_captions():
     yl = rejected_captions(scenes, w, np.random.default_rng(0))
     assert absent_partners((0, 5, 7), w) == [1, 4]
     assert absent_partners((1, 2, 3, 9), w) == [0]
-    assert yl[1].tolist() == [0, 1, 2, 3, 9, 12]                     # the only absent partner, in token order
+    assert yl[1].tolist() == [0, 1, 2, 3, 9, 12]  # the only absent partner, in token order
     assert yl[0].tolist() in ([0, 1, 5, 7, 12, PAD], [0, 4, 5, 7, 12, PAD])
     for s, row in zip(scenes, yl):
         objs = [t for t in row.tolist() if 0 <= t < 12]
@@ -94,8 +94,9 @@ def test_nearest_jaccard_matches_brute_force():
     for i, j in enumerate(idx):
         a, b = set(scenes[i]), set(scenes[j])
         assert j != i and 1 <= len(a ^ b) <= 2
-        best = max(len(a & set(s)) / len(a | set(s)) for k, s in enumerate(scenes)
-                   if k != i and 1 <= len(a ^ set(s)) <= 2)
+        best = max(
+            len(a & set(s)) / len(a | set(s)) for k, s in enumerate(scenes) if k != i and 1 <= len(a ^ set(s)) <= 2
+        )
         assert len(a & b) / len(a | b) == pytest.approx(best)
     # a hand-made case: the identical scene is skipped, the 1-object difference wins over a 2-object one
     sc = [(0, 1, 2), (0, 1, 2), (0, 1), (0, 3, 4)]
@@ -114,8 +115,8 @@ def _direct_logprob(W, f, toks):
         x = W["embed"][prev]
         gi, gh = W["w_ih"] @ x + W["b_ih"], W["w_hh"] @ h + W["b_hh"]
         r = 1 / (1 + np.exp(-(gi[:H] + gh[:H])))
-        z = 1 / (1 + np.exp(-(gi[H:2 * H] + gh[H:2 * H])))
-        n = np.tanh(gi[2 * H:] + r * gh[2 * H:])
+        z = 1 / (1 + np.exp(-(gi[H : 2 * H] + gh[H : 2 * H])))
+        n = np.tanh(gi[2 * H :] + r * gh[2 * H :])
         h = (1 - z) * n + z * h
         logits = W["out_w"] @ h + W["out_b"]
         total += logits[y] - math.log(np.exp(logits).sum())
@@ -165,15 +166,19 @@ def test_greedy_decoding_takes_the_argmax_each_step():
             prefix.append(int(y))
             if y == eos:
                 break
-        assert PAD not in row[:len(prefix)]
-        assert all(t == PAD for t in row[len(prefix):])
+        assert PAD not in row[: len(prefix)]
+        assert all(t == PAD for t in row[len(prefix) :])
 
 
 def test_caption_metrics_closed_forms():
     truth = [(0, 1, 2), (3, 4), (5, 6)]
-    dec = np.array([[0, 1, 7, 12, PAD, PAD],       # 2 correct, 1 hallucinated
-                    [3, 3, 12, PAD, PAD, PAD],      # duplicate mention counts once; 4 missed
-                    [12, PAD, PAD, PAD, PAD, PAD]])  # empty caption
+    dec = np.array(
+        [
+            [0, 1, 7, 12, PAD, PAD],  # 2 correct, 1 hallucinated
+            [3, 3, 12, PAD, PAD, PAD],  # duplicate mention counts once; 4 missed
+            [12, PAD, PAD, PAD, PAD, PAD],
+        ]
+    )  # empty caption
     m = caption_metrics(dec, truth, 12)
     assert m["chair_i"] == pytest.approx(1 / 4)
     assert m["chair_s"] == pytest.approx(1 / 3)
@@ -240,8 +245,12 @@ def test_problem_contents_and_visual_dependence():
     data, calls = public_problem(pb)
     assert not calls and "ref_weights" in data and set(data["ref_weights"]) == set(WEIGHT_KEYS)
     W = {k: v.astype(float) for k, v in pb.ref_weights.items()}
-    vd = np.mean([_direct_logprob(W, ev.feats[i], ev.y_w[i]) - _direct_logprob(W, ev.feats_prime[i], ev.y_w[i])
-                  for i in range(len(ev.scenes))])
+    vd = np.mean(
+        [
+            _direct_logprob(W, ev.feats[i], ev.y_w[i]) - _direct_logprob(W, ev.feats_prime[i], ev.y_w[i])
+            for i in range(len(ev.scenes))
+        ]
+    )
     assert ev.evaluate(pb.ref_weights)["visual_dependence"] == pytest.approx(vd, rel=1e-9)
 
 
@@ -264,10 +273,18 @@ def test_instances_are_seeded_and_named():
         task.instances("test")
 
 
-@pytest.mark.parametrize("kw, match", [({"sizes": "huge"}, "sizes"), ({"n_pref": 1}, "n_pref"),
-                                       ({"epochs": 0}, "epochs"), ({"corrupt_frac": 1.0}, "corrupt_frac"),
-                                       ({"max_seconds": -1}, "max_seconds"), ({"seeds": [-1]}, "seeds"),
-                                       ({"n_test": "10"}, "n_test")])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"sizes": "huge"}, "sizes"),
+        ({"n_pref": 1}, "n_pref"),
+        ({"epochs": 0}, "epochs"),
+        ({"corrupt_frac": 1.0}, "corrupt_frac"),
+        ({"max_seconds": -1}, "max_seconds"),
+        ({"seeds": [-1]}, "seeds"),
+        ({"n_test": "10"}, "n_test"),
+    ],
+)
 def test_bad_task_kwargs(kw, match):
     with pytest.raises(ValueError, match=match):
         make_task(TASK, **kw)
@@ -309,9 +326,20 @@ def test_report_and_figures(tmp_path):
     rows = []
     for lab, c, r in (("sft", 0.035, 0.998), ("symmpo", 0.003, 0.99)):
         for s in range(2):
-            rows.append({"instance": f"default/s{s}", "label": lab, "status": "ok", "seconds": 1.0 + s, "f1": 0.9,
-                         "chair_i": c, "chair_s": 3 * c, "recall": r, "partner_halluc": 10 * c,
-                         "visual_dependence": 5.0})
+            rows.append(
+                {
+                    "instance": f"default/s{s}",
+                    "label": lab,
+                    "status": "ok",
+                    "seconds": 1.0 + s,
+                    "f1": 0.9,
+                    "chair_i": c,
+                    "chair_s": 3 * c,
+                    "recall": r,
+                    "partner_halluc": 10 * c,
+                    "visual_dependence": 5.0,
+                }
+            )
     rows.append({"instance": "default/s0", "label": "dpo", "status": "error", "seconds": float("nan")})
     runs = pd.DataFrame(rows)
     task = make_task(TASK, seeds=[0, 1])

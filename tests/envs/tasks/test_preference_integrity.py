@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from papergym_tests import find_private  # the helper of tests/conftest.py
-
 from papergym.envs.tasks.preference.task import make_instance
+from papergym_tests import find_private  # the helper of tests/conftest.py
 
 
 @pytest.mark.parametrize("seed", [2100, 2101])
@@ -17,7 +16,7 @@ def test_no_test_scene_is_reachable_from_the_problem(seed):
     pb, ev = make_instance(seed, n_pref=200, n_test=200)
     private = [ev, ev.scenes, ev.feats, ev.feats_prime, ev.y_w]
     assert find_private(pb, private) == []
-    assert not any(callable(getattr(pb, f)) for f in pb.__dataclass_fields__)     # plain data only
+    assert not any(callable(getattr(pb, f)) for f in pb.__dataclass_fields__)  # plain data only
 
 
 def test_metrics_are_the_evaluators_own_and_claims_in_meta_are_ignored():

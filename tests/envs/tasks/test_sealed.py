@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from papergym_tests import find_private
 
 from papergym.envs.tasks.sealed import SealedCall, seal
+from papergym_tests import find_private
 
 
 class _Evaluator:

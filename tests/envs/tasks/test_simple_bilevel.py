@@ -46,8 +46,13 @@ def _solve(task, ref, name, budget=None, **hp):
 
 def test_registered_solvers():
     roles = {s.name: s.role for s in list_solvers(TASK)}
-    assert roles == {"dbgd": "paper", "penalty": "baseline", "a-irg": "baseline", "dbgd-original": "baseline",
-                     "two-phase": "baseline"}
+    assert roles == {
+        "dbgd": "paper",
+        "penalty": "baseline",
+        "a-irg": "baseline",
+        "dbgd-original": "baseline",
+        "two-phase": "baseline",
+    }
 
 
 # ------------------------------------------------------------------------------------------ stationarity
@@ -94,9 +99,9 @@ def test_balanced_factors_attain_the_nuclear_norm(r):
 def test_min_norm_regression_solution_is_pinv_and_satisfies_kkt():
     inst = RegressionInstance(40, 100, seed=2)
     A, b, xs = inst.A, inst.b, inst.x_star
-    np.testing.assert_allclose(A @ xs, b, atol=1e-10)                      # feasible: g(x*) = 0
+    np.testing.assert_allclose(A @ xs, b, atol=1e-10)  # feasible: g(x*) = 0
     w = np.linalg.lstsq(A.T, xs, rcond=None)[0]
-    np.testing.assert_allclose(A.T @ w, xs, atol=1e-10)                    # ∇f(x*) = x* ∈ range(Aᵀ): KKT
+    np.testing.assert_allclose(A.T @ w, xs, atol=1e-10)  # ∇f(x*) = x* ∈ range(Aᵀ): KKT
     null = np.linalg.svd(A)[2][40:]
     assert np.abs(null @ xs).max() < 1e-10
     rng = np.random.default_rng(0)
@@ -112,8 +117,11 @@ def test_circle_answer():
     assert inst.g(inst.x_star) == pytest.approx(0.0, abs=1e-28) and inst.f(inst.x_star) == pytest.approx(-1.0)
 
 
-@pytest.mark.parametrize("inst", [CircleInstance(5, 0), FactorisationInstance(8, 6, 1), NetworkInstance(7, 3, 6, 2, 2),
-                                  RegressionInstance(5, 9, 3)], ids=lambda i: i.family)
+@pytest.mark.parametrize(
+    "inst",
+    [CircleInstance(5, 0), FactorisationInstance(8, 6, 1), NetworkInstance(7, 3, 6, 2, 2), RegressionInstance(5, 9, 3)],
+    ids=lambda i: i.family,
+)
 def test_gradients_equal_finite_differences(inst):
     rng = np.random.default_rng(7)
     x = inst.x0 + 0.3 * rng.normal(size=inst.dim)
@@ -134,32 +142,41 @@ def test_oracle_work_accounting_and_budget():
     gf, gg = o.grads(x)
     np.testing.assert_allclose(gg, inst.A.T @ (inst.A @ x - inst.b))
     assert o.work_used() == 1.0 and o.grad_points == 1
-    o.grad_f(x), o.grad_g(x)                  # same point: still one gradient point
+    o.grad_f(x), o.grad_g(x)  # same point: still one gradient point
     assert o.work_used() == 2.0 and o.grad_points == 1
     o.values(x)
     o.f(2 * x)
     assert o.work_used() == 2.75 and o.grad_points == 1
     with pytest.raises(BudgetExceeded):
-        o.grad_f(2 * x)                       # 2.75 + 0.5 > 3
+        o.grad_f(2 * x)  # 2.75 + 0.5 > 3
     o.g(2 * x)
     assert o.work_used() == 3.0
     o3 = SimpleBilevelOracle(inst, max_work=10.0)
     o3.grad_f(x), o3.grad_g(2 * x), o3.grads(2 * x)
-    assert o3.grad_points == 3                # a new point, and grads always counts
+    assert o3.grad_points == 3  # a new point, and grads always counts
     o2 = SimpleBilevelOracle(inst, max_work=1.0)
     o2.grad_g(x)
     o2.g(x)
     with pytest.raises(BudgetExceeded):
-        o2.grad_f(x)                          # 0.75 + 0.5 > 1
-    assert o2.work_used() == 0.75             # a refused call is not charged
+        o2.grad_f(x)  # 0.75 + 0.5 > 1
+    assert o2.work_used() == 0.75  # a refused call is not charged
     o2.f(x)
     with pytest.raises(BudgetExceeded):
         o2.g(x)
 
 
-@pytest.mark.parametrize("bad,msg", [(np.ones(8), "shape"), (np.ones((9, 1)), "shape"), ("abc", "real"),
-                                     (np.full(9, np.nan), "finite"), (np.ones(9) * 1j, "real"),
-                                     (np.ones(9, dtype=bool), "real"), ([None] * 9, "real")])
+@pytest.mark.parametrize(
+    "bad,msg",
+    [
+        (np.ones(8), "shape"),
+        (np.ones((9, 1)), "shape"),
+        ("abc", "real"),
+        (np.full(9, np.nan), "finite"),
+        (np.ones(9) * 1j, "real"),
+        (np.ones(9, dtype=bool), "real"),
+        ([None] * 9, "real"),
+    ],
+)
 def test_oracle_rejects_bad_input(bad, msg):
     o = SimpleBilevelOracle(RegressionInstance(5, 9, 0), max_work=10.0)
     for call in (o.grads, o.grad_f, o.grad_g, o.values, o.f, o.g):
@@ -177,14 +194,14 @@ def test_evaluator_par2_counts_work_at_first_stationary_report_and_the_side_of_a
     assert m["par2_calls"] == 100.0 and m["stationary"] == 0 and math.isnan(m["iters_to_stationary"])
     for _ in range(3):
         problem.oracle.grads(problem.x0)
-    near = -c * (1 + 1e-5)                    # outside the circle, ∇g anti-parallel to ∇f: stationary
+    near = -c * (1 + 1e-5)  # outside the circle, ∇g anti-parallel to ∇f: stationary
     m = ev.evaluate(near)
     assert m["stationary"] == 1 and m["r_f"] < 1e-12 and m["r_g"] < 1e-3
     assert m["par2_calls"] == 3.0 and m["iters_to_stationary"] == 3.0
     assert m["dist_to_solution"] == pytest.approx(1e-5, rel=1e-6) and m["f_gap"] == pytest.approx(1e-5, rel=1e-6)
     problem.oracle.grads(problem.x0)
-    assert ev.evaluate(near)["par2_calls"] == 3.0                    # the first stationary report counts
-    inside = ev.evaluate(-c * (1 - 1e-5))                             # f and g both decrease outward
+    assert ev.evaluate(near)["par2_calls"] == 3.0  # the first stationary report counts
+    inside = ev.evaluate(-c * (1 - 1e-5))  # f and g both decrease outward
     assert inside["r_f"] == pytest.approx(1.0) and inside["stationary"] == 0
 
 
@@ -197,7 +214,7 @@ def test_evaluator_rejects_malformed_and_scores_non_finite():
         ev.evaluate(["a"] * problem.dim)
     m = ev.evaluate(np.full(problem.dim, np.inf))
     assert m["r_f"] >= 1e300 and m["g_gap"] >= 1e300 and m["stationary"] == 0
-    m = ev.evaluate(np.full(problem.dim, 1e200))                       # overflow inside f, g: scored
+    m = ev.evaluate(np.full(problem.dim, 1e200))  # overflow inside f, g: scored
     assert m["stationary"] == 0
     assert math.isnan(ev.evaluate(problem.x0)["f_gap"]) and problem.g_star is None
 
@@ -211,7 +228,7 @@ def test_dbgd_direction_is_grad_f_when_inner_product_exceeds_barrier():
         d, lam = dbgd_direction(gf, gg, phi=ip if ip >= 0 else 0.0)
         if ip >= 0:
             assert lam == 0.0 and np.array_equal(d, gf)
-        phi = abs(ip) + 1.0                   # barrier active: d is the projection onto {⟨d, ∇g⟩ ≥ φ}
+        phi = abs(ip) + 1.0  # barrier active: d is the projection onto {⟨d, ∇g⟩ ≥ φ}
         d, lam = dbgd_direction(gf, gg, phi)
         assert lam > 0 and float(d @ gg) == pytest.approx(phi)
         np.testing.assert_allclose(d - gf, lam * gg)
@@ -227,7 +244,8 @@ def test_dbgd_direction_is_grad_f_when_inner_product_exceeds_barrier():
         pytest.fail("no seed with <grad f, grad g> >= phi at x0")
     pts = []
     make_solver("dbgd", TASK, beta=0.01, line_search=False, report_every=1).solve(
-        problem, task.default_budget, lambda x, iteration=None, work=None: pts.append((iteration, np.array(x))))
+        problem, task.default_budget, lambda x, iteration=None, work=None: pts.append((iteration, np.array(x)))
+    )
     eta = 1.0 / max(problem.L_f, problem.L_g)
     assert pts[1][0] == 1 and np.array_equal(pts[1][1], x0 - eta * inst.c)
 
@@ -247,7 +265,7 @@ def test_dbgd_reaches_the_nuclear_norm_on_balanced_factorisation():
     assert m["stationary"] == 1 and m["par2_calls"] < task.max_work
     assert abs(m["f"] - ev.inst.f_star) <= 1e-3 * ev.inst.f_star and m["g_gap"] < 1e-6
     U, V = ev.inst.split(sol)
-    np.testing.assert_allclose(U.T @ U, V.T @ V, atol=2e-3)          # the optimum is balanced
+    np.testing.assert_allclose(U.T @ U, V.T @ V, atol=2e-3)  # the optimum is balanced
 
 
 def test_dbgd_reaches_pinv_on_min_norm_regression():
@@ -286,28 +304,45 @@ def test_airg_average_and_dbgd_original_running_minimum():
     _, m, pts, problem, ev = _solve(task, refs[0], "a-irg", output="average")
     xs = [x for _, _, x in pts]
     assert np.allclose(xs[0], problem.x0) and m["work"] <= 500.0
-    _, m2, *_ = _solve(task, refs[0], "dbgd-original")                # g_star unknown: running min of g
+    _, m2, *_ = _solve(task, refs[0], "dbgd-original")  # g_star unknown: running min of g
     assert m2["f"] < ev.inst.f(problem.x0)
 
 
-@pytest.mark.parametrize("name,hp,msg", [("dbgd", {"beta": 0}, "beta"), ("dbgd", {"q": -1}, "q"),
-                                         ("dbgd", {"p": -1}, "p"), ("dbgd", {"line_search": "yes"}, "line_search"),
-                                         ("penalty", {"K0": 0}, "K0"), ("a-irg", {"output": "best"}, "output"),
-                                         ("dbgd-original", {"g_hat": float("nan")}, "g_hat"),
-                                         ("two-phase", {"reenter": 0.5}, "reenter"),
-                                         ("dbgd", {"report_every": 0}, "report_every")])
+@pytest.mark.parametrize(
+    "name,hp,msg",
+    [
+        ("dbgd", {"beta": 0}, "beta"),
+        ("dbgd", {"q": -1}, "q"),
+        ("dbgd", {"p": -1}, "p"),
+        ("dbgd", {"line_search": "yes"}, "line_search"),
+        ("penalty", {"K0": 0}, "K0"),
+        ("a-irg", {"output": "best"}, "output"),
+        ("dbgd-original", {"g_hat": float("nan")}, "g_hat"),
+        ("two-phase", {"reenter": 0.5}, "reenter"),
+        ("dbgd", {"report_every": 0}, "report_every"),
+    ],
+)
 def test_bad_hyperparameters(name, hp, msg):
     with pytest.raises(ValueError, match=msg):
         make_solver(name, TASK, **hp)
 
 
 # ------------------------------------------------------------------------------------------------ task
-@pytest.mark.parametrize("kw,msg", [({"instance": "torus"}, "instance"), ({"ranks": 4}, "ranks"),
-                                    ({"eps_f": 0}, "eps_f"), ({"eps_g": -1}, "eps_g"),
-                                    ({"regression_rows": 200}, "regression_rows"),
-                                    ({"paper_scale": "yes"}, "paper_scale"),
-                                    ({"max_work": 0}, "max_work"), ({"circle_dims": 0}, "circle_dims"),
-                                    ({"seeds": [-1]}, "seeds"), ({"hidden": 0}, "hidden")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"instance": "torus"}, "instance"),
+        ({"ranks": 4}, "ranks"),
+        ({"eps_f": 0}, "eps_f"),
+        ({"eps_g": -1}, "eps_g"),
+        ({"regression_rows": 200}, "regression_rows"),
+        ({"paper_scale": "yes"}, "paper_scale"),
+        ({"max_work": 0}, "max_work"),
+        ({"circle_dims": 0}, "circle_dims"),
+        ({"seeds": [-1]}, "seeds"),
+        ({"hidden": 0}, "hidden"),
+    ],
+)
 def test_bad_task_arguments(kw, msg):
     with pytest.raises(ValueError, match=msg):
         make_task(TASK, **kw)
@@ -333,10 +368,20 @@ def test_instances_and_sizes(monkeypatch):
 def test_bench_end_to_end(tmp_path):
     from papergym.leaderboard import bench
 
-    res = bench(TASK, solvers=list(SOLVERS),
-                task_kwargs={"instance": ["circle", "min-norm-regression"], "circle_dims": 2, "regression_rows": 8,
-                             "regression_dim": 20, "max_work": 3000.0, "seeds": [0]},
-                backend="serial", out=tmp_path / "cells")
+    res = bench(
+        TASK,
+        solvers=list(SOLVERS),
+        task_kwargs={
+            "instance": ["circle", "min-norm-regression"],
+            "circle_dims": 2,
+            "regression_rows": 8,
+            "regression_dim": 20,
+            "max_work": 3000.0,
+            "seeds": [0],
+        },
+        backend="serial",
+        out=tmp_path / "cells",
+    )
     assert (res.runs.status == "ok").all()
     assert (res.runs.par2_calls <= 6000).all() and (res.runs.work <= 3000).all()
     dbgd = res.runs[(res.runs.label == "dbgd") & (res.runs.param_family == "circle")]

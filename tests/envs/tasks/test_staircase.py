@@ -71,8 +71,12 @@ def test_score_terms():
     none = score_staircase([(5e5, 1.0)], emp, 1e5, 100.0)  # all after the horizon: (horizon, l0)
     assert none["count_error"] == pytest.approx(2 / 3) and none["time_error"] > 0
     assert score_staircase(emp, [], 1e5, 100.0)["staircase_error"] == 3.0
-    for bad, word in (([], "at least one"), ([(0, 1.0)], "t must be"), ([(5, 1.0), (3, 0.5)], "non-decreasing"),
-                      ([(5,)], "expected")):
+    for bad, word in (
+        ([], "at least one"),
+        ([(0, 1.0)], "t must be"),
+        ([(5, 1.0), (3, 0.5)], "non-decreasing"),
+        ([(5,)], "expected"),
+    ):
         with pytest.raises(ValueError, match=word):
             score_staircase(bad, emp, 1e5, 100.0)
 

@@ -8,8 +8,14 @@ import math
 
 import numpy as np
 import pytest
+
 from papergym.agents.solvers.agf import agf_modular
 from papergym.envs.tasks.base import make_task
+from papergym.envs.tasks.staircase.modular import (
+    modular_init,
+    modular_instance,
+    modular_lr,
+)
 from papergym.envs.tasks.staircase.task import (
     _GT_VERSION,
     MIN_DROP,
@@ -18,11 +24,6 @@ from papergym.envs.tasks.staircase.task import (
     _gt_key,
     extract_staircase,
     merge_steps,
-)
-from papergym.envs.tasks.staircase.modular import (
-    modular_init,
-    modular_instance,
-    modular_lr,
 )
 from papergym_tests import find_private
 
@@ -84,8 +85,10 @@ def test_merge_steps_applies_the_rules_to_predictions():
     assert merge_steps([(1000, 0.5, 1), (10000, 0.2, 3), (10100, 0.1, 4)], l0)[1] == (10000, 0.1, 3)
     # a plateau the horizon cuts short is exempt from the length rule (as the measured curve's last plateau)
     assert merge_steps([(1000, 0.5, 1), (199_000, 0.1, 2)], l0, horizon=200_000) == [(1000, 0.5, 1), (199_000, 0.1, 2)]
-    assert merge_steps([(1000, 0.5, 1), (199_000, 0.1, 2), (199_500, 0.05, 3)], l0, horizon=200_000) \
-        == [(1000, 0.5, 1), (199_000, 0.05, 2)]  # timed at the first step below sqrt(0.5 · 0.05)
+    assert merge_steps([(1000, 0.5, 1), (199_000, 0.1, 2), (199_500, 0.05, 3)], l0, horizon=200_000) == [
+        (1000, 0.5, 1),
+        (199_000, 0.05, 2),
+    ]  # timed at the first step below sqrt(0.5 · 0.05)
     assert merge_steps([], l0) == []
     with pytest.raises(ValueError, match="l0"):
         merge_steps(pred, 0.0)
@@ -93,8 +96,15 @@ def test_merge_steps_applies_the_rules_to_predictions():
 
 
 def test_ground_truth_version_keys_the_cache():
-    p = {"setting": "modular-addition", "p": 20, "width": 18, "alphas": [0.01], "lr": 1e-3, "momentum": 0.9,
-         "horizon": 100}
+    p = {
+        "setting": "modular-addition",
+        "p": 20,
+        "width": 18,
+        "alphas": [0.01],
+        "lr": 1e-3,
+        "momentum": 0.9,
+        "horizon": 100,
+    }
     assert _gt_key(p, 2001, "gd")[-1] == _GT_VERSION == 3
 
 
@@ -104,7 +114,7 @@ def test_agf_first_activation_is_frequency_one_on_fresh_seeds(seed):
     through cost minimisation, and its drop is a real one (seed 2006 under L-BFGS alone: frequency 3, 2 %)."""
     X, Y, _ = modular_instance(20, seed)
     Wi, Wo = modular_init(20, 18, 1e-2, seed)
-    l0 = 0.5 * float(np.sum(Y ** 2)) / X.shape[0]
+    l0 = 0.5 * float(np.sum(Y**2)) / X.shape[0]
     steps, work = agf_modular(X, Y, Wi, Wo, modular_lr(20), 0.9, horizon=200_000, max_steps=1)
     assert len(steps) == 1 and steps[0].feature == 1
     assert steps[0].level < 0.95 * l0 and 1000 < steps[0].t < 5000 and work > 0

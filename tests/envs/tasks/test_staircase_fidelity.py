@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+
 from papergym.agents.base import make_solver
 from papergym.envs.tasks.base import make_task
 from papergym.envs.tasks.staircase import TASK_ID
@@ -30,11 +31,14 @@ def _private(ev):
     return [ev, tr, *(v for v in tr.values() if isinstance(v, np.ndarray) and v.size > 1)]
 
 
-@pytest.mark.parametrize("setting,kw", [
-    ("diagonal-linear", dict(d=[5], a=[1.0], alpha=[1e-4], horizon=20_000, lr=1e-2)),
-    ("linear", dict(linear_d=[4], linear_samples=200, linear_init=[1e-4], linear_horizon=5_000, linear_lr=1e-2)),
-    ("modular-addition", dict(mod_horizon=3_000)),
-])
+@pytest.mark.parametrize(
+    "setting,kw",
+    [
+        ("diagonal-linear", dict(d=[5], a=[1.0], alpha=[1e-4], horizon=20_000, lr=1e-2)),
+        ("linear", dict(linear_d=[4], linear_samples=200, linear_init=[1e-4], linear_horizon=5_000, linear_lr=1e-2)),
+        ("modular-addition", dict(mod_horizon=3_000)),
+    ],
+)
 def test_problem_reaches_no_ground_truth(setting, kw):
     task = make_task(TASK_ID, setting=[setting], seeds=[2003], **kw)
     problem, ev = task.make(task.instances()[0])
@@ -44,8 +48,9 @@ def test_problem_reaches_no_ground_truth(setting, kw):
 
 
 def test_published_statistics_are_the_evaluators():
-    task = make_task(TASK_ID, setting=["diagonal-linear"], d=[5], a=[1.0], alpha=[1e-4], horizon=20_000, lr=1e-2,
-                     seeds=[2004])
+    task = make_task(
+        TASK_ID, setting=["diagonal-linear"], d=[5], a=[1.0], alpha=[1e-4], horizon=20_000, lr=1e-2, seeds=[2004]
+    )
     problem, ev = task.make(task.instances()[0])
     sol = make_solver("agf", TASK_ID).solve(problem, task.default_budget, None)
     m = ev.evaluate({"steps": sol, "n_measured": 0, "gd_seconds": 0.0, "n_predicted": 99})
@@ -63,7 +68,7 @@ def test_modular_instance_is_the_notebooks():
     spec = np.fft.fft(tau)
     for k, a in AMPLITUDES.items():
         assert abs(spec[k]) == pytest.approx(a) and abs(spec[-k]) == pytest.approx(a)
-    assert np.sum(tau ** 2) == pytest.approx(p / 2 * sum((2 * a / p) ** 2 for a in AMPLITUDES.values()))
+    assert np.sum(tau**2) == pytest.approx(p / 2 * sum((2 * a / p) ** 2 for a in AMPLITUDES.values()))
     assert abs(tau.mean()) < 1e-12
     assert modular_lr(p) == pytest.approx(1e-3)
     task = make_task(TASK_ID, setting=["modular-addition"], seeds=[2005], mod_horizon=100)
@@ -73,8 +78,8 @@ def test_modular_instance_is_the_notebooks():
     Wi, Wo = problem.init["W_in"], problem.init["W_out"]
     h = X @ Wi.T
     r = Y - (h * h) @ Wo.T
-    g_sum = -(r.T @ (h * h)) / X.shape[0]                 # ∇ of ½ mean_pairs ‖r‖²
-    g_mse = -2.0 * (r.T @ (h * h)) / (X.shape[0] * p)     # ∇ of mean over pairs and outputs of r²
+    g_sum = -(r.T @ (h * h)) / X.shape[0]  # ∇ of ½ mean_pairs ‖r‖²
+    g_mse = -2.0 * (r.T @ (h * h)) / (X.shape[0] * p)  # ∇ of mean over pairs and outputs of r²
     assert np.allclose(problem.lr * g_sum, 0.01 * g_mse)
 
 

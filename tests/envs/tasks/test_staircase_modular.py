@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from papergym.agents.base import make_solver
 from papergym.agents.solvers.agf import agf_modular
 from papergym.envs.tasks.base import make_task
@@ -35,7 +36,7 @@ def _cache(tmp_path, monkeypatch):
 
 def test_instance_spectrum_and_group_structure():
     X, Y, tau = modular_instance(20, 3)
-    assert X.shape == (400, 40) and Y.shape == (400, 20) and np.sum(tau ** 2) == pytest.approx(NORM2)
+    assert X.shape == (400, 40) and Y.shape == (400, 20) and np.sum(tau**2) == pytest.approx(NORM2)
     spec = np.abs(np.fft.rfft(tau))
     assert set(np.flatnonzero(spec > 1e-9)) == set(AMPLITUDES)
     assert spec[1] / spec[3] == pytest.approx(2.0) and spec[3] / spec[5] == pytest.approx(2.0)
@@ -43,7 +44,7 @@ def test_instance_spectrum_and_group_structure():
     row = a * 20 + b
     assert np.allclose(X[row, :20], np.roll(tau, a)) and np.allclose(X[row, 20:], np.roll(tau, b))
     assert np.allclose(Y[row], np.roll(tau, (a + b) % 20))
-    assert 0.5 * np.mean(np.sum(Y ** 2, 1)) == pytest.approx(_level_after(()))
+    assert 0.5 * np.mean(np.sum(Y**2, 1)) == pytest.approx(_level_after(()))
     X2, _, _ = modular_instance(20, 4)
     assert not np.allclose(X, X2)  # the phases come from the seed
     with pytest.raises(ValueError, match="frequencies"):

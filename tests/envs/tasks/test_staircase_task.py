@@ -30,8 +30,16 @@ from papergym.envs.tasks.staircase import (
 )
 
 SOLVERS = ("agf", "pesme-flammarion", "greedy-memoryless", "independent-modes", "one-jump")
-SMALL = {"setting": ["diagonal-linear", "linear"], "d": 5, "a": 1.0, "alpha": [1e-4, 1e-8], "horizon": 40_000,
-         "linear_d": 4, "linear_horizon": 150_000, "seeds": [0]}
+SMALL = {
+    "setting": ["diagonal-linear", "linear"],
+    "d": 5,
+    "a": 1.0,
+    "alpha": [1e-4, 1e-8],
+    "horizon": 40_000,
+    "linear_d": 4,
+    "linear_horizon": 150_000,
+    "seeds": [0],
+}
 
 
 @pytest.fixture(autouse=True)
@@ -61,12 +69,12 @@ def test_agf_linear_closed_form_aligned_modes():
     Sxx, Syx, syy, U = _aligned(s, lam, rng)
     init, lr = 1e-6, 1e-3
     steps = agf_linear(Sxx, Syx, syy, init, lr)
-    sig, mu = s * lam, s ** 2 * lam
+    sig, mu = s * lam, s**2 * lam
     order = np.argsort(-sig)
     assert [st.feature for st in steps] == list(np.argsort(-mu))  # features index the modes by decreasing μ
     for k, (st, j) in enumerate(zip(steps, order)):
         assert st.t == pytest.approx(linear_rescale(init) / sig[j] / lr, rel=1e-9)
-        assert st.level == pytest.approx(0.5 * mu[order[k + 1:]].sum(), abs=1e-9)
+        assert st.level == pytest.approx(0.5 * mu[order[k + 1 :]].sum(), abs=1e-9)
     # the decoupled baseline is exact here too; one jump keeps only the first time
     ind = independent_modes_linear(Sxx, Syx, syy, init, lr)
     assert [round(a.t, 6) for a in ind] == [round(b.t, 6) for b in steps]
@@ -74,8 +82,11 @@ def test_agf_linear_closed_form_aligned_modes():
     assert len(oj) == 1 and oj[0].t == pytest.approx(steps[0].t) and oj[0].level == pytest.approx(0, abs=1e-9)
     # whitened: σ_j = s_j, so the order is the singular-value order
     Sxx, Syx, syy, _ = _aligned(np.array([0.3, 3.0, 1.0]), np.ones(3), rng)
-    assert [round(st.t * lr / linear_rescale(init), 9) for st in agf_linear(Sxx, Syx, syy, init, lr)] == \
-        [round(1 / 3.0, 9), 1.0, round(1 / 0.3, 9)]
+    assert [round(st.t * lr / linear_rescale(init), 9) for st in agf_linear(Sxx, Syx, syy, init, lr)] == [
+        round(1 / 3.0, 9),
+        1.0,
+        round(1 / 0.3, 9),
+    ]
 
 
 def test_agf_linear_memory_matters_when_modes_are_not_aligned():
@@ -110,8 +121,11 @@ def test_agf_linear_matches_gradient_descent():
 def test_instances_splits_and_public_problem(monkeypatch):
     task = make_task(TASK_ID, **SMALL)
     refs = task.instances("dev")
-    assert [r.name for r in refs] == ["diagonal-linear/d=5,a=1,alpha=0.0001/s0",
-                                      "diagonal-linear/d=5,a=1,alpha=1e-08/s0", "linear/d=4,init=1e-08/s0"]
+    assert [r.name for r in refs] == [
+        "diagonal-linear/d=5,a=1,alpha=0.0001/s0",
+        "diagonal-linear/d=5,a=1,alpha=1e-08/s0",
+        "linear/d=4,init=1e-08/s0",
+    ]
     monkeypatch.delenv(base.SECRET_ENV, raising=False)
     with pytest.raises(MissingSecretError):
         task.instances("test")
@@ -122,7 +136,7 @@ def test_instances_splits_and_public_problem(monkeypatch):
     p2, _ = task.make(refs[0])
     assert isinstance(p1, StaircaseProblem) and np.array_equal(p1.X, p2.X) and np.array_equal(p1.y, p2.y)
     assert p1.setting == "diagonal-linear" and p1.init["u"] == pytest.approx(np.full(5, math.sqrt(2) * 1e-4))
-    assert p1.l0 == pytest.approx(0.5 * np.mean(p1.y ** 2)) and not p1.X.flags.writeable
+    assert p1.l0 == pytest.approx(0.5 * np.mean(p1.y**2)) and not p1.X.flags.writeable
     pt, _ = task.make(test[0])
     assert not np.array_equal(pt.X, p1.X)
     pl, _ = task.make(refs[2])
@@ -152,11 +166,19 @@ def test_every_solver_runs_on_every_setting_and_agf_scores_best():
 def test_hostile_solutions_are_named():
     task = make_task(TASK_ID, setting="diagonal-linear", d=5, a=1.0, alpha=1e-8, horizon=20_000, seeds=[0])
     _, ev = task.make(task.instances("dev")[0])
-    for bad, word in (([], "at least one"), ({"stairs": []}, "'steps'"), (np.zeros((2, 4)), r"\(K, 2\)"),
-                      ([(1.0, -1.0, 0)], "t must be"), ([(-1.0, 1.0)], "t must be"),
-                      ([(5.0, 1.0), (3.0, 0.5)], "non-decreasing"), ([(5.0, 1.0, True)], "feature"),
-                      ([(5.0, 1.0, 1.5)], "feature"), ([("x", 1.0)], "numbers"), ("steps", "list"),
-                      ([(1.0,)], "expected")):
+    for bad, word in (
+        ([], "at least one"),
+        ({"stairs": []}, "'steps'"),
+        (np.zeros((2, 4)), r"\(K, 2\)"),
+        ([(1.0, -1.0, 0)], "t must be"),
+        ([(-1.0, 1.0)], "t must be"),
+        ([(5.0, 1.0), (3.0, 0.5)], "non-decreasing"),
+        ([(5.0, 1.0, True)], "feature"),
+        ([(5.0, 1.0, 1.5)], "feature"),
+        ([("x", 1.0)], "numbers"),
+        ("steps", "list"),
+        ([(1.0,)], "expected"),
+    ):
         with pytest.raises(ValueError, match=word):
             ev.evaluate(bad)
     arr = np.array([[1000.0, 10.0, 2], [5000.0, 1.0, -1]])
@@ -200,9 +222,14 @@ def test_finalize_and_bad_kwargs():
     out = task.finalize({"gd_seconds": 4.0, "staircase_error": 0.3}, 0.002, "ok")
     assert out["cost_ratio"] == pytest.approx(5e-4) and out["time_s"] == 0.002
     assert math.isnan(task.finalize({"gd_seconds": 4.0}, None, "timeout")["cost_ratio"])
-    for kw, word in (({"setting": "relu"}, "setting"), ({"alpha": 0.9}, "alpha"), ({"d": 0}, "d"),
-                     ({"ground_truth": "sde"}, "ground_truth"), ({"paper_scale": "yes"}, "paper_scale"),
-                     ({"horizon": 5}, "horizon")):
+    for kw, word in (
+        ({"setting": "relu"}, "setting"),
+        ({"alpha": 0.9}, "alpha"),
+        ({"d": 0}, "d"),
+        ({"ground_truth": "sde"}, "ground_truth"),
+        ({"paper_scale": "yes"}, "paper_scale"),
+        ({"horizon": 5}, "horizon"),
+    ):
         with pytest.raises(ValueError, match=word):
             make_task(TASK_ID, **kw)
     ps = make_task(TASK_ID, paper_scale=True)
@@ -217,16 +244,41 @@ def test_score_of_a_perfect_prediction_of_the_measured_staircase():
     emp = [(100, 10.0, 0), (1_000, 1e-4, 1)]
     exact = score_staircase([(100, 10.0, 0), (1_000, 0.0, 1)], emp, 1e4, 100.0)
     assert exact["level_error"] == pytest.approx(0, abs=1e-12)
-    assert score_staircase([(100, 10.0, 0), (1_000, 1e-3, 1)], emp, 1e4, 100.0)["level_error"] == \
-        pytest.approx(math.log(10) / 2)
+    assert score_staircase([(100, 10.0, 0), (1_000, 1e-3, 1)], emp, 1e4, 100.0)["level_error"] == pytest.approx(
+        math.log(10) / 2
+    )
 
 
 def test_cli_bench_table_and_overlay(tmp_path):
     from papergym.leaderboard.cli import main
 
-    rc = main(["bench", TASK_ID, "--setting", "diagonal-linear,linear", "--d", "5", "--a", "1", "--alpha", "1e-8",
-               "--horizon", "40000", "--linear-d", "4", "--linear-horizon", "150000", "--seeds", "0",
-               "--backend", "serial", "--out", str(tmp_path / "b"), "--no-cache"])
+    rc = main(
+        [
+            "bench",
+            TASK_ID,
+            "--setting",
+            "diagonal-linear,linear",
+            "--d",
+            "5",
+            "--a",
+            "1",
+            "--alpha",
+            "1e-8",
+            "--horizon",
+            "40000",
+            "--linear-d",
+            "4",
+            "--linear-horizon",
+            "150000",
+            "--seeds",
+            "0",
+            "--backend",
+            "serial",
+            "--out",
+            str(tmp_path / "b"),
+            "--no-cache",
+        ]
+    )
     assert rc == 0
     txt = (tmp_path / "b" / "table.txt").read_text()
     assert "cost/GD" in txt and "linear" in txt and "agf" in txt

@@ -72,12 +72,13 @@ def test_subspace_error_invariances_and_principal_angle_closed_form():
     U, W = Q[:, :2], Q[:, 2:4]
     th = 0.7
     R = np.array([[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]])
-    assert subspace_error(U @ R, U) == pytest.approx(0.0, abs=1e-12)            # rotation within the subspace
+    assert subspace_error(U @ R, U) == pytest.approx(0.0, abs=1e-12)  # rotation within the subspace
     assert subspace_error(U @ np.diag([1.0, -1.0]), U) == pytest.approx(0.0, abs=1e-12)
-    assert subspace_error(W, U) == pytest.approx(1.0)                            # an orthogonal complement
+    assert subspace_error(W, U) == pytest.approx(1.0)  # an orthogonal complement
     for t1, t2 in [(0.3, 0.0), (0.4, 1.1), (math.pi / 2, 0.2)]:
-        Uh = np.stack([math.cos(t1) * U[:, 0] + math.sin(t1) * W[:, 0],
-                       math.cos(t2) * U[:, 1] + math.sin(t2) * W[:, 1]], axis=1)
+        Uh = np.stack(
+            [math.cos(t1) * U[:, 0] + math.sin(t1) * W[:, 0], math.cos(t2) * U[:, 1] + math.sin(t2) * W[:, 1]], axis=1
+        )
         expect = math.sqrt((math.sin(t1) ** 2 + math.sin(t2) ** 2) / 2)
         assert subspace_error(Uh, U) == pytest.approx(expect, rel=1e-12)
         assert subspace_error(Uh @ R, U) == pytest.approx(expect, rel=1e-12)
@@ -91,7 +92,7 @@ def test_evaluator_rotation_invariance_and_complement():
     assert ev.evaluate({"U_hat": truth.U @ R, "transfer": T})["subspace_error"] == pytest.approx(0.0, abs=1e-12)
     m = ev.evaluate({"U_hat": truth.V, "transfer": pb.query_source})
     assert m["subspace_error"] == pytest.approx(1.0)
-    assert m["style_acc"] == 0.0                 # the source's style is never the target
+    assert m["style_acc"] == 0.0  # the source's style is never the target
 
 
 @pytest.mark.parametrize("style", [None, 1])
@@ -182,16 +183,23 @@ def test_digits_proxy():
     assert m["recolor_mse"] == 0.0 and m["tint_acc"] == 1.0 and m["digit_acc"] > 0.9
     assert m["disentangle_score"] == pytest.approx(0.5 * (m["digit_acc"] + 1.0))
     assert math.isnan(m["subspace_error"])
-    keep = ev.evaluate({**sol, "transfer": pb.query_source})     # identity: right digits, wrong tint
+    keep = ev.evaluate({**sol, "transfer": pb.query_source})  # identity: right digits, wrong tint
     assert keep["tint_acc"] == 0.0 and keep["digit_acc"] > 0.9
     x = tint_images(np.ones((1, 64)), [2])
     np.testing.assert_allclose(x.reshape(3, 64)[:, 0], TINTS[2] ** 0.8)
 
 
 def test_bad_task_arguments():
-    for kw, msg in [({"family": "mnist"}, "family"), ({"supervision": "pairs"}, "supervision"), ({"n": 3}, "n"),
-                    ({"angle": 90}, "angle"), ({"angle": -1}, "angle"), ({"max_seconds": 0}, "max_seconds"),
-                    ({"paper_scale": "yes"}, "paper_scale"), ({"seeds": [-1]}, "seeds")]:
+    for kw, msg in [
+        ({"family": "mnist"}, "family"),
+        ({"supervision": "pairs"}, "supervision"),
+        ({"n": 3}, "n"),
+        ({"angle": 90}, "angle"),
+        ({"angle": -1}, "angle"),
+        ({"max_seconds": 0}, "max_seconds"),
+        ({"paper_scale": "yes"}, "paper_scale"),
+        ({"seeds": [-1]}, "seeds"),
+    ]:
         with pytest.raises(ValueError, match=msg):
             make_task(TASK, **kw)
 
@@ -223,9 +231,13 @@ def test_test_split_needs_the_secret(monkeypatch):
 def test_bench_report_and_figures(tmp_path):
     from papergym.leaderboard import bench
 
-    res = bench(TASK, solvers=["pca", "lda-pca", "oracle-subspace"],
-                task_kwargs={"n": 300, "seeds": [0], "supervision": ["labels", "views"]},
-                backend="serial", out=tmp_path / "cells")
+    res = bench(
+        TASK,
+        solvers=["pca", "lda-pca", "oracle-subspace"],
+        task_kwargs={"n": 300, "seeds": [0], "supervision": ["labels", "views"]},
+        backend="serial",
+        out=tmp_path / "cells",
+    )
     assert (res.runs.status == "ok").all()
     best = res.summary.set_index("label").geo_mean
     assert best["lda-pca"] > 0.95 > 0.5 > best["pca"]

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from papergym_tests import find_private, require
 
 from papergym.agents.base import make_solver
 from papergym.envs.tasks.base import Budget, make_task
 from papergym.envs.tasks.subspace_disentangle import subspace_error
+from papergym_tests import find_private, require
 
 TASK = "SubspaceDisentangle-v0"
 
@@ -46,8 +46,14 @@ def test_digits_problem_holds_nothing_private():
 def test_bench_gives_the_truth_to_reference_solvers_only(tmp_path):
     from papergym.leaderboard import bench
 
-    res = bench(TASK, solvers=["pca", "oracle-subspace"], task_kwargs={"n": 200, "seeds": [0], "supervision": "labels"},
-                backend="serial", out=tmp_path / "cells", hyperparameters={"oracle-subspace": {"ddim_steps": 20}})
+    res = bench(
+        TASK,
+        solvers=["pca", "oracle-subspace"],
+        task_kwargs={"n": 200, "seeds": [0], "supervision": "labels"},
+        backend="serial",
+        out=tmp_path / "cells",
+        hyperparameters={"oracle-subspace": {"ddim_steps": 20}},
+    )
     runs = res.runs.set_index("solver")
     assert (res.runs.status == "ok").all()
     assert runs.loc["oracle-subspace", "subspace_error"] < 1e-12

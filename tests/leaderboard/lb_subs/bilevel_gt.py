@@ -23,7 +23,7 @@ class GradientTracking:
             G_prev = gx
             dx = X.shape[1]
             Z = o.mix(np.hstack([X - 0.1 * a * H, Y - a * gy, V - a * gv, H]))
-            X, Y, V, H = Z[:, :dx], Z[:, dx:dx + Y.shape[1]], Z[:, dx + Y.shape[1]:dx + 2 * Y.shape[1]], Z[:, -dx:]
+            X, Y, V, H = Z[:, :dx], Z[:, dx : dx + Y.shape[1]], Z[:, dx + Y.shape[1] : dx + 2 * Y.shape[1]], Z[:, -dx:]
             if (t + 1) % 50 == 0:
                 report(X, iteration=t + 1)
         return X

@@ -38,7 +38,7 @@ class NearestClassMean:
                 break
             lab = np.asarray(dom["y"], dtype=np.int64) + int(dom["label_offset"])
             np.add.at(sums, lab, feats(dom["X"]))
-            new = int(np.sum(counts[int(dom["label_offset"]):int(dom["label_offset"]) + int(dom["n_classes"])] == 0))
+            new = int(np.sum(counts[int(dom["label_offset"]) : int(dom["label_offset"]) + int(dom["n_classes"])] == 0))
             np.add.at(counts, lab, 1.0)
             added.append(new * W2.shape[0])
             stream.answer(predict(stream.test_batches()))

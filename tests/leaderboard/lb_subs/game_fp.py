@@ -10,7 +10,7 @@ class Agent:
         self.blocks = problem.params["blocks"]
         self.x = np.zeros(problem.action_space.shape)
         for b in self.blocks:
-            self.x[..., b["start"]:b["stop"]] = np.asarray(b["initial"], dtype=float)
+            self.x[..., b["start"] : b["stop"]] = np.asarray(b["initial"], dtype=float)
         self.k = 0
 
     def act(self, obs):

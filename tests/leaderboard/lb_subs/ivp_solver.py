@@ -21,8 +21,9 @@ class IVPSolver:
             return np.concatenate([dy, problem.rhs(tt, y.reshape(1, p), dy.reshape(1, p))[0]])
 
         z0 = ic.reshape(-1)
-        sol = solve_ivp(f, (problem.t0, problem.tf), z0, t_eval=np.asarray(problem.t_query), rtol=self.rtol,
-                        atol=self.rtol * 1e-2)
+        sol = solve_ivp(
+            f, (problem.t0, problem.tf), z0, t_eval=np.asarray(problem.t_query), rtol=self.rtol, atol=self.rtol * 1e-2
+        )
         y = sol.y[:p].T
         report(y, iteration=1)
         return y

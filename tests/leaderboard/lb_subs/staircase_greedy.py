@@ -25,5 +25,5 @@ class GreedyStaircase:
             active.append(i)
             b = np.linalg.lstsq(X[:, active], y, rcond=None)[0]
             r = y - X[:, active] @ b
-            steps.append((t / float(problem.lr), 0.5 * float(np.mean(r ** 2)), i))
+            steps.append((t / float(problem.lr), 0.5 * float(np.mean(r**2)), i))
         return steps

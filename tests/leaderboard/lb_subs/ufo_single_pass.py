@@ -18,7 +18,7 @@ class UFOSinglePass:
         m = np.arange(lp.shape[1])[None, :] < L[:, None]
         s = np.exp(np.where(m, np.nan_to_num(lp), 0.0).sum(1) / L)
         score = 1.0 - (s - s.mean()) ** 2
-        return np.argsort(-score, kind="stable")[:int(problem.k)]
+        return np.argsort(-score, kind="stable")[: int(problem.k)]
 
 
 class FullPool(UFOSinglePass):

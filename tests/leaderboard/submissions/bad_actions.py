@@ -1,4 +1,5 @@
 """Returns NaN, wrong-shape or out-of-space actions (hyperparameter ``mode``)."""
+
 import numpy as np
 
 

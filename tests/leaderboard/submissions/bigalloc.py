@@ -1,4 +1,5 @@
 """Allocates 20 GB at the first act."""
+
 import numpy as np
 
 

@@ -1,6 +1,7 @@
 """Prints terminal escape sequences (window title, clear screen, 8-bit CSI colour) to stdout and stderr,
 then fails with them in its exception's message: the evaluator stores both (they are data), every
 terminal rendering must strip them."""
+
 import sys
 
 SEQ = "\x1b]0;pwned\x07\x1b[2J\x9b31m"

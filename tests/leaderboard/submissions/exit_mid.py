@@ -1,4 +1,5 @@
 """Exits the process at the third act."""
+
 import os
 
 import numpy as np

@@ -5,6 +5,7 @@ A batched agent. In a problem with ``d == 1`` its ``act`` writes raw bytes to th
 reads the forged frame first; with ``d != 1`` it plays 0.5 honestly (the second stratum of the test's
 board). The frames follow the wire format of papergym.leaderboard.board.channel, built by hand here.
 """
+
 import json
 import os
 import struct

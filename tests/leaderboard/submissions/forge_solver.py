@@ -5,6 +5,7 @@ It writes raw frames (the wire format of papergym.leaderboard.board.channel) to 
 fd, which the child's argv names first (``RFD,WFD[,GATE]``), then waits for the evaluator's answer, which never
 comes: the evaluator ends the solve.
 """
+
 import json
 import os
 import struct
@@ -28,8 +29,7 @@ def frame(op, value, arrays=()):
 
 def big_args():
     raw = np.zeros(9 * 2**20).tobytes()  # 72 MiB of float64
-    return frame(OP_RPC_CALL, {"name": "oracle.f", "args": [{"__nd__": 0}], "kwargs": {}},
-                 [(11, (9 * 2**20,), raw)])
+    return frame(OP_RPC_CALL, {"name": "oracle.f", "args": [{"__nd__": 0}], "kwargs": {}}, [(11, (9 * 2**20,), raw)])
 
 
 ATTACKS = {

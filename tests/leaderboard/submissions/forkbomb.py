@@ -1,4 +1,5 @@
 """A fork bomb at the first act."""
+
 import os
 
 

@@ -1,4 +1,5 @@
 """Writes garbage on the channel's write fd (the child's argv names it), then acts normally."""
+
 import os
 import sys
 

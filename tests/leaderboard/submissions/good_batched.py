@@ -1,4 +1,5 @@
 """Well-behaved batched agent: epsilon-greedy over a grid, randomness from the seeds."""
+
 import numpy as np
 
 

@@ -1,4 +1,5 @@
 """Well-behaved per-run agent (the per-seed twin of good_batched)."""
+
 import numpy as np
 
 

@@ -1,4 +1,5 @@
 """Tries to reach the env module (and its oracle)."""
+
 import papergym.envs  # noqa: F401
 
 

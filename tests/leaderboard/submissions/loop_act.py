@@ -1,4 +1,5 @@
 """Never returns from act (from the second round on)."""
+
 import numpy as np
 
 

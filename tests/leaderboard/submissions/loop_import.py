@@ -1,3 +1,4 @@
 """Never finishes its import."""
+
 while True:
     pass

@@ -1,5 +1,6 @@
 """Holds memory that RLIMIT_AS does not count: memfd_create + write, in memfds of 192 MiB each (each
 below RLIMIT_FSIZE), up to ``total_mb`` at the first act; reports its progress on stderr."""
+
 import os
 import sys
 

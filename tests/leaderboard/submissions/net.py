@@ -1,4 +1,5 @@
 """Tries the network: 127.0.0.1:<port> (a server the test listens on) and a public IP."""
+
 import socket
 
 

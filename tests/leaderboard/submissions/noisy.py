@@ -1,4 +1,5 @@
 """Prints a lot on stdout and stderr, then works."""
+
 import sys
 
 import numpy as np

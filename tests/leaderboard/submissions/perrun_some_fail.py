@@ -1,4 +1,5 @@
 """Per-run agent whose run with seed 2 raises at its third act (only that run must fail)."""
+
 import numpy as np
 
 

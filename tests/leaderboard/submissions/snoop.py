@@ -1,4 +1,5 @@
 """Looks for the evaluator's secrets: files, environment, /proc, the repository, papergym."""
+
 import glob
 import os
 import sys

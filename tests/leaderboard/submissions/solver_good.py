@@ -1,4 +1,5 @@
 """A solver that uses the problem's callables (RPC to the parent), reports, and returns."""
+
 import numpy as np
 
 
@@ -20,5 +21,14 @@ class Solver:
             bad = "no error"
         except ValueError as exc:
             bad = str(exc)
-        return {"y": y, "meta": {"fy_shape": list(fy.shape), "fdy": fdy, "coeffs": coeffs.shape, "bad": bad,
-                                 "budget": [budget.max_seconds, budget.max_iterations], "noise": self.rng.random()}}
+        return {
+            "y": y,
+            "meta": {
+                "fy_shape": list(fy.shape),
+                "fdy": fdy,
+                "coeffs": coeffs.shape,
+                "bad": bad,
+                "budget": [budget.max_seconds, budget.max_iterations],
+                "noise": self.rng.random(),
+            },
+        }

@@ -1,6 +1,7 @@
 """Tries system calls a sandbox must refuse, through ctypes, and raises ``REPORT name=result ...``:
 the errno name it got back, or ``ok`` when the call succeeded. Also checks that a thread and a fork
 still work (``thread=ok fork=ok``)."""
+
 import ctypes
 import errno
 import os
@@ -8,8 +9,10 @@ import platform
 import threading
 
 # system call numbers: x86-64 and arm64 (asm-generic)
-NR = {"x86_64": {"keyctl": 250, "bpf": 321, "clone": 56, "clone3": 435, "perf_event_open": 298},
-      "aarch64": {"keyctl": 219, "bpf": 280, "clone": 220, "clone3": 435, "perf_event_open": 241}}
+NR = {
+    "x86_64": {"keyctl": 250, "bpf": 321, "clone": 56, "clone3": 435, "perf_event_open": 298},
+    "aarch64": {"keyctl": 219, "bpf": 280, "clone": 220, "clone3": 435, "perf_event_open": 241},
+}
 CLONE_NEWUSER, CLONE_NEWNET, SIGCHLD = 0x10000000, 0x40000000, 17
 libc = ctypes.CDLL(None, use_errno=True)
 UL = ctypes.c_ulong
@@ -47,8 +50,9 @@ class Agent:
         attr = ctypes.create_string_buffer(128)  # perf_event_attr {type=SOFTWARE, size=128, config=CPU_CLOCK}
         attr[0:4] = (1).to_bytes(4, "little")
         attr[4:8] = (128).to_bytes(4, "little")
-        got["perf_event_open"] = result(libc.syscall(nr["perf_event_open"], attr, UL(0), ctypes.c_long(-1),
-                                                     ctypes.c_long(-1), UL(0)))
+        got["perf_event_open"] = result(
+            libc.syscall(nr["perf_event_open"], attr, UL(0), ctypes.c_long(-1), ctypes.c_long(-1), UL(0))
+        )
         # clone(CLONE_NEWUSER | SIGCHLD): fork-like; a child that exists exits at once
         r = libc.syscall(nr["clone"], UL(CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD), UL(0), UL(0), UL(0), UL(0))
         if r == 0:

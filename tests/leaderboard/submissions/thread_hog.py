@@ -1,5 +1,6 @@
 """Starts up to ``n`` threads that block forever and holds them (as many as its limits allow); its
 action is how many it holds."""
+
 import threading
 
 import numpy as np

@@ -1,5 +1,6 @@
 """An honest agent that computes its action with 4 worker threads at every act (a thread that cannot
 start fails the submission)."""
+
 import threading
 
 import numpy as np

@@ -1,5 +1,6 @@
 """Holds memory that RLIMIT_AS does not count: files of 128 MiB in the tmpfs /tmp (and /dev/shm when it
 may write there), up to ``total_mb`` at the first act; reports its progress on stderr."""
+
 import os
 import sys
 

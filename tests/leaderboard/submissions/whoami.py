@@ -1,4 +1,5 @@
 """Its action is ``[uid, gid]`` of the process it runs as."""
+
 import os
 
 import numpy as np

@@ -86,15 +86,26 @@ def upgrade() -> None:
     op.create_index("ix_runs_curve_sha256", "runs", ["curve_sha256"])
 
     # a name belongs to the author of its earliest submission on the board
-    s = sa.table("submissions", sa.column("id"), sa.column("benchmark_id"), sa.column("name"),
-                 sa.column("author"), sa.column("created_at"))
+    s = sa.table(
+        "submissions",
+        sa.column("id"),
+        sa.column("benchmark_id"),
+        sa.column("name"),
+        sa.column("author"),
+        sa.column("created_at"),
+    )
     first = s.alias("first")
-    earliest = (sa.select(sa.func.min(first.c.id))
-                .where(first.c.benchmark_id == s.c.benchmark_id, first.c.name == s.c.name)
-                .scalar_subquery())
-    op.execute(names.insert().from_select(
-        ["benchmark_id", "name", "author", "created_at"],
-        sa.select(s.c.benchmark_id, s.c.name, s.c.author, s.c.created_at).where(s.c.id == earliest)))
+    earliest = (
+        sa.select(sa.func.min(first.c.id))
+        .where(first.c.benchmark_id == s.c.benchmark_id, first.c.name == s.c.name)
+        .scalar_subquery()
+    )
+    op.execute(
+        names.insert().from_select(
+            ["benchmark_id", "name", "author", "created_at"],
+            sa.select(s.c.benchmark_id, s.c.name, s.c.author, s.c.created_at).where(s.c.id == earliest),
+        )
+    )
 
     schema = sa.table("papergym_schema", sa.column("id"), sa.column("version"))
     op.execute(schema.update().where(schema.c.id == 1).values(version=2))
@@ -103,4 +114,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     raise NotImplementedError(
         "papergym does not downgrade the leaderboard store below revision 0002: regret curves now live only "
-        "in the database (table curves), which revision 0001 has no place for")
+        "in the database (table curves), which revision 0001 has no place for"
+    )
