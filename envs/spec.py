@@ -35,6 +35,7 @@ __all__ = [
     "agent_seed",
     "UniformStream",
     "NormalStream",
+    "check_seed",
     "draw_run_seeds",
     "vector_run_seeds",
 ]
@@ -134,7 +135,8 @@ class RunSeeds(NamedTuple):
     agent: np.random.SeedSequence
 
 
-def _check_seed(seed: int) -> int:
+def check_seed(seed: int) -> int:
+    """A run seed as ``int``: a non-negative integer (``bool`` refused), else ``ValueError``."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     return int(seed)
@@ -153,13 +155,13 @@ def vector_run_seeds(venv: Any, seed: Any) -> list[int]:
     if seed is None:
         return draw_run_seeds(venv.np_random, n)
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-        s = _check_seed(seed)
+        s = check_seed(seed)
         venv._np_random, venv._np_random_seed = gym.utils.seeding.np_random(s)
         return [s + i for i in range(n)]
     seeds = list(seed)
     if len(seeds) != n:
         raise ValueError(f"seed must be an int or a list of num_envs={n} ints, got {len(seeds)} seeds")
-    return [_check_seed(s) for s in seeds]
+    return [check_seed(s) for s in seeds]
 
 
 def run_seeds(seed: int) -> RunSeeds:
@@ -168,7 +170,7 @@ def run_seeds(seed: int) -> RunSeeds:
     Equivalent to ``np.random.SeedSequence(seed).spawn(3)``; a fresh parent is built on every call,
     so the result does not depend on how often it was called before.
     """
-    s = _check_seed(seed)
+    s = check_seed(seed)
     return RunSeeds(*(np.random.SeedSequence(s, spawn_key=(i,)) for i in range(3)))
 
 

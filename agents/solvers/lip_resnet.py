@@ -140,14 +140,20 @@ from papergym.envs.tasks.base import Budget
 
 __all__ = [
     "TASK",
+    "GradBlocks",
+    "Lifting",
     "LipResNet",
     "LipschitzSolver",
     "count_lip_resnet",
     "onecycle_total_steps",
+    "pos_float",
+    "pos_int",
     "power_iteration",
     "spectral_norm",
     "svd_rescale_",
+    "to_numpy",
     "train_model",
+    "uniform",
 ]
 
 TASK = "LipschitzApprox-v0"
@@ -186,13 +192,14 @@ def onecycle_total_steps(epochs: int, n_train: int, batches_per_epoch: int, bug_
     return int(epochs) * (int(n_train) if bug_compat else int(batches_per_epoch))
 
 
-def _np(t: Any) -> np.ndarray:
+def to_numpy(t: Any) -> np.ndarray:
+    """A float64 numpy copy of the torch tensor ``t`` (detached, on the CPU)."""
     return t.detach().cpu().double().numpy().copy()
 
 
 def svd_rescale_(t: Any, bound: float = 1.0) -> float:
     """In place: ``t ← t / max(1, ‖t‖₂ / bound)`` with the exact spectral norm; returns the norm before."""
-    s = spectral_norm(_np(t))
+    s = spectral_norm(to_numpy(t))
     if bound < s < math.inf:
         t.data.mul_(bound / s)
     return s
@@ -205,13 +212,15 @@ def _orthogonal(rng: np.random.Generator, n: int) -> np.ndarray:
     return expm(0.5 * (R - R.T))
 
 
-def _uniform(rng: np.random.Generator, fan_in: int, shape: tuple[int, ...]) -> np.ndarray:
+def uniform(rng: np.random.Generator, fan_in: int, shape: tuple[int, ...]) -> np.ndarray:
+    """torch's default ``nn.Linear`` init: ``U(-1/√fan_in, 1/√fan_in)`` of ``shape``, drawn from ``rng``."""
     a = 1.0 / math.sqrt(max(fan_in, 1))
     return rng.uniform(-a, a, shape)
 
 
 # ------------------------------------------------------------------------------- hyperparameter checks
-def _pos_int(v: Any, name: str, minimum: int = 1, allow_none: bool = False) -> int | None:
+def pos_int(v: Any, name: str, minimum: int = 1, allow_none: bool = False) -> int | None:
+    """Hyperparameter ``name`` as ``int >= minimum`` (or ``None`` if allowed), else ``ValueError``."""
     if v is None and allow_none:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
@@ -219,7 +228,8 @@ def _pos_int(v: Any, name: str, minimum: int = 1, allow_none: bool = False) -> i
     return int(v)
 
 
-def _pos_float(v: Any, name: str, *, above: float = 0.0, at_most: float | None = None) -> float:
+def pos_float(v: Any, name: str, *, above: float = 0.0, at_most: float | None = None) -> float:
+    """Hyperparameter ``name`` as a finite ``float`` in ``(above, at_most]``, else ``ValueError``."""
     if (
         isinstance(v, bool)
         or not isinstance(v, (int, float, np.integer, np.floating))
@@ -255,8 +265,8 @@ class ProjectedHead:
         mixed_split: int | None = None,
     ):
         self.torch, self.project, self.bound, self.mixed_split = torch, project, bound, mixed_split
-        self.A = torch.tensor(_uniform(rng, m, (k, m)), dtype=dtype, requires_grad=True)
-        self.c = torch.tensor(_uniform(rng, m, (k,)), dtype=dtype, requires_grad=True)
+        self.A = torch.tensor(uniform(rng, m, (k, m)), dtype=dtype, requires_grad=True)
+        self.c = torch.tensor(uniform(rng, m, (k,)), dtype=dtype, requires_grad=True)
         self.params = [self.A, self.c]
         self.after_step()
 
@@ -274,12 +284,12 @@ class ProjectedHead:
     def after_step(self) -> None:
         if self.project:
             with self.torch.no_grad():
-                nrm = self._norm(_np(self.A))
+                nrm = self._norm(to_numpy(self.A))
                 if self.bound < nrm < math.inf:
                     self.A.mul_(self.bound / nrm)
 
     def export(self) -> list[dict]:
-        A, c = _np(self.A), _np(self.c)
+        A, c = to_numpy(self.A), to_numpy(self.c)
         if self.project:
             A = A / max(1.0, self._norm(A) / self.bound)
         if A.shape[0] == 1:
@@ -297,7 +307,7 @@ class CodeHead:
 
     def __init__(self, torch: Any, m: int, rng: np.random.Generator, dtype: Any, L: float, norm: str = "l2"):
         self.torch, self.L, self.norm = torch, float(L), norm
-        self.v = torch.tensor(_uniform(rng, m, (m,)), dtype=dtype, requires_grad=True)
+        self.v = torch.tensor(uniform(rng, m, (m,)), dtype=dtype, requires_grad=True)
         self.c = torch.tensor(1.0, dtype=dtype, requires_grad=True)
         self.params = [self.v, self.c]
         self.after_step()
@@ -316,13 +326,13 @@ class CodeHead:
         return float(v.abs().sum()) if self.norm == "l1" else float(v.norm())
 
     def export(self) -> list[dict]:
-        v = _np(self.v)
+        v = to_numpy(self.v)
         if self.norm == "mixed":
             nrm = float(np.abs(v[:3]).sum() + np.linalg.norm(v[3:]))
         else:
             nrm = float(np.abs(v).sum()) if self.norm == "l1" else float(np.linalg.norm(v))
         v = v / max(1.0, nrm)
-        c = float(np.clip(_np(self.c), -self.L, self.L))
+        c = float(np.clip(to_numpy(self.c), -self.L, self.L))
         return [{"type": "Output", "v": c * v, "c": 0.0}]
 
     @staticmethod
@@ -331,13 +341,13 @@ class CodeHead:
 
 
 # ====================================================================================== lip-resnet nets
-class _Lifting:
+class Lifting:
     """``z = Qx + q`` (``w × d``); ``upper_rows``: row-normalise the top three rows (the code's ``lift_upper``);
     ``svd``: keep ``‖Q‖₂ ≤ 1`` by exact SVD rescaling."""
 
     def __init__(self, torch: Any, d: int, w: int, rng: np.random.Generator, dtype: Any, *, code_init: bool, svd: bool):
-        Q = _uniform(rng, d, (w, d))
-        q = _uniform(rng, d, (w,))
+        Q = uniform(rng, d, (w, d))
+        q = uniform(rng, d, (w,))
         if code_init:
             Q[:3] /= np.maximum(np.linalg.norm(Q[:3], axis=1, keepdims=True), 1.0)
             if w - 3 == d and d > 0:
@@ -366,16 +376,16 @@ class _Lifting:
                 svd_rescale_(self.Q)
 
     def export(self) -> dict:
-        Q = _np(self.Q)
+        Q = to_numpy(self.Q)
         if self.svd == "lower":  # Ĝ's mixed norm: unit upper rows, ‖Q_{4:}‖₂ ≤ 1
             Q[:3] /= np.maximum(np.linalg.norm(Q[:3], axis=1, keepdims=True), 1.0)
             Q[3:] /= max(1.0, spectral_norm(Q[3:]))
         elif self.svd:
             Q = Q / max(1.0, spectral_norm(Q))
-        return {"type": "Linear", "A": Q, "c": _np(self.q)}
+        return {"type": "Linear", "A": Q, "c": to_numpy(self.q)}
 
 
-class _GradBlocks:
+class GradBlocks:
     """``depth`` gradient steps ``z ← z − h_l W_lᵀ relu(W_l z + b_l)`` on width ``n`` with the code's clamp
     ``h_l ∈ [0, 2/σ_l²]`` (σ_l by warm-started power iteration)."""
 
@@ -384,7 +394,7 @@ class _GradBlocks:
     ):
         self.torch, self.rng = torch, rng
         self.W = [torch.tensor(_orthogonal(rng, n), dtype=dtype, requires_grad=True) for _ in range(depth)]
-        self.b = [torch.tensor(_uniform(rng, n, (n,)), dtype=dtype, requires_grad=True) for _ in range(depth)]
+        self.b = [torch.tensor(uniform(rng, n, (n,)), dtype=dtype, requires_grad=True) for _ in range(depth)]
         self.h = torch.tensor(np.full(depth, h0), dtype=dtype, requires_grad=True)
         self.params = [*self.W, *self.b, self.h]
         self.u: list[np.ndarray | None] = [None] * depth
@@ -393,7 +403,7 @@ class _GradBlocks:
 
     def update_norms(self, k: int = 1) -> None:
         for i, W in enumerate(self.W):
-            self.sigma[i], self.u[i] = power_iteration(_np(W), self.u[i], k, self.rng)
+            self.sigma[i], self.u[i] = power_iteration(to_numpy(W), self.u[i], k, self.rng)
 
     def step(self, z: Any, i: int) -> Any:
         thr = 2.0 / max(self.sigma[i], 1e-12) ** 2
@@ -402,10 +412,10 @@ class _GradBlocks:
         return z - h * self.torch.relu(z @ W.T + self.b[i]) @ W  # Φ(z) = z − h Wᵀ relu(Wz + b)
 
     def export(self, i: int) -> dict:
-        W = _np(self.W[i])
+        W = to_numpy(self.W[i])
         s = spectral_norm(W)
-        h = float(np.clip(_np(self.h)[i], 0.0, 2.0 / s**2 if s > 0 else np.inf))  # exact norm, re-clamped
-        return {"type": "GradStep", "W": W, "b": _np(self.b[i]), "h": np.full(W.shape[0], h)}
+        h = float(np.clip(to_numpy(self.h)[i], 0.0, 2.0 / s**2 if s > 0 else np.inf))  # exact norm, re-clamped
+        return {"type": "GradStep", "W": W, "b": to_numpy(self.b[i]), "h": np.full(W.shape[0], h)}
 
 
 class LipResNetG:
@@ -427,8 +437,8 @@ class LipResNetG:
         output_norm: str = "l2",
     ):
         self.torch = torch
-        self.lift = _Lifting(torch, d, width, rng, dtype, code_init=True, svd=not official)
-        self.blocks = _GradBlocks(torch, width, depth, rng, dtype, power_iters)
+        self.lift = Lifting(torch, d, width, rng, dtype, code_init=True, svd=not official)
+        self.blocks = GradBlocks(torch, width, depth, rng, dtype, power_iters)
         self.head = (
             CodeHead(torch, width, rng, dtype, L, output_norm)
             if out_dim == 1
@@ -479,10 +489,10 @@ class LipResNetGHat:
         self.torch, self.official = torch, official
         self.mixed = ghat_norm == "mixed" and not official
         w = d + 3
-        self.lift = _Lifting(
+        self.lift = Lifting(
             torch, d, w, rng, dtype, code_init=True, svd=False if official else ("lower" if self.mixed else True)
         )
-        self.blocks = _GradBlocks(torch, d, depth, rng, dtype, power_iters)
+        self.blocks = GradBlocks(torch, d, depth, rng, dtype, power_iters)
         eye = np.eye(w)
         self.rows = [torch.tensor(eye[:3].copy(), dtype=dtype, requires_grad=True) for _ in range(depth)]
         self.S = [torch.tensor(rng.standard_normal((d, d)), dtype=dtype, requires_grad=True) for _ in range(depth)]
@@ -524,7 +534,7 @@ class LipResNetGHat:
                 # the gym's fix: ‖M_l‖₂ ≤ 1 (constant factor; the forward pass and the export use it alike). With the
                 # lower block [0 | O], O orthogonal: MᵀM = RᵀR + diag(0, 0, 0, I), so no matrix exponential is needed
                 if not self.official and not self.mixed:
-                    Rn = _np(R)
+                    Rn = to_numpy(R)
                     G = Rn.T @ Rn
                     G[3:, 3:] += np.eye(G.shape[0] - 3)
                     self.scale[i] = 1.0 / max(1.0, math.sqrt(max(float(np.linalg.eigvalsh(G)[-1]), 0.0)))
@@ -553,16 +563,16 @@ class LipResNetGHat:
         for i in range(len(self.blocks.W)):
             sort = {"type": "GradStep", "W": SORT_W.copy(), "b": np.zeros(1), "h": np.ones(1)}
             out.append({"type": "BlockDiag", "nets": [[sort], [self.blocks.export(i)]], "split": 3})
-            M = _np(self._matrix(i)) * self.scale[i]
+            M = to_numpy(self._matrix(i)) * self.scale[i]
             if self.mixed:  # exact in float64: orthogonal lower block, top rows in the dual mixed norm ≤ 1
                 from scipy.linalg import expm
 
-                S = _np(self.S[i])
+                S = to_numpy(self.S[i])
                 M[3:, 3:] = expm(0.5 * (S - S.T))
                 M[:3] /= np.maximum(np.abs(M[:3, :3]).sum(1) + np.linalg.norm(M[:3, 3:], axis=1), 1.0)[:, None]
             elif not self.official:
                 M = M / max(1.0, spectral_norm(M))
-            out.append({"type": "Linear", "A": M, "c": _np(self.mb[i])})
+            out.append({"type": "Linear", "A": M, "c": to_numpy(self.mb[i])})
         return out + self.head.export()
 
     @staticmethod
@@ -708,18 +718,18 @@ class LipschitzSolver:
         dtype: str = "float32",
     ):
         self.seed = 0 if seed is None else int(seed)
-        self.depth = _pos_int(depth, "depth", 1)
-        self.epochs = _pos_int(epochs, "epochs", 1, allow_none=True)
-        self.batch_size = _pos_int(batch_size, "batch_size", 1)
-        self.lr_min = _pos_float(lr_min, "lr_min")
-        self.lr_max = _pos_float(lr_max, "lr_max")
+        self.depth = pos_int(depth, "depth", 1)
+        self.epochs = pos_int(epochs, "epochs", 1, allow_none=True)
+        self.batch_size = pos_int(batch_size, "batch_size", 1)
+        self.lr_min = pos_float(lr_min, "lr_min")
+        self.lr_max = pos_float(lr_max, "lr_max")
         if self.lr_max < self.lr_min:
             raise ValueError(f"lr_max must be >= lr_min, got {lr_max!r} < {lr_min!r}")
-        self.final_div_factor = _pos_float(final_div_factor, "final_div_factor")
-        self.pct_start = _pos_float(pct_start, "pct_start", at_most=1.0 - 1e-9)
+        self.final_div_factor = pos_float(final_div_factor, "final_div_factor")
+        self.pct_start = pos_float(pct_start, "pct_start", at_most=1.0 - 1e-9)
         self.onecycle_bug_compat = _flag(onecycle_bug_compat, "onecycle_bug_compat")
-        self.report_fraction = _pos_float(report_fraction, "report_fraction", at_most=1.0)
-        self.stop_fraction = _pos_float(stop_fraction, "stop_fraction", at_most=1.0)
+        self.report_fraction = pos_float(report_fraction, "report_fraction", at_most=1.0)
+        self.stop_fraction = pos_float(stop_fraction, "stop_fraction", at_most=1.0)
         if dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
         self.dtype = dtype
@@ -786,9 +796,9 @@ class LipResNet(LipschitzSolver):
         if arch not in ("G", "G_hat"):
             raise ValueError(f"arch must be 'G' or 'G_hat', got {arch!r}")
         self.arch = arch
-        self.width = _pos_int(width, "width", 4 if arch == "G" else 1, allow_none=True)
+        self.width = pos_int(width, "width", 4 if arch == "G" else 1, allow_none=True)
         self.official = _flag(official_constraints, "official_constraints")
-        self.power_iters_init = _pos_int(power_iters_init, "power_iters_init", 1)
+        self.power_iters_init = pos_int(power_iters_init, "power_iters_init", 1)
         if output_norm not in ("l1", "l2"):
             raise ValueError(f"output_norm must be 'l1' (the code's) or 'l2' (the theorem's), got {output_norm!r}")
         self.output_norm = output_norm

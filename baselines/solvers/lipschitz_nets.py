@@ -53,16 +53,16 @@ import numpy as np
 from papergym.agents.base import register_solver
 from papergym.agents.solvers.lip_resnet import (
     TASK,
+    GradBlocks,
+    Lifting,
     LipResNetG,
     LipschitzSolver,
     ProjectedHead,
-    _GradBlocks,
-    _Lifting,
-    _np,
-    _pos_float,
-    _pos_int,
-    _uniform,
+    pos_float,
+    pos_int,
     spectral_norm,
+    to_numpy,
+    uniform,
 )
 
 __all__ = ["CPLBaseline", "MLPBaseline", "SLLBaseline", "aol_np", "bjorck_np", "count_params", "matched_width"]
@@ -143,11 +143,11 @@ class MLPBaseline:
         self.bjorck_iters, self.bjorck_beta = bjorck_iters, bjorck_beta
         dims = [d] + [m] * depth + [out_dim]
         self.W = [
-            torch.tensor(_uniform(rng, dims[i], (dims[i + 1], dims[i])), dtype=dtype, requires_grad=True)
+            torch.tensor(uniform(rng, dims[i], (dims[i + 1], dims[i])), dtype=dtype, requires_grad=True)
             for i in range(len(dims) - 1)
         ]
         self.b = [
-            torch.tensor(_uniform(rng, dims[i], (dims[i + 1],)), dtype=dtype, requires_grad=True)
+            torch.tensor(uniform(rng, dims[i], (dims[i + 1],)), dtype=dtype, requires_grad=True)
             for i in range(len(dims) - 1)
         ]
         self.params = [*self.W, *self.b]
@@ -159,7 +159,7 @@ class MLPBaseline:
 
     def _power(self, k: int) -> None:
         for i, W in enumerate(self.W):
-            A = _np(W)
+            A = to_numpy(W)
             u = self.u[i]
             for _ in range(k):
                 v = A.T @ u
@@ -181,7 +181,7 @@ class MLPBaseline:
         return W
 
     def weight_np(self, i: int) -> np.ndarray:
-        W = _np(self.W[i])
+        W = to_numpy(self.W[i])
         if self.kind == "sn":
             return W / max(spectral_norm(W), 1e-300)
         if self.kind == "bjorck":
@@ -215,7 +215,7 @@ class MLPBaseline:
         out: list[dict] = []
         n = len(self.W)
         for i in range(n):
-            A, c = self.weight_np(i), _np(self.b[i])
+            A, c = self.weight_np(i), to_numpy(self.b[i])
             if i == n - 1 and A.shape[0] == 1:
                 out.append({"type": "Output", "v": A[0], "c": float(c[0])})
             else:
@@ -230,9 +230,9 @@ class SLLBaseline:
 
     def __init__(self, torch: Any, d: int, out_dim: int, m: int, depth: int, rng: np.random.Generator, dtype: Any):
         self.torch = torch
-        self.lift = _Lifting(torch, d, m, rng, dtype, code_init=False, svd=True)
-        self.W = [torch.tensor(_uniform(rng, m, (m, m)), dtype=dtype, requires_grad=True) for _ in range(depth)]
-        self.b = [torch.tensor(_uniform(rng, m, (m,)), dtype=dtype, requires_grad=True) for _ in range(depth)]
+        self.lift = Lifting(torch, d, m, rng, dtype, code_init=False, svd=True)
+        self.W = [torch.tensor(uniform(rng, m, (m, m)), dtype=dtype, requires_grad=True) for _ in range(depth)]
+        self.b = [torch.tensor(uniform(rng, m, (m,)), dtype=dtype, requires_grad=True) for _ in range(depth)]
         self.logq = [torch.zeros(m, dtype=dtype, requires_grad=True) for _ in range(depth)]
         self.head = ProjectedHead(torch, m, out_dim, rng, dtype)
         self.params = [*self.lift.params, *self.W, *self.b, *self.logq, *self.head.params]
@@ -253,7 +253,7 @@ class SLLBaseline:
     def export(self) -> list[dict]:
         layers = [self.lift.export()]
         for W, b, lq in zip(self.W, self.b, self.logq):
-            layers.append({"type": "SLL", "W": _np(W), "b": _np(b), "q": np.exp(_np(lq))})
+            layers.append({"type": "SLL", "W": to_numpy(W), "b": to_numpy(b), "q": np.exp(to_numpy(lq))})
         return layers + self.head.export()
 
 
@@ -272,8 +272,8 @@ class CPLBaseline:
         power_iters: int = 10_000,
     ):
         self.torch = torch
-        self.lift = _Lifting(torch, d, m, rng, dtype, code_init=False, svd=True)
-        self.blocks = _GradBlocks(torch, m, depth, rng, dtype, power_iters)
+        self.lift = Lifting(torch, d, m, rng, dtype, code_init=False, svd=True)
+        self.blocks = GradBlocks(torch, m, depth, rng, dtype, power_iters)
         self.blocks.h.requires_grad_(False)
         self.head = ProjectedHead(torch, m, out_dim, rng, dtype)
         self.params = [*self.lift.params, *self.blocks.W, *self.blocks.b, *self.head.params]
@@ -294,9 +294,9 @@ class CPLBaseline:
     def export(self) -> list[dict]:
         layers = [self.lift.export()]
         for W, b in zip(self.blocks.W, self.blocks.b):
-            Wn = _np(W)
+            Wn = to_numpy(W)
             s = spectral_norm(Wn)
-            layers.append({"type": "GradStep", "W": Wn, "b": _np(b), "h": np.full(Wn.shape[0], 2.0 / s**2)})
+            layers.append({"type": "GradStep", "W": Wn, "b": to_numpy(b), "h": np.full(Wn.shape[0], 2.0 / s**2)})
         return layers + self.head.export()
 
 
@@ -305,8 +305,8 @@ class _Baseline(LipschitzSolver):
     kind = ""
 
     def __init__(self, *, seed: Any = None, width: int | None = None, ref_width: int = 16, **common: Any):
-        self.width = _pos_int(width, "width", 1, allow_none=True)
-        self.ref_width = _pos_int(ref_width, "ref_width", 1)
+        self.width = pos_int(width, "width", 1, allow_none=True)
+        self.ref_width = pos_int(ref_width, "ref_width", 1)
         super().__init__(seed=seed, **common)
 
     def _width(self, problem: Any) -> int:
@@ -330,9 +330,9 @@ class _MLPSolver(_Baseline):
         bjorck_beta: float = 0.5,
         **rest: Any,
     ):
-        self.sn_iters = _pos_int(sn_power_iters_init, "sn_power_iters_init", 1)
-        self.bjorck_iters = _pos_int(bjorck_iters, "bjorck_iters", 1)
-        self.bjorck_beta = _pos_float(bjorck_beta, "bjorck_beta", at_most=1.0)
+        self.sn_iters = pos_int(sn_power_iters_init, "sn_power_iters_init", 1)
+        self.bjorck_iters = pos_int(bjorck_iters, "bjorck_iters", 1)
+        self.bjorck_beta = pos_float(bjorck_beta, "bjorck_beta", at_most=1.0)
         super().__init__(seed=seed, **rest)
 
     def build(self, torch: Any, problem: Any, rng: np.random.Generator, dtype: Any) -> Any:
@@ -385,7 +385,7 @@ class CPL(_Baseline):
     kind = "cpl"
 
     def __init__(self, *, seed: Any = None, power_iters_init: int = 10_000, **rest: Any):
-        self.power_iters_init = _pos_int(power_iters_init, "power_iters_init", 1)
+        self.power_iters_init = pos_int(power_iters_init, "power_iters_init", 1)
         super().__init__(seed=seed, **rest)
 
     def build(self, torch: Any, problem: Any, rng: np.random.Generator, dtype: Any) -> Any:

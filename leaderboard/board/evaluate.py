@@ -77,6 +77,7 @@ __all__ = [
     "RUN_STATUSES",
     "VALIDATION_KEY",
     "SubmissionInfo",
+    "check_label",
     "evaluate_agent",
     "evaluate_job",
     "evaluate_solver",
@@ -876,7 +877,7 @@ def _test_instances(task: Any, secret: str) -> list[Any]:
             os.environ[SECRET_ENV] = old
 
 
-def _check_label(value: Any, what: str) -> str:
+def check_label(value: Any, what: str) -> str:
     """A submission's name or author: 1-64 printable characters, no leading/trailing space."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"the submission's {what} must be a non-empty string, got {value!r}")
@@ -917,8 +918,8 @@ def submit(
     )
 
     path, attr = load_entry(entry)
-    name = _check_label(name or Path(path).stem, "name")
-    author = _check_label(author, "author")
+    name = check_label(name or Path(path).stem, "name")
+    author = check_label(author, "author")
     if author == REFERENCE_AUTHOR:
         raise ValueError(f"author {REFERENCE_AUTHOR!r} is reserved for the registry's reference agents and solvers")
     limits = limits or Limits()

@@ -432,7 +432,7 @@ def create_app(
     )
     from papergym.leaderboard.board.evaluate import (
         REFERENCE_AUTHOR,
-        _check_label,
+        check_label,
         package_versions,
     )
     from papergym.leaderboard.board.html import (
@@ -595,7 +595,7 @@ def create_app(
         name = _form_text(form, "name", max_len=200)
         name = name if name is not None and name != "" else code_name[:-3][:64]
         try:
-            _check_label(name, "name")
+            check_label(name, "name")
         except ValueError as exc:
             raise _error(422, f"name: {exc}") from None
         attr = _form_text(form, "attr", max_len=300)

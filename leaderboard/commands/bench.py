@@ -40,9 +40,9 @@ def cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
         task_factory,
     )
     from papergym.leaderboard.runner.bench import (
-        _configs,
         bench,
         resolve_task_kwargs,
+        solver_configs,
         validate_solver_hyperparameters,
     )
 
@@ -123,7 +123,7 @@ def cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
                 max_iterations=args.max_iterations if args.max_iterations is not None else d.max_iterations,
                 max_work=d.max_work,
             )
-        validate_solver_hyperparameters(task_id, _configs(solvers, hps, sweep))
+        validate_solver_hyperparameters(task_id, solver_configs(solvers, hps, sweep))
         instances = [x.strip() for x in args.instances.split(",") if x.strip()] if args.instances else None
         if instances is not None:
             from papergym.envs.tasks.base import instances_by_name

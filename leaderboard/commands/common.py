@@ -114,9 +114,9 @@ _ALIASES = {"dim": "d", "jobs": "n_jobs", "machines": "n_machines"}  # --n-jobs 
 def apply_aliases(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
     import inspect
 
-    from papergym.leaderboard.runner.compare import _env_class
+    from papergym.leaderboard.runner.compare import env_class
 
-    params = inspect.signature(_env_class(env_id)).parameters
+    params = inspect.signature(env_class(env_id)).parameters
     out: dict[str, Any] = {}
     for k, v in env_kwargs.items():
         target = _ALIASES.get(k)

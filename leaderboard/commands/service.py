@@ -199,9 +199,9 @@ def cmd_worker(args: argparse.Namespace, extra: list[str]) -> int:
     if args.scheduler is not None:
         try:
             from papergym.leaderboard.board.isolation import isolation_status
-            from papergym.leaderboard.runner.executors import _dask_client
+            from papergym.leaderboard.runner.executors import dask_client
 
-            client, cluster = _dask_client(1, args.scheduler)
+            client, cluster = dask_client(1, args.scheduler)
         except (RuntimeError, OSError, ValueError) as exc:
             raise CLIError(f"--scheduler: {exc}") from None
         status = client.submit(isolation_status, pure=False).result()
@@ -242,14 +242,14 @@ def cmd_worker(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_admin(args: argparse.Namespace, extra: list[str]) -> int:
-    from papergym.leaderboard.board.evaluate import REFERENCE_AUTHOR, _check_label
+    from papergym.leaderboard.board.evaluate import REFERENCE_AUTHOR, check_label
     from papergym.leaderboard.board.terminal import clean_terminal
 
     if extra:
         raise CLIError(f"unexpected arguments: {' '.join(extra)}")
     if args.admin_command == "token":
         try:
-            _check_label(args.author, "author")
+            check_label(args.author, "author")
         except ValueError as exc:
             raise CLIError(f"AUTHOR: {exc}") from None
         if args.author == REFERENCE_AUTHOR:

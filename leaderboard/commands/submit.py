@@ -44,7 +44,7 @@ def rank_line(bb: Any, sid: int) -> str:
 
 def cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
     from papergym.leaderboard.board.configs import board_ids
-    from papergym.leaderboard.board.evaluate import REFERENCE_AUTHOR, _check_label
+    from papergym.leaderboard.board.evaluate import REFERENCE_AUTHOR, check_label
     from papergym.leaderboard.board.sandbox import check_entry_statically, load_entry
 
     if extra:
@@ -60,7 +60,7 @@ def cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
     hp = submit_hp(args.hp)
     name = args.name if args.name is not None else path.stem
     try:
-        _check_label(name, "name")
+        check_label(name, "name")
     except ValueError as exc:
         raise CLIError(f"--name: {exc}") from None
     if args.server is not None:
@@ -85,7 +85,7 @@ def cmd_submit(args: argparse.Namespace, extra: list[str]) -> int:
         raise CLIError("--split goes with --server: a run without a server is a local, unranked run (split 'local')")
     author = args.author if args.author is not None else "anonymous"
     try:
-        _check_label(author, "author")
+        check_label(author, "author")
     except ValueError as exc:
         raise CLIError(f"--author: {exc}") from None
     if author == REFERENCE_AUTHOR:

@@ -57,7 +57,7 @@ import pandas as pd
 from papergym.canonical import canonical_json as _canonical_json
 from papergym.canonical import to_json_value
 
-__all__ = ["bench", "BenchResult", "SolveCell", "run_solve", "resolve_task_kwargs"]
+__all__ = ["bench", "BenchResult", "SolveCell", "run_solve", "resolve_task_kwargs", "solver_configs"]
 
 logger = logging.getLogger(__name__)
 
@@ -566,11 +566,13 @@ def resolve_task_kwargs(task_id: str, task_kwargs: Mapping[str, Any] | None) -> 
     return _canon(resolved)
 
 
-def _configs(
+def solver_configs(
     solvers: Sequence[str],
     hyperparameters: Mapping[str, Mapping[str, Any]],
     sweep: Mapping[str, Mapping[str, Sequence[Any]]],
 ) -> list[tuple[str, str, dict[str, Any]]]:
+    """The ``(label, solver, hyperparameters)`` runs of a bench: one per solver, or one per point of its sweep grid
+    (label ``solver[name=value,...]``)."""
     out = []
     for s in solvers:
         base = dict(hyperparameters.get(s, {}))
@@ -697,7 +699,7 @@ def bench(
         for s in solver_list:
             if name in infos[s].hyperparameters and name not in sw.get(s, {}) and name not in hps.get(s, {}):
                 sw.setdefault(s, {})[name] = list(values)
-    configs = _configs(solver_list, hps, sw)
+    configs = solver_configs(solver_list, hps, sw)
     validate_solver_hyperparameters(base, configs)
     if budget is None:
         bud = task.default_budget

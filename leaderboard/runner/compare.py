@@ -70,7 +70,7 @@ from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_
 from papergym.leaderboard.runner.progress import DEFAULT_EVERY, RunProgress
 from papergym.leaderboard.runner.stats import bootstrap_ci
 
-__all__ = ["compare", "CompareResult", "Cell", "cell_key", "default_cache_dir", "run_cells", "checkpoints"]
+__all__ = ["compare", "CompareResult", "Cell", "cell_key", "default_cache_dir", "run_cells", "checkpoints", "env_class"]
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +103,8 @@ def _env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
     return gym.spec(base)
 
 
-def _env_class(env_id: str):
+def env_class(env_id: str):
+    """The class (or factory) registered with Gymnasium for ``env_id`` (its entry point, loaded)."""
     spec = _env_spec(env_id)
     return gym.envs.registration.load_env_creator(spec.entry_point)
 
@@ -116,7 +117,7 @@ def resolve_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None, horizo
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
             raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
         kwargs["horizon"] = int(horizon)
-    cls = _env_class(env_id)
+    cls = env_class(env_id)
     sig = inspect.signature(cls)
     resolved: dict[str, Any] = {}
     for name, p in sig.parameters.items():
@@ -167,7 +168,7 @@ def validate_hyperparameters(
     todo = {a: hp for a, hp in hyperparameters.items() if hp}
     if env_kwargs is None or not todo:
         return
-    env = _env_class(env_id)(**env_kwargs)
+    env = env_class(env_id)(**env_kwargs)
     try:
         env.reset(seed=0)
         for agent, hp in todo.items():
@@ -493,7 +494,7 @@ def run_instance_cells(env_id: str, env_kwargs: Mapping[str, Any], seeds: Sequen
     seeds = [int(s) for s in seeds]
     with threadpool_limits(limits=1):
         try:
-            env = _env_class(env_id)(**env_kwargs)
+            env = env_class(env_id)(**env_kwargs)
             out = []
             for s in seeds:
                 env.reset(seed=s)
@@ -550,7 +551,7 @@ def _run_job(kind: str, *args: Any) -> list[dict[str, Any]]:
 
 
 def _oracle_class(env_id: str, env_kwargs: Mapping[str, Any]):
-    env = _env_class(env_id)(**env_kwargs)
+    env = env_class(env_id)(**env_kwargs)
     try:
         env.reset(seed=0)
         return type(env.unwrapped.oracle)
@@ -713,7 +714,7 @@ class CompareResult:
             ref = c.seed.map(per_seed).astype(float)
         import importlib
 
-        what = getattr(importlib.import_module(_env_class(self.env_id).__module__), "MAKESPAN_OF", "the schedule")
+        what = getattr(importlib.import_module(env_class(self.env_id).__module__), "MAKESPAN_OF", "the schedule")
         if ref is not None and np.isfinite(ref.to_numpy()).all() and (ref > 0).all():
             c["gap_pct"] = 100.0 * (c.makespan.to_numpy(dtype=float) - ref.to_numpy()) / ref.to_numpy()
             return c, "gap_pct", f"C_max of {what}: gap to reference [%]\n(mean over instances)"
@@ -1166,7 +1167,7 @@ def compare(
     kwargs = resolve_env_kwargs(base_id, env_kwargs, horizon)
     validate_hyperparameters(base_id, hps, kwargs)
     out_dir = Path(out) if out is not None else default_cache_dir()
-    env_hash = _file_hash(_env_class(base_id))
+    env_hash = _file_hash(env_class(base_id))
 
     cells: dict[tuple[str, int], Cell] = {}
     for a in agent_list:
@@ -1295,8 +1296,8 @@ def compare(
     log_x_panel = bool(getattr(ocls, "PLOT_LOG_X_PANEL", False))
     res = _collect(base_id, kwargs, agent_list, seed_list, cells, results, errors, score, log_x_panel)
     res.per_instance = bool(getattr(ocls, "PER_INSTANCE_TABLE", False))
-    res.plot_kind = _plot_kind(_env_class(base_id))
-    res.regret_name = _regret_name(_env_class(base_id))
+    res.plot_kind = _plot_kind(env_class(base_id))
+    res.regret_name = _regret_name(env_class(base_id))
     if errors:
         import warnings
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["BACKENDS", "WATCH_INTERVAL", "default_n_jobs", "run_jobs", "watch_parent"]
+__all__ = ["BACKENDS", "WATCH_INTERVAL", "dask_client", "default_n_jobs", "run_jobs", "watch_parent"]
 
 BACKENDS: tuple[str, ...] = ("serial", "joblib", "dask")
 WATCH_INTERVAL = 0.25  # seconds between two checks of a local worker's parent
@@ -128,7 +128,10 @@ def _run_joblib(fn, jobs, n):
     yield from par(delayed(watched)(*job) for job in jobs)
 
 
-def _dask_client(n: int, scheduler: Any):
+def dask_client(n: int, scheduler: Any):
+    """``(client, cluster)`` for ``scheduler``: ``None`` -> a local cluster of ``n`` one-thread worker processes,
+    ``"slurm"`` -> a SLURM cluster of ``n`` jobs, an address -> a client of it, a ``Client`` -> itself; ``cluster``
+    is ``None`` unless this call started one."""
     try:
         from distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - depends on the extra
@@ -154,7 +157,7 @@ def _dask_client(n: int, scheduler: Any):
 def _run_dask(fn, jobs, n, scheduler):
     from distributed import as_completed
 
-    client, cluster = _dask_client(min(n, len(jobs)), scheduler)
+    client, cluster = dask_client(min(n, len(jobs)), scheduler)
     try:
         # pure=False: every job is submitted even if two had equal arguments (they cannot: the
         # runner deduplicates cells), and dask never serves a result from its own cache

@@ -27,7 +27,7 @@ from papergym.envs.bandits.gp.config import ENV_ID, as_int, make_config, obs_spa
 from papergym.envs.bandits.gp.instances import Instance, get_instance
 from papergym.envs.bandits.gp.kernels import kernel_expansion
 from papergym.envs.bandits.gp.oracle import BatchedNoiseFreeGPOracle, NoiseFreeGPOracle
-from papergym.envs.spec import _check_seed, vector_run_seeds
+from papergym.envs.spec import check_seed, vector_run_seeds
 from papergym.envs.spec import draw_run_seeds as _draw_run_seeds
 
 #: what ``papergym compare`` calls the regret it reports
@@ -200,7 +200,7 @@ class NoiseFreeGPBanditEnv(gym.Env):
         if options:
             raise ValueError(f"{ENV_ID}: reset takes no options, got {sorted(options)}")
         if seed is not None:
-            seed = _check_seed(seed)
+            seed = check_seed(seed)
         super().reset(seed=seed)
         run_seed = seed if seed is not None else _draw_run_seeds(self.np_random, 1)[0]
         self._inst = get_instance(self.cfg, run_seed)

@@ -27,7 +27,7 @@ from papergym.envs.spec import (
     NormalStream,
     ProblemSpec,
     UniformStream,
-    _check_seed,
+    check_seed,
     run_seeds,
     vector_run_seeds,
 )
@@ -238,7 +238,7 @@ class NonStatLipschitzEnv(gym.Env):
         if options:
             raise ValueError(f"{ENV_ID}: reset takes no options, got {sorted(options)}")
         if seed is not None:
-            seed = _check_seed(seed)
+            seed = check_seed(seed)
         super().reset(seed=seed)
         run_seed = seed if seed is not None else _draw_run_seeds(self.np_random, 1)[0]
         self._runs = _Runs(self.cfg, [run_seed])

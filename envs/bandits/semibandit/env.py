@@ -19,7 +19,7 @@ from papergym.envs.bandits.semibandit.instances import _make_config, _Runs
 from papergym.envs.bandits.semibandit.oracle import BatchedMSetSemiBanditOracle, MSetSemiBanditOracle
 from papergym.envs.bandits.semibandit.space import ENV_ID, _as_actions, _is_int, make_problem
 from papergym.envs.spec import (
-    _check_seed,
+    check_seed,
     vector_run_seeds,
 )
 from papergym.envs.spec import (
@@ -180,7 +180,7 @@ class MSetSemiBanditEnv(gym.Env):
         if options:
             raise ValueError(f"{ENV_ID}: reset takes no options, got {sorted(options)}")
         if seed is not None:
-            seed = _check_seed(seed)
+            seed = check_seed(seed)
         super().reset(seed=seed)
         run_seed = seed if seed is not None else _draw_run_seeds(self.np_random, 1)[0]
         self._runs = _Runs(self.cfg, [run_seed])
