@@ -13,22 +13,17 @@ Noise-Free Gaussian Process Bandits* (arXiv 2502.19006, NeurIPS 2025); see docs/
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import ResetNeeded
-from gymnasium.vector import AutoresetMode, VectorEnv
 
+from papergym.envs.bandits.base import BanditEnv, BanditVectorEnv, check_render_mode
 from papergym.envs.bandits.gp.actions import as_index, as_indices, as_points
 from papergym.envs.bandits.gp.config import ENV_ID, as_int, make_config, obs_space, problem_spec
 from papergym.envs.bandits.gp.instances import Instance, get_instance
 from papergym.envs.bandits.gp.kernels import kernel_expansion
 from papergym.envs.bandits.gp.oracle import BatchedNoiseFreeGPOracle, NoiseFreeGPOracle
-from papergym.envs.spec import check_seed, vector_run_seeds
-from papergym.envs.spec import draw_run_seeds as _draw_run_seeds
 
 #: what ``papergym compare`` calls the regret it reports
 REGRET_NAME = "cumulative regret"
@@ -38,7 +33,7 @@ REGRET_NAME = "cumulative regret"
 COMPARE_DEFAULTS: dict[str, int] = {"seeds": 20}
 
 
-class NoiseFreeGPBanditEnv(gym.Env):
+class NoiseFreeGPBanditEnv(BanditEnv):
     """Noise-free Gaussian-process bandit on ``[0, 1]^d`` (``NoiseFreeGPBandit-v0``).
 
     ## Description
@@ -132,7 +127,7 @@ class NoiseFreeGPBanditEnv(gym.Env):
     * v0: initial version.
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
+    _ENV_ID = ENV_ID
 
     def __init__(
         self,
@@ -150,9 +145,8 @@ class NoiseFreeGPBanditEnv(gym.Env):
         n_inducing: int | None = None,
         render_mode: str | None = None,
     ):
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None ({ENV_ID} has no render modes), got {render_mode!r}")
-        self.cfg = make_config(
+        check_render_mode(ENV_ID, render_mode)
+        cfg = make_config(
             instance,
             horizon,
             d,
@@ -166,18 +160,12 @@ class NoiseFreeGPBanditEnv(gym.Env):
             n_centres,
             n_inducing,
         )
-        self.problem = problem_spec(self.cfg)
-        self.action_space = self.problem.action_space
-        self.observation_space = self.problem.observation_space
-        self.horizon = self.cfg.horizon
-        self.d = self.cfg.d
-        self.candidates = self.cfg.candidates
-        self._discrete = self.cfg.discrete
-        self._N = self.cfg.n_candidates
+        self._setup(cfg, problem_spec(cfg))
+        self.candidates = cfg.candidates
+        self._discrete = cfg.discrete
+        self._N = cfg.n_candidates
         self._inst: Instance | None = None
-        self._oracle: NoiseFreeGPOracle | None = None
         self._t = 0
-        self.run_seed: int | None = None
 
     @property
     def resolved_kwargs(self) -> dict[str, Any]:
@@ -190,24 +178,10 @@ class NoiseFreeGPBanditEnv(gym.Env):
         """Rounds played since the last ``reset`` (0 before round 1)."""
         return self._t
 
-    @property
-    def oracle(self) -> NoiseFreeGPOracle:
-        if self._oracle is None:
-            raise ResetNeeded(f"{ENV_ID}: the oracle is built by reset(); call env.reset() first")
-        return self._oracle
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if options:
-            raise ValueError(f"{ENV_ID}: reset takes no options, got {sorted(options)}")
-        if seed is not None:
-            seed = check_seed(seed)
-        super().reset(seed=seed)
-        run_seed = seed if seed is not None else _draw_run_seeds(self.np_random, 1)[0]
+    def _start(self, run_seed: int) -> None:
         self._inst = get_instance(self.cfg, run_seed)
         self._oracle = NoiseFreeGPOracle(self.cfg, self._inst, run_seed)
         self._t = 0
-        self.run_seed = run_seed
-        return np.zeros(1), {"t": 0}
 
     def validate_action(self, action: Any) -> int | np.ndarray:
         """The action as a candidate index (discrete) or a float64 ``(d,)`` point (continuous), or raise
@@ -216,26 +190,18 @@ class NoiseFreeGPBanditEnv(gym.Env):
             return as_index(action, self._N)
         return as_points(action, (self.d,))
 
-    def step(self, action: Any):
+    def _advance(self, action: Any) -> tuple[np.ndarray, float]:
         inst = self._inst
-        if inst is None:
-            raise ResetNeeded(f"{ENV_ID}: call reset() before step()")
-        if self._t >= self.horizon:
-            raise ResetNeeded(f"{ENV_ID}: the episode is over (t = T = {self.horizon}); call reset()")
         if self._discrete:
             f = float(inst.f_candidates[as_index(action, self._N)])
         else:
             x = as_points(action, (self.d,))
             f = float(kernel_expansion(self.cfg.kernel, self.cfg.lengthscale, x[None, :], inst.Z, inst.a)[0])
         self._t += 1
-        t = self._t
-        return np.array([f]), f, False, t >= self.horizon, {"t": t}
-
-    def render(self) -> None:
-        return None
+        return np.array([f]), f
 
 
-class NoiseFreeGPBanditVectorEnv(VectorEnv):
+class NoiseFreeGPBanditVectorEnv(BanditVectorEnv):
     """``num_envs`` independent runs of :class:`NoiseFreeGPBanditEnv` stepped together in numpy.
 
     ``reset(seed=[s_0, .., s_{n-1}])`` (or an int ``s`` -> ``s, s+1, ..``; ``None`` -> seeds drawn from
@@ -248,7 +214,7 @@ class NoiseFreeGPBanditVectorEnv(VectorEnv):
     :class:`NoiseFreeGPBanditEnv`.
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
+    _ENV_ID = ENV_ID
 
     def __init__(
         self,
@@ -267,10 +233,9 @@ class NoiseFreeGPBanditVectorEnv(VectorEnv):
         n_inducing: int | None = None,
         render_mode: str | None = None,
     ):
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None ({ENV_ID} has no render modes), got {render_mode!r}")
-        self.num_envs = as_int("num_envs", num_envs, 1)
-        self.cfg = make_config(
+        check_render_mode(ENV_ID, render_mode)
+        n = as_int("num_envs", num_envs, 1)
+        cfg = make_config(
             instance,
             horizon,
             d,
@@ -284,24 +249,14 @@ class NoiseFreeGPBanditVectorEnv(VectorEnv):
             n_centres,
             n_inducing,
         )
-        self.problem = problem_spec(self.cfg)
-        self.horizon = self.cfg.horizon
-        self.d = self.cfg.d
-        self.candidates = self.cfg.candidates
-        self._discrete = self.cfg.discrete
-        self.single_action_space = self.problem.action_space
-        self.single_observation_space = self.problem.observation_space
-        n = self.num_envs
-        N = self.cfg.n_candidates
-        if self._discrete:
-            self.action_space = spaces.MultiDiscrete(np.full(n, N, dtype=np.int64))
+        if cfg.discrete:
+            action_space = spaces.MultiDiscrete(np.full(n, cfg.n_candidates, dtype=np.int64))
         else:
-            self.action_space = spaces.Box(0.0, 1.0, (n, self.d), np.float64)
-        self.observation_space = obs_space(self.cfg.B, (n, 1))
-        self._oracle: BatchedNoiseFreeGPOracle | None = None
+            action_space = spaces.Box(0.0, 1.0, (n, cfg.d), np.float64)
+        self._setup(n, cfg, problem_spec(cfg), action_space, obs_space(cfg.B, (n, 1)))
+        self.candidates = cfg.candidates
+        self._discrete = cfg.discrete
         self._t = 0
-        self.seeds: list[int] | None = None
-        self._mask = np.ones(n, dtype=bool)
 
     @property
     def resolved_kwargs(self) -> dict[str, Any]:
@@ -311,29 +266,10 @@ class NoiseFreeGPBanditVectorEnv(VectorEnv):
     def t(self) -> int:
         return self._t
 
-    @property
-    def oracle(self) -> BatchedNoiseFreeGPOracle:
-        if self._oracle is None:
-            raise ResetNeeded(f"{ENV_ID}: the oracle is built by reset(); call reset() first")
-        return self._oracle
-
-    @property
-    def oracles(self) -> list[NoiseFreeGPOracle]:
-        return self.oracle.oracles
-
-    def _seed_list(self, seed: Any) -> list[int]:
-        return vector_run_seeds(self, seed)
-
-    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None):
-        if options:
-            raise ValueError(f"{ENV_ID}: reset takes no options, got {sorted(options)}")
-        seeds = self._seed_list(seed)
+    def _start(self, seeds: list[int]) -> None:
         oracles = [NoiseFreeGPOracle(self.cfg, get_instance(self.cfg, s), s) for s in seeds]
         self._oracle = BatchedNoiseFreeGPOracle(self.cfg, oracles)
-        self.seeds = seeds
         self._t = 0
-        n = self.num_envs
-        return np.zeros((n, 1)), {"t": np.zeros(n, np.int64), "_t": self._mask.copy()}
 
     def validate_action(self, actions: Any) -> np.ndarray:
         """``(n,)`` indices or float64 ``(n, d)`` points, or :class:`InvalidActionError` (state unchanged)."""
@@ -341,23 +277,7 @@ class NoiseFreeGPBanditVectorEnv(VectorEnv):
             return as_indices(actions, (self.num_envs,), self.cfg.n_candidates)
         return as_points(actions, (self.num_envs, self.d), "actions")
 
-    def step(self, actions: Any):
-        orc = self._oracle
-        if orc is None:
-            raise ResetNeeded(f"{ENV_ID}: call reset() before step()")
-        if self._t >= self.horizon:
-            raise ResetNeeded(f"{ENV_ID}: the episode is over (t = T = {self.horizon}); call reset()")
-        r = orc._f(actions)
+    def _advance(self, actions: Any) -> tuple[np.ndarray, np.ndarray]:
+        r = self._oracle._f(actions)
         self._t += 1
-        t = self._t
-        n = self.num_envs
-        return (
-            r.reshape(n, 1).copy(),
-            r,
-            np.zeros(n, dtype=bool),
-            np.full(n, t >= self.horizon),
-            {"t": np.full(n, t, np.int64), "_t": self._mask.copy()},
-        )
-
-    def render(self) -> None:
-        return None
+        return r.reshape(self.num_envs, 1).copy(), r

@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import ResetNeeded
-from gymnasium.vector import AutoresetMode, VectorEnv
 
+from papergym.envs.bandits.base import BanditEnv, BanditVectorEnv, check_render_mode
 from papergym.envs.bandits.lipschitz.instances import ENV_ID, _as_int, _Config, _eval_kernel, _Instances, _make_config
 from papergym.envs.bandits.lipschitz.oracle import (
     BatchedNonStatLipschitzOracle,
@@ -23,17 +21,7 @@ from papergym.envs.bandits.lipschitz.oracle import (
     _coerce,
     _invalid,
 )
-from papergym.envs.spec import (
-    NormalStream,
-    ProblemSpec,
-    UniformStream,
-    check_seed,
-    run_seeds,
-    vector_run_seeds,
-)
-from papergym.envs.spec import (
-    draw_run_seeds as _draw_run_seeds,
-)
+from papergym.envs.spec import NormalStream, ProblemSpec, UniformStream, run_seeds
 
 __all__ = ["ENV_ID", "COMPARE_DEFAULTS", "make_problem", "NonStatLipschitzEnv", "NonStatLipschitzVectorEnv"]
 
@@ -104,7 +92,7 @@ class _Runs:
 
 
 # --------------------------------------------------------------------------------- single env
-class NonStatLipschitzEnv(gym.Env):
+class NonStatLipschitzEnv(BanditEnv):
     """Non-stationary Lipschitz bandit on ``[0, 1]^d`` (``NonStatLipschitz-v0``).
 
     ## Description
@@ -200,7 +188,7 @@ class NonStatLipschitzEnv(gym.Env):
     * v0: initial version.
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
+    _ENV_ID = ENV_ID
 
     def __init__(
         self,
@@ -212,38 +200,13 @@ class NonStatLipschitzEnv(gym.Env):
         render_mode: str | None = None,
         **family_kwargs: Any,
     ):
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None ({ENV_ID} has no render modes), got {render_mode!r}")
-        self.cfg = _make_config(instance, horizon, d, noise, sigma, **family_kwargs)
-        self.problem = make_problem(self.cfg.d, self.cfg.horizon, self.cfg.noise, self.cfg.sigma)
-        self.action_space = self.problem.action_space
-        self.observation_space = self.problem.observation_space
-        self.horizon = self.cfg.horizon
-        self.d = self.cfg.d
-        self._runs: _Runs | None = None
-        self.run_seed: int | None = None
+        check_render_mode(ENV_ID, render_mode)
+        cfg = _make_config(instance, horizon, d, noise, sigma, **family_kwargs)
+        self._setup(cfg, make_problem(cfg.d, cfg.horizon, cfg.noise, cfg.sigma))
 
-    @property
-    def t(self) -> int:
-        """Rounds played since the last ``reset`` (0 before round 1)."""
-        return 0 if self._runs is None else self._runs.t
-
-    @property
-    def oracle(self) -> NonStatLipschitzOracle:
-        if self._runs is None:
-            raise ResetNeeded(f"{ENV_ID}: the oracle is built by reset(); call env.reset() first")
-        return self._runs.oracles[0]
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if options:
-            raise ValueError(f"{ENV_ID}: reset takes no options, got {sorted(options)}")
-        if seed is not None:
-            seed = check_seed(seed)
-        super().reset(seed=seed)
-        run_seed = seed if seed is not None else _draw_run_seeds(self.np_random, 1)[0]
+    def _start(self, run_seed: int) -> None:
         self._runs = _Runs(self.cfg, [run_seed])
-        self.run_seed = run_seed
-        return np.zeros(1), {"t": 0}
+        self._oracle = self._runs.oracles[0]
 
     def validate_action(self, action: Any) -> np.ndarray:
         """Return ``action`` as a float64 ``(d,)`` array, or raise :class:`InvalidActionError` naming the rule
@@ -253,23 +216,14 @@ class NonStatLipschitzEnv(gym.Env):
             raise _invalid(1 if not np.all(np.isfinite(a)) else 2, a)
         return a
 
-    def step(self, action: Any):
-        runs = self._runs
-        if runs is None:
-            raise ResetNeeded(f"{ENV_ID}: call reset() before step()")
-        if runs.t >= self.horizon:
-            raise ResetNeeded(f"{ENV_ID}: the episode is over (t = T = {self.horizon}); call reset()")
+    def _advance(self, action: Any) -> tuple[np.ndarray, float]:
         X = _coerce(action, (self.d,)).reshape(1, self.d)
-        r = runs.step(X)
-        t = runs.t
-        return r.copy(), float(r[0]), False, t >= self.horizon, {"t": t}
-
-    def render(self) -> None:
-        return None
+        r = self._runs.step(X)
+        return r.copy(), float(r[0])
 
 
 # --------------------------------------------------------------------------------- vector env
-class NonStatLipschitzVectorEnv(VectorEnv):
+class NonStatLipschitzVectorEnv(BanditVectorEnv):
     """``num_envs`` independent runs of :class:`NonStatLipschitzEnv` stepped together in numpy.
 
     ``reset(seed=[s_0, .., s_{n-1}])`` (or an int ``s`` -> ``s, s+1, ..``; ``None`` -> seeds drawn from
@@ -281,7 +235,7 @@ class NonStatLipschitzVectorEnv(VectorEnv):
     share ``T``; call ``reset`` to start again. Kwargs as :class:`NonStatLipschitzEnv`.
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
+    _ENV_ID = ENV_ID
 
     def __init__(
         self,
@@ -294,49 +248,20 @@ class NonStatLipschitzVectorEnv(VectorEnv):
         render_mode: str | None = None,
         **family_kwargs: Any,
     ):
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None ({ENV_ID} has no render modes), got {render_mode!r}")
-        self.num_envs = _as_int("num_envs", num_envs, 1)
-        self.cfg = _make_config(instance, horizon, d, noise, sigma, **family_kwargs)
-        self.problem = make_problem(self.cfg.d, self.cfg.horizon, self.cfg.noise, self.cfg.sigma)
-        self.horizon = self.cfg.horizon
-        self.d = self.cfg.d
-        self.single_action_space = self.problem.action_space
-        self.single_observation_space = self.problem.observation_space
-        n = self.num_envs
-        self.action_space = spaces.Box(0.0, 1.0, (n, self.d), np.float64)
-        self.observation_space = _obs_space(self.cfg.noise, (n, 1))
-        self._runs: _Runs | None = None
-        self._oracle: BatchedNonStatLipschitzOracle | None = None
-        self.seeds: list[int] | None = None
-        self._mask = np.ones(n, dtype=bool)
+        check_render_mode(ENV_ID, render_mode)
+        n = _as_int("num_envs", num_envs, 1)
+        cfg = _make_config(instance, horizon, d, noise, sigma, **family_kwargs)
+        self._setup(
+            n,
+            cfg,
+            make_problem(cfg.d, cfg.horizon, cfg.noise, cfg.sigma),
+            spaces.Box(0.0, 1.0, (n, cfg.d), np.float64),
+            _obs_space(cfg.noise, (n, 1)),
+        )
 
-    @property
-    def t(self) -> int:
-        return 0 if self._runs is None else self._runs.t
-
-    @property
-    def oracle(self) -> BatchedNonStatLipschitzOracle:
-        if self._oracle is None:
-            raise ResetNeeded(f"{ENV_ID}: the oracle is built by reset(); call reset() first")
-        return self._oracle
-
-    @property
-    def oracles(self) -> list[NonStatLipschitzOracle]:
-        return self.oracle.oracles
-
-    def _seed_list(self, seed: Any) -> list[int]:
-        return vector_run_seeds(self, seed)
-
-    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None):
-        if options:
-            raise ValueError(f"{ENV_ID}: reset takes no options, got {sorted(options)}")
-        seeds = self._seed_list(seed)
+    def _start(self, seeds: list[int]) -> None:
         self._runs = _Runs(self.cfg, seeds)
         self._oracle = BatchedNonStatLipschitzOracle(self._runs.inst, self._runs.oracles)
-        self.seeds = seeds
-        n = self.num_envs
-        return np.zeros((n, 1)), {"t": np.zeros(n, np.int64), "_t": self._mask.copy()}
 
     def validate_action(self, actions: Any) -> np.ndarray:
         """Return ``actions`` as float64 ``(n, d)``, or raise :class:`InvalidActionError` (state unchanged)."""
@@ -345,25 +270,7 @@ class NonStatLipschitzVectorEnv(VectorEnv):
             raise _invalid(1 if not np.all(np.isfinite(a)) else 2, a)
         return a
 
-    def step(self, actions: Any):
-        runs = self._runs
-        if runs is None:
-            raise ResetNeeded(f"{ENV_ID}: call reset() before step()")
-        if runs.t >= self.horizon:
-            raise ResetNeeded(f"{ENV_ID}: the episode is over (t = T = {self.horizon}); call reset()")
+    def _advance(self, actions: Any) -> tuple[np.ndarray, np.ndarray]:
         X = _coerce(actions, (self.num_envs, self.d), "actions")
-        r = runs.step(X)
-        t = runs.t
-        n = self.num_envs
-        ts = np.empty(n, np.int64)
-        ts.fill(t)
-        return (
-            r.reshape(n, 1).copy(),
-            r,
-            np.zeros(n, dtype=bool),
-            np.zeros(n, dtype=bool) if t < self.horizon else np.ones(n, dtype=bool),
-            {"t": ts, "_t": self._mask.copy()},
-        )
-
-    def render(self) -> None:
-        return None
+        r = self._runs.step(X)
+        return r.reshape(self.num_envs, 1).copy(), r

@@ -6,25 +6,15 @@ Part of :mod:`papergym.envs.bandits.semibandit` (tags: see docs/conventions.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
-from gymnasium.error import ResetNeeded
-from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from papergym.envs.bandits.base import BanditEnv, BanditVectorEnv, check_render_mode
 from papergym.envs.bandits.semibandit.instances import _make_config, _Runs
 from papergym.envs.bandits.semibandit.oracle import BatchedMSetSemiBanditOracle, MSetSemiBanditOracle
 from papergym.envs.bandits.semibandit.space import ENV_ID, _as_actions, _is_int, make_problem
-from papergym.envs.spec import (
-    check_seed,
-    vector_run_seeds,
-)
-from papergym.envs.spec import (
-    draw_run_seeds as _draw_run_seeds,
-)
 
 __all__ = ["COMPARE_DEFAULTS", "MSetSemiBanditEnv", "MSetSemiBanditVectorEnv"]
 
@@ -40,7 +30,7 @@ def _zero_obs(shape: tuple[int, ...]) -> dict[str, np.ndarray]:
     return {"losses": np.zeros(shape), "observed": np.zeros(shape, np.int8)}
 
 
-class MSetSemiBanditEnv(gym.Env):
+class MSetSemiBanditEnv(BanditEnv):
     """m-set semi-bandit with Bernoulli losses (``MSetSemiBandit-v0``).
 
     ## Description
@@ -133,7 +123,8 @@ class MSetSemiBanditEnv(gym.Env):
     * v0: initial version.
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
+    _ENV_ID = ENV_ID
+    _HORIZON_SYMBOL = "n"
 
     def __init__(
         self,
@@ -146,70 +137,36 @@ class MSetSemiBanditEnv(gym.Env):
         epsilon: float | None = None,
         render_mode: str | None = None,
     ):
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None ({ENV_ID} has no render modes), got {render_mode!r}")
-        self.cfg = _make_config(instance, horizon, d, m, gap, n_switches, epsilon)
-        self.problem = make_problem(self.cfg.d, self.cfg.m, self.cfg.horizon)
-        self.action_space = self.problem.action_space
-        self.observation_space = self.problem.observation_space
-        self.horizon = self.cfg.horizon
-        self.d = self.cfg.d
-        self.m = self.cfg.m
+        check_render_mode(ENV_ID, render_mode)
+        cfg = _make_config(instance, horizon, d, m, gap, n_switches, epsilon)
+        self._setup(cfg, make_problem(cfg.d, cfg.m, cfg.horizon))
+        self.m = cfg.m
         self._shape = (self.d,)
-        self._runs: _Runs | None = None
-        self._oracle: MSetSemiBanditOracle | None = None
-        self.run_seed: int | None = None
 
     @property
     def resolved_kwargs(self) -> dict[str, Any]:
         """Values used for None defaults: ``{"epsilon": value}`` for ``worst-case``, else ``{}``."""
         return self.cfg.resolved_kwargs
 
-    @property
-    def t(self) -> int:
-        """Rounds played since the last ``reset`` (0 before round 1)."""
-        return 0 if self._runs is None else self._runs.t
-
-    @property
-    def oracle(self) -> MSetSemiBanditOracle:
-        if self._oracle is None:
-            raise ResetNeeded(f"{ENV_ID}: the oracle is built by reset(); call env.reset() first")
-        return self._oracle
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if options:
-            raise ValueError(f"{ENV_ID}: reset takes no options, got {sorted(options)}")
-        if seed is not None:
-            seed = check_seed(seed)
-        super().reset(seed=seed)
-        run_seed = seed if seed is not None else _draw_run_seeds(self.np_random, 1)[0]
+    def _start(self, run_seed: int) -> None:
         self._runs = _Runs(self.cfg, [run_seed])
         self._oracle = MSetSemiBanditOracle(self._runs, 0)
-        self.run_seed = run_seed
-        return _zero_obs(self._shape), {"t": 0}
+
+    def _zero_obs(self) -> dict[str, np.ndarray]:
+        return _zero_obs(self._shape)
 
     def validate_action(self, action: Any) -> np.ndarray:
         """The action as an ``int8 (d,)`` 0/1 array, or raise :class:`InvalidActionError` naming the rule
         broken (shape, dtype, finite, values, size). Does not change the env."""
         return _as_actions(action, self._shape, self.m)
 
-    def step(self, action: Any):
-        runs = self._runs
-        if runs is None:
-            raise ResetNeeded(f"{ENV_ID}: call reset() before step()")
-        if runs.t >= self.horizon:
-            raise ResetNeeded(f"{ENV_ID}: the episode is over (t = n = {self.horizon}); call reset()")
+    def _advance(self, action: Any) -> tuple[dict[str, np.ndarray], float]:
         a = _as_actions(action, self._shape, self.m)
-        losses, rewards = runs.step(a.reshape(1, self.d))
-        t = runs.t
-        obs = {"losses": losses[0], "observed": a.copy()}
-        return obs, float(rewards[0]), False, t >= self.horizon, {"t": t}
-
-    def render(self) -> None:
-        return None
+        losses, rewards = self._runs.step(a.reshape(1, self.d))
+        return {"losses": losses[0], "observed": a.copy()}, float(rewards[0])
 
 
-class MSetSemiBanditVectorEnv(VectorEnv):
+class MSetSemiBanditVectorEnv(BanditVectorEnv):
     """``num_envs`` independent runs of :class:`MSetSemiBanditEnv` stepped together (numpy + numba).
 
     ``reset(seed=[s_0, .., s_{n-1}])`` (or an int ``s`` -> ``s, s+1, ..``; ``None`` -> seeds drawn from
@@ -222,7 +179,8 @@ class MSetSemiBanditVectorEnv(VectorEnv):
     (``AutoresetMode.DISABLED``): all runs share the horizon. Kwargs as :class:`MSetSemiBanditEnv`.
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
+    _ENV_ID = ENV_ID
+    _HORIZON_SYMBOL = "n"
 
     def __init__(
         self,
@@ -236,82 +194,33 @@ class MSetSemiBanditVectorEnv(VectorEnv):
         epsilon: float | None = None,
         render_mode: str | None = None,
     ):
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None ({ENV_ID} has no render modes), got {render_mode!r}")
+        check_render_mode(ENV_ID, render_mode)
         if not _is_int(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
-        self.num_envs = int(num_envs)
-        self.cfg = _make_config(instance, horizon, d, m, gap, n_switches, epsilon)
-        self.problem = make_problem(self.cfg.d, self.cfg.m, self.cfg.horizon)
-        self.horizon = self.cfg.horizon
-        self.d = self.cfg.d
-        self.m = self.cfg.m
-        self.single_action_space = self.problem.action_space
-        self.single_observation_space = self.problem.observation_space
-        n = self.num_envs
-        self.action_space = batch_space(self.single_action_space, n)
-        self.observation_space = batch_space(self.single_observation_space, n)
+        n = int(num_envs)
+        cfg = _make_config(instance, horizon, d, m, gap, n_switches, epsilon)
+        problem = make_problem(cfg.d, cfg.m, cfg.horizon)
+        self._setup(n, cfg, problem, batch_space(problem.action_space, n), batch_space(problem.observation_space, n))
+        self.m = cfg.m
         self._shape = (n, self.d)
-        self._runs: _Runs | None = None
-        self._oracle: BatchedMSetSemiBanditOracle | None = None
-        self.seeds: list[int] | None = None
-        self._mask = np.ones(n, dtype=bool)
 
     @property
     def resolved_kwargs(self) -> dict[str, Any]:
         return self.cfg.resolved_kwargs
 
-    @property
-    def t(self) -> int:
-        return 0 if self._runs is None else self._runs.t
-
-    @property
-    def oracle(self) -> BatchedMSetSemiBanditOracle:
-        if self._oracle is None:
-            raise ResetNeeded(f"{ENV_ID}: the oracle is built by reset(); call reset() first")
-        return self._oracle
-
-    @property
-    def oracles(self) -> list[MSetSemiBanditOracle]:
-        return self.oracle.oracles
-
-    def _seed_list(self, seed: Any) -> list[int]:
-        return vector_run_seeds(self, seed)
-
-    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None):
-        if options:
-            raise ValueError(f"{ENV_ID}: reset takes no options, got {sorted(options)}")
-        seeds = self._seed_list(seed)
+    def _start(self, seeds: list[int]) -> None:
         runs = _Runs(self.cfg, seeds)
         self._runs = runs
         self._oracle = BatchedMSetSemiBanditOracle(runs, [MSetSemiBanditOracle(runs, i) for i in range(runs.R)])
-        self.seeds = seeds
-        n = self.num_envs
-        return _zero_obs(self._shape), {"t": np.zeros(n, np.int64), "_t": self._mask.copy()}
+
+    def _zero_obs(self) -> dict[str, np.ndarray]:
+        return _zero_obs(self._shape)
 
     def validate_action(self, actions: Any) -> np.ndarray:
         """``actions`` as ``int8 (n, d)``, or raise :class:`InvalidActionError` (state unchanged)."""
         return _as_actions(actions, self._shape, self.m, "actions")
 
-    def step(self, actions: Any):
-        runs = self._runs
-        if runs is None:
-            raise ResetNeeded(f"{ENV_ID}: call reset() before step()")
-        if runs.t >= self.horizon:
-            raise ResetNeeded(f"{ENV_ID}: the episode is over (t = n = {self.horizon}); call reset()")
+    def _advance(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray]:
         A = _as_actions(actions, self._shape, self.m, "actions")
-        losses, rewards = runs.step(A)
-        t = runs.t
-        n = self.num_envs
-        ts = np.full(n, t, np.int64)
-        trunc = np.zeros(n, dtype=bool) if t < self.horizon else np.ones(n, dtype=bool)
-        return (
-            {"losses": losses, "observed": A.copy()},
-            rewards,
-            np.zeros(n, dtype=bool),
-            trunc,
-            {"t": ts, "_t": self._mask.copy()},
-        )
-
-    def render(self) -> None:
-        return None
+        losses, rewards = self._runs.step(A)
+        return {"losses": losses, "observed": A.copy()}, rewards
