@@ -122,7 +122,9 @@ import numbers
 import os
 import re
 import secrets
+import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -570,7 +572,7 @@ def _sqlite_engine(url: sa.URL) -> Engine:
         cur.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
         cur.execute("PRAGMA foreign_keys = ON")
         if not memory:
-            cur.execute("PRAGMA journal_mode = WAL")
+            _enable_wal(cur)
         cur.close()
 
     @sa.event.listens_for(engine, "begin")
@@ -580,6 +582,30 @@ def _sqlite_engine(url: sa.URL) -> Engine:
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine
+
+
+def _enable_wal(cur) -> None:
+    """Put the database in WAL mode (persistent in the file), retrying while another connection holds it.
+
+    Switching the journal mode needs an exclusive lock, and SQLite answers "database is locked" at once,
+    without its busy handler, when several processes open a fresh database together; so the switch is
+    retried with a short backoff for up to the busy timeout. Once the file is in WAL mode nothing is
+    switched and no lock is needed.
+    """
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            if str(cur.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+                return
+            cur.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            transient = "locked" in str(exc) or "busy" in str(exc)
+            if not transient or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(2 * delay, 0.25)
 
 
 def _postgres_engine(url: sa.URL) -> Engine:

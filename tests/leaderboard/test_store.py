@@ -532,3 +532,33 @@ def test_concurrent_writers_lose_no_rows(url, tmp_path):
             store.read_curve(with_curve["curve_path"].iloc[0]), pd.DataFrame({"t": np.arange(3)})
         )
         assert _curve_files(store) == []
+
+
+def _open_fresh_sqlite(path: str, go: str) -> str:
+    import sqlite3
+
+    while not os.path.exists(go):
+        time.sleep(0.0005)
+    con = sqlite3.connect(path, timeout=store_mod.SQLITE_BUSY_TIMEOUT_S, isolation_level=None)
+    try:
+        store_mod._enable_wal(con.cursor())
+        return str(con.execute("PRAGMA journal_mode").fetchone()[0])
+    except sqlite3.Error as exc:  # reported to the parent, which asserts on it
+        return f"error: {exc}"
+    finally:
+        con.close()
+
+
+def test_processes_opening_one_fresh_sqlite_file_together_all_get_wal(tmp_path):
+    # SQLite answers "database is locked" at once, without its busy handler, when several processes
+    # switch a fresh file to WAL together (about one trial in seven here); the switch must retry.
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    with ctx.Pool(6) as pool:
+        for trial in range(25):
+            path, go = tmp_path / f"{trial}.sqlite", tmp_path / f"go{trial}"
+            pending = pool.starmap_async(_open_fresh_sqlite, [(str(path), str(go))] * 6)
+            time.sleep(0.05)
+            go.touch()
+            assert pending.get(timeout=60) == ["wal"] * 6, f"trial {trial}"
