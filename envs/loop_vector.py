@@ -24,6 +24,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from papergym.envs.spec import InvalidActionError, vector_run_seeds
+from papergym.validate import positive_int
 
 __all__ = ["LoopVectorEnv", "BatchedLoopOracle"]
 
@@ -69,12 +70,11 @@ class LoopVectorEnv(VectorEnv):
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
 
     def __init__(self, num_envs: int = 1, **kwargs: Any):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        num_envs = positive_int(num_envs, "num_envs")
         if kwargs.get("render_mode") is not None:
             raise ValueError("the vector env has no render modes")
         kwargs.pop("render_mode", None)
-        self.num_envs = int(num_envs)
+        self.num_envs = num_envs
         self.envs = [self.SINGLE(**kwargs) for _ in range(self.num_envs)]
         e0 = self.envs[0]
         self.problem = e0.problem

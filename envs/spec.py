@@ -23,6 +23,8 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
+from papergym.validate import positive_int
+
 __all__ = [
     "ProblemSpec",
     "Oracle",
@@ -135,11 +137,9 @@ class RunSeeds(NamedTuple):
     agent: np.random.SeedSequence
 
 
-def check_seed(seed: int) -> int:
-    """A run seed as ``int``: a non-negative integer (``bool`` refused), else ``ValueError``."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
+def check_seed(seed: int, name: str = "seed") -> int:
+    """A run seed as ``int``: an integer ``>= 0`` (``bool`` refused), else ``ValueError`` naming ``name``."""
+    return positive_int(seed, name, 0)
 
 
 def draw_run_seeds(rng: np.random.Generator, n: int) -> list[int]:

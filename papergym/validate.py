@@ -8,7 +8,9 @@ choice) and raises :class:`ValueError` naming the argument, in one wording:
 * :func:`positive_float` -- ``"lr must be a positive finite number, got -1"`` (``allow_zero``:
   ``"a non-negative finite number"``);
 * :func:`in_range` -- ``"rho must be a number in (0, 1), got 1.5"`` (brackets show open / closed ends);
-* :func:`one_of` -- ``"kernel must be one of 'rbf', 'matern'; got 'x'"``.
+* :func:`one_of` -- ``"kernel must be one of 'rbf', 'matern'; got 'x'"``;
+* :func:`boolean` -- ``"reinit must be True or False, got 1"`` (the one check that takes a ``bool``:
+  ``True`` / ``False`` or ``numpy.bool_``, never ``0`` / ``1`` or a string).
 
 Numbers are ``int`` / ``float`` and numpy integers / floats (:class:`numbers.Integral` /
 :class:`numbers.Real`); ``bool`` (and ``numpy.bool_``) is refused everywhere, and so are strings, even
@@ -25,7 +27,7 @@ from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 
-__all__ = ["finite_float", "in_range", "one_of", "positive_float", "positive_int"]
+__all__ = ["boolean", "finite_float", "in_range", "one_of", "positive_float", "positive_int"]
 
 T = TypeVar("T")
 
@@ -38,10 +40,20 @@ def _is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-def positive_int(value: Any, name: str, minimum: int = 1) -> int:
-    """``value`` as an ``int`` if it is an integer ``>= minimum`` (``minimum=0``: non-negative)."""
+def positive_int(
+    value: Any, name: str, minimum: int = 1, *, maximum: int | None = None, integral_float: bool = False
+) -> int:
+    """``value`` as an ``int`` if it is an integer ``>= minimum`` (``minimum=0``: non-negative).
+
+    ``maximum``: also ``<= maximum`` (``"d must be an integer in [1, 8], got 9"``). ``integral_float``: a
+    float with an integral value (``3.0``, e.g. from a JSON or ``--hp`` hyperparameter) counts as that
+    integer."""
+    if integral_float and isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)
     if not _is_int(value) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum}], got {value!r}")
     return int(value)
 
 
@@ -101,3 +113,10 @@ def one_of(value: T, name: str, choices: Iterable[Any]) -> T:
     if not ok:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return value
+
+
+def boolean(value: Any, name: str) -> bool:
+    """``value`` as a ``bool`` if it is ``True`` / ``False`` or a ``numpy.bool_`` (not ``0`` / ``1``)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)

@@ -122,7 +122,7 @@ from papergym.agents.base import PerRunFromBatched, register_agent
 from papergym.agents.rng import rand_uniform as _rand  # per-run xoshiro256**
 from papergym.agents.rng import rng_state as _rng_state
 from papergym.envs.bandits.semibandit import ENV_ID
-from papergym.validate import positive_float
+from papergym.validate import boolean, one_of, positive_float, positive_int
 
 __all__ = [
     "DEFAULTS",
@@ -385,21 +385,14 @@ class BatchedFTPLFrechet:
         self.c = positive_float(c, "c")
         self.alpha = positive_float(alpha, "alpha")
         self.eta_scale = positive_float(eta_scale, "eta_scale")
-        if isinstance(cap, (bool, np.bool_)) or not isinstance(cap, (int, np.integer)) or cap < 1:
-            raise ValueError(f"cap must be an integer >= 1, got {cap!r}")
-        if gr not in GR_MODES:
-            extra = (
-                " (conditional geometric resampling of arXiv 2603.11764 is not implemented: its procedure "
-                "could not be confirmed)"
-                if gr == "conditional"
-                else ""
+        self.cap = positive_int(cap, "cap")
+        if gr == "conditional":
+            raise ValueError(
+                f"gr must be one of {', '.join(map(repr, GR_MODES))}; got 'conditional' (conditional geometric "
+                "resampling of arXiv 2603.11764 is not implemented: its procedure could not be confirmed)"
             )
-            raise ValueError(f"gr must be one of {GR_MODES}, got {gr!r}{extra}")
-        if not isinstance(gr_only_on_loss, (bool, np.bool_)):
-            raise ValueError(f"gr_only_on_loss must be a bool, got {gr_only_on_loss!r}")
-        self.cap = int(cap)
-        self.gr = gr
-        self.gr_only_on_loss = bool(gr_only_on_loss)
+        self.gr = one_of(gr, "gr", GR_MODES)
+        self.gr_only_on_loss = boolean(gr_only_on_loss, "gr_only_on_loss")
         self.problem = problem
         self.d, self.m = d, m
         self.n_envs = n = len(seeds)

@@ -129,13 +129,12 @@ Structural choices [design], all documented as hyperparameters:
   ``gamma_v`` override it per variable; ``gamma_x = 0`` freezes ``x`` and runs the lower levels alone),
   ``v_radius`` (None: no projection), ``report_every`` (10).
 
-The helpers of this module (:class:`Comms`, :func:`check_positive`) are shared with the baselines
+The round and work accounting of this module (:class:`Comms`) is shared with the baselines
 (``papergym.baselines.solvers.decentralized_bilevel``).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -143,25 +142,13 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
-from papergym.validate import positive_int
+from papergym.validate import one_of, positive_float, positive_int
 
-__all__ = ["AdaSDBO", "Comms", "TASK", "check_positive", "WORK_PER_ROUND"]
+__all__ = ["AdaSDBO", "Comms", "TASK", "WORK_PER_ROUND"]
 
 TASK = "DecentralizedBilevel-v0"
 WORK_PER_ROUND = 10  # the oracle's work cap is 10 n T units (task docstring)
 STEP_RULES = ("independent", "hierarchical", "normalized", "normalized-max", "independent-scaled")
-
-
-def check_positive(name: str, v: Any, *, allow_none: bool = False) -> float | None:
-    if v is None and allow_none:
-        return None
-    if (
-        isinstance(v, bool)
-        or not isinstance(v, (int, float, np.integer, np.floating))
-        or not (math.isfinite(float(v)) and v > 0)
-    ):
-        raise ValueError(f"{name} must be a finite number > 0{' or None' if allow_none else ''}, got {v!r}")
-    return float(v)
 
 
 class Comms:
@@ -251,20 +238,17 @@ class AdaSDBO:
         v_radius: float | None = None,
         report_every: int = 10,
     ):
-        g = check_positive("gamma", gamma)
+        g = positive_float(gamma, "gamma")
         if gamma_x == 0 and not isinstance(gamma_x, bool):  # gamma_x = 0 freezes x (the lower levels alone)
             self.gamma_x = 0.0
         else:
-            self.gamma_x = g if gamma_x is None else check_positive("gamma_x", gamma_x)
-        self.gamma_y = g if gamma_y is None else check_positive("gamma_y", gamma_y)
-        self.gamma_v = g if gamma_v is None else check_positive("gamma_v", gamma_v)
-        self.m0 = check_positive("m0", m0)
-        if step_rule not in STEP_RULES:
-            raise ValueError(f"step_rule must be one of {', '.join(map(repr, STEP_RULES))}, got {step_rule!r}")
-        if combine not in ("atc", "cta"):
-            raise ValueError(f"combine must be 'atc' or 'cta', got {combine!r}")
-        self.step_rule, self.combine = step_rule, combine
-        self.v_radius = check_positive("v_radius", v_radius, allow_none=True)
+            self.gamma_x = g if gamma_x is None else positive_float(gamma_x, "gamma_x")
+        self.gamma_y = g if gamma_y is None else positive_float(gamma_y, "gamma_y")
+        self.gamma_v = g if gamma_v is None else positive_float(gamma_v, "gamma_v")
+        self.m0 = positive_float(m0, "m0")
+        self.step_rule = one_of(step_rule, "step_rule", STEP_RULES)
+        self.combine = one_of(combine, "combine", ("atc", "cta"))
+        self.v_radius = positive_float(v_radius, "v_radius", allow_none=True)
         self.report_every = positive_int(report_every, "report_every", 1)
 
     def steps(self, m2: np.ndarray, r2: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

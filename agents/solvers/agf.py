@@ -45,6 +45,7 @@ from typing import NamedTuple
 import numpy as np
 
 from papergym.agents.base import register_solver
+from papergym.validate import boolean, in_range, positive_float
 
 __all__ = [
     "Step",
@@ -115,11 +116,8 @@ def agf_diagonal(
     ``phase`` overrides the activation phase ``S`` (the ``α → 0`` baseline uses ``2 log(1/α)``)."""
     X, y = check_data(X, y)
     n, d = X.shape
-    S = activation_phase(alpha) if phase is None else float(phase)
-    if not S > 0:
-        raise ValueError(f"phase must be positive; got {phase!r}")
-    if not lr > 0:
-        raise ValueError(f"lr must be positive; got {lr!r}")
+    S = activation_phase(alpha) if phase is None else positive_float(phase, "phase")
+    positive_float(lr, "lr")
     max_steps = 4 * d + 4 if max_steps is None else int(max_steps)
     s = np.zeros(d)  # phases
     active = np.zeros(d, dtype=bool)
@@ -216,8 +214,7 @@ def agf_linear(
         raise ValueError(f"Sxx must be (d, d) and Syx (c, d); got {Sxx.shape} and {Syx.shape}")
     if not (np.all(np.isfinite(Sxx)) and np.all(np.isfinite(Syx)) and np.isfinite(syy)):
         raise ValueError("Sxx, Syx and syy must be finite")
-    if not lr > 0:
-        raise ValueError(f"lr must be positive; got {lr!r}")
+    positive_float(lr, "lr")
     scale = linear_rescale(init)
     c = Syx.shape[0]
     _, E = linear_modes(Sxx, Syx)
@@ -350,8 +347,10 @@ def agf_modular(
         or Wo0.shape[0] != Y.shape[1]
     ):
         raise ValueError(f"shapes do not fit: X {X.shape}, Y {Y.shape}, W_in {Wi0.shape}, W_out {Wo0.shape}")
-    if not (lr > 0 and 0 <= momentum < 1 and eta > 0 and threshold > 0):
-        raise ValueError("lr, eta and threshold must be positive and momentum in [0, 1)")
+    positive_float(lr, "lr")
+    in_range(momentum, "momentum", 0, 1, low_closed=True)
+    positive_float(eta, "eta")
+    positive_float(threshold, "threshold")
     to_iter = (1.0 - momentum) / lr
     t_max = math.inf if horizon is None else 2.0 * float(horizon) / to_iter
     N, q = X.shape
@@ -491,13 +490,8 @@ class AGF:
     iteration is run. ``memory=False`` resets the dormant phases after every jump (ablation)."""
 
     def __init__(self, seed: int | None = None, memory: bool = True, eta: float = 0.05):
-        if not isinstance(memory, (bool, np.bool_)):
-            raise ValueError(f"memory must be True or False, got {memory!r}")
-        if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not 0 < eta <= 0.5:
-            raise ValueError(
-                f"eta (relative step of the utility flow, modular-addition) must be in (0, 0.5], got {eta!r}"
-            )
-        self.memory, self.eta = bool(memory), float(eta)
+        self.memory = boolean(memory, "memory")
+        self.eta = in_range(eta, "eta", 0, 0.5, high_closed=True)  # relative step of the utility flow (modular)
 
     def solve(self, problem, budget, report):
         if problem.setting == "diagonal-linear":

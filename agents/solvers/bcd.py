@@ -33,6 +33,7 @@ import numpy as np
 
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.deep_regression import activation, lifted_objective
+from papergym.validate import positive_float, positive_int
 
 __all__ = ["BCD", "lifted_objective", "TASK"]  # lifted_objective re-exported from the task
 
@@ -54,11 +55,9 @@ class BCD:
         max_halvings: int = 30,
         skip: bool | None = None,
     ):
-        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not (gamma > 0 and np.isfinite(gamma)):
-            raise ValueError(f"gamma must be a finite number > 0, got {gamma!r}")
-        if isinstance(inner_steps, bool) or not isinstance(inner_steps, int) or inner_steps < 1:
-            raise ValueError(f"inner_steps must be an integer >= 1, got {inner_steps!r}")
-        self.gamma, self.inner_steps, self.exact_last = float(gamma), inner_steps, bool(exact_last)
+        self.gamma = positive_float(gamma, "gamma")
+        self.inner_steps = positive_int(inner_steps, "inner_steps")
+        self.exact_last = bool(exact_last)
         self.max_halvings, self.skip = int(max_halvings), skip
 
     def _armijo(

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
+from papergym.validate import one_of, positive_float
 
 __all__ = ["momentum_template", "DANA", "TASK"]
 
@@ -67,12 +68,6 @@ def momentum_template(
     return theta
 
 
-def _check(name: str, v: Any, *, low: float = 0.0, strict: bool = False) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < low or (strict and v == low):
-        raise ValueError(f"{name} must be a finite number {'>' if strict else '>='} {low}, got {v!r}")
-    return float(v)
-
-
 class DANA:
     """``schedule="decaying"`` (``dana-decaying``) or ``"constant"`` (``dana-constant``); module docstring."""
 
@@ -86,12 +81,11 @@ class DANA:
         g3_scale: float = 0.1,
         delta: float | None = None,
     ):
-        if schedule not in ("decaying", "constant"):
-            raise ValueError(f"schedule must be 'decaying' or 'constant', got {schedule!r}")
-        self.schedule = schedule
-        self.c2, self.c3 = _check("c2", c2), _check("c3", c3)
-        self.g3_scale = _check("g3_scale", g3_scale)
-        self.delta = None if delta is None else _check("delta", delta, strict=True)
+        self.schedule = one_of(schedule, "schedule", ("decaying", "constant"))
+        self.c2 = positive_float(c2, "c2", allow_zero=True)
+        self.c3 = positive_float(c3, "c3", allow_zero=True)
+        self.g3_scale = positive_float(g3_scale, "g3_scale", allow_zero=True)
+        self.delta = positive_float(delta, "delta", allow_none=True)
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:
         a, b, Tr = float(problem.alpha), float(problem.beta), float(problem.trace)

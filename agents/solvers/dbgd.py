@@ -67,24 +67,11 @@ import numpy as np
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.base import BudgetExceeded
 from papergym.envs.tasks.simple_bilevel import stationarity
-from papergym.validate import positive_int
+from papergym.validate import boolean, in_range, positive_float, positive_int
 
-__all__ = ["DBGD", "IterationLoop", "dbgd_direction", "check_positive", "TASK"]
+__all__ = ["DBGD", "IterationLoop", "dbgd_direction", "TASK"]
 
 TASK = "SimpleBilevel-v0"
-
-
-def check_positive(v: Any, name: str, *, allow_zero: bool = False, allow_none: bool = False) -> float | None:
-    """A finite number ``> 0`` (``≥ 0`` with ``allow_zero``; ``None`` passes with ``allow_none``)."""
-    if v is None and allow_none:
-        return None
-    ok = not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(float(v))
-    if not ok or float(v) < 0 or (float(v) == 0 and not allow_zero):
-        raise ValueError(
-            f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}"
-            f"{' or None' if allow_none else ''}, got {v!r}"
-        )
-    return float(v)
 
 
 def dbgd_direction(grad_f: np.ndarray, grad_g: np.ndarray, phi: float) -> tuple[np.ndarray, float]:
@@ -175,19 +162,13 @@ class DBGD:
         report_every: int = 100,
         stop_at_stationary: bool = True,
     ):
-        self.beta = check_positive(beta, "beta")
-        self.q = check_positive(q, "q")
-        self.eta = check_positive(eta, "eta", allow_none=True)
-        self.p = check_positive(p, "p", allow_zero=True, allow_none=True)  # recorded only (module docstring)
-        if not isinstance(line_search, (bool, np.bool_)):
-            raise ValueError(f"line_search must be True or False, got {line_search!r}")
-        self.line_search = bool(line_search)
-        self.c_armijo = check_positive(c_armijo, "c_armijo")
-        if self.c_armijo >= 1:
-            raise ValueError(f"c_armijo must be in (0, 1), got {c_armijo!r}")
-        self.max_growth = check_positive(max_growth, "max_growth")
-        if self.max_growth < 1:
-            raise ValueError(f"max_growth must be >= 1 (the largest trial step in units of eta), got {max_growth!r}")
+        self.beta = positive_float(beta, "beta")
+        self.q = positive_float(q, "q")
+        self.eta = positive_float(eta, "eta", allow_none=True)
+        self.p = positive_float(p, "p", allow_zero=True, allow_none=True)  # recorded only (module docstring)
+        self.line_search = boolean(line_search, "line_search")
+        self.c_armijo = in_range(c_armijo, "c_armijo", 0, 1)
+        self.max_growth = in_range(max_growth, "max_growth", 1, low_closed=True)  # largest trial step / eta
         self.report_every = positive_int(report_every, "report_every")
         self.stop_at_stationary = bool(stop_at_stationary)
 

@@ -124,6 +124,7 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
+from papergym.validate import boolean, in_range, one_of, positive_float, positive_int
 
 __all__ = [
     "DiffusionDisentangle",
@@ -259,23 +260,6 @@ def supervised_frame(
     return np.hstack([U0, V0])
 
 
-def _check(
-    name: str, v: Any, kind: type, lo: float | None = None, hi: float | None = None, lo_open: bool = False
-) -> Any:
-    ok = not isinstance(v, bool) and isinstance(v, (int, float) if kind is float else int)
-    if ok:
-        fv = float(v)
-        ok = math.isfinite(fv) and (lo is None or (fv > lo if lo_open else fv >= lo)) and (hi is None or fv <= hi)
-    if not ok:
-        rng = (
-            f" in {'(' if lo_open else '['}{lo}, {hi}]"
-            if hi is not None
-            else (f" {'>' if lo_open else '>='} {lo}" if lo is not None else "")
-        )
-        raise ValueError(f"{name} must be a{'n integer' if kind is int else ' number'}{rng}, got {v!r}")
-    return kind(v)
-
-
 # ------------------------------------------------------------------------------------------------- solver
 class DiffusionDisentangle:
     """The paper-proxy method and its variants (module docstring)."""
@@ -306,37 +290,28 @@ class DiffusionDisentangle:
         frame_average: float = 0.5,
     ):
         self.seed = seed
-        self.frame_average = _check("frame_average", frame_average, float, 0.0, 1.0)
-        if self.frame_average >= 1.0:
-            raise ValueError(f"frame_average must be < 1 (the fraction of the steps averaged), got {frame_average!r}")
+        # frame_average: the fraction of the steps averaged
+        self.frame_average = in_range(frame_average, "frame_average", 0, 1, low_closed=True)
         self.last_iterate_U_: np.ndarray | None = None
-        if init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {init!r}")
-        self.init = init
-        self.steps = _check("steps", steps, int, 1)
-        self.lr = _check("lr", lr, float, 0.0, lo_open=True)
-        self.batch_size = _check("batch_size", batch_size, int, 1)
-        self.width = _check("width", width, int, 1)
-        self.p_uncond = _check("p_uncond", p_uncond, float, 0.0, 1.0)
-        if self.p_uncond >= 1.0:
-            raise ValueError(f"p_uncond must be < 1, got {p_uncond!r}")
-        self.guidance = _check("guidance", guidance, float, 0.0)
-        if not isinstance(content_sees_style, (bool, np.bool_)):
-            raise ValueError(f"content_sees_style must be True or False, got {content_sees_style!r}")
-        self.content_sees_style = bool(content_sees_style)
-        self.lambda_sg = _check("lambda_sg", lambda_sg, float, 0.0)
-        self.t_min = _check("t_min", t_min, float, 0.0, 0.5, lo_open=True)
-        self.t_start = _check("t_start", t_start, float, self.t_min, 1.0, lo_open=True)
-        self.ddim_steps = _check("ddim_steps", ddim_steps, int, 1)
-        self.beta_min = _check("beta_min", beta_min, float, 0.0, lo_open=True)
-        self.beta_max = _check("beta_max", beta_max, float, self.beta_min)
-        self.encoder_dim = _check("encoder_dim", encoder_dim, int, 1)
-        if architecture not in ARCHITECTURES:
-            raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}")
-        self.architecture = architecture
-        self.probe_t = _check("probe_t", probe_t, float, self.t_min, 1.0)
-        self.report_every = _check("report_every", report_every, int, 0)
-        self.stop_fraction = _check("stop_fraction", stop_fraction, float, 0.0, 1.0, lo_open=True)
+        self.init = one_of(init, "init", INITS)
+        self.steps = positive_int(steps, "steps")
+        self.lr = positive_float(lr, "lr")
+        self.batch_size = positive_int(batch_size, "batch_size")
+        self.width = positive_int(width, "width")
+        self.p_uncond = in_range(p_uncond, "p_uncond", 0, 1, low_closed=True)
+        self.guidance = positive_float(guidance, "guidance", allow_zero=True)
+        self.content_sees_style = boolean(content_sees_style, "content_sees_style")
+        self.lambda_sg = positive_float(lambda_sg, "lambda_sg", allow_zero=True)
+        self.t_min = in_range(t_min, "t_min", 0, 0.5, high_closed=True)
+        self.t_start = in_range(t_start, "t_start", self.t_min, 1, high_closed=True)
+        self.ddim_steps = positive_int(ddim_steps, "ddim_steps")
+        self.beta_min = positive_float(beta_min, "beta_min")
+        self.beta_max = in_range(beta_max, "beta_max", self.beta_min, low_closed=True)
+        self.encoder_dim = positive_int(encoder_dim, "encoder_dim")
+        self.architecture = one_of(architecture, "architecture", ARCHITECTURES)
+        self.probe_t = in_range(probe_t, "probe_t", self.t_min, 1, low_closed=True, high_closed=True)
+        self.report_every = positive_int(report_every, "report_every", 0)
+        self.stop_fraction = in_range(stop_fraction, "stop_fraction", 0, 1, high_closed=True)
         self.schedule = VPSchedule(self.beta_min, self.beta_max, self.t_min)
 
     # ------------------------------------------------------------------------------------------- solve

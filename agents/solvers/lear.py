@@ -107,6 +107,7 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
+from papergym.validate import boolean, one_of, positive_float, positive_int
 
 __all__ = [
     "LEAR",
@@ -262,16 +263,11 @@ class StreamLearner:
         batch_size: int = 32,
         time_fraction: float = 0.8,
     ):
-        if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 1):
-            raise ValueError(f"epochs must be None or an integer >= 1, got {epochs!r}")
-        for name, v in (("lr", lr), ("time_fraction", time_fraction)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        self.epochs_hp = None if epochs is None else positive_int(epochs, "epochs")
+        self.lr = positive_float(lr, "lr")
+        self.time_fraction = positive_float(time_fraction, "time_fraction")
+        self.batch_size = positive_int(batch_size, "batch_size")
         self.seed = 0 if seed is None else int(seed)
-        self.epochs_hp, self.lr, self.batch_size = epochs, float(lr), int(batch_size)
-        self.time_fraction = float(time_fraction)
 
     # -- lifecycle
     def start(self, problem: Any, budget: Any) -> None:
@@ -405,11 +401,10 @@ class LEAR(StreamLearner):
         time_fraction: float = 0.8,
     ):
         super().__init__(seed=seed, epochs=epochs, lr=lr, batch_size=batch_size, time_fraction=time_fraction)
-        if isinstance(fc_dim, bool) or not isinstance(fc_dim, (int, np.integer)) or fc_dim < 1:
-            raise ValueError(f"fc_dim must be an integer >= 1, got {fc_dim!r}")
-        for name, v in (("use_kl", use_kl), ("use_mse", use_mse), ("use_hsic", use_hsic)):
-            if not isinstance(v, (bool, np.bool_)):
-                raise ValueError(f"{name} must be True or False, got {v!r}")
+        self.fc_dim = positive_int(fc_dim, "fc_dim")
+        self.use_kl = boolean(use_kl, "use_kl")
+        self.use_mse = boolean(use_mse, "use_mse")
+        self.use_hsic = boolean(use_hsic, "use_hsic")
         if hsic_sign not in (-1, 1) or isinstance(hsic_sign, bool):
             raise ValueError(f"hsic_sign must be -1 (the code) or +1 (the abstract), got {hsic_sign!r}")
         if not (
@@ -422,24 +417,15 @@ class LEAR(StreamLearner):
             )
         ):
             raise ValueError(f"hsic_sigma must be a positive number or 'median', got {hsic_sigma!r}")
-        for name, v in (("w_kl", w_kl), ("w_mse", w_mse), ("w_hsic", w_hsic)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"{name} must be a non-negative finite number, got {v!r}")
-        for name, v, valid in (
-            ("selection", selection, SELECTIONS),
-            ("covariance", covariance, COVARIANCES),
-            ("init_expert", init_expert, INITS),
-            ("selection_score", selection_score, SCORES),
-        ):
-            if v not in valid:
-                raise ValueError(f"{name} must be one of {', '.join(valid)}, got {v!r}")
-        self.fc_dim = int(fc_dim)
-        self.use_kl, self.use_mse, self.use_hsic = bool(use_kl), bool(use_mse), bool(use_hsic)
+        self.w_kl = positive_float(w_kl, "w_kl", allow_zero=True)
+        self.w_mse = positive_float(w_mse, "w_mse", allow_zero=True)
+        self.w_hsic = positive_float(w_hsic, "w_hsic", allow_zero=True)
+        self.selection = one_of(selection, "selection", SELECTIONS)
+        self.covariance = one_of(covariance, "covariance", COVARIANCES)
+        self.init_expert = one_of(init_expert, "init_expert", INITS)
+        self.selection_score = one_of(selection_score, "selection_score", SCORES)
         self.hsic_sign = int(hsic_sign)
         self.hsic_sigma = hsic_sigma if hsic_sigma == "median" else float(hsic_sigma)
-        self.w_kl, self.w_mse, self.w_hsic = float(w_kl), float(w_mse), float(w_hsic)
-        self.selection, self.covariance, self.init_expert = selection, covariance, init_expert
-        self.selection_score = selection_score
 
     def start(self, problem: Any, budget: Any) -> None:
         super().start(problem, budget)

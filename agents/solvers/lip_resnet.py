@@ -137,6 +137,7 @@ import numpy as np
 
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.base import Budget
+from papergym.validate import boolean, in_range, one_of, positive_float, positive_int
 
 __all__ = [
     "TASK",
@@ -146,8 +147,6 @@ __all__ = [
     "LipschitzSolver",
     "count_lip_resnet",
     "onecycle_total_steps",
-    "pos_float",
-    "pos_int",
     "power_iteration",
     "spectral_norm",
     "svd_rescale_",
@@ -216,36 +215,6 @@ def uniform(rng: np.random.Generator, fan_in: int, shape: tuple[int, ...]) -> np
     """torch's default ``nn.Linear`` init: ``U(-1/√fan_in, 1/√fan_in)`` of ``shape``, drawn from ``rng``."""
     a = 1.0 / math.sqrt(max(fan_in, 1))
     return rng.uniform(-a, a, shape)
-
-
-# ------------------------------------------------------------------------------- hyperparameter checks
-def pos_int(v: Any, name: str, minimum: int = 1, allow_none: bool = False) -> int | None:
-    """Hyperparameter ``name`` as ``int >= minimum`` (or ``None`` if allowed), else ``ValueError``."""
-    if v is None and allow_none:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}{' or None' if allow_none else ''}, got {v!r}")
-    return int(v)
-
-
-def pos_float(v: Any, name: str, *, above: float = 0.0, at_most: float | None = None) -> float:
-    """Hyperparameter ``name`` as a finite ``float`` in ``(above, at_most]``, else ``ValueError``."""
-    if (
-        isinstance(v, bool)
-        or not isinstance(v, (int, float, np.integer, np.floating))
-        or not math.isfinite(v)
-        or v <= above
-        or (at_most is not None and v > at_most)
-    ):
-        rng = f"in ({above:g}, {at_most:g}]" if at_most is not None else f"> {above:g}"
-        raise ValueError(f"{name} must be a finite number {rng}, got {v!r}")
-    return float(v)
-
-
-def _flag(v: Any, name: str) -> bool:
-    if not isinstance(v, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {v!r}")
-    return bool(v)
 
 
 # ============================================================================================== heads
@@ -718,21 +687,19 @@ class LipschitzSolver:
         dtype: str = "float32",
     ):
         self.seed = 0 if seed is None else int(seed)
-        self.depth = pos_int(depth, "depth", 1)
-        self.epochs = pos_int(epochs, "epochs", 1, allow_none=True)
-        self.batch_size = pos_int(batch_size, "batch_size", 1)
-        self.lr_min = pos_float(lr_min, "lr_min")
-        self.lr_max = pos_float(lr_max, "lr_max")
+        self.depth = positive_int(depth, "depth")
+        self.epochs = None if epochs is None else positive_int(epochs, "epochs")
+        self.batch_size = positive_int(batch_size, "batch_size")
+        self.lr_min = positive_float(lr_min, "lr_min")
+        self.lr_max = positive_float(lr_max, "lr_max")
         if self.lr_max < self.lr_min:
             raise ValueError(f"lr_max must be >= lr_min, got {lr_max!r} < {lr_min!r}")
-        self.final_div_factor = pos_float(final_div_factor, "final_div_factor")
-        self.pct_start = pos_float(pct_start, "pct_start", at_most=1.0 - 1e-9)
-        self.onecycle_bug_compat = _flag(onecycle_bug_compat, "onecycle_bug_compat")
-        self.report_fraction = pos_float(report_fraction, "report_fraction", at_most=1.0)
-        self.stop_fraction = pos_float(stop_fraction, "stop_fraction", at_most=1.0)
-        if dtype not in ("float32", "float64"):
-            raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
-        self.dtype = dtype
+        self.final_div_factor = positive_float(final_div_factor, "final_div_factor")
+        self.pct_start = in_range(pct_start, "pct_start", 0, 1.0 - 1e-9, high_closed=True)
+        self.onecycle_bug_compat = boolean(onecycle_bug_compat, "onecycle_bug_compat")
+        self.report_fraction = in_range(report_fraction, "report_fraction", 0, 1, high_closed=True)
+        self.stop_fraction = in_range(stop_fraction, "stop_fraction", 0, 1, high_closed=True)
+        self.dtype = one_of(dtype, "dtype", ("float32", "float64"))
 
     def build(self, torch: Any, problem: Any, rng: np.random.Generator, dtype: Any) -> Any:  # pragma: no cover
         raise NotImplementedError
@@ -793,20 +760,12 @@ class LipResNet(LipschitzSolver):
         **common: Any,
     ):
         super().__init__(seed=seed, **common)
-        if arch not in ("G", "G_hat"):
-            raise ValueError(f"arch must be 'G' or 'G_hat', got {arch!r}")
-        self.arch = arch
-        self.width = pos_int(width, "width", 4 if arch == "G" else 1, allow_none=True)
-        self.official = _flag(official_constraints, "official_constraints")
-        self.power_iters_init = pos_int(power_iters_init, "power_iters_init", 1)
-        if output_norm not in ("l1", "l2"):
-            raise ValueError(f"output_norm must be 'l1' (the code's) or 'l2' (the theorem's), got {output_norm!r}")
-        self.output_norm = output_norm
-        if ghat_norm not in ("mixed", "l2"):
-            raise ValueError(
-                f"ghat_norm must be 'mixed' (Ĝ's own norm) or 'l2' (spectral rescaling), got {ghat_norm!r}"
-            )
-        self.ghat_norm = ghat_norm
+        self.arch = one_of(arch, "arch", ("G", "G_hat"))
+        self.width = None if width is None else positive_int(width, "width", 4 if arch == "G" else 1)
+        self.official = boolean(official_constraints, "official_constraints")
+        self.power_iters_init = positive_int(power_iters_init, "power_iters_init")
+        self.output_norm = one_of(output_norm, "output_norm", ("l1", "l2"))  # the code's / the theorem's
+        self.ghat_norm = one_of(ghat_norm, "ghat_norm", ("mixed", "l2"))  # Ĝ's own norm / spectral rescaling
 
     def _width(self, problem: Any) -> int:
         d = int(problem.d)

@@ -23,24 +23,17 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
+from papergym.validate import one_of, positive_float
 
-__all__ = ["LocalSGD", "TASK", "check_lr"]
+__all__ = ["LocalSGD", "TASK"]
 
 TASK = "DistributedRegression-v0"
 
 
-def check_lr(lr: Any) -> float:
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (lr > 0 and np.isfinite(lr)):
-        raise ValueError(f"lr (the step size times H) must be a finite number > 0, got {lr!r}")
-    return float(lr)
-
-
 class LocalSGD:
     def __init__(self, *, seed: Any = None, lr: float = 0.03125, average: str = "last"):
-        self.lr = check_lr(lr)
-        if average not in ("last", "uniform"):
-            raise ValueError(f"average must be 'last' or 'uniform', got {average!r}")
-        self.average = average
+        self.lr = positive_float(lr, "lr")  # the step size times H
+        self.average = one_of(average, "average", ("last", "uniform"))
 
     @np.errstate(over="ignore", invalid="ignore")  # a too-large step diverges: scored, not warned about
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict:

@@ -69,6 +69,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from papergym.validate import positive_float
+
 __all__ = [
     "DEFAULT_GAMMA_GRID",
     "FittedModel",
@@ -127,16 +129,9 @@ def _as_times(x: Any, name: str) -> np.ndarray:
     return a
 
 
-def _check_sigma(sigma: float) -> float:
-    s = float(sigma)
-    if not math.isfinite(s) or s <= 0.0:
-        raise ValueError(f"sigma must be a positive finite number, got {sigma!r}")
-    return s
-
-
 def rbf_kernel(t: np.ndarray, s: np.ndarray, sigma: float) -> np.ndarray:
     """``k(t_i, s_j) = exp(-(t_i - s_j)^2 / sigma^2)``, shape ``(len(t), len(s))``."""
-    sigma = _check_sigma(sigma)
+    sigma = positive_float(float(sigma), "sigma")  # float(): a 0-d array is a sigma too
     u = (_as_times(t, "t")[:, None] - _as_times(s, "s")[None, :]) / sigma
     return np.exp(-u * u)
 
@@ -144,7 +139,7 @@ def rbf_kernel(t: np.ndarray, s: np.ndarray, sigma: float) -> np.ndarray:
 def rbf_derivative_stack(t: np.ndarray, s: np.ndarray, sigma: float, max_order: int) -> np.ndarray:
     """``D[j] = sigma^-j H_j((t - s)/sigma) k(t, s)`` for ``j = 0..max_order``: shape
     ``(max_order + 1, len(t), len(s))``. Then ``d_t^a d_s^b k = (-1)^a D[a + b]``."""
-    sigma = _check_sigma(sigma)
+    sigma = positive_float(float(sigma), "sigma")  # float(): a 0-d array is a sigma too
     J = int(max_order)
     if J < 0:
         raise ValueError(f"max_order must be >= 0, got {max_order}")

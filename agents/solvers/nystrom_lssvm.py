@@ -140,7 +140,7 @@ from papergym.agents.solvers.lssvm_common import (
     select_hyperparameters,
 )
 from papergym.envs.tasks.base import BudgetExceeded
-from papergym.validate import one_of, positive_int
+from papergym.validate import boolean, in_range, one_of, positive_float, positive_int
 
 __all__ = ["NystromLSSVM", "NystromFeatures", "NystromModel", "fit_nystrom", "make_landmarks", "rank_tol"]
 
@@ -475,17 +475,6 @@ def fit_nystrom(
 
 
 # ============================================================================ the solver (steps 8-9)
-def _check_pos(name: str, v: Any, upper: float | None = None) -> float:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}") from None
-    if isinstance(v, bool) or not math.isfinite(x) or x <= 0 or (upper is not None and x >= upper):
-        rng = f" in (0, {upper})" if upper is not None else ""
-        raise ValueError(f"{name} must be a positive finite number{rng}, got {v!r}")
-    return x
-
-
 class NystromLSSVM:
     """The ``nystrom-lssvm`` solver (module docstring lists the hyperparameters)."""
 
@@ -512,21 +501,19 @@ class NystromLSSVM:
         self.seed = seed
         self.m = positive_int(m, "m", 2)
         self.landmarks = one_of(landmarks, "landmarks", LANDMARKS)
-        self.eig_tol = None if eig_tol is None else _check_pos("eig_tol", eig_tol, upper=1.0)
+        self.eig_tol = None if eig_tol is None else in_range(eig_tol, "eig_tol", 0, 1)
         self.sigma_grid = None if sigma_grid is None else check_grid("sigma_grid", sigma_grid)
         self.gamma_grid = None if gamma_grid is None else check_grid("gamma_grid", gamma_grid)
         self.n_sel = positive_int(n_sel, "n_sel", 2)
         self.select_on = one_of(select_on, "select_on", SELECT_ON)
-        self.sigma = None if sigma is None else _check_pos("sigma", sigma)
-        self.gamma = None if gamma is None else _check_pos("gamma", gamma)
-        self.gn_tol = _check_pos("gn_tol", gn_tol)
+        self.sigma = positive_float(sigma, "sigma", allow_none=True)
+        self.gamma = positive_float(gamma, "gamma", allow_none=True)
+        self.gn_tol = positive_float(gn_tol, "gn_tol")
         self.gn_max_iter = positive_int(gn_max_iter, "gn_max_iter", 1)
         self.init = one_of(init, "init", INITS)
         self.ic = one_of(ic, "ic", IC_MODES)
-        self.lm_mu0 = _check_pos("lm_mu0", lm_mu0)
-        if not isinstance(continuation, (bool, np.bool_)):
-            raise ValueError(f"continuation must be True or False, got {continuation!r}")
-        self.continuation = bool(continuation)
+        self.lm_mu0 = positive_float(lm_mu0, "lm_mu0")
+        self.continuation = boolean(continuation, "continuation")
 
     def _fit_kwargs(self, budget: Any) -> dict[str, Any]:
         max_it = self.gn_max_iter

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
+from papergym.validate import one_of, positive_float
 
 __all__ = ["tangent_project", "retract", "robust_svd", "Preconditioner", "RiemannianLowRank", "TASK"]
 
@@ -115,9 +116,8 @@ class Preconditioner:
         betas: tuple[float, float] = (0.9, 0.98),
         bias_correction: bool = False,
     ):
-        if kind not in ("identity", "adagrad", "adamw"):
-            raise ValueError(f"kind must be 'identity', 'adagrad' or 'adamw', got {kind!r}")
-        self.kind, self.accumulate, self.bias_correction = kind, bool(accumulate), bool(bias_correction)
+        self.kind = one_of(kind, "kind", ("identity", "adagrad", "adamw"))
+        self.accumulate, self.bias_correction = bool(accumulate), bool(bias_correction)
         self.eps = float(eps if eps is not None else (0.01 if kind == "adagrad" else 1e-6))
         self.b1, self.b2 = float(betas[0]), float(betas[1])
         m, n = shape
@@ -163,12 +163,8 @@ class RiemannianLowRank:
         report_every: int = 10,
         **precond: Any,
     ):
-        if lr is not None and (
-            isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (lr > 0 and np.isfinite(lr))
-        ):
-            raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
         self.metric = metric
-        self.lr = lr
+        self.lr = positive_float(lr, "lr", allow_none=True)
         self.weight_decay = float(weight_decay)
         self.report_every = int(report_every)
         self.precond = precond

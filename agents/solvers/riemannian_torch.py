@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from papergym.agents.solvers.radagrad import Preconditioner, retract
+from papergym.validate import positive_float, positive_int
 
 __all__ = ["RiemannianLowRankOptimizer", "RAdaGrad", "RAdamW", "RiemannianSGD"]
 
@@ -41,10 +42,8 @@ class RiemannianLowRankOptimizer(torch.optim.Optimizer):
         weight_decay: float = 0.0,
         **precond: Any,
     ):
-        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-            raise ValueError(f"rank must be an integer >= 1, got {rank!r}")
-        if not (isinstance(lr, (int, float)) and lr > 0):
-            raise ValueError(f"lr must be > 0, got {lr!r}")
+        rank = positive_int(rank, "rank")
+        lr = positive_float(lr, "lr")
         Preconditioner(metric, (2, 2), **precond)  # validate the options
         super().__init__(
             params,

@@ -70,6 +70,7 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
+from papergym.validate import finite_float, in_range, one_of, positive_float, positive_int
 
 __all__ = [
     "PreferenceOptimizer",
@@ -221,32 +222,6 @@ def mdpo_loss(rw_m: Any, rl_m: Any, rw_c: Any, *, beta: float = 0.1, delta: floa
     return dpo_loss(rw_m, rl_m, beta) - F.logsigmoid(beta * (rw_m - rw_c)) - F.logsigmoid(beta * rw_m - delta)
 
 
-def _check(
-    name: str,
-    v: Any,
-    kind: type,
-    lo: float | None = None,
-    lo_open: bool = False,
-    hi: float | None = None,
-    none_ok: bool = False,
-) -> Any:
-    if v is None and none_ok:
-        return None
-    ok = not isinstance(v, (bool, np.bool_)) and isinstance(
-        v, (int, float, np.integer, np.floating) if kind is float else (int, np.integer)
-    )
-    if ok:
-        fv = float(v)
-        ok = math.isfinite(fv) and (lo is None or (fv > lo if lo_open else fv >= lo)) and (hi is None or fv <= hi)
-    if not ok:
-        bound = "" if lo is None else f" {'>' if lo_open else '>='} {lo}" + ("" if hi is None else f" and <= {hi}")
-        raise ValueError(
-            f"{name} must be a{'n integer' if kind is int else ' finite number'}{bound}"
-            f"{' or None' if none_ok else ''}, got {v!r}"
-        )
-    return kind(v)
-
-
 # ------------------------------------------------------------------------------------------------- solver
 class PreferenceOptimizer:
     """Preference fine-tuning of the captioner from ``π_ref`` with ``objective`` ∈ ``symmpo``, ``dpo``, ``mdpo``
@@ -269,20 +244,18 @@ class PreferenceOptimizer:
         epochs: int | None = None,
         stop_fraction: float = 0.9,
     ):
-        if objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-        self.seed, self.objective = seed, objective
-        self.lam = _check("lam", lam, float, 0.0)
-        self.gamma = _check("gamma", gamma, float, 0.0)
-        self.eta = _check("eta", eta, float, 0.0)
-        self.beta = _check("beta", beta, float, 0.0, lo_open=True)
-        self.beta1 = _check("beta1", beta1, float, 0.0, lo_open=True, none_ok=True)
-        self.beta2 = _check("beta2", beta2, float, 0.0, lo_open=True, none_ok=True)
-        self.delta = _check("delta", delta, float)
-        self.lr = _check("lr", lr, float, 0.0, lo_open=True)
-        self.batch_size = _check("batch_size", batch_size, int, 1)
-        self.epochs = _check("epochs", epochs, int, 1, none_ok=True)
-        self.stop_fraction = _check("stop_fraction", stop_fraction, float, 0.0, lo_open=True, hi=1.0)
+        self.seed, self.objective = seed, one_of(objective, "objective", OBJECTIVES)
+        self.lam = positive_float(lam, "lam", allow_zero=True)
+        self.gamma = positive_float(gamma, "gamma", allow_zero=True)
+        self.eta = positive_float(eta, "eta", allow_zero=True)
+        self.beta = positive_float(beta, "beta")
+        self.beta1 = positive_float(beta1, "beta1", allow_none=True)
+        self.beta2 = positive_float(beta2, "beta2", allow_none=True)
+        self.delta = finite_float(delta, "delta")
+        self.lr = positive_float(lr, "lr")
+        self.batch_size = positive_int(batch_size, "batch_size")
+        self.epochs = None if epochs is None else positive_int(epochs, "epochs")
+        self.stop_fraction = in_range(stop_fraction, "stop_fraction", 0, 1, high_closed=True)
 
     def loss(self, rho: list[Any]) -> Any:
         """Per-tuple loss of the objective from the log-ratios of its passes (:data:`PASSES` order)."""

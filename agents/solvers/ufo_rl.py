@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
+from papergym.validate import boolean
 
 __all__ = ["UFORL", "confidence", "ufo_scores", "top_k", "TASK"]
 
@@ -83,9 +84,7 @@ class UFORL:
     """``ufo-rl`` (module docstring)."""
 
     def __init__(self, seed: Any = None, include_eos: bool = False):
-        if not isinstance(include_eos, (bool, np.bool_)):
-            raise ValueError(f"include_eos must be True or False, got {include_eos!r}")
-        self.seed, self.include_eos = seed, bool(include_eos)
+        self.seed, self.include_eos = seed, boolean(include_eos, "include_eos")
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
         conf = pool_confidence(problem, self.include_eos)

@@ -64,14 +64,12 @@ from papergym.baselines.bandits.bins import (
     ENV_ID,
     binning_bins,
     cell_midpoints,
-    check_bins,
-    check_choice,
-    check_positive,
     midpoints,
     n_runs,
     problem_dims,
     ucb_pull,
 )
+from papergym.validate import one_of, positive_float, positive_int
 
 __all__ = ["BatchedBinningUCB", "BatchedBinningUCBOracle", "BinningUCB", "BinningUCBOracle"]
 
@@ -87,9 +85,9 @@ class BatchedBinningUCB:
         self.problem = problem
         self.n_envs = n = n_runs(seeds)
         self.T, self.d = problem_dims(problem)
-        self.c = check_positive(c, "c", allow_zero=True)
-        self.log_term = check_choice(log_term, "log_term", self.LOG_TERMS)
-        self.K = check_bins(bins, binning_bins(self.T, self.d))  # bins per axis
+        self.c = positive_float(c, "c", allow_zero=True)
+        self.log_term = one_of(log_term, "log_term", self.LOG_TERMS)
+        self.K = binning_bins(self.T, self.d) if bins is None else positive_int(bins, "bins")  # bins per axis
         self.n_cells = C = self.K**self.d
         self._mid = midpoints(self.K, self.d)  # (C, d) bin midpoints: the played points
         self._log = math.log(max(self.T, 2))  # log T of the index
@@ -174,8 +172,8 @@ class BatchedBinningUCBOracle:
             got = "None" if oracles is None else len(oracles)
             raise ValueError(f"oracles must hold one oracle per run ({n}), got {got}")
         self.T, self.d = problem_dims(problem)
-        self.c = check_positive(c, "c", allow_zero=True)
-        self.log_term = check_choice(log_term, "log_term", self.LOG_TERMS)
+        self.c = positive_float(c, "c", allow_zero=True)
+        self.log_term = one_of(log_term, "log_term", self.LOG_TERMS)
         T, d = self.T, self.d
 
         # phases from the oracle's significant shifts: [tau_i, tau_{i+1}), tau_0 = 1

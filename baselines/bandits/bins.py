@@ -36,9 +36,6 @@ __all__ = [
     "bin_index",
     "binning_bins",
     "cell_midpoints",
-    "check_bins",
-    "check_choice",
-    "check_positive",
     "int_root_ceil",
     "int_root_floor",
     "inverse_cdf",
@@ -179,37 +176,9 @@ def problem_dims(problem: Any) -> tuple[int, int]:
     return T, d
 
 
-def check_bins(bins: Any, default: int, name: str = "bins") -> int:
-    """The per-axis bin count: ``default`` if ``bins`` is None, else ``bins`` (a positive integer)."""
-    if bins is None:
-        return default
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-        raise ValueError(f"{name} must be None (use the formula) or a positive integer, got {bins!r}")
-    return int(bins)
-
-
 def n_runs(seeds: Sequence[Any]) -> int:
     """Number of runs of a batched agent (``len(seeds)``, at least 1)."""
     n = len(seeds)
     if n < 1:
         raise ValueError("seeds must hold at least one seed (one per run)")
     return n
-
-
-def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
-    """A finite positive (or non-negative) float hyperparameter, or a clear error naming it."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
-    return v
-
-
-def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    """``value`` if it is one of ``choices``; a clear error listing them otherwise."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
-    return value

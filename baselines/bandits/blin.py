@@ -67,6 +67,7 @@ import numpy as np
 
 from papergym.agents.base import PerRunFromBatched, register_agent
 from papergym.envs.spec import UniformStream
+from papergym.validate import one_of, positive_float, positive_int
 
 __all__ = ["BatchedBLiN", "BLiN", "blin_quota", "blin_max_depth", "PLAY_POINTS"]
 
@@ -124,19 +125,12 @@ class BatchedBLiN:
             raise ValueError(f"horizon must be >= 1, got {self.horizon}")
         if d < 1:
             raise ValueError(f"d must be >= 1, got {d}")
-        if not (np.isfinite(batch_const) and batch_const > 0):
-            raise ValueError(f"batch_const must be a positive number, got {batch_const!r}")
-        if not (np.isfinite(elim_const) and elim_const >= 0):
-            raise ValueError(f"elim_const must be a non-negative number, got {elim_const!r}")
-        if play_point not in PLAY_POINTS:
-            raise ValueError(f"play_point must be one of {PLAY_POINTS}, got {play_point!r}")
-        self.batch_const = float(batch_const)
-        self.elim_const = float(elim_const)
+        self.batch_const = positive_float(batch_const, "batch_const")
+        self.elim_const = positive_float(elim_const, "elim_const", allow_zero=True)
+        one_of(play_point, "play_point", PLAY_POINTS)
         if max_depth is None:
             max_depth = blin_max_depth(self.horizon, self.batch_const)
-        if isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)) or max_depth < 1:
-            raise ValueError(f"max_depth must be None or an integer >= 1, got {max_depth!r}")
-        self.max_depth = int(max_depth)
+        self.max_depth = positive_int(max_depth, "max_depth")
         self.play_point = play_point
         self.record_history = bool(record_history)
         self._stream = UniformStream(seeds) if play_point == "uniform" else None

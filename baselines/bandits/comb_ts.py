@@ -52,6 +52,7 @@ from numba import njit
 from papergym.agents.base import PerRunFromBatched, register_agent
 from papergym.agents.rng import rand_exponential, rand_uniform, rng_state
 from papergym.baselines.bandits.combucb import ENV_ID, n_runs, problem_dm
+from papergym.validate import in_range
 
 __all__ = ["BatchedCombTS", "CombTS", "sample_beta"]
 
@@ -162,16 +163,6 @@ def _update(a, b, rs, observed, losses):
     return True
 
 
-def _check_prior(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number >= 1, got {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(v) or v < 1.0:
-        raise ValueError(f"{name} must be a finite number >= 1, got {value!r}")
-    return v
-
-
 class BatchedCombTS:
     """``comb-ts`` over ``len(seeds)`` runs (see the module docstring)."""
 
@@ -180,8 +171,8 @@ class BatchedCombTS:
         self.n_envs = n = n_runs(seeds)
         self.d, self.m = problem_dm(problem)
         d = self.d
-        self.prior_a = _check_prior(prior_a, "prior_a")
-        self.prior_b = _check_prior(prior_b, "prior_b")
+        self.prior_a = in_range(prior_a, "prior_a", 1, low_closed=True)
+        self.prior_b = in_range(prior_b, "prior_b", 1, low_closed=True)
         self.a = np.full((n, d), self.prior_a)  # 1 + successes (no loss)
         self.b = np.full((n, d), self.prior_b)  # 1 + failures (loss)
         self._rs = np.stack([rng_state(s) for s in seeds])  # (n, 4) uint64, one stream per run

@@ -49,8 +49,9 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import PerRunFromBatched, register_agent
+from papergym.validate import positive_float
 
-__all__ = ["BatchedCombUCB", "CombUCB", "check_width", "m_smallest", "sweep_action"]
+__all__ = ["BatchedCombUCB", "CombUCB", "m_smallest", "sweep_action"]
 
 ENV_ID = "MSetSemiBandit-v0"
 UCB_CONSTANT = 1.5  # Kveton et al. 2015, CombUCB1's sqrt(1.5 log t / T)
@@ -81,17 +82,6 @@ def sweep_action(t: int, d: int, m: int) -> np.ndarray:
     return a
 
 
-def check_width(width: Any) -> float:
-    """A finite ``width >= 0``, or a ValueError naming the field."""
-    try:
-        w = float(width)
-    except (TypeError, ValueError):
-        raise ValueError(f"width must be a finite number >= 0, got {width!r}") from None
-    if isinstance(width, bool) or not math.isfinite(w) or w < 0:
-        raise ValueError(f"width must be a finite number >= 0, got {width!r}")
-    return w
-
-
 def problem_dm(problem: Any) -> tuple[int, int]:
     try:
         d, m = int(problem.d), int(problem.m)
@@ -118,7 +108,7 @@ class BatchedCombUCB:
         self.problem = problem
         self.n_envs = n = n_runs(seeds)
         self.d, self.m = d, m = problem_dm(problem)
-        self.width = check_width(width)
+        self.width = positive_float(width, "width", allow_zero=True)
         self.sweep_rounds = -(-d // m)  # ceil(d / m)
         self.counts = np.zeros((n, d))  # T_j
         self.sums = np.zeros((n, d))  # S_j

@@ -50,8 +50,6 @@ import numpy as np
 from papergym.agents.base import PerRunFromBatched, register_agent
 from papergym.baselines.bandits.bins import (
     ENV_ID,
-    check_bins,
-    check_positive,
     inverse_cdf,
     midpoints,
     n_runs,
@@ -59,6 +57,7 @@ from papergym.baselines.bandits.bins import (
     sliding_bins,
 )
 from papergym.envs.spec import UniformStream
+from papergym.validate import in_range, positive_float, positive_int
 
 __all__ = ["BatchedExp3S", "BatchedRexp3", "Exp3S", "Rexp3", "exp3s_gamma", "rexp3_delta", "rexp3_gamma"]
 
@@ -81,13 +80,6 @@ def rexp3_gamma(K: int, delta: int) -> float:
     return min(1.0, math.sqrt(K * math.log(K) / ((E - 1.0) * delta)))
 
 
-def _check_gamma(gamma: Any) -> float:
-    g = check_positive(gamma, "gamma")
-    if g > 1.0:
-        raise ValueError(f"gamma must lie in (0, 1], got {gamma!r}")
-    return g
-
-
 class _BatchedExp3Base:
     """Exp3 machinery shared by ``exp3s`` and ``rexp3``: weights, sampling (1)-(2), update (3)."""
 
@@ -98,7 +90,7 @@ class _BatchedExp3Base:
         self.problem = problem
         self.n_envs = n = n_runs(seeds)
         self.T, self.d = problem_dims(problem)
-        self.K = check_bins(bins, sliding_bins(self.T, self.d))
+        self.K = sliding_bins(self.T, self.d) if bins is None else positive_int(bins, "bins")
         self.n_cells = C = self.K**self.d
         self._mid = midpoints(self.K, self.d)
         self._stream = UniformStream(list(seeds))
@@ -152,10 +144,14 @@ class BatchedExp3S(_BatchedExp3Base):
         gamma: float | None = None,
     ):
         self._setup(problem, seeds, bins)
-        self.L_hint = check_positive(L_hint, "L_hint", allow_zero=True)
-        self.alpha = 1.0 / self.T if alpha is None else check_positive(alpha, "alpha", allow_zero=True)
+        self.L_hint = positive_float(L_hint, "L_hint", allow_zero=True)
+        self.alpha = 1.0 / self.T if alpha is None else positive_float(alpha, "alpha", allow_zero=True)
         self._share = E * self.alpha / self.n_cells  # (e alpha / K) sum_j w_j(t), with sum_j w_j(t) = 1
-        self.gamma = exp3s_gamma(self.n_cells, self.T, self.L_hint) if gamma is None else _check_gamma(gamma)
+        self.gamma = (
+            exp3s_gamma(self.n_cells, self.T, self.L_hint)
+            if gamma is None
+            else in_range(gamma, "gamma", 0, 1, high_closed=True)
+        )
 
     def act(self, observations: Any) -> np.ndarray:
         return self._draw()
@@ -184,18 +180,16 @@ class BatchedRexp3(_BatchedExp3Base):
         gamma: float | None = None,
     ):
         self._setup(problem, seeds, bins)
-        self.V_hint = check_positive(V_hint, "V_hint")
+        self.V_hint = positive_float(V_hint, "V_hint")
         if delta is None:
             self.delta = rexp3_delta(self.n_cells, self.T, self.V_hint)
         else:
-            if isinstance(delta, bool) or not isinstance(delta, (int, np.integer)) or delta < 1:
-                raise ValueError(f"delta must be None (use the formula) or a positive integer, got {delta!r}")
-            self.delta = int(delta)
+            self.delta = positive_int(delta, "delta")
         if gamma is None:
             # K = 1: ln K = 0 -> gamma = 0 and p = 1 (the single bin)
             self.gamma = rexp3_gamma(self.n_cells, self.delta)
         else:
-            self.gamma = _check_gamma(gamma)
+            self.gamma = in_range(gamma, "gamma", 0, 1, high_closed=True)
         self.alpha = 0.0
         self._restarts = 0
 

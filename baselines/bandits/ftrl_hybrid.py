@@ -53,7 +53,7 @@ from papergym.baselines.bandits.ftrl_semibandit import (
     BatchedFTRLSemiBandit,
     hybrid_gamma,
 )
-from papergym.validate import positive_float
+from papergym.validate import one_of, positive_float
 
 __all__ = ["BatchedFTRLHybrid", "FTRLHybrid"]
 
@@ -76,8 +76,7 @@ class BatchedFTRLHybrid(BatchedFTRLSemiBandit):
     ):
         self.gamma_rule = gamma_rule
         d, m = int(problem.d), int(problem.m)
-        if gamma_rule not in GAMMA_RULES:
-            raise ValueError(f"gamma_rule must be one of {list(GAMMA_RULES)}, got {gamma_rule!r}")
+        one_of(gamma_rule, "gamma_rule", GAMMA_RULES)
         # gamma: the paper's (or the code's) rule, unless given explicitly
         self.gamma = hybrid_gamma(d, m, gamma_rule) if gamma is None else positive_float(gamma, "gamma")
         self._setup(problem, seeds, eta_scale, tol, max_iter)

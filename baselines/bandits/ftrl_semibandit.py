@@ -119,7 +119,7 @@ import numpy as np
 from numba import njit
 
 from papergym.envs.spec import UniformStream
-from papergym.validate import positive_float, positive_int
+from papergym.validate import one_of, positive_float, positive_int
 
 __all__ = [
     "ENV_ID",
@@ -143,12 +143,6 @@ _EPS = 2.220446049250313e-16
 
 
 # ------------------------------------------------------------------------------------- validation
-def _check_regulariser(regulariser: Any) -> int:
-    if regulariser not in REGULARISERS:
-        raise ValueError(f"regulariser must be one of {sorted(REGULARISERS)}, got {regulariser!r}")
-    return REGULARISERS[regulariser]
-
-
 def hybrid_gamma(d: int, m: int, rule: str = "paper") -> float:
     """Weight ``gamma`` of the hybrid regulariser's ``(1 - x) ln(1 - x)`` term.
 
@@ -158,8 +152,7 @@ def hybrid_gamma(d: int, m: int, rule: str = "paper") -> float:
     (``ln 1 = 0``): ``ValueError``. ``m = d``: the solution is ``x = 1`` whatever ``gamma``; the value
     returned is the paper formula's limit 0 (``rule="paper"``) and is never used.
     """
-    if rule not in GAMMA_RULES:
-        raise ValueError(f"gamma_rule must be one of {list(GAMMA_RULES)}, got {rule!r}")
+    one_of(rule, "gamma_rule", GAMMA_RULES)
     if m == d:
         return 0.0 if rule == "paper" else (1.0 if m < d / 2 or m == 1 else math.sqrt(1.0 / math.log(m)))
     if rule == "paper":
@@ -400,7 +393,7 @@ def solve_ftrl(
     ``L_hat``: ``(d,)`` or ``(n, d)``; ``lam0``: warm-start multipliers (``None``: bracket midpoint).
     ``m = d`` returns ``x = 1`` without a solve (0 iterations). See the module docstring.
     """
-    kind = _check_regulariser(regulariser)
+    kind = REGULARISERS[one_of(regulariser, "regulariser", REGULARISERS)]
     L = np.asarray(L_hat, dtype=np.float64)
     single = L.ndim == 1
     L2 = np.ascontiguousarray(L.reshape(1, -1) if single else L)
@@ -409,8 +402,7 @@ def solve_ftrl(
     if not np.all(np.isfinite(L2)):
         raise ValueError("L_hat must be finite")
     n, d = L2.shape
-    if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer)) or not 1 <= m <= d:
-        raise ValueError(f"m must be an integer in [1, d={d}], got {m!r}")
+    positive_int(m, "m", maximum=d)
     eta = positive_float(eta, "eta")
     tol = positive_float(tol, "tol")
     max_iter = positive_int(max_iter, "max_iter")
@@ -491,8 +483,7 @@ def systematic_sample(x: Any, u: Any, m: int) -> np.ndarray:
     single = x.ndim == 1
     x2 = np.ascontiguousarray(x.reshape(1, -1) if single else x)
     n, d = x2.shape
-    if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer)) or not 1 <= m <= d:
-        raise ValueError(f"m must be an integer in [1, d={d}], got {m!r}")
+    positive_int(m, "m", maximum=d)
     u2 = np.ascontiguousarray(np.asarray(u, dtype=np.float64).reshape(n))
     out = np.empty((n, d), dtype=np.int8)
     _systematic_rows(x2, u2, int(m), out)
@@ -540,7 +531,7 @@ class BatchedFTRLSemiBandit:
         self.eta_scale = positive_float(eta_scale, "eta_scale")
         self.tol = positive_float(tol, "tol")
         self.max_iter = positive_int(max_iter, "max_iter")
-        self._kind = _check_regulariser(self.regulariser)
+        self._kind = REGULARISERS[one_of(self.regulariser, "regulariser", REGULARISERS)]
         self.n_envs = n = len(seeds)
         self._stream = UniformStream(list(seeds))
         self.L_hat = np.zeros((n, d))

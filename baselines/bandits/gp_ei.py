@@ -105,23 +105,11 @@ def expected_improvement(mu: np.ndarray, sigma: np.ndarray, f_best: float, xi: f
         return np.exp(log_expected_improvement(mu, sigma, f_best, xi))
 
 
-def _check_xi(xi: Any) -> float:
-    if isinstance(xi, bool):
-        raise ValueError(f"xi must be a finite number >= 0, got {xi!r}")
-    try:
-        v = float(xi)
-    except (TypeError, ValueError):
-        raise ValueError(f"xi must be a finite number >= 0, got {xi!r}") from None
-    if not (math.isfinite(v) and v >= 0.0):
-        raise ValueError(f"xi must be a finite number >= 0, got {xi!r}")
-    return v
-
-
 class GPEI(GPAgent):
     """Noise-free expected improvement over the candidates (module docstring)."""
 
     def __init__(self, problem: Any, *, seed: Any = None, xi: float = 0.0, jitter: float = 1e-10, x1: str = "centre"):
-        xi = _check_xi(xi)
+        xi = positive_float(xi, "xi", allow_zero=True)
         jitter = positive_float(jitter, "jitter")
         x1 = check_x1(x1)
         super().__init__(problem, seed=seed, jitter=jitter)

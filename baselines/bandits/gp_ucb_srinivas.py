@@ -42,6 +42,7 @@ from typing import Any
 
 from papergym.agents.bandits.gp_ucb import ENV_ID, GPUCB
 from papergym.agents.base import register_agent
+from papergym.validate import in_range
 
 __all__ = ["GPUCBSrinivas", "srinivas_beta"]
 
@@ -51,25 +52,13 @@ def srinivas_beta(t: int, n_candidates: int, delta: float = 0.1) -> float:
     return 2.0 * math.log(n_candidates * t * t * math.pi**2 / (6.0 * delta))
 
 
-def _check_delta(delta: Any) -> float:
-    if isinstance(delta, bool):
-        raise ValueError(f"delta must be a number in the open interval (0, 1), got {delta!r}")
-    try:
-        v = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"delta must be a number in the open interval (0, 1), got {delta!r}") from None
-    if not (0.0 < v < 1.0):
-        raise ValueError(f"delta must be a number in the open interval (0, 1), got {delta!r}")
-    return v
-
-
 class GPUCBSrinivas(GPUCB):
     """GP-UCB with ``beta_t^{1/2} = sqrt(2 log(N t^2 pi^2 / (6 delta)))`` (module docstring)."""
 
     def __init__(
         self, problem: Any, *, seed: Any = None, delta: float = 0.1, jitter: float = 1e-10, x1: str = "centre"
     ):
-        self.delta = _check_delta(delta)
+        self.delta = in_range(delta, "delta", 0, 1)
         super().__init__(problem, seed=seed, beta_sqrt=None, jitter=jitter, x1=x1)
 
     def width(self, t: int) -> float:

@@ -100,7 +100,7 @@ import numpy as np
 from papergym.agents.bandits.gp_ucb import ENV_ID, GPAgent
 from papergym.agents.base import register_agent
 from papergym.envs.bandits.gp import NoiseFreeGP
-from papergym.validate import positive_float
+from papergym.validate import boolean, in_range, positive_float, positive_int
 
 __all__ = ["PEMVR", "REDS", "PhasedElimination"]
 
@@ -122,11 +122,8 @@ class PhasedElimination(GPAgent):
         elim_tol: float = 1e-8,
         jitter: float = 1e-10,
     ):
-        if isinstance(first_phase, bool) or not isinstance(first_phase, (int, np.integer)) or first_phase < 1:
-            raise ValueError(f"first_phase must be an integer >= 1, got {first_phase!r}")
-        growth = positive_float(growth, "growth")
-        if growth < 1.0:
-            raise ValueError(f"growth must be a number >= 1, got {growth!r}")
+        first_phase = positive_int(first_phase, "first_phase")
+        growth = in_range(growth, "growth", 1, low_closed=True)
         beta_sqrt = positive_float(beta_sqrt, "beta_sqrt", allow_none=True)
         elim_tol = positive_float(elim_tol, "elim_tol", allow_zero=True)
         jitter = positive_float(jitter, "jitter")
@@ -237,9 +234,7 @@ class REDS(PhasedElimination):
         jitter: float = 1e-10,
         replace: bool = False,
     ):
-        if not isinstance(replace, (bool, np.bool_)):
-            raise ValueError(f"replace must be True or False, got {replace!r}")
-        self.replace = bool(replace)
+        self.replace = boolean(replace, "replace")
         super().__init__(
             problem,
             seed=seed,

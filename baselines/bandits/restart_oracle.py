@@ -54,11 +54,11 @@ from papergym.baselines.bandits.bins import (
     ENV_ID,
     binning_bins,
     cell_midpoints,
-    check_positive,
     n_runs,
     problem_dims,
     ucb_pull,
 )
+from papergym.validate import positive_float
 
 __all__ = ["BatchedRestartOracle", "RestartOracle"]
 
@@ -73,7 +73,7 @@ class BatchedRestartOracle:
             got = "None" if oracles is None else len(oracles)
             raise ValueError(f"oracles must hold one oracle per run ({n}), got {got}")
         self.T, self.d = T, d = problem_dims(problem)
-        self.c = check_positive(c, "c", allow_zero=True)
+        self.c = positive_float(c, "c", allow_zero=True)
         cps = []
         for i, o in enumerate(oracles):
             cp = np.asarray(o.change_points(), dtype=np.int64).reshape(-1)

@@ -50,13 +50,12 @@ import numpy as np
 from papergym.agents.base import PerRunFromBatched, register_agent
 from papergym.baselines.bandits.bins import (
     ENV_ID,
-    check_bins,
-    check_positive,
     midpoints,
     n_runs,
     problem_dims,
     sliding_bins,
 )
+from papergym.validate import positive_float, positive_int
 
 __all__ = ["DUCB", "SWUCB", "BatchedDUCB", "BatchedSWUCB", "d_discount", "sw_window"]
 
@@ -79,9 +78,9 @@ class _BinnedUCBBase:
         self.problem = problem
         self.n_envs = n = n_runs(seeds)
         self.T, self.d = problem_dims(problem)
-        self.L_hint = check_positive(L_hint, "L_hint")
-        self.xi = check_positive(xi, "xi")
-        self.K = check_bins(bins, sliding_bins(self.T, self.d))
+        self.L_hint = positive_float(L_hint, "L_hint")
+        self.xi = positive_float(xi, "xi")
+        self.K = sliding_bins(self.T, self.d) if bins is None else positive_int(bins, "bins")
         self.n_cells = C = self.K**self.d
         self._mid = midpoints(self.K, self.d)
         self._counts = np.zeros((n, C))
@@ -116,9 +115,7 @@ class BatchedSWUCB(_BinnedUCBBase):
         if window is None:
             self.tau = sw_window(self.T, self.L_hint)
         else:
-            if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-                raise ValueError(f"window must be None (use the formula) or a positive integer, got {window!r}")
-            self.tau = int(window)
+            self.tau = positive_int(window, "window")
         n = self.n_envs
         self._buf_arm = np.zeros((n, self.tau), dtype=np.int64)  # ring buffer of the last tau pulls
         self._buf_rew = np.zeros((n, self.tau))
@@ -202,7 +199,7 @@ class BatchedDUCB(_BinnedUCBBase):
     ):
         self._setup(problem, seeds, bins, L_hint, xi)
         g = d_discount(self.T, self.L_hint) if gamma is None else gamma
-        g = check_positive(g, "gamma")
+        g = positive_float(g, "gamma")
         if g > 1.0:
             raise ValueError(f"gamma must lie in (0, 1] (from L_hint={L_hint!r} and T={self.T}), got {g!r}")
         self.gamma = g

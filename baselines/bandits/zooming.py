@@ -64,6 +64,7 @@ import numpy as np
 from numba import njit
 
 from papergym.agents.base import PerRunFromBatched, register_agent
+from papergym.validate import positive_float
 
 __all__ = ["BatchedZooming", "Zooming", "zooming_radius"]
 
@@ -325,12 +326,8 @@ class BatchedZooming:
             raise ValueError(f"horizon must be >= 1, got {self.horizon}")
         if self.d < 1:
             raise ValueError(f"d must be >= 1, got {self.d}")
-        if not (np.isfinite(radius_const) and radius_const > 0):
-            raise ValueError(f"radius_const must be a positive number, got {radius_const!r}")
-        if not (np.isfinite(bonus_mult) and bonus_mult >= 0):
-            raise ValueError(f"bonus_mult must be a non-negative number, got {bonus_mult!r}")
-        self.radius_const = float(radius_const)
-        self.bonus_mult = float(bonus_mult)
+        self.radius_const = positive_float(radius_const, "radius_const")
+        self.bonus_mult = positive_float(bonus_mult, "bonus_mult", allow_zero=True)
         self.c_log = self.radius_const * math.log(max(self.horizon, 2))  # radius_const * log T
         r0 = math.sqrt(self.c_log)
         n = self.n_envs

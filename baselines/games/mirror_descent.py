@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.games.learner import GameLearner
+from papergym.validate import one_of, positive_float
 
 __all__ = ["MirrorDescentAscent", "Extragradient"]
 
@@ -40,8 +41,7 @@ class MirrorDescentAscent(GameLearner):
 
     def __init__(self, problem: Any, *, seed: Any = None, eta: float = 1.0):
         super().__init__(problem, seed=seed)
-        if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not (eta > 0 and np.isfinite(eta)):
-            raise ValueError(f"eta must be a finite number > 0, got {eta!r}")
+        positive_float(eta, "eta")
         self.eta = float(eta)
 
     def prox(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -67,8 +67,7 @@ class Extragradient(MirrorDescentAscent):
 
     def __init__(self, problem: Any, *, seed: Any = None, eta: float = 1.0, mode: str = "optimistic"):
         super().__init__(problem, seed=seed, eta=eta)
-        if mode not in ("optimistic", "two-call"):
-            raise ValueError(f"mode must be 'optimistic' or 'two-call', got {mode!r}")
+        one_of(mode, "mode", ("optimistic", "two-call"))
         self.mode = mode
         self._g_prev: np.ndarray | None = None
         self._anchor: np.ndarray | None = None  # two-call: x_k while the midpoint is being evaluated

@@ -85,6 +85,7 @@ from papergym.envs.scheduling.fjsp.common import instance_from_observation
 from papergym.envs.scheduling.fjsp.graph import Solution, evaluate, solution_from_schedule, validate_schedule
 from papergym.envs.scheduling.fjsp.instance import Instance
 from papergym.envs.scheduling.fjsp.rules import JOB_RULES
+from papergym.validate import positive_float, positive_int
 
 __all__ = [
     "CPSATContradiction",
@@ -227,17 +228,9 @@ def solve_cpsat(
     cp_model = _cp_model()
     import ortools
 
-    if not (
-        isinstance(time_limit, (int, float, np.integer, np.floating))
-        and not isinstance(time_limit, bool)
-        and math.isfinite(time_limit)
-        and time_limit > 0
-    ):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
-    if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or num_workers < 1:
-        raise ValueError(f"num_workers must be an integer >= 1, got {num_workers!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**31:
-        raise ValueError(f"seed must be an integer in [0, 2**31), got {seed!r}")
+    positive_float(time_limit, "time_limit")  # seconds
+    positive_int(num_workers, "num_workers")
+    positive_int(seed, "seed", 0, maximum=2**31 - 1)
     t0 = time.perf_counter()
     hint_sol, hint_name = _hint_solution(inst, hint)
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from papergym.envs.scheduling.fjsp.rules import MACHINE_RULES, RuleTables, choose_pair
+from papergym.validate import one_of
 
 __all__ = ["DispatchAgent", "HoldInitialAgent", "RULES"]
 
@@ -43,8 +44,7 @@ class DispatchAgent:
     ):
         if rule not in RULES.values():
             raise ValueError(f"unknown rule {rule!r}; valid: {', '.join(sorted(set(RULES.values())))}")
-        if machine_rule not in MACHINE_RULES:
-            raise ValueError(f"machine_rule must be one of {MACHINE_RULES}, got {machine_rule!r}")
+        one_of(machine_rule, "machine_rule", MACHINE_RULES)
         self.rule, self.machine_rule = rule, machine_rule
         self.restrict_to_earliest = bool(restrict_to_earliest)
         self.rng = np.random.default_rng(seed)

@@ -68,6 +68,7 @@ import numpy as np
 from papergym.envs.scheduling.fjsp.common import instance_from_observation
 from papergym.envs.scheduling.fjsp.graph import apply_move, job_links, neighbourhood
 from papergym.envs.scheduling.fjsp.improve import solution_from_observation
+from papergym.validate import one_of, positive_int
 
 __all__ = ["LocalSearchAgent", "STRATEGIES"]
 
@@ -76,12 +77,9 @@ STRATEGIES = ("gd", "bi", "fi", "random-p")
 
 class LocalSearchAgent:
     def __init__(self, problem: Any, *, seed: Any = None, strategy: str = "bi", p: int = 16, tabu_tenure: int = 1):
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-        if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
-            raise ValueError(f"p must be an integer >= 1, got {p!r}")
-        if isinstance(tabu_tenure, bool) or not isinstance(tabu_tenure, (int, np.integer)) or tabu_tenure < 1:
-            raise ValueError(f"tabu_tenure must be an integer >= 1, got {tabu_tenure!r}")
+        one_of(strategy, "strategy", STRATEGIES)
+        positive_int(p, "p")
+        positive_int(tabu_tenure, "tabu_tenure")
         self.strategy, self.p = strategy, int(p)
         self._tabu_list: list[bytes] = []  # keys of the last `tenure` solutions (gd-search)
         self.tenure = int(tabu_tenure)

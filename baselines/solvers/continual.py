@@ -58,7 +58,6 @@ Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,22 +73,12 @@ from papergym.agents.solvers.lear import (
     ledoit_wolf_gaussian,
     route,
 )
+from papergym.validate import boolean, one_of, positive_float, positive_int
 
 __all__ = ["SharedHeadLearner", "FineTune", "EWC", "LwF", "ExperienceReplay", "Joint", "ExpertsOnly"]
 
 TASK = "ContinualDomains-v0"
 EWC_UPDATES = ("proximal", "explicit")
-
-
-def _positive(name: str, v: Any, integer: bool = False, allow_zero: bool = False) -> None:
-    ok = not isinstance(v, bool) and isinstance(
-        v, (int, np.integer) if integer else (int, float, np.integer, np.floating)
-    )
-    if ok:
-        ok = math.isfinite(float(v)) and (v >= 0 if allow_zero else v > 0)
-    if not ok:
-        kind = "an integer" if integer else "a finite number"
-        raise ValueError(f"{name} must be {kind} {'>= 0' if allow_zero else '> 0'}, got {v!r}")
 
 
 class SharedHeadLearner(StreamLearner):
@@ -173,10 +162,8 @@ class EWC(SharedHeadLearner):
 
     def __init__(self, *, ewc_lambda: float = 1000.0, ewc_update: str = "proximal", **kw: Any):
         super().__init__(**kw)
-        _positive("ewc_lambda", ewc_lambda, allow_zero=True)
-        if ewc_update not in EWC_UPDATES:
-            raise ValueError(f"ewc_update must be one of {', '.join(EWC_UPDATES)}, got {ewc_update!r}")
-        self.ewc_lambda, self.ewc_update = float(ewc_lambda), ewc_update
+        self.ewc_lambda = positive_float(ewc_lambda, "ewc_lambda", allow_zero=True)
+        self.ewc_update = one_of(ewc_update, "ewc_update", EWC_UPDATES)
 
     def start(self, problem: Any, budget: Any) -> None:
         super().start(problem, budget)
@@ -225,9 +212,8 @@ class LwF(SharedHeadLearner):
 
     def __init__(self, *, temperature: float = 2.0, lwf_weight: float = 1.0, **kw: Any):
         super().__init__(**kw)
-        _positive("temperature", temperature)
-        _positive("lwf_weight", lwf_weight, allow_zero=True)
-        self.temperature, self.lwf_weight = float(temperature), float(lwf_weight)
+        self.temperature = positive_float(temperature, "temperature")
+        self.lwf_weight = positive_float(lwf_weight, "lwf_weight", allow_zero=True)
         self.old: tuple[Any, Any, np.ndarray] | None = None
 
     def begin_domain(self, h: Any, y: Any) -> None:
@@ -256,9 +242,8 @@ class ExperienceReplay(SharedHeadLearner):
 
     def __init__(self, *, buffer_size: int = 200, replay_batch: int = 32, **kw: Any):
         super().__init__(**kw)
-        _positive("buffer_size", buffer_size, integer=True)
-        _positive("replay_batch", replay_batch, integer=True)
-        self.buffer_size, self.replay_batch = int(buffer_size), int(replay_batch)
+        self.buffer_size = positive_int(buffer_size, "buffer_size")
+        self.replay_batch = positive_int(replay_batch, "replay_batch")
 
     def start(self, problem: Any, budget: Any) -> None:
         super().start(problem, budget)
@@ -306,9 +291,7 @@ class Joint(SharedHeadLearner):
 
     def __init__(self, *, reinit: bool = False, **kw: Any):
         super().__init__(**kw)
-        if not isinstance(reinit, (bool, np.bool_)):
-            raise ValueError(f"reinit must be True or False, got {reinit!r}")
-        self.reinit = bool(reinit)
+        self.reinit = boolean(reinit, "reinit")
 
     def start(self, problem: Any, budget: Any) -> None:
         super().start(problem, budget)
@@ -338,14 +321,9 @@ class ExpertsOnly(StreamLearner):
         **kw: Any,
     ):
         super().__init__(**kw)
-        if selection not in SELECTIONS:
-            raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
-        if selection_score not in SCORES:
-            raise ValueError(f"selection_score must be one of {', '.join(SCORES)}, got {selection_score!r}")
-        self.selection_score = selection_score
-        if covariance not in COVARIANCES:
-            raise ValueError(f"covariance must be one of {', '.join(COVARIANCES)}, got {covariance!r}")
-        self.selection, self.covariance = selection, covariance
+        self.selection = one_of(selection, "selection", SELECTIONS)
+        self.selection_score = one_of(selection_score, "selection_score", SCORES)
+        self.covariance = one_of(covariance, "covariance", COVARIANCES)
 
     def start(self, problem: Any, budget: Any) -> None:
         super().start(problem, budget)

@@ -24,16 +24,11 @@ import numpy as np
 from papergym.agents.base import register_solver
 from papergym.agents.solvers.ufo_rl import get_field, policy_call, pool_confidence, top_k
 from papergym.envs.tasks.base import BudgetExceeded
+from papergym.validate import boolean, in_range, positive_float, positive_int
 
 __all__ = ["MultiSampleAcc", "RandomSelect", "ConfSelect", "FullData", "sample_accuracy", "dapo_order"]
 
 TASK = "RLDataSelection-v0"
-
-
-def _check_bool(name: str, v: Any) -> bool:
-    if not isinstance(v, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {v!r}")
-    return bool(v)
 
 
 def sample_accuracy(samples: list[list[str]], answers: list[str]) -> np.ndarray:
@@ -64,16 +59,11 @@ class MultiSampleAcc:
         chunk: int = 500,
         stop_fraction: float = 0.8,
     ):
-        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-            raise ValueError(f"n_samples must be an integer >= 1, got {n_samples!r}")
-        if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
-            raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")
-        if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or not temperature > 0:
-            raise ValueError(f"temperature must be a number > 0, got {temperature!r}")
-        if not isinstance(stop_fraction, (int, float)) or not 0 < stop_fraction <= 1:
-            raise ValueError(f"stop_fraction must be in (0, 1], got {stop_fraction!r}")
-        self.seed, self.K, self.T = seed, int(n_samples), float(temperature)
-        self.chunk, self.stop_fraction = int(chunk), float(stop_fraction)
+        self.K = positive_int(n_samples, "n_samples")
+        self.chunk = positive_int(chunk, "chunk")
+        self.T = positive_float(temperature, "temperature")
+        self.stop_fraction = in_range(stop_fraction, "stop_fraction", 0, 1, high_closed=True)
+        self.seed = seed
 
     def estimate(self, problem: Any, budget: Any = None) -> np.ndarray:
         """Accuracy estimate per pool problem (NaN where the budget ran out first)."""
@@ -128,8 +118,8 @@ class ConfSelect:
 
     def __init__(self, seed: Any = None, hardest: bool = False, include_eos: bool = False):
         self.seed = seed
-        self.hardest = _check_bool("hardest", hardest)
-        self.include_eos = _check_bool("include_eos", include_eos)
+        self.hardest = boolean(hardest, "hardest")
+        self.include_eos = boolean(include_eos, "include_eos")
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:
         conf = pool_confidence(problem, self.include_eos)

@@ -62,8 +62,8 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
-from papergym.agents.solvers.adasdbo import TASK, Comms, check_positive, split_cols
-from papergym.validate import positive_int
+from papergym.agents.solvers.adasdbo import TASK, Comms, split_cols
+from papergym.validate import in_range, positive_float, positive_int
 
 __all__ = ["SLDBO", "MADSBO", "MDBO", "DBO"]
 
@@ -74,7 +74,7 @@ class _FixedStep:
     """Shared state of the fixed-step baselines: step sizes and the tracked ``x`` step."""
 
     def __init__(self, gamma: float, report_every: int, seed: Any):
-        g = check_positive("gamma", gamma)
+        g = positive_float(gamma, "gamma")
         self.gamma = g
         self.ay, self.av, self.ax = (g * r for r in STEP_RATIOS)
         self.report_every = positive_int(report_every, "report_every", 1)
@@ -146,9 +146,7 @@ class MADSBO(_FixedStep):
     ):
         super().__init__(gamma, report_every, seed)
         self.inner_y, self.inner_v = positive_int(inner_y, "inner_y", 1), positive_int(inner_v, "inner_v", 1)
-        self.beta = check_positive("beta", beta)
-        if self.beta > 1:
-            raise ValueError(f"beta (the moving-average weight) must be in (0, 1], got {beta!r}")
+        self.beta = in_range(beta, "beta", 0, 1, high_closed=True)  # the moving-average weight
 
     @np.errstate(over="ignore", invalid="ignore", divide="ignore")
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:
@@ -183,9 +181,7 @@ class MDBO(_FixedStep):
     ):
         super().__init__(gamma, report_every, seed)
         self.neumann = positive_int(neumann, "neumann", 1)
-        if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) or not 0 <= momentum < 1:
-            raise ValueError(f"momentum must be a number in [0, 1), got {momentum!r}")
-        self.momentum = float(momentum)
+        self.momentum = in_range(momentum, "momentum", 0, 1, low_closed=True)
         self.power_every = positive_int(power_every, "power_every", 1)
 
     @np.errstate(over="ignore", invalid="ignore", divide="ignore")

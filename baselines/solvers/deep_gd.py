@@ -17,6 +17,7 @@ import numpy as np
 from papergym.agents.base import register_solver
 from papergym.agents.solvers.bcd import TASK
 from papergym.envs.tasks.deep_regression import activation
+from papergym.validate import in_range, positive_float
 
 __all__ = ["network_gradients", "GradientDescent", "Adam"]
 
@@ -45,15 +46,9 @@ def network_gradients(
     return loss, grads
 
 
-def _lr(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (v > 0 and np.isfinite(v)):
-        raise ValueError(f"lr must be a finite number > 0, got {v!r}")
-    return float(v)
-
-
 class GradientDescent:
     def __init__(self, *, seed: Any = None, lr: float = 0.3):
-        self.lr = _lr(lr)
+        self.lr = positive_float(lr, "lr")
 
     @np.errstate(over="ignore", invalid="ignore")
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> list:
@@ -70,9 +65,9 @@ class Adam:
     def __init__(
         self, *, seed: Any = None, lr: float = 3e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8
     ):
-        self.lr, self.b1, self.b2, self.eps = _lr(lr), float(beta1), float(beta2), _lr(eps)
-        if not (0 <= self.b1 < 1 and 0 <= self.b2 < 1):
-            raise ValueError(f"beta1 and beta2 must be in [0, 1), got {beta1!r}, {beta2!r}")
+        self.lr, self.eps = positive_float(lr, "lr"), positive_float(eps, "eps")
+        self.b1 = in_range(beta1, "beta1", 0, 1, low_closed=True)
+        self.b2 = in_range(beta2, "beta2", 0, 1, low_closed=True)
 
     @np.errstate(over="ignore", invalid="ignore")
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> list:

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
-from papergym.agents.solvers.local_sgd import TASK, check_lr
+from papergym.agents.solvers.local_sgd import TASK
+from papergym.validate import positive_float
 
 __all__ = ["MinibatchSGD", "AcceleratedMinibatchSGD", "Scaffold"]
 
@@ -42,7 +43,7 @@ def _round_gradient(problem: Any, x: np.ndarray) -> np.ndarray:
 
 class MinibatchSGD:
     def __init__(self, *, seed: Any = None, lr: float = 0.25):
-        self.lr = check_lr(lr)
+        self.lr = positive_float(lr, "lr")
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict:
         eta = self.lr / float(problem.H)
@@ -55,7 +56,7 @@ class MinibatchSGD:
 
 class AcceleratedMinibatchSGD:
     def __init__(self, *, seed: Any = None, lr: float = 0.0625):
-        self.lr = check_lr(lr)
+        self.lr = positive_float(lr, "lr")
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict:
         gamma = self.lr / float(problem.H)
@@ -72,7 +73,7 @@ class AcceleratedMinibatchSGD:
 
 class Scaffold:
     def __init__(self, *, seed: Any = None, lr: float = 0.03125, server_lr: float = 1.0):
-        self.lr, self.server_lr = check_lr(lr), check_lr(server_lr)
+        self.lr, self.server_lr = positive_float(lr, "lr"), positive_float(server_lr, "server_lr")
 
     @np.errstate(over="ignore", invalid="ignore")  # a too-large step diverges: scored, not warned about
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict:

@@ -156,6 +156,7 @@ from papergym.agents.solvers.lssvm_common import (
     select_hyperparameters,
 )
 from papergym.envs.tasks.base import Budget, BudgetExceeded
+from papergym.validate import one_of, positive_float, positive_int
 
 __all__ = [
     "HESSIANS",
@@ -661,31 +662,6 @@ def fit_nonlinear(
 
 
 # ========================================================================================= solver
-def _opt_positive(name: str, v: Any) -> float | None:
-    if v is None:
-        return None
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive finite number or None, got {v!r}") from None
-    if isinstance(v, bool) or not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be a positive finite number or None, got {v!r}")
-    return x
-
-
-def _positive(name: str, v: Any) -> float:
-    x = _opt_positive(name, v)
-    if x is None:
-        raise ValueError(f"{name} must be a positive finite number, got None")
-    return x
-
-
-def _int(name: str, v: Any, lo: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
-    return int(v)
-
-
 class DualLSSVM:
     """Dual LS-SVM ODE solver (module docstring). ``DualLSSVM(seed=None, sigma=None, gamma=None,
     sigma_grid=None, gamma_grid=None, n_sel=200, newton_tol=1e-10, newton_max_iter=50, select_max_iter=20,
@@ -710,21 +686,19 @@ class DualLSSVM:
         max_memory_gb: float = 4.0,
         gflops: float = 20.0,
     ):
-        self.sigma = _opt_positive("sigma", sigma)
-        self.gamma = _opt_positive("gamma", gamma)
+        self.sigma = positive_float(sigma, "sigma", allow_none=True)
+        self.gamma = positive_float(gamma, "gamma", allow_none=True)
         self.sigma_grid = None if sigma_grid is None else check_grid("sigma_grid", sigma_grid)
         self.gamma_grid = None if gamma_grid is None else check_grid("gamma_grid", gamma_grid)
-        self.n_sel = _int("n_sel", n_sel, 2)
-        self.newton_tol = _positive("newton_tol", newton_tol)
-        self.newton_max_iter = _int("newton_max_iter", newton_max_iter, 1)
-        self.max_halvings = _int("max_halvings", max_halvings, 0)
-        self.select_max_iter = _int("select_max_iter", select_max_iter, 1)
-        if hessian not in HESSIANS:
-            raise ValueError(f"hessian must be one of {', '.join(HESSIANS)}, got {hessian!r}")
-        self.hessian = hessian
-        self.fd_step = _positive("fd_step", fd_step)
-        self.max_memory_gb = _positive("max_memory_gb", max_memory_gb)
-        self.gflops = _positive("gflops", gflops)
+        self.n_sel = positive_int(n_sel, "n_sel", 2)
+        self.newton_tol = positive_float(newton_tol, "newton_tol")
+        self.newton_max_iter = positive_int(newton_max_iter, "newton_max_iter", 1)
+        self.max_halvings = positive_int(max_halvings, "max_halvings", 0)
+        self.select_max_iter = positive_int(select_max_iter, "select_max_iter", 1)
+        self.hessian = one_of(hessian, "hessian", HESSIANS)
+        self.fd_step = positive_float(fd_step, "fd_step")
+        self.max_memory_gb = positive_float(max_memory_gb, "max_memory_gb")
+        self.gflops = positive_float(gflops, "gflops")
         self.seed = seed
 
     def _fit(self, problem: Any, sigma: float, gamma: float, max_iter: int, deadline: float | None) -> DualModel:

@@ -58,12 +58,11 @@ from papergym.agents.solvers.lip_resnet import (
     LipResNetG,
     LipschitzSolver,
     ProjectedHead,
-    pos_float,
-    pos_int,
     spectral_norm,
     to_numpy,
     uniform,
 )
+from papergym.validate import in_range, positive_int
 
 __all__ = ["CPLBaseline", "MLPBaseline", "SLLBaseline", "aol_np", "bjorck_np", "count_params", "matched_width"]
 
@@ -305,8 +304,8 @@ class _Baseline(LipschitzSolver):
     kind = ""
 
     def __init__(self, *, seed: Any = None, width: int | None = None, ref_width: int = 16, **common: Any):
-        self.width = pos_int(width, "width", 1, allow_none=True)
-        self.ref_width = pos_int(ref_width, "ref_width", 1)
+        self.width = None if width is None else positive_int(width, "width")
+        self.ref_width = positive_int(ref_width, "ref_width")
         super().__init__(seed=seed, **common)
 
     def _width(self, problem: Any) -> int:
@@ -330,9 +329,9 @@ class _MLPSolver(_Baseline):
         bjorck_beta: float = 0.5,
         **rest: Any,
     ):
-        self.sn_iters = pos_int(sn_power_iters_init, "sn_power_iters_init", 1)
-        self.bjorck_iters = pos_int(bjorck_iters, "bjorck_iters", 1)
-        self.bjorck_beta = pos_float(bjorck_beta, "bjorck_beta", at_most=1.0)
+        self.sn_iters = positive_int(sn_power_iters_init, "sn_power_iters_init")
+        self.bjorck_iters = positive_int(bjorck_iters, "bjorck_iters")
+        self.bjorck_beta = in_range(bjorck_beta, "bjorck_beta", 0.0, 1.0, high_closed=True)
         super().__init__(seed=seed, **rest)
 
     def build(self, torch: Any, problem: Any, rng: np.random.Generator, dtype: Any) -> Any:
@@ -385,7 +384,7 @@ class CPL(_Baseline):
     kind = "cpl"
 
     def __init__(self, *, seed: Any = None, power_iters_init: int = 10_000, **rest: Any):
-        self.power_iters_init = pos_int(power_iters_init, "power_iters_init", 1)
+        self.power_iters_init = positive_int(power_iters_init, "power_iters_init")
         super().__init__(seed=seed, **rest)
 
     def build(self, torch: Any, problem: Any, rng: np.random.Generator, dtype: Any) -> Any:

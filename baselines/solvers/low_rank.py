@@ -22,6 +22,7 @@ import numpy as np
 
 from papergym.agents.base import register_solver
 from papergym.agents.solvers.radagrad import TASK, RiemannianLowRank
+from papergym.validate import one_of, positive_float
 
 __all__ = ["FactorSolver"]
 
@@ -41,12 +42,8 @@ class FactorSolver:
         eps: float = 1e-8,
         report_every: int = 10,
     ):
-        if method not in ("scaled-gd", "adam", "gd"):
-            raise ValueError(f"method must be 'scaled-gd', 'adam' or 'gd', got {method!r}")
-        if lr is not None and (
-            isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (lr > 0 and np.isfinite(lr))
-        ):
-            raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
+        one_of(method, "method", ("scaled-gd", "adam", "gd"))
+        positive_float(lr, "lr", allow_none=True)
         self.method, self.lr, self.lam, self.balance = method, lr, float(lam), float(balance)
         self.b1, self.b2, self.eps, self.report_every = float(betas[0]), float(betas[1]), float(eps), int(report_every)
 

@@ -35,22 +35,9 @@ from typing import Any
 import numpy as np
 
 from papergym.agents.base import register_solver
+from papergym.validate import one_of, positive_float, positive_int
 
 TASK = "PointCloudPH-v0"
-
-
-def _pos_int(name: str, v: Any, allow_none: bool = False) -> int | None:
-    if v is None and allow_none:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise ValueError(f"{name} must be {'None or ' if allow_none else ''}an integer >= 1, got {v!r}")
-    return int(v)
-
-
-def _pos_float(name: str, v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-    return float(v)
 
 
 def _intervals(st: Any, max_dim: int, scale: float = 1.0) -> list[np.ndarray]:
@@ -74,7 +61,7 @@ class Alpha:
 
     def __init__(self, *, seed: Any = None, landmarks: int | None = None):
         self.seed = seed
-        self.landmarks = _pos_int("landmarks", landmarks, allow_none=True)
+        self.landmarks = None if landmarks is None else positive_int(landmarks, "landmarks")
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict:
         import gudhi
@@ -101,9 +88,9 @@ class Rips:
         self, *, seed: Any = None, landmarks: int = 500, max_edge_length: float = 0.5, sparse: float | None = None
     ):
         self.seed = seed
-        self.landmarks = _pos_int("landmarks", landmarks)
-        self.max_edge_length = _pos_float("max_edge_length", max_edge_length)
-        self.sparse = None if sparse is None else _pos_float("sparse", sparse)
+        self.landmarks = positive_int(landmarks, "landmarks")
+        self.max_edge_length = positive_float(max_edge_length, "max_edge_length")
+        self.sparse = None if sparse is None else positive_float(sparse, "sparse")
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict:
         import gudhi
@@ -130,13 +117,9 @@ class Flooder:
         self, *, seed: Any = None, n_landmarks: int | None = None, points_per_edge: int = 8, dtype: str = "float32"
     ):
         self.seed = seed
-        self.n_landmarks = _pos_int("n_landmarks", n_landmarks, allow_none=True)
-        self.points_per_edge = _pos_int("points_per_edge", points_per_edge)
-        if self.points_per_edge < 2:
-            raise ValueError(f"points_per_edge must be >= 2, got {points_per_edge}")
-        if dtype not in ("float32", "float64"):
-            raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
-        self.dtype = dtype
+        self.n_landmarks = None if n_landmarks is None else positive_int(n_landmarks, "n_landmarks")
+        self.points_per_edge = positive_int(points_per_edge, "points_per_edge", 2)
+        self.dtype = one_of(dtype, "dtype", ("float32", "float64"))
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict:
         try:

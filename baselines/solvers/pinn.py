@@ -80,28 +80,11 @@ import numpy as np
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.base import Budget
 from papergym.torch_threads import torch_threads
+from papergym.validate import boolean, in_range, positive_float, positive_int
 
 __all__ = ["PINN"]
 
 TASK_ID = "NystromODE-v0"
-
-
-def _int_hp(name: str, v: Any, lo: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
-    return int(v)
-
-
-def _float_hp(name: str, v: Any, *, lo: float = 0.0, lo_open: bool = True, hi: float | None = None) -> float:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number, got {v!r}") from None
-    bad = isinstance(v, bool) or not math.isfinite(x) or (x <= lo if lo_open else x < lo) or (hi is not None and x > hi)
-    if bad:
-        rng = f"{'>' if lo_open else '>='} {lo}" + (f" and <= {hi}" if hi is not None else "")
-        raise ValueError(f"{name} must be a finite number {rng}, got {v!r}")
-    return x
 
 
 def _rhs_function(torch: Any) -> Any:
@@ -151,17 +134,15 @@ class PINN:
         stop_fraction: float = 0.9,
         keep_best: bool = True,
     ):
-        self.width = _int_hp("width", width, 1)
-        self.depth = _int_hp("depth", depth, 1)
-        self.steps = _int_hp("steps", steps, 0)
-        self.lr = _float_hp("lr", lr)
-        self.lbfgs_steps = _int_hp("lbfgs_steps", lbfgs_steps, 0)
-        self.ic_weight = _float_hp("ic_weight", ic_weight, lo_open=False)
-        self.report_every = _int_hp("report_every", report_every, 0)
-        self.stop_fraction = _float_hp("stop_fraction", stop_fraction, hi=1.0)
-        if not isinstance(keep_best, (bool, np.bool_)):
-            raise ValueError(f"keep_best must be True or False, got {keep_best!r}")
-        self.keep_best = bool(keep_best)
+        self.width = positive_int(width, "width", 1)
+        self.depth = positive_int(depth, "depth", 1)
+        self.steps = positive_int(steps, "steps", 0)
+        self.lr = positive_float(lr, "lr")
+        self.lbfgs_steps = positive_int(lbfgs_steps, "lbfgs_steps", 0)
+        self.ic_weight = positive_float(ic_weight, "ic_weight", allow_zero=True)
+        self.report_every = positive_int(report_every, "report_every", 0)
+        self.stop_fraction = in_range(stop_fraction, "stop_fraction", 0, 1.0, high_closed=True)
+        self.keep_best = boolean(keep_best, "keep_best")
         self.seed = seed
         # the training-loss history (one entry per optimiser step), for tests and diagnostics
         self.losses: list[float] = []

@@ -15,25 +15,14 @@ import numpy as np
 
 from papergym.agents.base import register_solver
 from papergym.agents.solvers.dana import TASK, momentum_template
+from papergym.validate import in_range
 
 __all__ = ["SGD", "SGDMomentum"]
 
 
-def _positive(name: str, v: Any, high: float | None = None) -> float:
-    if (
-        isinstance(v, bool)
-        or not isinstance(v, (int, float))
-        or not np.isfinite(v)
-        or v <= 0
-        or (high is not None and v >= high)
-    ):
-        raise ValueError(f"{name} must be a number in (0, {high if high is not None else 'inf'}), got {v!r}")
-    return float(v)
-
-
 class SGD:
     def __init__(self, *, seed: Any = None, c2: float = 0.5):
-        self.c2 = _positive("c2", c2)
+        self.c2 = in_range(c2, "c2", 0)
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:
         g2 = self.c2 / float(problem.trace)
@@ -44,7 +33,7 @@ class SGD:
 
 class SGDMomentum:
     def __init__(self, *, seed: Any = None, c2: float = 0.5, momentum: float = 0.9):
-        self.c2, self.momentum = _positive("c2", c2), _positive("momentum", momentum, 1.0)
+        self.c2, self.momentum = in_range(c2, "c2", 0), in_range(momentum, "momentum", 0, 1.0)
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:
         eta = self.c2 * (1.0 - self.momentum) / float(problem.trace)

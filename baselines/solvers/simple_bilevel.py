@@ -36,11 +36,10 @@ from papergym.agents.solvers.dbgd import (
     DBGD,
     TASK,
     IterationLoop,
-    check_positive,
     step_size,
 )
 from papergym.envs.tasks.base import BudgetExceeded
-from papergym.validate import positive_int
+from papergym.validate import finite_float, in_range, one_of, positive_float, positive_int
 
 __all__ = ["Penalty", "AIRG", "DBGDOriginal", "TwoPhase"]
 
@@ -61,11 +60,9 @@ class Penalty:
         report_every: int = 100,
         stop_at_stationary: bool = True,
     ):
-        self.rho0 = check_positive(rho0, "rho0")
-        if isinstance(K0, bool) or not isinstance(K0, (int, np.integer)) or K0 < 1:
-            raise ValueError(f"K0 must be an integer >= 1, got {K0!r}")
-        self.K0 = int(K0)
-        self.eta = check_positive(eta, "eta", allow_none=True)
+        self.rho0 = positive_float(rho0, "rho0")
+        self.K0 = positive_int(K0, "K0")
+        self.eta = positive_float(eta, "eta", allow_none=True)
         self.report_every = positive_int(report_every, "report_every")
         self.stop_at_stationary = bool(stop_at_stationary)
 
@@ -104,12 +101,10 @@ class AIRG:
         report_every: int = 100,
         stop_at_stationary: bool = True,
     ):
-        self.sigma0 = check_positive(sigma0, "sigma0")
-        self.exponent = check_positive(exponent, "exponent", allow_zero=True)
-        self.eta = check_positive(eta, "eta", allow_none=True)
-        if output not in ("last", "average"):
-            raise ValueError(f"output must be 'last' or 'average', got {output!r}")
-        self.output = output
+        self.sigma0 = positive_float(sigma0, "sigma0")
+        self.exponent = positive_float(exponent, "exponent", allow_zero=True)
+        self.eta = positive_float(eta, "eta", allow_none=True)
+        self.output = one_of(output, "output", ("last", "average"))
         self.report_every = positive_int(report_every, "report_every")
         self.stop_at_stationary = bool(stop_at_stationary)
 
@@ -171,14 +166,8 @@ class DBGDOriginal(DBGD):
             report_every=report_every,
             stop_at_stationary=stop_at_stationary,
         )
-        self.alpha = check_positive(alpha, "alpha")
-        if g_hat is not None and (
-            isinstance(g_hat, bool)
-            or not isinstance(g_hat, (int, float, np.integer, np.floating))
-            or not math.isfinite(float(g_hat))
-        ):
-            raise ValueError(f"g_hat must be a finite number or None, got {g_hat!r}")
-        self.g_hat = None if g_hat is None else float(g_hat)
+        self.alpha = positive_float(alpha, "alpha")
+        self.g_hat = None if g_hat is None else finite_float(g_hat, "g_hat")
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> np.ndarray:
         self._ghat = self.g_hat if self.g_hat is not None else problem.g_star
@@ -210,10 +199,8 @@ class TwoPhase:
         report_every: int = 100,
         stop_at_stationary: bool = True,
     ):
-        self.eta = check_positive(eta, "eta", allow_none=True)
-        self.reenter = check_positive(reenter, "reenter")
-        if self.reenter < 1:
-            raise ValueError(f"reenter must be >= 1 (phase 1 ends at ||grad g|| <= eps_g), got {reenter!r}")
+        self.eta = positive_float(eta, "eta", allow_none=True)
+        self.reenter = in_range(reenter, "reenter", 1, low_closed=True)  # phase 1 ends at ||grad g|| <= eps_g
         self.report_every = positive_int(report_every, "report_every")
         self.stop_at_stationary = bool(stop_at_stationary)
 

@@ -50,7 +50,7 @@ from scipy.integrate import solve_ivp
 
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.base import Budget, BudgetExceeded
-from papergym.validate import positive_float
+from papergym.validate import one_of, positive_float
 
 __all__ = ["METHODS", "SolveIVP", "first_order_system"]
 
@@ -105,9 +105,7 @@ class SolveIVP:
     atol=1e-10)``; deterministic (``seed`` is accepted and unused)."""
 
     def __init__(self, *, seed: Any = None, method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-10):
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-        self.method = method
+        self.method = one_of(method, "method", METHODS)
         self.rtol = positive_float(rtol, "rtol")
         self.atol = positive_float(atol, "atol")
         self.seed = seed

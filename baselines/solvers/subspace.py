@@ -55,6 +55,7 @@ import numpy as np
 
 from papergym.agents.base import register_solver
 from papergym.envs.tasks.haar import orthonormalize
+from papergym.validate import positive_int
 
 __all__ = ["PCASolver", "LDAPCASolver", "FastICASolver", "OracleSubspace", "linear_transfer", "style_pseudo_labels"]
 
@@ -142,11 +143,9 @@ class LDAPCASolver:
 
 class FastICASolver:
     def __init__(self, *, seed: Any = None, max_components: int = 16, max_iter: int = 1000):
-        if isinstance(max_components, bool) or not isinstance(max_components, int) or max_components < 1:
-            raise ValueError(f"max_components must be an integer >= 1, got {max_components!r}")
-        if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-        self.seed, self.max_components, self.max_iter = seed, max_components, max_iter
+        self.seed = seed
+        self.max_components = positive_int(max_components, "max_components")
+        self.max_iter = positive_int(max_iter, "max_iter")
 
     def solve(self, problem: Any, budget: Any, report: Callable[..., None]) -> dict[str, Any]:
         import warnings

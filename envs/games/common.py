@@ -55,7 +55,6 @@ import numpy as np
 from papergym.envs.spec import InvalidActionError
 
 __all__ = [
-    "check_number",
     "read_action",
     "logsumexp",
     "gibbs",
@@ -106,16 +105,6 @@ def feedback_box(shape: tuple[int, ...], low: Any, high: Any, *, condition: floa
 
 
 Block = dict  # {"player", "start", "stop", "sign", "temperature", "reference", "initial"}
-
-
-def check_number(name: str, v: Any, *, positive: bool | None = True) -> float:
-    """A constructor argument that must be a finite number: ``> 0`` (``positive=True``), ``>= 0``
-    (``positive=False``) or any sign (``positive=None``)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
-        raise ValueError(f"{name} must be a finite number, got {v!r}")
-    if positive is not None and ((positive and v <= 0) or v < 0):
-        raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {v!r}")
-    return float(v)
 
 
 def player_blocks(players: Sequence[tuple[str, int, int, float, np.ndarray, np.ndarray]]) -> list[dict[str, Any]]:

@@ -107,7 +107,7 @@ import numpy as np
 from papergym.envs.games.common import bilinear_jacobian, centred_norm, gibbs, kl, logsumexp, omega, solve_saddle
 from papergym.envs.games.matrix_game import RPS
 from papergym.envs.games.twoplayer import TwoPlayerEnv
-from papergym.validate import positive_int
+from papergym.validate import in_range, positive_float, positive_int
 
 __all__ = ["EntropicMarkovGameEnv", "MarkovGame", "parallel_env", "INSTANCES"]
 
@@ -341,13 +341,8 @@ class EntropicMarkovGameEnv(TwoPlayerEnv):
         self.S = positive_int(d["S"] if S is None else S, "S", 1)
         self.A = positive_int(d["A"] if A is None else A, "A", 2)
         self.B = positive_int(d["B"] if B is None else B, "B", 2)
-        g = d["gamma"] if gamma is None else gamma
-        if isinstance(g, bool) or not isinstance(g, (int, float)) or not 0 <= g < 1:
-            raise ValueError(f"gamma must be a number in [0, 1), got {gamma!r}")
-        t = d["tau"] if tau is None else tau
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not (t > 0 and np.isfinite(t)):
-            raise ValueError(f"tau must be a finite number > 0, got {tau!r}")
-        self.gamma, self.tau = float(g), float(t)
+        g = in_range(d["gamma"] if gamma is None else gamma, "gamma", 0, 1, low_closed=True)
+        self.gamma, self.tau = g, positive_float(d["tau"] if tau is None else tau, "tau")
         super().__init__(
             horizon=horizon,
             role=role,

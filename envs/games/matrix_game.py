@@ -98,7 +98,6 @@ import numpy as np
 
 from papergym.envs.games.common import (
     bilinear_jacobian,
-    check_number,
     gibbs,
     jacobian_bounds,
     kl,
@@ -108,7 +107,7 @@ from papergym.envs.games.common import (
     solve_saddle,
 )
 from papergym.envs.games.twoplayer import TwoPlayerEnv
-from papergym.validate import positive_int
+from papergym.validate import positive_float, positive_int
 
 __all__ = ["EntropicMatrixGameEnv", "MatrixGame", "parallel_env", "INSTANCES", "RPS"]
 
@@ -296,13 +295,13 @@ class EntropicMatrixGameEnv(TwoPlayerEnv):
         if instance != "random" and any(v is not None for v in (A, B, g)):
             raise ValueError(f"A, B and g set the random family only (instance {instance!r} is 3x3 RPS)")
         self.instance = instance
-        self.a = check_number("a", d["a"] if a is None else a, positive=False)
-        self.b = check_number("b", d["b"] if b is None else b, positive=False)
-        self.sigma = check_number("sigma", d["sigma"] if sigma is None else sigma, positive=True)
-        self.sigma_max = check_number("sigma_max", d["sigma_max"] if sigma_max is None else sigma_max, positive=True)
+        self.a = positive_float(d["a"] if a is None else a, "a", allow_zero=True)
+        self.b = positive_float(d["b"] if b is None else b, "b", allow_zero=True)
+        self.sigma = positive_float(d["sigma"] if sigma is None else sigma, "sigma")
+        self.sigma_max = positive_float(d["sigma_max"] if sigma_max is None else sigma_max, "sigma_max")
         self.A = positive_int(d.get("A", 3) if A is None else A, "A", 2)
         self.B = positive_int(d.get("B", 3) if B is None else B, "B", 2)
-        self.g = check_number("g", d.get("g", 1.0) if g is None else g, positive=True)
+        self.g = positive_float(d.get("g", 1.0) if g is None else g, "g")
         self.allow_nonconvex_inner = bool(allow_nonconvex_inner)
         # P = Q = I: lambda_max = 1
         if not self.allow_nonconvex_inner and (self.a >= self.sigma or self.b >= self.sigma_max):

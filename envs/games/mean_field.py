@@ -93,9 +93,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from papergym.envs.games.common import check_number, euler_factor, gap_metrics, gibbs, kl, player_blocks, read_action
+from papergym.envs.games.common import euler_factor, gap_metrics, gibbs, kl, player_blocks, read_action
 from papergym.envs.games.render import RENDER_FPS, RENDER_MODES, ansi_frame, can_render, check_render_mode, rgb_frame
 from papergym.envs.spec import ProblemSpec, instance_seed
+from papergym.validate import finite_float, positive_float, positive_int
 
 __all__ = ["EntropicMeanFieldEnv", "MeanFieldOracle", "INSTANCES", "EDGE_FRACTION", "EDGE_MASS", "edge_mass"]
 
@@ -421,19 +422,15 @@ class EntropicMeanFieldEnv(gym.Env):
         if instance not in _FAMILIES:
             raise ValueError(f"unknown instance {instance!r}; valid instances: {', '.join(INSTANCES)}")
         _, a0, s0, _ = _FAMILIES[instance]
-        self.a = check_number("a", a0 if a is None else a, positive=False)
-        if self.a < 0:
-            raise ValueError(f"a must be >= 0 (the sign of the non-convex term is fixed), got {a!r}")
-        self.sigma = check_number("sigma", s0 if sigma is None else sigma)
-        self.ell, self.R = check_number("ell", ell), check_number("R", R)
-        if isinstance(G, bool) or not isinstance(G, (int, np.integer)) or G < 3:
-            raise ValueError(f"G must be an integer >= 3, got {G!r}")
-        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-            raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
-        self.mu0_mean = check_number("mu0_mean", mu0_mean, positive=None)
-        self.mu0_std = check_number("mu0_std", mu0_std)
-        self.gap_tol = check_number("gap_tol", gap_tol)
-        self.instance, self.G, self.horizon, self.strict_simplex = instance, int(G), int(horizon), bool(strict_simplex)
+        # a >= 0: the sign of the non-convex term is fixed
+        self.a = positive_float(a0 if a is None else a, "a", allow_zero=True)
+        self.sigma = positive_float(s0 if sigma is None else sigma, "sigma")
+        self.ell, self.R = positive_float(ell, "ell"), positive_float(R, "R")
+        G, horizon = positive_int(G, "G", 3), positive_int(horizon, "horizon")
+        self.mu0_mean = finite_float(mu0_mean, "mu0_mean")
+        self.mu0_std = positive_float(mu0_std, "mu0_std")
+        self.gap_tol = positive_float(gap_tol, "gap_tol")
+        self.instance, self.G, self.horizon, self.strict_simplex = instance, G, horizon, bool(strict_simplex)
         self.prob = MeanFieldProblem(instance, self.a, self.sigma, self.ell, self.R, self.G)
         x = self.prob.x
         self.mu0 = gibbs(np.zeros(self.G), (x - self.mu0_mean) ** 2 / (2 * self.mu0_std**2), 1.0, -1)

@@ -34,6 +34,7 @@ import numpy as np
 from papergym.envs.games.common import euler_factor, feedback_box, gap_metrics, player_blocks, read_action
 from papergym.envs.games.render import RENDER_FPS, RENDER_MODES, ansi_frame, can_render, check_render_mode, rgb_frame
 from papergym.envs.spec import ProblemSpec, instance_seed
+from papergym.validate import one_of, positive_float, positive_int
 
 __all__ = ["TwoPlayerEnv", "GameOracle", "ROLES", "clip_gap"]
 
@@ -254,19 +255,14 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
         render_mode: str | None = None,
     ):
         self.render_mode = check_render_mode(render_mode)
-        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-            raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
-        if role not in ROLES:
-            raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        horizon, role = positive_int(horizon, "horizon"), one_of(role, "role", ROLES)
         if not isinstance(opponent, str):
             raise ValueError(f"opponent must be a learner name, got {opponent!r}")
         if opponent_kwargs is not None and not isinstance(opponent_kwargs, dict):
             raise ValueError(f"opponent_kwargs must be a dict, got {opponent_kwargs!r}")
-        if isinstance(gap_tol, bool) or not isinstance(gap_tol, (int, float)) or not gap_tol > 0:
-            raise ValueError(f"gap_tol must be a number > 0, got {gap_tol!r}")
-        self.horizon, self.role, self.opponent = int(horizon), role, opponent
+        self.horizon, self.role, self.opponent = horizon, role, opponent
         self.opponent_kwargs = dict(opponent_kwargs or {})
-        self.strict_simplex, self.gap_tol = bool(strict_simplex), float(gap_tol)
+        self.strict_simplex, self.gap_tol = bool(strict_simplex), positive_float(gap_tol, "gap_tol")
         # spaces come from a game built for seed 0 (shapes do not depend on the seed)
         game = self._make_game(instance_seed(0))
         self._set_spaces(game)

@@ -22,17 +22,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import importlib
-import math
-import numbers
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-import numpy as np
-
 from papergym.canonical import canonical_json as _canonical_json
 from papergym.canonical import digest, to_json_value
+from papergym.validate import finite_float, in_range, positive_float, positive_int
 
 __all__ = [
     "Budget",
@@ -119,16 +116,7 @@ class Budget:
 
     def __post_init__(self) -> None:
         for name in ("max_seconds", "max_iterations", "max_work"):
-            v = getattr(self, name)
-            if v is None:
-                continue
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, (int, float, np.integer, np.floating))
-                or not math.isfinite(float(v))
-                or v <= 0
-            ):
-                raise ValueError(f"Budget.{name} must be a positive finite number or None, got {v!r}")
+            positive_float(getattr(self, name), f"Budget.{name}", allow_none=True)  # checked, kept as given
 
     def as_dict(self) -> dict[str, Any]:
         return {"max_seconds": self.max_seconds, "max_iterations": self.max_iterations, "max_work": self.max_work}
@@ -260,41 +248,24 @@ def check_ints(v: Any, name: str, minimum: int) -> tuple[int, ...]:
     vals = list(v) if isinstance(v, (list, tuple)) else [v]
     if not vals:
         raise ValueError(f"{name} must not be empty")
-    for x in vals:
-        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < minimum:
-            raise ValueError(f"{name} must be integers >= {minimum}, got {x!r}")
-    return tuple(dict.fromkeys(int(x) for x in vals))
+    return tuple(dict.fromkeys(positive_int(x, name, minimum) for x in vals))
 
 
 def check_floats(
     v: Any, name: str, *, above: float | None = None, at_least: float | None = None, below: float | None = None
 ) -> tuple[float, ...]:
     """A task kwarg that is a number or a list of numbers, finite and within the given bounds (``above``,
-    ``below`` exclusive, ``at_least`` inclusive) -> a tuple without repeats."""
+    ``below`` exclusive, ``at_least`` inclusive; at most one of ``above`` / ``at_least``) -> a tuple
+    without repeats."""
+    if above is not None and at_least is not None:
+        raise ValueError("check_floats takes at most one of above= and at_least=")
     vals = list(v) if isinstance(v, (list, tuple)) else [v]
     if not vals:
         raise ValueError(f"{name} must not be empty")
-    bounds = " and ".join(
-        b
-        for b in (
-            f"> {above:g}" if above is not None else "",
-            f">= {at_least:g}" if at_least is not None else "",
-            f"< {below:g}" if below is not None else "",
-        )
-        if b
-    )
-    for x in vals:
-        bad = (
-            isinstance(x, bool)
-            or not isinstance(x, numbers.Real)
-            or not math.isfinite(float(x))
-            or (above is not None and x <= above)
-            or (at_least is not None and x < at_least)
-            or (below is not None and x >= below)
-        )
-        if bad:
-            raise ValueError(f"{name} must be finite numbers{' ' + bounds if bounds else ''}, got {x!r}")
-    return tuple(dict.fromkeys(float(x) for x in vals))
+    if above is None and at_least is None and below is None:
+        return tuple(dict.fromkeys(finite_float(x, name) for x in vals))
+    low = above if at_least is None else at_least
+    return tuple(dict.fromkeys(in_range(x, name, low, below, low_closed=at_least is not None) for x in vals))
 
 
 def check_names(v: Any, name: str, valid: Sequence[str]) -> tuple[str, ...]:

@@ -138,6 +138,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from papergym.canonical import canonical_json
+from papergym.validate import positive_float, positive_int
 
 from .jobs import JOB_SPLITS, Job, JobOutcome
 from .ranking import RUN_STATUSES
@@ -660,17 +661,6 @@ def _check_str(
     return _clean_text(value)
 
 
-def _check_seconds(value: Any, field: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{field} must be a number of seconds or None, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{field} must be finite and >= 0, got {value!r}")
-    return value
-
-
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _RUN_KEYS_REQUIRED = ("split", "stratum", "seed_index", "status", "metrics")
 _RUN_KEYS_OPTIONAL = ("wall_seconds", "cpu_seconds", "curve", "error")
@@ -722,11 +712,7 @@ def _token_sha256(token: str) -> str:
 
 
 def _check_lease(lease_seconds: Any) -> timedelta:
-    if isinstance(lease_seconds, bool) or not isinstance(lease_seconds, numbers.Real):
-        raise ValueError(f"lease_seconds must be a number of seconds, got {lease_seconds!r}")
-    if not math.isfinite(lease_seconds) or lease_seconds <= 0:
-        raise ValueError(f"lease_seconds must be finite and > 0, got {lease_seconds!r}")
-    return timedelta(seconds=float(lease_seconds))
+    return timedelta(seconds=positive_float(lease_seconds, "lease_seconds"))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1026,8 +1012,8 @@ class Store:
             "stderr_tail": _clean_text(
                 _check_str(stderr_tail, "stderr_tail", empty=True, max_len=None), tail=STDERR_TAIL_MAX_CHARS
             ),
-            "wall_seconds": _check_seconds(wall_seconds, "wall_seconds"),
-            "cpu_seconds": _check_seconds(cpu_seconds, "cpu_seconds"),
+            "wall_seconds": positive_float(wall_seconds, "wall_seconds", allow_zero=True, allow_none=True),
+            "cpu_seconds": positive_float(cpu_seconds, "cpu_seconds", allow_zero=True, allow_none=True),
             "lease_owner": None,
             "lease_expires_at": None,
         }
@@ -1191,9 +1177,7 @@ class Store:
                 raise ValueError(f"{where} lacks {', '.join(missing)}")
             if unknown:
                 raise ValueError(f"{where} has unknown field(s) {', '.join(map(str, unknown))}")
-            seed_index = run["seed_index"]
-            if isinstance(seed_index, bool) or not isinstance(seed_index, numbers.Integral) or seed_index < 0:
-                raise ValueError(f"{where}.seed_index must be an int >= 0, got {seed_index!r}")
+            seed_index = positive_int(run["seed_index"], f"{where}.seed_index", 0)
             metrics = run["metrics"]
             if not isinstance(metrics, Mapping):
                 raise ValueError(f"{where}.metrics must be a mapping of metric name -> float")
@@ -1220,8 +1204,12 @@ class Store:
                 "seed_index": int(seed_index),
                 "status": _check_str(run["status"], f"{where}.status", allowed=RUN_STATUSES),
                 "metrics_json": _dumps(clean_metrics, f"{where}.metrics"),
-                "wall_seconds": _check_seconds(run.get("wall_seconds"), f"{where}.wall_seconds"),
-                "cpu_seconds": _check_seconds(run.get("cpu_seconds"), f"{where}.cpu_seconds"),
+                "wall_seconds": positive_float(
+                    run.get("wall_seconds"), f"{where}.wall_seconds", allow_zero=True, allow_none=True
+                ),
+                "cpu_seconds": positive_float(
+                    run.get("cpu_seconds"), f"{where}.cpu_seconds", allow_zero=True, allow_none=True
+                ),
                 "error": None if error is None else _clean_text(error, tail=STDERR_TAIL_MAX_CHARS),
                 "curve": curve,
             }
@@ -1548,12 +1536,8 @@ class Store:
         attr = _check_str(attr, "attr")
         if not attr.isidentifier():
             raise ValueError(f"attr {attr!r} is not a Python identifier (the factory's name in {code_name})")
-        if test_quota_per_day is not None and (
-            isinstance(test_quota_per_day, bool)
-            or not isinstance(test_quota_per_day, numbers.Integral)
-            or test_quota_per_day < 0
-        ):
-            raise ValueError(f"test_quota_per_day must be an int >= 0 or None, got {test_quota_per_day!r}")
+        if test_quota_per_day is not None:
+            positive_int(test_quota_per_day, "test_quota_per_day", 0)
         row = self._submission_row(
             benchmark_id=benchmark_id,
             name=name,
@@ -1699,8 +1683,7 @@ class Store:
         that many times. A leased row without code (:meth:`create_submission` with a lease: the process
         evaluating it stopped) ends as ``error``.
         """
-        if isinstance(max_attempts, bool) or not isinstance(max_attempts, numbers.Integral) or max_attempts < 1:
-            raise ValueError(f"max_attempts must be an int >= 1, got {max_attempts!r}")
+        positive_int(max_attempts, "max_attempts")
         s = T_SUBMISSIONS
         cleared = {"lease_owner": None, "lease_expires_at": None}
         done: list[int] = []
@@ -1775,8 +1758,10 @@ class Store:
                 _check_str(outcome.stderr_tail, "outcome.stderr_tail", empty=True, max_len=None),
                 tail=STDERR_TAIL_MAX_CHARS,
             ),
-            "wall_seconds": _check_seconds(outcome.wall_seconds, "outcome.wall_seconds"),
-            "cpu_seconds": _check_seconds(outcome.cpu_seconds, "outcome.cpu_seconds"),
+            "wall_seconds": positive_float(
+                outcome.wall_seconds, "outcome.wall_seconds", allow_zero=True, allow_none=True
+            ),
+            "cpu_seconds": positive_float(outcome.cpu_seconds, "outcome.cpu_seconds", allow_zero=True, allow_none=True),
             "sandbox": _check_str(outcome.sandbox, "outcome.sandbox", empty=True, max_len=64),
             "lease_owner": None,
             "lease_expires_at": None,

@@ -25,8 +25,6 @@ expires and another worker evaluates it again).
 from __future__ import annotations
 
 import logging
-import math
-import numbers
 import os
 import secrets
 import signal
@@ -34,6 +32,8 @@ import socket
 import threading
 from collections.abc import Callable
 from typing import Any, Self
+
+from papergym.validate import positive_float, positive_int
 
 from .jobs import Job, JobOutcome
 
@@ -45,12 +45,6 @@ log = logging.getLogger(__name__)
 def default_worker_id() -> str:
     """``"<hostname>:<pid>:<8 random hex digits>"``: unique per worker, and says where it runs."""
     return f"{socket.gethostname()[:150]}:{os.getpid()}:{secrets.token_hex(4)}"
-
-
-def _positive_seconds(value: Any, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{field} must be a finite number of seconds > 0, got {value!r}")
-    return float(value)
 
 
 class LeaseKeeper:
@@ -68,7 +62,7 @@ class LeaseKeeper:
         self.store = store
         self.submission_id = int(submission_id)
         self.worker_id = worker_id
-        self.lease_seconds = _positive_seconds(lease_seconds, "lease_seconds")
+        self.lease_seconds = positive_float(lease_seconds, "lease_seconds")
         self.lost = False
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"lease-{self.submission_id}", daemon=True)
@@ -141,15 +135,14 @@ class Worker:
     ):
         if not callable(evaluate):
             raise ValueError(f"evaluate must be a callable job -> JobOutcome, got {type(evaluate).__name__}")
-        if isinstance(max_attempts, bool) or not isinstance(max_attempts, numbers.Integral) or max_attempts < 1:
-            raise ValueError(f"max_attempts must be an int >= 1, got {max_attempts!r}")
+        max_attempts = positive_int(max_attempts, "max_attempts")
         if worker_id is not None and (not isinstance(worker_id, str) or not worker_id.strip()):
             raise ValueError(f"worker_id must be a non-empty string, got {worker_id!r}")
         self.store = store
         self.evaluate = evaluate
         self.worker_id = worker_id if worker_id is not None else default_worker_id()
-        self.lease_seconds = _positive_seconds(lease_seconds, "lease_seconds")
-        self.poll_seconds = _positive_seconds(poll_seconds, "poll_seconds")
+        self.lease_seconds = positive_float(lease_seconds, "lease_seconds")
+        self.poll_seconds = positive_float(poll_seconds, "poll_seconds")
         self.max_attempts = int(max_attempts)
         self._current: int | None = None
 
@@ -224,10 +217,8 @@ class Worker:
         unreachable) is logged and the loop goes on after ``poll_seconds``. In the main thread SIGTERM
         and SIGINT stop the loop after the current job; a second signal abandons it (module docstring).
         """
-        if max_jobs is not None and (
-            isinstance(max_jobs, bool) or not isinstance(max_jobs, numbers.Integral) or max_jobs < 0
-        ):
-            raise ValueError(f"max_jobs must be an int >= 0 or None, got {max_jobs!r}")
+        if max_jobs is not None:
+            max_jobs = positive_int(max_jobs, "max_jobs", 0)
         stop = stop if stop is not None else threading.Event()
         previous: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():

@@ -69,6 +69,7 @@ from papergym.leaderboard.runner.episode import N_LIN_POINTS, N_LOG_POINTS, chec
 from papergym.leaderboard.runner.executors import BACKENDS, default_n_jobs, run_jobs
 from papergym.leaderboard.runner.progress import DEFAULT_EVERY, RunProgress
 from papergym.leaderboard.runner.stats import bootstrap_ci
+from papergym.validate import positive_int
 
 __all__ = ["compare", "CompareResult", "Cell", "cell_key", "default_cache_dir", "run_cells", "checkpoints", "env_class"]
 
@@ -114,9 +115,7 @@ def resolve_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None, horizo
     building the env once (its errors name the offending field)."""
     kwargs = dict(env_kwargs or {})
     if horizon is not None:
-        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-            raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
-        kwargs["horizon"] = int(horizon)
+        kwargs["horizon"] = positive_int(horizon, "horizon")
     cls = env_class(env_id)
     sig = inspect.signature(cls)
     resolved: dict[str, Any] = {}

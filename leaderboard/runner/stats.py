@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from papergym.validate import in_range, one_of, positive_float, positive_int
+
 __all__ = [
     "TABLE_STAT_COLUMNS",
     "BootstrapResult",
@@ -117,18 +119,6 @@ def iqm(values: np.ndarray) -> float:
 _DIRECTIONS = ("min", "max")
 # bound on the floats materialised at once when resampled values must be gathered (IQM / callable)
 _SLAB_FLOATS = 4_000_000
-
-
-def _check_direction(direction: str) -> None:
-    if direction not in _DIRECTIONS:
-        raise ValueError(f"direction must be 'min' or 'max', got {direction!r}")
-
-
-def _check_ci(ci: float) -> float:
-    ci = float(ci)
-    if not 0.0 < ci < 1.0:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
-    return ci
 
 
 @dataclass
@@ -254,10 +244,8 @@ def stratified_bootstrap(
     :func:`bootstrap_ci` with the same seed.
     """
     names, strata, mats = _stack_strata(data)
-    n_boot = int(n_boot)
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    ci = _check_ci(ci)
+    n_boot = positive_int(n_boot, "n_boot")
+    ci = in_range(ci, "ci", 0, 1)
     if not (callable(aggregate) or aggregate in ("mean", "iqm")):
         raise ValueError(f"aggregate must be 'mean', 'iqm' or a callable, got {aggregate!r}")
 
@@ -332,14 +320,13 @@ def point_ranks(estimates: np.ndarray, direction: str = "min", *, rtol: float = 
     tie : ndarray of bool, shape (n,)
         True where another entry is equal within the tolerance.
     """
-    _check_direction(direction)
+    one_of(direction, "direction", _DIRECTIONS)
     x = np.asarray(estimates, dtype=float)
     if x.ndim != 1:
         raise ValueError(f"estimates must be 1-D, got shape {x.shape}")
     if np.isnan(x).any():
         raise ValueError(f"estimates contain NaN at positions {np.flatnonzero(np.isnan(x)).tolist()}")
-    if rtol < 0:
-        raise ValueError(f"rtol must be >= 0, got {rtol}")
+    rtol = positive_float(rtol, "rtol", allow_zero=True)
     ranks = 1 + _better_matrix(x, direction, rtol).sum(axis=1)
     close = _close_matrix(x, rtol)
     np.fill_diagonal(close, False)
@@ -369,8 +356,8 @@ def rank_intervals(replicates: np.ndarray, direction: str = "min", ci: float = 0
     -----
     The interval is not forced to contain the point rank; :func:`rank_table` widens it to do so.
     """
-    _check_direction(direction)
-    ci = _check_ci(ci)
+    one_of(direction, "direction", _DIRECTIONS)
+    ci = in_range(ci, "ci", 0, 1)
     r = np.asarray(replicates, dtype=float)
     if r.ndim != 2 or r.shape[0] == 0 or r.shape[1] == 0:
         raise ValueError(f"replicates must be (n_boot, n_subs) with both > 0, got shape {r.shape}")
@@ -418,7 +405,7 @@ def rank_table(
         to contain ``rank`` where the bootstrap quantiles miss it), ``tie`` (bool). Sorted by rank, equal
         ranks in input order. An empty ``data`` gives an empty frame with these columns.
     """
-    _check_direction(direction)
+    one_of(direction, "direction", _DIRECTIONS)
     if isinstance(data, Mapping) and len(data) == 0:
         out = pd.DataFrame(
             {c: pd.Series(dtype=t) for c, t in zip(TABLE_STAT_COLUMNS, (float, float, float, int, int, int, bool))}
@@ -469,7 +456,7 @@ def normalised_scores(values: np.ndarray, best_ref: float, worst_ref: float, dir
     where the value is at least as good as the reference (``<=`` for min, ``>=`` for max), 0.0 where it is
     worse, NaN stays NaN.
     """
-    _check_direction(direction)
+    one_of(direction, "direction", _DIRECTIONS)
     best, worst = float(best_ref), float(worst_ref)
     if not (np.isfinite(best) and np.isfinite(worst)):
         raise ValueError(f"best_ref and worst_ref must be finite, got {best_ref!r}, {worst_ref!r}")
@@ -588,7 +575,7 @@ def time_to_target(
     float
         The smallest time whose metric reaches the target; ``inf`` if none (including an empty curve).
     """
-    _check_direction(direction)
+    one_of(direction, "direction", _DIRECTIONS)
     for col in (metric, time):
         if col not in curve.columns:
             raise ValueError(f"curve has no column {col!r} (columns: {list(curve.columns)})")

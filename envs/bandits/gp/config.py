@@ -32,6 +32,7 @@ from scipy.linalg import cholesky
 
 from papergym.envs.bandits.gp.kernels import KERNELS, check_lengthscale, kernel_matrix
 from papergym.envs.spec import ProblemSpec
+from papergym.validate import one_of, positive_float, positive_int
 
 ENV_ID = "NoiseFreeGPBandit-v0"
 
@@ -55,34 +56,6 @@ GP_INTERPOLANT_MIN_EIG = 1e-8
 _PRESET_HORIZON = {1: 60, 2: 150}  # d >= 3: 200 [design]
 _PRESET_N_CANDIDATES = {1: 1000, 2: 2500}  # d >= 3: 2048 Sobol points [design]
 _PRESET_N_INDUCING = {1: 15, 2: 7}  # d >= 3: 5 per axis [design]
-
-
-def as_int(name: str, v: Any, lo: int, hi: int | None = None) -> int:
-    """``v`` as an int in ``[lo, hi]`` (integral floats accepted, bools refused), else ``ValueError``."""
-    if isinstance(v, (bool, np.bool_)):
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
-    if isinstance(v, (float, np.floating)) and math.isfinite(v) and float(v).is_integer():
-        v = int(v)
-    if not isinstance(v, (int, np.integer)) or v < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
-    if hi is not None and v > hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {v!r}")
-    return int(v)
-
-
-def _as_positive(name: str, v: Any) -> float:
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-    x = float(v)
-    if not (math.isfinite(x) and x > 0.0):
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-    return x
-
-
-def _choice(name: str, v: Any, valid: tuple[str, ...]) -> str:
-    if not isinstance(v, str) or v not in valid:
-        raise ValueError(f"{name} must be one of {', '.join(valid)}; got {v!r}")
-    return v
 
 
 # ------------------------------------------------------------------------------- candidate sets
@@ -139,8 +112,8 @@ def _candidates_cached(kind: str, d: int, n: int, seed: int) -> np.ndarray:
 
 
 def _resolve_candidates(d: int, candidate_set: Any, n_candidates: Any, candidate_seed: Any) -> tuple[str, int, int]:
-    kind = _choice("candidate_set", candidate_set, CANDIDATE_SETS)
-    seed = as_int("candidate_seed", candidate_seed, 0)
+    kind = one_of(candidate_set, "candidate_set", CANDIDATE_SETS)
+    seed = positive_int(candidate_seed, "candidate_seed", 0, integral_float=True)
     if kind == "auto":
         kind = "grid" if d <= 2 else "sobol"
     if n_candidates is None:
@@ -149,7 +122,7 @@ def _resolve_candidates(d: int, candidate_set: Any, n_candidates: Any, candidate
         else:
             n = _PRESET_N_CANDIDATES.get(d, 2048)
     else:
-        n = as_int("n_candidates", n_candidates, 1)
+        n = positive_int(n_candidates, "n_candidates", 1, integral_float=True)
     if n > MAX_CANDIDATES:
         raise ValueError(
             f"n_candidates={n} is too large (at most {MAX_CANDIDATES:,} candidate points); "
@@ -176,7 +149,7 @@ def make_candidates(
 
     The set is public and the same for every run seed (``candidate_seed`` is a kwarg, never the run seed).
     """
-    d = as_int("d", d, 1)
+    d = positive_int(d, "d", 1, integral_float=True)
     kind, n, seed = _resolve_candidates(d, candidate_set, n_candidates, candidate_seed)
     return _candidates_cached(kind, d, n, seed)
 
@@ -276,10 +249,10 @@ def make_config(
 ) -> Config:
     """Validate the env kwargs and resolve their None defaults (see
     :class:`~papergym.envs.bandits.gp.env.NoiseFreeGPBanditEnv`)."""
-    instance = _choice("instance", instance, INSTANCES)
-    d = as_int("d", d, 1)
-    T = _PRESET_HORIZON.get(d, 200) if horizon is None else as_int("horizon", horizon, 1)
-    kernel = _choice("kernel", kernel, KERNELS)
+    instance = one_of(instance, "instance", INSTANCES)
+    d = positive_int(d, "d", 1, integral_float=True)
+    T = _PRESET_HORIZON.get(d, 200) if horizon is None else positive_int(horizon, "horizon", 1, integral_float=True)
+    kernel = one_of(kernel, "kernel", KERNELS)
     if lengthscale is None:
         ell = 0.1 if d == 1 else 0.2
     else:
@@ -288,11 +261,11 @@ def make_config(
         ):
             raise ValueError(f"lengthscale must be None or a positive finite number, got {lengthscale!r}")
         ell = check_lengthscale(lengthscale)
-    B = _as_positive("B", B)
-    action_mode = _choice("action_mode", action_mode, ACTION_MODES)
+    B = positive_float(B, "B")
+    action_mode = one_of(action_mode, "action_mode", ACTION_MODES)
     kind, n, cseed = _resolve_candidates(d, candidate_set, n_candidates, candidate_seed)
-    J = as_int("n_centres", n_centres, 1, MAX_CENTRES)
-    p = None if n_inducing is None else as_int("n_inducing", n_inducing, 2)
+    J = positive_int(n_centres, "n_centres", 1, maximum=MAX_CENTRES, integral_float=True)
+    p = None if n_inducing is None else positive_int(n_inducing, "n_inducing", 2, integral_float=True)
     if instance == "gp-interpolant":
         p = _resolve_inducing(kernel, ell, d, p)
     else:

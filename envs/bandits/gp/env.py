@@ -20,10 +20,11 @@ from gymnasium import spaces
 
 from papergym.envs.bandits.base import BanditEnv, BanditVectorEnv, check_render_mode
 from papergym.envs.bandits.gp.actions import as_index, as_indices, as_points
-from papergym.envs.bandits.gp.config import ENV_ID, as_int, make_config, obs_space, problem_spec
+from papergym.envs.bandits.gp.config import ENV_ID, make_config, obs_space, problem_spec
 from papergym.envs.bandits.gp.instances import Instance, get_instance
 from papergym.envs.bandits.gp.kernels import kernel_expansion
 from papergym.envs.bandits.gp.oracle import BatchedNoiseFreeGPOracle, NoiseFreeGPOracle
+from papergym.validate import positive_int
 
 #: what ``papergym compare`` calls the regret it reports
 REGRET_NAME = "cumulative regret"
@@ -234,7 +235,7 @@ class NoiseFreeGPBanditVectorEnv(BanditVectorEnv):
         render_mode: str | None = None,
     ):
         check_render_mode(ENV_ID, render_mode)
-        n = as_int("num_envs", num_envs, 1)
+        n = positive_int(num_envs, "num_envs", integral_float=True)
         cfg = make_config(
             instance,
             horizon,

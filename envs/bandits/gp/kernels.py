@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from papergym.validate import one_of
+
 KERNELS: tuple[str, ...] = ("se", "matern-0.5", "matern-1.5", "matern-2.5")
 
 _SQRT3 = math.sqrt(3.0)
@@ -37,13 +39,6 @@ _SQRT5 = math.sqrt(5.0)
 _CHUNK = 1 << 20  # elements of the (m, J, d) temporaries of the evaluator
 # fourth derivative at 0 of t -> k(t u) (|u| = 1), times l^4: curvature bound of the certificate
 _PHI4 = {"se": 3.0, "matern-2.5": 25.0}
-
-
-def check_kernel(kernel: Any) -> str:
-    """``kernel`` if it is one of :data:`KERNELS`, else ``ValueError``."""
-    if not isinstance(kernel, str) or kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {', '.join(KERNELS)}; got {kernel!r}")
-    return kernel
 
 
 def check_lengthscale(lengthscale: Any) -> float:
@@ -61,7 +56,7 @@ def check_lengthscale(lengthscale: Any) -> float:
 
 def kernel_from_distance(kernel: str, r: np.ndarray, lengthscale: float) -> np.ndarray:
     """``k`` as a function of the Euclidean distance ``r >= 0`` (array in, array out; ``k(0) = 1``)."""
-    kernel = check_kernel(kernel)
+    kernel = one_of(kernel, "kernel", KERNELS)
     ell = check_lengthscale(lengthscale)
     s = np.asarray(r, dtype=np.float64) / ell  # a fresh array: everything below works in place on it
     if kernel == "se":

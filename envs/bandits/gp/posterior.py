@@ -39,7 +39,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
 
-from papergym.envs.bandits.gp.kernels import check_kernel, check_lengthscale, kernel_matrix
+from papergym.envs.bandits.gp.kernels import KERNELS, check_lengthscale, kernel_matrix
+from papergym.validate import one_of
 
 MAX_JITTER = 1e-2  # past this, a failing factorisation is an error, not a numerical accident
 
@@ -92,7 +93,7 @@ class NoiseFreeGP:
             raise ValueError(f"candidates must be a non-empty (N, d) array, got shape {C.shape}")
         if not np.all(np.isfinite(C)):
             raise ValueError("candidates must be finite")
-        self.kernel = check_kernel(kernel)
+        self.kernel = one_of(kernel, "kernel", KERNELS)
         self.lengthscale = check_lengthscale(lengthscale)
         jitter = float(jitter)
         if not (math.isfinite(jitter) and jitter > 0.0):

@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from papergym.envs.bandits.base import BanditEnv, BanditVectorEnv, check_render_mode
-from papergym.envs.bandits.lipschitz.instances import ENV_ID, _as_int, _Config, _eval_kernel, _Instances, _make_config
+from papergym.envs.bandits.lipschitz.instances import ENV_ID, _Config, _eval_kernel, _Instances, _make_config
 from papergym.envs.bandits.lipschitz.oracle import (
     BatchedNonStatLipschitzOracle,
     NonStatLipschitzOracle,
@@ -22,6 +22,7 @@ from papergym.envs.bandits.lipschitz.oracle import (
     _invalid,
 )
 from papergym.envs.spec import NormalStream, ProblemSpec, UniformStream, run_seeds
+from papergym.validate import positive_int
 
 __all__ = ["ENV_ID", "COMPARE_DEFAULTS", "make_problem", "NonStatLipschitzEnv", "NonStatLipschitzVectorEnv"]
 
@@ -249,7 +250,7 @@ class NonStatLipschitzVectorEnv(BanditVectorEnv):
         **family_kwargs: Any,
     ):
         check_render_mode(ENV_ID, render_mode)
-        n = _as_int("num_envs", num_envs, 1)
+        n = positive_int(num_envs, "num_envs", integral_float=True)
         cfg = _make_config(instance, horizon, d, noise, sigma, **family_kwargs)
         self._setup(
             n,

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from papergym.validate import boolean, one_of, positive_float, positive_int
+
 __all__ = ["ENV_ID", "INSTANCES", "instance_kwargs"]
 
 ENV_ID = "NonStatLipschitz-v0"
@@ -77,22 +79,6 @@ def _check_instance(instance: Any) -> str:
     return instance
 
 
-def _as_int(name: str, v: Any, lo: int) -> int:
-    if isinstance(v, (bool, np.bool_)):
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
-    if isinstance(v, (float, np.floating)) and float(v).is_integer():
-        v = int(v)
-    if not isinstance(v, (int, np.integer)) or v < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
-    return int(v)
-
-
-def _as_bool(name: str, v: Any) -> bool:
-    if not isinstance(v, (bool, np.bool_)):
-        raise ValueError(f"{name} must be a bool, got {v!r}")
-    return bool(v)
-
-
 @dataclass(frozen=True)
 class _Config:
     """A validated configuration (everything but the seed)."""
@@ -143,27 +129,22 @@ def _make_config(
             f"unknown kwarg(s) {', '.join(map(repr, unknown))} for instance {instance!r}; valid kwargs: "
             f"horizon, d, noise, sigma, {', '.join(defaults) or '(no family kwargs)'}"
         )
-    T = _as_int("horizon", horizon, 1)
-    d = _as_int("d", d, 1)
+    T = positive_int(horizon, "horizon", 1, integral_float=True)
+    d = positive_int(d, "d", 1, integral_float=True)
     if family in _D1_ONLY and d != 1:
         raise ValueError(f"d must be 1 for instance {instance!r} (the family is defined on [0, 1] only), got d={d}")
-    if noise not in _NOISES:
-        raise ValueError(f"noise must be one of {', '.join(_NOISES)}; got {noise!r}")
-    if isinstance(sigma, (bool, np.bool_)) or not isinstance(sigma, (int, float, np.integer, np.floating)):
-        raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
-    sigma = float(sigma)
-    if not (math.isfinite(sigma) and sigma >= 0.0):
-        raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
+    one_of(noise, "noise", _NOISES)
+    sigma = positive_float(sigma, "sigma", allow_zero=True)
     kw = {**defaults, **family_kwargs}
     if family == "two-peak-cyclic":
-        kw["cycles"] = _as_int("cycles", kw["cycles"], 1)
+        kw["cycles"] = positive_int(kw["cycles"], "cycles", 1, integral_float=True)
     elif family in ("piecewise-tents", "random-lipschitz"):
-        kw["phases"] = _as_int("phases", kw["phases"], 1)
-        kw["min_length"] = _as_int("min_length", kw["min_length"], 1)
-        rnd = family == "random-lipschitz" or _as_bool("random_lengths", kw["random_lengths"])
+        kw["phases"] = positive_int(kw["phases"], "phases", 1, integral_float=True)
+        kw["min_length"] = positive_int(kw["min_length"], "min_length", 1, integral_float=True)
+        rnd = family == "random-lipschitz" or boolean(kw["random_lengths"], "random_lengths")
         if family == "piecewise-tents":
             kw["random_lengths"] = bool(kw["random_lengths"])
-            kw["random_tents"] = _as_bool("random_tents", kw["random_tents"])
+            kw["random_tents"] = boolean(kw["random_tents"], "random_tents")
         need = kw["phases"] * kw["min_length"] if rnd else kw["phases"]
         if T < need:
             raise ValueError(
@@ -172,15 +153,12 @@ def _make_config(
                 + f" need horizon >= {need}"
             )
     elif family == "benign-changes":
-        kw["static"] = _as_bool("static", kw["static"])
+        kw["static"] = boolean(kw["static"], "static")
     elif family == "drifting-peak":
         p = kw["period"]
         if p is not None:
-            if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, float, np.integer, np.floating)):
-                raise ValueError(f"period must be None or a finite number > 0, got {p!r}")
-            p = float(p) if not float(p).is_integer() else int(p)
-            if not (math.isfinite(p) and p > 0):
-                raise ValueError(f"period must be None or a finite number > 0, got {p!r}")
+            p = positive_float(p, "period")
+            p = int(p) if p.is_integer() else p
         kw["period"] = p
     return _Config(instance, family, T, d, str(noise), sigma, tuple(sorted(kw.items())))
 

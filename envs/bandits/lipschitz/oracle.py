@@ -17,12 +17,12 @@ from papergym.envs.bandits.lipschitz.instances import (
     _TENTS,
     _TWO_PEAK,
     ENV_ID,
-    _as_int,
     _Config,
     _eval_kernel,
     _Instances,
 )
 from papergym.envs.spec import InvalidActionError
+from papergym.validate import in_range, positive_float, positive_int
 
 __all__ = ["NonStatLipschitzOracle", "BatchedNonStatLipschitzOracle"]
 
@@ -204,11 +204,7 @@ def _lengths(T: int, ratio: float | None) -> np.ndarray:
     """Window lengths Lambda = {1} U {ceil(r^k)} (<= T); every length 1..T when ratio is None."""
     if ratio is None:
         return np.arange(1, T + 1, dtype=np.int64)
-    if isinstance(ratio, (bool, np.bool_)) or not isinstance(ratio, (int, float, np.integer, np.floating)):
-        raise ValueError(f"length_ratio must be None or a number > 1, got {ratio!r}")
-    r = float(ratio)
-    if not (math.isfinite(r) and r > 1.0):
-        raise ValueError(f"length_ratio must be None or a number > 1, got {ratio!r}")
+    r = in_range(ratio, "length_ratio", 1, None)
     out = {1}
     k = 1
     while True:
@@ -223,7 +219,7 @@ def _lengths(T: int, ratio: float | None) -> np.ndarray:
 
 def _grid_points(d: int, grid: int | None) -> np.ndarray:
     g = grid if grid is not None else (1024 if d == 1 else 64 if d == 2 else max(2, round(4096 ** (1.0 / d))))
-    g = _as_int("grid", g, 1)
+    g = positive_int(g, "grid", integral_float=True)
     mids = (np.arange(g) + 0.5) / g
     if d == 1:
         return mids[:, None]
@@ -375,12 +371,7 @@ class NonStatLipschitzOracle:
         Results are cached in-process per (instance kwargs, seed [unless the instance is deterministic],
         grid, length_ratio, c_sig).
         """
-        if (
-            isinstance(c_sig, (bool, np.bool_))
-            or not isinstance(c_sig, (int, float, np.integer, np.floating))
-            or not (math.isfinite(c_sig) and c_sig > 0)
-        ):
-            raise ValueError(f"c_sig must be a finite number > 0, got {c_sig!r}")
+        positive_float(c_sig, "c_sig")  # checked; the cache key keeps the value as given
         lags = _lengths(self.horizon, length_ratio)
         pts = _grid_points(self.d, grid)
         if self.cfg.family == "drifting-peak" and lags.size * pts.shape[0] * 8 > 2**30:

@@ -14,7 +14,8 @@ from gymnasium.vector.utils import batch_space
 from papergym.envs.bandits.base import BanditEnv, BanditVectorEnv, check_render_mode
 from papergym.envs.bandits.semibandit.instances import _make_config, _Runs
 from papergym.envs.bandits.semibandit.oracle import BatchedMSetSemiBanditOracle, MSetSemiBanditOracle
-from papergym.envs.bandits.semibandit.space import ENV_ID, _as_actions, _is_int, make_problem
+from papergym.envs.bandits.semibandit.space import ENV_ID, _as_actions, make_problem
+from papergym.validate import positive_int
 
 __all__ = ["COMPARE_DEFAULTS", "MSetSemiBanditEnv", "MSetSemiBanditVectorEnv"]
 
@@ -195,9 +196,7 @@ class MSetSemiBanditVectorEnv(BanditVectorEnv):
         render_mode: str | None = None,
     ):
         check_render_mode(ENV_ID, render_mode)
-        if not _is_int(num_envs) or num_envs < 1:
-            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
-        n = int(num_envs)
+        n = positive_int(num_envs, "num_envs")
         cfg = _make_config(instance, horizon, d, m, gap, n_switches, epsilon)
         problem = make_problem(cfg.d, cfg.m, cfg.horizon)
         self._setup(n, cfg, problem, batch_space(problem.action_space, n), batch_space(problem.observation_space, n))

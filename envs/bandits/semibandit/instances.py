@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from papergym.envs.bandits.semibandit.space import _check_dm, _is_int
+from papergym.envs.bandits.semibandit.space import _check_dm
 from papergym.envs.spec import UniformStream, run_seeds
+from papergym.validate import in_range, positive_int
 
 __all__ = ["INSTANCES", "sca_signs"]
 
@@ -36,10 +37,6 @@ _WORST = "worst-case"
 _SCA_BASE = 1.1  # phase boundaries at powers of 1.1 [code]
 _SCA_PERIOD = 10  # floor(ln t / ln 1.1) mod 10 < 5 -> +b [code]
 _SCA_PLUS = 5
-
-
-def _is_real(v: Any) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
 
 
 @dataclass(frozen=True)
@@ -72,24 +69,16 @@ def _make_config(
     if not isinstance(instance, str) or instance not in INSTANCES:
         raise ValueError(f"unknown instance {instance!r}; valid instances: {', '.join(INSTANCES)}")
     d, m = _check_dm(d, m)
-    if not _is_int(horizon) or horizon < 1:
-        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
-    n = int(horizon)
-    if not _is_real(gap) or not (math.isfinite(float(gap)) and 0.0 < float(gap) <= 1.0):
-        raise ValueError(f"gap must be a number in (0, 1], got {gap!r}")
-    gap = float(gap)
-    if not _is_int(n_switches) or n_switches < 0:
-        raise ValueError(f"n_switches must be an integer >= 0, got {n_switches!r}")
-    n_switches = int(n_switches)
+    n = positive_int(horizon, "horizon")
+    gap = in_range(gap, "gap", 0, 1, high_closed=True)
+    n_switches = positive_int(n_switches, "n_switches", 0)
     if instance == _SWITCH and n_switches > n - 1:
         raise ValueError(
             f"n_switches must be at most horizon - 1 = {n - 1} for instance {instance!r} (distinct switch "
             f"rounds in 2..horizon), got n_switches={n_switches}"
         )
-    if epsilon is not None:
-        if not _is_real(epsilon) or not (math.isfinite(float(epsilon)) and 0.0 < float(epsilon) <= 0.5):
-            raise ValueError(f"epsilon must be None or a number in (0, 0.5] (means stay in [0, 1]), got {epsilon!r}")
-        epsilon = float(epsilon)
+    if epsilon is not None:  # (0, 0.5]: the means stay in [0, 1]
+        epsilon = in_range(epsilon, "epsilon", 0, 0.5, high_closed=True)
     eps = math.nan
     if instance == _WORST:
         eps = epsilon if epsilon is not None else min(0.25 * math.sqrt(d / (n * m)), 0.5)
@@ -108,9 +97,7 @@ def _signs_cached(n: int) -> np.ndarray:
 def sca_signs(horizon: int) -> np.ndarray:
     """``s(t)`` for ``t = 1..horizon`` (read-only ``int8``): ``+1`` if ``floor(ln t / ln 1.1) mod 10 < 5``
     else ``-1`` [code, ``Adversarial.play``]. Phases grow geometrically (factor ``1.1^5``)."""
-    if not _is_int(horizon) or horizon < 1:
-        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
-    return _signs_cached(int(horizon))
+    return _signs_cached(positive_int(horizon, "horizon"))
 
 
 # ------------------------------------------------------------------------------------- kernels

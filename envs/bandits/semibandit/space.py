@@ -17,6 +17,7 @@ from gymnasium.vector.utils import batch_space
 from numba import njit
 
 from papergym.envs.spec import InvalidActionError, ProblemSpec
+from papergym.validate import positive_int
 
 __all__ = ["ENV_ID", "MSet", "BatchedMSet", "make_problem", "observation_space"]
 
@@ -24,9 +25,7 @@ ENV_ID = "MSetSemiBandit-v0"
 
 
 def _check_dm(d: Any, m: Any) -> tuple[int, int]:
-    for name, v in (("d", d), ("m", m)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    d, m = positive_int(d, "d"), positive_int(m, "m")
     if m > d:
         raise ValueError(f"m must be at most d (choose m of d arms), got d={d}, m={m}")
     return int(d), int(m)
@@ -86,11 +85,8 @@ def make_problem(d: int = 10, m: int = 3, horizon: int = 10_000) -> ProblemSpec:
     """The public problem: ``ProblemSpec(ENV_ID, MSet(d, m), observation_space(d), horizon,
     {"d": d, "m": m, "loss_range": (0.0, 1.0)})``."""
     d, m = _check_dm(d, m)
-    if isinstance(horizon, (bool, np.bool_)) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
-    return ProblemSpec(
-        ENV_ID, MSet(d, m), observation_space(d), int(horizon), {"d": d, "m": m, "loss_range": (0.0, 1.0)}
-    )
+    horizon = positive_int(horizon, "horizon")
+    return ProblemSpec(ENV_ID, MSet(d, m), observation_space(d), horizon, {"d": d, "m": m, "loss_range": (0.0, 1.0)})
 
 
 def _is_int(v: Any) -> bool:
@@ -166,9 +162,7 @@ class BatchedMSet(spaces.MultiBinary):
 
     def __init__(self, num: int, d: int, m: int, seed: int | np.random.Generator | None = None):
         d, m = _check_dm(d, m)
-        if not _is_int(num) or num < 1:
-            raise ValueError(f"num must be an integer >= 1, got {num!r}")
-        self.num = int(num)
+        self.num = positive_int(num, "num")
         self.m = m
         super().__init__((self.num, d), seed=seed)
 

@@ -14,6 +14,7 @@ from papergym.envs.scheduling.fjsp.instance import Instance
 from papergym.envs.scheduling.fjsp.parser import read_instance
 from papergym.envs.scheduling.fjsp.sets import load_instance, load_set, reference
 from papergym.envs.spec import InvalidActionError, instance_seed
+from papergym.validate import one_of, positive_float, positive_int
 
 __all__ = [
     "InstanceSource",
@@ -55,16 +56,8 @@ ILLEGAL_ACTIONS = ("penalty", "raise")
 
 def check_illegal_action(illegal_action: str, illegal_penalty: float) -> float:
     """Validate the ``illegal_action`` / ``illegal_penalty`` env arguments; the penalty as a float."""
-    if illegal_action not in ILLEGAL_ACTIONS:
-        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTIONS}, got {illegal_action!r}")
-    if (
-        isinstance(illegal_penalty, bool)
-        or not isinstance(illegal_penalty, (int, float, np.integer, np.floating))
-        or not math.isfinite(float(illegal_penalty))
-        or illegal_penalty < 0
-    ):
-        raise ValueError(f"illegal_penalty must be a finite number >= 0, got {illegal_penalty!r}")
-    return float(illegal_penalty)
+    one_of(illegal_action, "illegal_action", ILLEGAL_ACTIONS)
+    return positive_float(illegal_penalty, "illegal_penalty", allow_zero=True)
 
 
 class LegalDiscrete(gym.spaces.Discrete):
@@ -132,10 +125,7 @@ class InstanceSource:
             self.fixed = [read_instance(path, one_based=one_based)]
             self.label = str(path)
         elif family in ("sd1", "sd2"):
-            for nm, v in (("n_jobs", n_jobs), ("n_machines", n_machines)):
-                if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                    raise ValueError(f"{nm} must be an integer >= 1, got {v!r}")
-            self.n_jobs, self.n_machines = int(n_jobs), int(n_machines)
+            self.n_jobs, self.n_machines = positive_int(n_jobs, "n_jobs"), positive_int(n_machines, "n_machines")
             self.label = f"{family}-{self.n_jobs}x{self.n_machines}-gen"
         else:
             raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")

@@ -79,6 +79,7 @@ from papergym.envs.scheduling.fjsp.common import (  # noqa: F401  (compare_seeds
 from papergym.envs.scheduling.fjsp.graph import Solution
 from papergym.envs.scheduling.fjsp.instance import Instance
 from papergym.envs.spec import InvalidActionError, ProblemSpec
+from papergym.validate import one_of
 
 __all__ = ["FJSPEnv", "ENV_ID", "COMPARE_DEFAULTS", "REWARD_MODES", "construct_problem"]
 
@@ -144,8 +145,7 @@ class FJSPEnv(gym.Env):
     ):
         self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
         self.illegal_action = illegal_action
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
+        one_of(reward_mode, "reward_mode", REWARD_MODES)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.source = InstanceSource(

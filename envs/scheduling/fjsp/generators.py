@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from papergym.envs.scheduling.fjsp.instance import Instance
+from papergym.validate import one_of, positive_int
 
 __all__ = ["SIZES", "sd1_instance", "sd2_instance", "sd2_published", "parse_size"]
 
@@ -47,15 +48,9 @@ def parse_size(size: str) -> tuple[int, int]:
     return n, m
 
 
-def _check(n: int, m: int) -> None:
-    if int(n) < 1 or int(m) < 1:
-        raise ValueError(f"need n_jobs >= 1 and n_machines >= 1, got {n} x {m}")
-
-
 def sd1_instance(n_jobs: int, n_machines: int, rng: np.random.Generator, *, name: str = "") -> Instance:
     """One SD1 instance (see the module docstring)."""
-    _check(n_jobs, n_machines)
-    m = int(n_machines)
+    n_jobs, m = positive_int(n_jobs, "n_jobs"), positive_int(n_machines, "n_machines")
     lo, hi = max(1, int(0.8 * m)), max(1, int(1.2 * m))
     job_ops = rng.integers(lo, hi + 1, size=int(n_jobs))
     N = int(job_ops.sum())
@@ -73,10 +68,8 @@ def sd2_instance(
     n_jobs: int, n_machines: int, rng: np.random.Generator, *, mode: str = "mix", name: str = ""
 ) -> Instance:
     """One SD2 instance drawn from a ``numpy.random.Generator`` (``mode``: ``"mix"`` or ``"nf"``)."""
-    _check(n_jobs, n_machines)
-    if mode not in ("mix", "nf"):
-        raise ValueError(f"mode must be 'mix' or 'nf', got {mode!r}")
-    n, m = int(n_jobs), int(n_machines)
+    n, m = positive_int(n_jobs, "n_jobs"), positive_int(n_machines, "n_machines")
+    one_of(mode, "mode", ("mix", "nf"))
     N = n * m
     counts = rng.integers(1, m + 1, size=N) if mode == "mix" else np.ones(N, dtype=np.int64)
     proc = rng.integers(1, 100, size=(N, m)).astype(np.int64)
@@ -91,11 +84,9 @@ def sd2_published(
     n_jobs: int, n_machines: int, *, split: str = "test", count: int = 100, name_prefix: str | None = None
 ) -> list[Instance]:
     """DANIEL's published SD2 ``mix`` sets, regenerated (seed 200 = ``"test"``, 100 = ``"validation"``)."""
-    _check(n_jobs, n_machines)
+    n, m = positive_int(n_jobs, "n_jobs"), positive_int(n_machines, "n_machines")
     seeds = {"test": 200, "validation": 100}
-    if split not in seeds:
-        raise ValueError(f"split must be 'test' or 'validation', got {split!r}")
-    n, m = int(n_jobs), int(n_machines)
+    one_of(split, "split", seeds)
     prefix = f"sd2-{n}x{m}" if name_prefix is None else name_prefix
     saved = np.random.get_state()
     try:

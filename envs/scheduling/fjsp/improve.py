@@ -96,6 +96,7 @@ from papergym.envs.scheduling.fjsp.instance import Instance
 from papergym.envs.scheduling.fjsp.rules import RuleTables, choose_pair
 from papergym.envs.scheduling.fjsp.sampled import sampled_dispatch
 from papergym.envs.spec import InvalidActionError, ProblemSpec
+from papergym.validate import one_of, positive_int
 
 __all__ = [
     "FJSPImproveEnv",
@@ -144,8 +145,7 @@ def dispatch_solution(inst: Instance, rule: str, rng: np.random.Generator, *, ma
 def initial_solution(inst: Instance, init: str = "mwkr") -> Solution:
     """The env's ``s_0`` for ``init`` (any of :data:`INITS` but ``given``): the rule run with an RNG seeded by
     the instance's content hash, so the start is a function of the instance."""
-    if init not in INITS or init == "given":
-        raise ValueError(f"init must be one of {tuple(i for i in INITS if i != 'given')}, got {init!r}")
+    one_of(init, "init", (i for i in INITS if i != "given"))
     return dispatch_solution(inst, init, np.random.default_rng(int(inst.sha256()[:16], 16)))
 
 
@@ -207,14 +207,10 @@ class FJSPImproveEnv(gym.Env):
     ):
         self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
         self.illegal_action = illegal_action
-        if init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {init!r}")
-        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-            raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
-        if neighbourhood not in NEIGHBOURHOODS:
-            raise ValueError(f"neighbourhood must be one of {NEIGHBOURHOODS}, got {neighbourhood!r}")
-        if isinstance(restore_slots, bool) or not isinstance(restore_slots, (int, np.integer)) or restore_slots < 1:
-            raise ValueError(f"restore_slots must be an integer >= 1, got {restore_slots!r}")
+        one_of(init, "init", INITS)
+        horizon = positive_int(horizon, "horizon")
+        one_of(neighbourhood, "neighbourhood", NEIGHBOURHOODS)
+        restore_slots = positive_int(restore_slots, "restore_slots")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.source = InstanceSource(

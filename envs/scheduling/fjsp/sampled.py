@@ -63,6 +63,7 @@ import numpy as np
 
 from papergym.envs.scheduling.fjsp.graph import Solution, solution_from_schedule
 from papergym.envs.scheduling.fjsp.instance import Instance
+from papergym.validate import positive_float, positive_int
 
 __all__ = ["SAMPLED_K", "SAMPLED_TAU", "sampled_dispatch", "sampled_rollouts"]
 
@@ -175,19 +176,6 @@ def _rollout(proc, job_start, rem, scale, tau, seed, out_machine, out_start):  #
     return cmax
 
 
-def _check(k, tau) -> tuple[int, float]:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k (rollouts) must be an integer >= 1, got {k!r}")
-    if (
-        isinstance(tau, bool)
-        or not isinstance(tau, (int, float, np.integer, np.floating))
-        or not np.isfinite(tau)
-        or tau < 0
-    ):
-        raise ValueError(f"tau (temperature) must be a finite number >= 0, got {tau!r}")
-    return int(k), float(tau)
-
-
 def _tables(inst: Instance) -> tuple[np.ndarray, float]:
     proc = inst.proc
     mean_p = proc.sum(axis=1) / (proc > 0).sum(axis=1)
@@ -202,7 +190,7 @@ def sampled_rollouts(
     inst: Instance, rng: np.random.Generator, *, k: int = SAMPLED_K, tau: float = SAMPLED_TAU
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All ``k`` rollouts: ``(makespans (k,), machine (k, N), start (k, N))``; row 0 is the greedy rollout."""
-    k, tau = _check(k, tau)
+    k, tau = positive_int(k, "k"), positive_float(tau, "tau", allow_zero=True)  # rollouts, temperature
     rem, scale = _tables(inst)
     seeds = rng.integers(1, np.iinfo(np.int64).max, size=k, dtype=np.int64)
     proc = np.ascontiguousarray(inst.proc, dtype=np.int64)

@@ -172,6 +172,7 @@ from papergym.envs.tasks.data_selection.model import (
 )
 from papergym.envs.tasks.sealed import seal
 from papergym.torch_threads import torch_threads
+from papergym.validate import positive_float, positive_int
 
 __all__ = [
     "DataSelectionTask",
@@ -276,17 +277,10 @@ class PolicyServer:
         import torch
 
         P = _strings(prompts, "prompts")
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ValueError(f"policy.sample: n must be an integer >= 1, got {n!r}")
-        if (
-            isinstance(temperature, bool)
-            or not isinstance(temperature, numbers.Real)
-            or not math.isfinite(float(temperature))
-            or temperature < 0
-        ):
-            raise ValueError(f"policy.sample: temperature must be a finite number >= 0, got {temperature!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
-            raise ValueError(f"policy.sample: seed must be a non-negative integer or None, got {seed!r}")
+        positive_int(n, "policy.sample: n")
+        positive_float(temperature, "policy.sample: temperature", allow_zero=True)
+        if seed is not None:
+            positive_int(seed, "policy.sample: seed", 0)
         for i, p in enumerate(P):
             self._check_len(p, self.max_new, "prompts", i)
         if not P:

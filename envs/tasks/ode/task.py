@@ -168,9 +168,10 @@ import functools
 import math
 import numbers
 
+from papergym.envs.spec import check_seed
 from papergym.envs.tasks.base import Budget, InstanceRef, hidden_seeds, instance_params, register_task
 from papergym.envs.tasks.sealed import seal
-from papergym.validate import positive_int
+from papergym.validate import positive_float, positive_int
 
 __all__ += [
     "PROBLEMS",
@@ -953,18 +954,12 @@ def family(name: str) -> _Family:
     return _FAMILIES[_check_problem(name)]
 
 
-def _check_seed(seed: Any, field_name: str = "seed") -> int:
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"{field_name} must be a non-negative integer, got {seed!r}")
-    return int(seed)
-
-
 def problem_params(name: str, seed: int = 0) -> dict[str, float]:
     """The family parameters of problem ``name`` for ``seed``: seed 0 gives the canonical parameters;
     any other seed draws each parameter uniformly from its range, in the order of the suite's table,
     with ``np.random.default_rng(seed)`` (derived parameters, N2's ``tf``, follow)."""
     fam = family(name)
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     if seed == 0:
         return {k: float(v) for k, v in fam.canonical.items()}
     rng = np.random.default_rng(seed)
@@ -1190,9 +1185,9 @@ class ODETask:
                         f"accuracy_gate names unknown problems {unknown}; valid problems: {', '.join(PROBLEMS)}"
                     )
                 for k, v in accuracy_gate.items():
-                    self.gates[k] = self._gate_value(v, f"accuracy_gate[{k!r}]")
+                    self.gates[k] = positive_float(v, f"accuracy_gate[{k!r}]")
             else:
-                g = self._gate_value(accuracy_gate, "accuracy_gate")
+                g = positive_float(accuracy_gate, "accuracy_gate")
                 self.gates = {k: g for k in PROBLEMS}
 
     # ------------------------------------------------------------------ validation helpers
@@ -1206,18 +1201,8 @@ class ODETask:
             raise ValueError(f"{field_name} must be a list of integers >= {minimum}, got {v!r}") from None
         if not vals:
             raise ValueError(f"{field_name} must not be empty")
-        out = []
-        for x in vals:
-            if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < minimum:
-                raise ValueError(f"{field_name} must be integers >= {minimum}, got {x!r} in {v!r}")
-            out.append(int(x))
+        out = [positive_int(x, field_name, minimum) for x in vals]
         return tuple(dict.fromkeys(out))
-
-    @staticmethod
-    def _gate_value(v: Any, field_name: str) -> float:
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)) or v <= 0:
-            raise ValueError(f"{field_name} must be a positive finite number (a rel_rmse threshold), got {v!r}")
-        return float(v)
 
     # ------------------------------------------------------------------------- protocol
     def gate(self, problem: str) -> float:
@@ -1247,7 +1232,7 @@ class ODETask:
             raise ValueError(f"instance {ref.name!r}: params need 'problem' and 'n', got {sorted(params)}")
         name = _check_problem(params["problem"], "params['problem']")
         n = positive_int(params["n"], "params['n']")
-        seed = _check_seed(ref.seed, "ref.seed")
+        seed = check_seed(ref.seed, "ref.seed")
         problem = make_problem(name, n, seed=seed, n_query=self.n_query)
         y_exact = exact_solution(name, problem.params, problem.t_query)
         return served_problem(problem), ODEEvaluator(name, problem.t_query, y_exact, self.gates[name])

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from papergym.envs.tasks.persistent_homology.clouds import swiss_cheese
+from papergym.validate import one_of
 
 __all__ = ["classify_set", "features", "split_accuracy", "FEATURES", "R_MAX"]
 
@@ -82,8 +83,7 @@ def features(diagrams: Sequence[Sequence[np.ndarray]], max_dim: int, kind: str =
     (module docstring)."""
     from gudhi.representations import BettiCurve, Landscape, PersistenceImage
 
-    if kind not in FEATURES:
-        raise ValueError(f"features must be one of {', '.join(FEATURES)}; got {kind!r}")
+    one_of(kind, "features", FEATURES)
     grid = np.linspace(0.0, R_MAX, GRID)
     blocks = []
     for k in range(1, max_dim + 1):

@@ -174,7 +174,7 @@ def test_candidate_sets():
         make_candidates(3, "grid", 30)
     with pytest.raises(ValueError, match="n_candidates=.*too large"):
         make_candidates(2, "uniform", MAX_CANDIDATES + 1)
-    with pytest.raises(ValueError, match="candidate_set must be one of auto, grid, sobol, uniform"):
+    with pytest.raises(ValueError, match="candidate_set must be one of .auto., .grid., .sobol., .uniform.; got"):
         make_candidates(2, "halton")
 
 
@@ -520,9 +520,9 @@ def test_vector_env_via_gym_and_invalid_actions():
 @pytest.mark.parametrize(
     "kwargs,match",
     [
-        ({"instance": "gp-sample"}, "instance must be one of rkhs-sum, gp-interpolant"),
-        ({"kernel": "rbf"}, "kernel must be one of se, matern-0.5, matern-1.5, matern-2.5"),
-        ({"action_mode": "box"}, "action_mode must be one of discrete, continuous"),
+        ({"instance": "gp-sample"}, "instance must be one of 'rkhs-sum', 'gp-interpolant'; got"),
+        ({"kernel": "rbf"}, "kernel must be one of 'se', 'matern-0.5', 'matern-1.5', 'matern-2.5'; got"),
+        ({"action_mode": "box"}, "action_mode must be one of 'discrete', 'continuous'; got"),
         ({"B": 0.0}, "B must be a positive finite number"),
         ({"B": float("inf")}, "B must be a positive finite number"),
         ({"B": True}, "B must be a positive finite number"),
@@ -538,7 +538,7 @@ def test_vector_env_via_gym_and_invalid_actions():
         ({"n_inducing": 1, "instance": "gp-interpolant"}, "n_inducing must be an integer >= 2"),
         ({"n_candidates": 0}, "n_candidates must be an integer >= 1"),
         ({"candidate_seed": -1}, "candidate_seed must be an integer >= 0"),
-        ({"candidate_set": "lattice"}, "candidate_set must be one of auto, grid, sobol, uniform"),
+        ({"candidate_set": "lattice"}, "candidate_set must be one of 'auto', 'grid', 'sobol', 'uniform'; got"),
         ({"d": 2, "n_candidates": 1000}, r"n_candidates=1000 is not side\^2"),
         ({"n_candidates": MAX_CANDIDATES * 2}, "too large"),
         ({"render_mode": "human"}, "render_mode must be None"),

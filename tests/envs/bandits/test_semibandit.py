@@ -529,8 +529,8 @@ BAD_KWARGS = [
     ({"n_switches": -1}, "n_switches must be an integer >= 0"),
     ({"n_switches": 1.5}, "n_switches must be an integer >= 0"),
     ({"instance": SWITCH, "horizon": 5, "n_switches": 5}, "n_switches must be at most horizon - 1 = 4"),
-    ({"epsilon": 0.0}, r"epsilon must be None or a number in \(0, 0.5\]"),
-    ({"epsilon": 0.6}, "epsilon must be None"),
+    ({"epsilon": 0.0}, r"epsilon must be a number in \(0, 0.5\]"),
+    ({"epsilon": 0.6}, r"epsilon must be a number in \(0, 0.5\]"),
     ({"render_mode": "human"}, "render_mode must be None"),
 ]
 
@@ -546,7 +546,7 @@ def test_bad_arguments(kwargs, match):
 def test_bad_reset_round_and_num_envs():
     MSetSemiBanditEnv(horizon=5, n_switches=10)  # n_switches only constrains oblivious-switching
     env = make(horizon=5)
-    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
         env.reset(seed=-1)
     with pytest.raises(ValueError, match="reset takes no options"):
         env.reset(seed=1, options={"x": 1})
