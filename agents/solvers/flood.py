@@ -19,9 +19,9 @@ Steps
 1. **Landmarks** — exact farthest-point sampling (FPS): ``ℓ_0`` = index 0 (``seed=None``, flooder's
    choice) or drawn uniformly by ``numpy.random.default_rng(seed)`` [design];
    ``ℓ_{i+1} = argmax_{x∈X} min_{j≤i} ‖x − ℓ_j‖`` (ties: the lowest index, ``numpy.argmax``). Brute force
-   costs ``O(N·m·d)``; above ``N·m = 2·10⁷`` a pruned blocked variant returns the same indices about 8×
-   faster (:func:`_fps_blocked`). Option ``fps="bucket"`` uses flooder's approximate bucket FPS
-   (``fpsample.bucket_fps_kdline_sampling``, tree height 5 / 7 / 9 for ``N ≤ 8·10⁴ / ≤ 2·10⁵ / above``,
+   costs ``O(N·m·d)``; above ``N·m = 2·10⁷`` a pruned blocked variant (a numba kernel) returns the same
+   indices, in about 0.1 s at 10⁶ points and 1,000 landmarks (:func:`_fps_blocked`). Option
+   ``fps="bucket"`` uses flooder's approximate bucket FPS (``fpsample.bucket_fps_kdline_sampling``, tree height 5 / 7 / 9 for ``N ≤ 8·10⁴ / ≤ 2·10⁵ / above``,
    start index 0 or the seeded one; ``fpsample`` comes with the ``flooder`` extra) [code].
 2. **Delaunay** — ``scipy.spatial.Delaunay`` of the landmarks (Qhull defaults). All faces of the top
    simplices are enumerated, dimension by dimension, with ``numpy.unique``; simplices up to dimension
@@ -36,6 +36,14 @@ Steps
 4. **Distances** — ``scipy.spatial.cKDTree(X).query(Y, workers=workers)``, in batches of at most
    ``batch_points`` query points (default ``2**16``; memory ``O(batch_points · d)`` on top of the tree and the
    complex) [design; flooder batches by top simplices, 256 at a time].
+   **Lipschitz pruning** [design] (grids of at least ``PRUNE_MIN_POINTS`` = 24 interior points, i.e. from
+   about 10 points per edge in 3-D): only the maximum of ``δ`` over a simplex matters. A coarse sub-lattice
+   (every ``s``-th grid line, ``s = max(2, round((p − 1)/8))``) is queried first; ``lb`` = the larger of its
+   maximum and the faces' values. A fine grid point ``y`` is queried only if ``UB(y) = min ‖y − x‖`` over the
+   cloud points nearest to the coarse points around it reaches ``lb``: ``δ(y) ≤ UB(y)`` for any cloud point,
+   so a skipped point cannot raise the maximum and the values are those of the full grid, bit for bit
+   (tested). At flooder's default ``p = 30`` in 3-D this issues about 8× fewer queries (3.0·10⁶ instead of
+   2.5·10⁷ at 10⁶ uniform points and 1,000 landmarks); ``prune=False`` queries every point.
 5. **Filtration values** — ``g(σ)`` = max of ``δ`` over the interior grid points of ``σ`` (``−∞`` if none,
    i.e. ``p = 2`` or ``k ≥ M``), then, by increasing dimension,
    ``f̂(σ) = max(g(σ), max_{facets τ ⊂ σ} f̂(τ))``, ``f̂(v) = 0``,
@@ -80,11 +88,16 @@ Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 
 from __future__ import annotations
 
+import functools
 import itertools
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 from scipy.spatial import Delaunay, QhullError, cKDTree
+
+from papergym.validate import one_of, positive_int
 
 __all__ = [
     "FloodFiltration",
@@ -96,6 +109,7 @@ __all__ = [
     "barycentric_grid",
     "filtration_to_simplex_tree",
     "alpha_persistence",
+    "spatial_order",
 ]
 
 DEFAULT_POINTS_PER_EDGE = 8  # [design] CPU default (flooder: 30)
@@ -130,16 +144,6 @@ def _check_points(points) -> np.ndarray:
     return np.ascontiguousarray(pts)
 
 
-def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer; got {value!r}")
-    value = int(value)
-    if value < lo or (hi is not None and value > hi):
-        rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
-        raise ValueError(f"{name} must be in {rng}; got {value}")
-    return value
-
-
 # ----------------------------------------------------------------------------- landmarks
 def _kdtree(pts: np.ndarray) -> cKDTree:
     """The k-d tree of the cloud: sliding-midpoint splits, no node compaction (half the build time of scipy's
@@ -147,8 +151,64 @@ def _kdtree(pts: np.ndarray) -> cKDTree:
     return cKDTree(pts, balanced_tree=False, compact_nodes=False)
 
 
+SPATIAL_CELL_POINTS = 8  # [design] mean points per cell of the Morton sort below
+SPATIAL_MAX_BITS = 22  # [design] at most 2**22 Morton buckets (a 32 MB counting array)
+
+
+@njit(cache=True, nogil=True)
+def _morton_order(pts, bits):  # pragma: no cover - compiled
+    """Indices of ``pts`` sorted by the Morton (Z-order) code of their cell on a ``2**bits``-per-axis grid over
+    the bounding box (a stable counting sort: ties keep the input order)."""
+    n, d = pts.shape
+    lo = np.empty(d)
+    scale = np.empty(d)
+    g = 1 << bits
+    for t in range(d):
+        a, b = pts[0, t], pts[0, t]
+        for i in range(n):
+            a = min(a, pts[i, t])
+            b = max(b, pts[i, t])
+        lo[t] = a
+        scale[t] = g / (b - a) if b > a else 0.0
+    code = np.empty(n, dtype=np.int64)
+    count = np.zeros((1 << (bits * d)) + 1, dtype=np.int64)
+    for i in range(n):
+        c = 0
+        for t in range(d):
+            k = min(int((pts[i, t] - lo[t]) * scale[t]), g - 1)
+            for j in range(bits):
+                c |= ((k >> j) & 1) << (j * d + t)
+        code[i] = c
+        count[c + 1] += 1
+    for c in range(1, count.shape[0]):
+        count[c] += count[c - 1]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        order[count[code[i]]] = i
+        count[code[i]] += 1
+    return order
+
+
+def spatial_order(pts: np.ndarray) -> np.ndarray:
+    """A permutation of the points that keeps neighbours close in memory: the Morton order of their cells on a
+    grid of about ``N / SPATIAL_CELL_POINTS`` cells (``O(N)``; about 20 ms at 10⁶ points) [design]. The tree and
+    the farthest-point sampling run on the reordered copy: the tree builds about 2× faster and a query about
+    25 % faster, because a leaf's points are contiguous in memory; results are mapped back to the input's
+    indices, so nothing else changes."""
+    n, d = pts.shape
+    bits = int(np.clip(np.floor(np.log2(max(n / SPATIAL_CELL_POINTS, 1.0)) / d), 0, SPATIAL_MAX_BITS // d))
+    if bits == 0:
+        return np.arange(n, dtype=np.int64)
+    return _morton_order(pts, bits)
+
+
 def farthest_point_sampling(
-    points, k: int, seed: int | None = None, tree: cKDTree | None = None, method: str = "auto"
+    points,
+    k: int,
+    seed: int | None = None,
+    tree: cKDTree | None = None,
+    method: str = "auto",
+    order: np.ndarray | None = None,
 ) -> np.ndarray:
     """Exact farthest-point sampling: ``k`` distinct indices into ``points`` (N, d).
 
@@ -160,16 +220,19 @@ def farthest_point_sampling(
     (below); ``"auto"`` (default) picks ``blocked`` once ``N·k ≥ 2·10⁷``. Both return the **same** indices:
     the pruning skips only updates that cannot change a distance and the squared distances are computed with
     the same floating-point operations in the same order. ``tree``: an optional ``cKDTree(points)`` whose
-    leaf order (``tree.indices``) the blocked method reuses.
+    leaf order (``tree.indices``) the blocked method uses for its blocks, or that ``order`` itself (a
+    permutation of ``range(N)``; default: :func:`spatial_order`); the order changes the speed, never the
+    result.
     """
     pts = _check_points(points)
     n = pts.shape[0]
-    k = _check_int("k", k, 1, n)
-    if method not in ("auto", "brute", "blocked"):
-        raise ValueError(f"method must be 'auto', 'brute' or 'blocked'; got {method!r}")
+    k = positive_int(k, "k", 1, maximum=n)
+    one_of(method, "method", ("auto", "brute", "blocked"))
     start = 0 if seed is None else int(np.random.default_rng(seed).integers(n))
     if method == "blocked" or (method == "auto" and n * k >= 20_000_000):
-        return _fps_blocked(pts, k, start, tree)
+        if order is None:
+            order = spatial_order(pts) if tree is None else np.asarray(tree.indices, dtype=np.int64)
+        return _fps_blocked(pts, k, start, np.asarray(order, dtype=np.int64))
     cols = [np.ascontiguousarray(pts[:, j]) for j in range(pts.shape[1])]  # column-wise: no (N, d) temps
     idx = np.empty(k, dtype=np.int64)
     idx[0] = start
@@ -195,55 +258,94 @@ def farthest_point_sampling(
 FPS_BLOCK = 256  # [design] points per block of the pruned FPS
 
 
-def _fps_blocked(pts: np.ndarray, k: int, start: int, tree: cKDTree | None) -> np.ndarray:
+def _fps_blocked(pts: np.ndarray, k: int, start: int, order: np.ndarray) -> np.ndarray:
     """Pruned exact FPS [design; a bounding-box variant of the bucket idea of fpsample / flooder].
 
-    The points are laid out in k-d-tree leaf order and cut into blocks of ``FPS_BLOCK`` consecutive
+    The points are laid out in ``order`` (a spatial order: Morton or k-d-tree leaf order) and cut into blocks
+    of ``FPS_BLOCK`` consecutive
     (spatially close) points, each with its bounding box and the maximum ``b_max`` of its current squared
     distances ``D(x)`` to the chosen set. A new landmark ``c`` can lower ``D(x)`` only if
     ``‖x − c‖² < D(x) ≤ b_max``; ``‖x − c‖² ≥ dist²(c, box)`` (also in floating point: subtraction,
     squaring of non-negatives and addition are monotone), so blocks with ``dist²(c, box) ≥ b_max`` are
     skipped. The next landmark is the lowest original index attaining ``max b_max``. Late landmarks touch
-    only the few blocks around them: about 8× faster than brute force at 10⁶ points and 1,000 landmarks.
+    only the few blocks around them (about 0.1 s at 10⁶ points and 1,000 landmarks, 5× the numpy form of
+    the same loop).
     """
     n, d = pts.shape
-    order = np.asarray((tree if tree is not None else _kdtree(pts)).indices, dtype=np.int64)
     bsz = FPS_BLOCK
     nb = -(-n // bsz)
     pad = nb * bsz - n
     order_p = np.concatenate([order, np.repeat(order[-1:], pad)]) if pad else order
-    blk = np.ascontiguousarray(pts[order_p].T.reshape(d, nb, bsz))  # (d, nb, B)
-    lo, hi = blk.min(axis=2), blk.max(axis=2)  # (d, nb) bounding boxes
+    blk, lo, hi = _fps_blocks(pts, order_p, nb, bsz)
+    idx, last = _fps_blocked_kernel(pts, blk, lo, hi, order_p, n, k, start)
+    if last < k:
+        raise ValueError(f"k={k} exceeds the number of distinct points ({last})")
+    return idx
+
+
+@njit(cache=True, nogil=True)
+def _fps_blocks(pts, order_p, nb, bsz):  # pragma: no cover - compiled
+    """Points in leaf order as ``(nb, d, B)`` blocks, with each block's bounding box ``lo``, ``hi`` ``(nb, d)``."""
+    d = pts.shape[1]
+    blk = np.empty((nb, d, bsz))
+    lo = np.full((nb, d), np.inf)
+    hi = np.full((nb, d), -np.inf)
+    for b in range(nb):
+        for q in range(bsz):
+            x = pts[order_p[b * bsz + q]]
+            for t in range(d):
+                v = x[t]
+                blk[b, t, q] = v
+                lo[b, t] = min(lo[b, t], v)
+                hi[b, t] = max(hi[b, t], v)
+    return blk, lo, hi
+
+
+@njit(cache=True, nogil=True)
+def _fps_blocked_kernel(pts, blk, lo, hi, order_p, n, k, start):  # pragma: no cover - compiled
+    """The loop of :func:`_fps_blocked`; returns ``(idx, i)`` with ``i < k`` if only ``i`` distinct points exist."""
+    nb, d, bsz = blk.shape
     dist2 = np.full((nb, bsz), np.inf)
-    if pad:
-        dist2.reshape(-1)[n:] = -np.inf  # padding never wins the argmax
+    dd = np.empty(bsz)
+    for q in range(n, nb * bsz):
+        dist2[q // bsz, q % bsz] = -np.inf  # padding never wins the argmax
     bmax = np.full(nb, np.inf)
     idx = np.empty(k, dtype=np.int64)
     idx[0] = start
     for i in range(1, k):
         c = pts[idx[i - 1]]
-        t = np.maximum(np.maximum(lo[0] - c[0], c[0] - hi[0]), 0.0)
-        box2 = t * t
-        for j in range(1, d):
-            t = np.maximum(np.maximum(lo[j] - c[j], c[j] - hi[j]), 0.0)
-            box2 += t * t
-        cand = np.flatnonzero(box2 < bmax)
-        sub = blk[:, cand, :]
-        e = sub[0] - c[0]
-        dd = e * e  # the same operations, in the same order, as the brute-force update
-        for j in range(1, d):
-            e = sub[j] - c[j]
-            dd += e * e
-        nd = np.minimum(dist2[cand], dd)
-        dist2[cand] = nd
-        bmax[cand] = nd.max(axis=1)
-        g = bmax.max()
+        g = -np.inf
+        for b in range(nb):
+            box2 = 0.0
+            for t in range(d):
+                e = max(max(lo[b, t] - c[t], c[t] - hi[b, t]), 0.0)
+                box2 += e * e
+            if box2 < bmax[b]:
+                for q in range(bsz):
+                    e = blk[b, 0, q] - c[0]
+                    dd[q] = e * e  # the same operations, in the same order, as the brute-force update
+                for t in range(1, d):
+                    for q in range(bsz):
+                        e = blk[b, t, q] - c[t]
+                        dd[q] += e * e
+                m = -np.inf
+                for q in range(bsz):
+                    v = min(dist2[b, q], dd[q])
+                    dist2[b, q] = v
+                    m = max(m, v)
+                bmax[b] = m
+            if bmax[b] > g:
+                g = bmax[b]
         if g <= 0.0:
-            raise ValueError(f"k={k} exceeds the number of distinct points ({i})")
-        hits = np.flatnonzero(bmax == g)
-        pos = np.concatenate([h * bsz + np.flatnonzero(dist2[h] == g) for h in hits])
-        idx[i] = order_p[pos].min()
-    return idx
+            return idx, i
+        best = n
+        for b in range(nb):
+            if bmax[b] == g:
+                for q in range(bsz):
+                    if dist2[b, q] == g and order_p[b * bsz + q] < best:
+                        best = order_p[b * bsz + q]
+        idx[i] = best
+    return idx, k
 
 
 def bucket_fps(points, k: int, seed: int | None = None) -> np.ndarray:
@@ -256,7 +358,7 @@ def bucket_fps(points, k: int, seed: int | None = None) -> np.ndarray:
         raise ImportError("fps='bucket' needs the fpsample package: pip install 'papergym[flooder]'") from exc
     pts = _check_points(points)
     n = pts.shape[0]
-    k = _check_int("k", k, 1, n)
+    k = positive_int(k, "k", 1, maximum=n)
     start = 0 if seed is None else int(np.random.default_rng(seed).integers(n))
     h = 9 if n > 200_000 else 7 if n > 80_000 else 5
     idx = np.asarray(fpsample.bucket_fps_kdline_sampling(pts, k, h=h, start_idx=start), dtype=np.int64)
@@ -272,8 +374,8 @@ def barycentric_grid(k: int, points_per_edge: int, interior: bool = False) -> np
     ``interior=True`` keeps only rows with all ``a_i ≥ 1`` (the simplex's relative interior). Returns
     ``(n_w, k+1)`` float64 (``n_w = C(M+k, k)``, resp. ``C(M−1, k)``; possibly 0 rows).
     """
-    k = _check_int("k", k, 0)
-    m = _check_int("points_per_edge", points_per_edge, 2) - 1
+    k = positive_int(k, "k", 0)
+    m = positive_int(points_per_edge, "points_per_edge", 2) - 1
     total = m - (k + 1) if interior else m
     if total < 0:
         return np.zeros((0, k + 1))
@@ -300,7 +402,7 @@ def sampling_error_bound(points, simplices, points_per_edge: int) -> np.ndarray:
     pts = np.asarray(points, dtype=np.float64)
     s = np.asarray(simplices)
     k = s.shape[1] - 1
-    m = _check_int("points_per_edge", points_per_edge, 2) - 1
+    m = positive_int(points_per_edge, "points_per_edge", 2) - 1
     if k == 0:
         return np.zeros(s.shape[0])
     diam = np.zeros(s.shape[0])
@@ -326,22 +428,167 @@ def _faces_down(top: np.ndarray):
     return simp, facet_idx
 
 
+@njit(cache=True)
+def _grid_points(coords, simp, weights, rows):  # pragma: no cover - compiled
+    """``y[s, r] = Σ_i weights[rows[r], i] · coords[simp[s, i]]`` as an ``(n_simp · n_rows, d)`` array (one fixed
+    order of operations, so the same grid point always gets the same coordinates)."""
+    n, kp1 = simp.shape
+    d = coords.shape[1]
+    nr = rows.shape[0]
+    y = np.empty((n * nr, d))
+    for s in range(n):
+        for r in range(nr):
+            w = weights[rows[r]]
+            o = s * nr + r
+            for t in range(d):
+                acc = 0.0
+                for i in range(kp1):
+                    acc += w[i] * coords[simp[s, i], t]
+                y[o, t] = acc
+    return y
+
+
+@njit(cache=True)
+def _unpruned_points(coords, cloud, simp, weights, fine, nbr, nn, lb, slack):  # pragma: no cover - compiled
+    """Grid points of each simplex that the Lipschitz bound cannot rule out (see :func:`_max_delta`).
+
+    For the fine point ``y`` (row ``fine[f]``) the upper bound is ``UB(y) = min_c ‖y − x_c‖`` over the cloud points
+    ``x_c = cloud[nn[s, c]]`` nearest to the coarse points ``c ∈ nbr[f]`` around it (``δ(y) ≤ ‖y − x‖`` for every
+    cloud point ``x``). ``y`` is kept unless ``UB(y) · (1 + slack) < lb[s]``. Returns the kept points (computed
+    as :func:`_grid_points` computes them) and their simplices.
+    """
+    n, kp1 = simp.shape
+    d = coords.shape[1]
+    nf, kn = nbr.shape
+    keep = np.zeros((n, nf), dtype=np.bool_)
+    y = np.empty(d)
+    cnt = 0
+    for s in range(n):
+        thr = lb[s]
+        for f in range(nf):
+            w = weights[fine[f]]
+            for t in range(d):
+                acc = 0.0
+                for i in range(kp1):
+                    acc += w[i] * coords[simp[s, i], t]
+                y[t] = acc
+            best = np.inf
+            for j in range(kn):
+                c = nbr[f, j]
+                if c < 0:
+                    break
+                x = nn[s, c]
+                d2 = 0.0
+                for t in range(d):
+                    e = y[t] - cloud[x, t]
+                    d2 += e * e
+                if d2 < best:
+                    best = d2
+            if np.sqrt(best) * (1.0 + slack) >= thr:
+                keep[s, f] = True
+                cnt += 1
+    ys = np.empty((cnt, d))
+    sid = np.empty(cnt, dtype=np.int64)
+    o = 0
+    for s in range(n):
+        for f in range(nf):
+            if keep[s, f]:
+                w = weights[fine[f]]
+                for t in range(d):
+                    acc = 0.0
+                    for i in range(kp1):
+                        acc += w[i] * coords[simp[s, i], t]
+                    ys[o, t] = acc
+                sid[o] = s
+                o += 1
+    return ys, sid
+
+
+PRUNE_MIN_POINTS = 24  # [design] interior grid points per simplex below which every point is queried
+PRUNE_SLACK = 1e-9  # [design] relative margin between a bound computed here and a distance from the tree
+
+
+def coarse_stride(points_per_edge: int) -> int:
+    """Stride of the coarse sub-lattice used by the pruning (every ``s``-th grid line) [design]:
+    ``max(2, round((p − 1) / 8))``, about 8 coarse points per edge."""
+    return max(2, int(round((points_per_edge - 1) / 8)))
+
+
+@functools.lru_cache(maxsize=64)
+def _pruning_plan(k: int, points_per_edge: int):
+    """Interior grid of a ``k``-simplex split into coarse and fine rows, and each fine row's coarse neighbours.
+
+    Coarse rows: lattice points ``a`` (all ``a_i ≥ 1``, ``Σ a_i = M``) with ``a_i ≡ 1 (mod s)`` for
+    ``i < k`` (``s`` = :func:`coarse_stride`). Neighbours of a fine row: the coarse rows within lattice distance
+    ``s`` in every barycentric coordinate (the corners of its coarse cell and the cells next to it).
+    Returns ``(weights, coarse_rows, fine_rows, nbr)``; ``nbr`` is padded with ``-1``.
+    """
+    w = barycentric_grid(k, points_per_edge, interior=True)
+    a = np.rint(w * (points_per_edge - 1)).astype(np.int64)
+    s = coarse_stride(points_per_edge)
+    is_coarse = np.all((a[:, :k] - 1) % s == 0, axis=1)
+    coarse, fine = np.flatnonzero(is_coarse), np.flatnonzero(~is_coarse)
+    lists = []
+    for lo in range(0, fine.size, 2048):  # chunks bound the (fine, coarse, k + 1) temporary
+        near = np.abs(a[fine[lo : lo + 2048], None, :] - a[None, coarse, :]).max(axis=2) <= s
+        lists.extend(np.flatnonzero(row) for row in near)
+    nbr = np.full((fine.size, max([1] + [c.size for c in lists])), -1, dtype=np.int64)
+    for f, c in enumerate(lists):
+        nbr[f, : c.size] = c
+    return w, coarse, fine, nbr
+
+
 def _max_delta(
-    tree: cKDTree, coords: np.ndarray, simp: np.ndarray, weights: np.ndarray, batch_points: int, workers: int
-) -> np.ndarray:
-    """``max`` of ``δ`` over ``weights @ coords[simp[s]]`` for every simplex ``s`` (batched)."""
-    n, nw = simp.shape[0], weights.shape[0]
-    out = np.full(n, -np.inf)
-    if n == 0 or nw == 0:
-        return out
-    per = max(1, batch_points // nw)
+    tree: cKDTree,
+    coords: np.ndarray,
+    cloud: np.ndarray,
+    simp: np.ndarray,
+    k: int,
+    points_per_edge: int,
+    floor: np.ndarray,
+    batch_points: int,
+    workers: int,
+    prune: bool = True,
+) -> tuple[np.ndarray, int]:
+    """``max(floor[s], max δ)`` over the interior grid points of every ``k``-simplex ``simp[s]`` (vertex indices
+    into ``coords``; ``cloud`` = the tree's data, which its neighbour indices refer to), and the number of
+    nearest-neighbour queries issued.
+
+    Without pruning every interior grid point is queried. With pruning (grids of at least
+    ``PRUNE_MIN_POINTS`` interior points) the coarse rows of :func:`_pruning_plan` are queried first; with
+    ``lb = max(floor, max δ over the coarse rows)`` a fine point ``y`` is queried only if the bound
+    ``UB(y) = min ‖y − x‖`` over the cloud points found nearest to its coarse neighbours reaches ``lb``.
+    A skipped point has ``δ(y) ≤ UB(y) < lb``, so it cannot raise the maximum: the result is the same
+    as without pruning (tested bit for bit). ``δ`` is 1-Lipschitz and the cloud is dense around the
+    grid, so most fine points are skipped once ``p`` is large (flooder's default ``p = 30``).
+    """
+    n = simp.shape[0]
+    w, coarse, fine, nbr = _pruning_plan(k, points_per_edge)
+    out = floor.astype(np.float64, copy=True)
+    if n == 0 or w.shape[0] == 0:
+        return out, 0
+    if not prune or w.shape[0] < PRUNE_MIN_POINTS:
+        coarse, fine = np.arange(w.shape[0]), coarse[:0]
+    n_queries = 0
+    per = max(1, batch_points // coarse.size)  # coarse queries per batch (the fine ones are a small fraction)
     for lo in range(0, n, per):
         hi = min(n, lo + per)
-        verts = coords[simp[lo:hi]]  # (b, k+1, d)
-        y = np.einsum("wk,bkd->bwd", weights, verts).reshape(-1, coords.shape[1])
-        dist, _ = tree.query(y, k=1, workers=workers)
-        out[lo:hi] = dist.reshape(hi - lo, nw).max(axis=1)
-    return out
+        rows = slice(lo, hi)
+        sub = np.ascontiguousarray(simp[rows])
+        y = _grid_points(coords, sub, w, coarse)
+        dist, nn = tree.query(y, k=1, workers=workers)
+        n_queries += y.shape[0]
+        lb = np.maximum(out[rows], dist.reshape(hi - lo, coarse.size).max(axis=1))
+        if fine.size:
+            ys, sid = _unpruned_points(
+                coords, cloud, sub, w, fine, nbr, nn.reshape(hi - lo, coarse.size).astype(np.int64), lb, PRUNE_SLACK
+            )
+            if ys.shape[0]:
+                dist_f, _ = tree.query(ys, k=1, workers=workers)
+                n_queries += ys.shape[0]
+                np.maximum.at(lb, sid, dist_f)
+        out[rows] = lb
+    return out, n_queries
 
 
 def flood_filtration(
@@ -354,30 +601,41 @@ def flood_filtration(
     workers: int = DEFAULT_WORKERS,
     tree: cKDTree | None = None,
     fps: str = "exact",
+    prune: bool = True,
 ) -> FloodFiltration:
     """Sampled Flood filtration of ``points`` (N, d) on the Delaunay triangulation of its landmarks.
 
     ``landmarks``: an int (number of FPS landmarks, first one chosen by ``seed``; ``fps`` = ``"exact"`` or
     ``"bucket"``) or an array of distinct point indices. ``max_dim``: highest homology dimension needed (default ``d − 1``); simplices up to
-    dimension ``min(d, max_dim + 1)`` are returned. ``tree``: an optional prebuilt ``cKDTree(points)``.
+    dimension ``min(d, max_dim + 1)`` are returned. ``tree``: an optional prebuilt ``cKDTree`` of the points
+    (any order of them; by default the tree is built on a :func:`spatial_order` copy).
     Values are ``f̂(σ)`` = max of the distance to ``points`` over the barycentric grid on ``σ`` (module
     docstring), monotone over faces, 0 on vertices, within ``sampling_error_bound`` below the exact value.
+    ``prune``: skip the grid points that the Lipschitz bound of :func:`_max_delta` rules out (the values are
+    the same either way; only ``n_queries`` and the time change).
     """
     pts = _check_points(points)
     n, d = pts.shape
-    p = _check_int("points_per_edge", points_per_edge, 2)
-    max_dim = d - 1 if max_dim is None else _check_int("max_dim", max_dim, 0)
-    batch_points = _check_int("batch_points", batch_points, 1)
-    if fps not in ("exact", "bucket"):
-        raise ValueError(f"fps must be 'exact' or 'bucket'; got {fps!r}")
+    p = positive_int(points_per_edge, "points_per_edge", 2)
+    max_dim = d - 1 if max_dim is None else positive_int(max_dim, "max_dim", 0)
+    batch_points = positive_int(batch_points, "batch_points", 1)
+    one_of(fps, "fps", ("exact", "bucket"))
+    order = cloud = None
+    if tree is None:  # the tree is built on a spatially ordered copy (faster to build and to query)
+        order = spatial_order(pts)
+        cloud = np.ascontiguousarray(pts[order])
     if isinstance(landmarks, (int, np.integer)) and not isinstance(landmarks, (bool, np.bool_)):
-        m = _check_int("n_landmarks", landmarks, d + 1, n)
+        m = positive_int(landmarks, "n_landmarks", d + 1, maximum=n)
         if fps == "bucket":
             lidx = bucket_fps(pts, m, seed=seed)
+        elif tree is None and workers != 1:
+            # The exact FPS (numba, without the GIL) runs beside the tree build (scipy, with the GIL).
+            with ThreadPoolExecutor(1) as pool:
+                job = pool.submit(farthest_point_sampling, pts, m, seed, None, "auto", order)
+                tree = _kdtree(cloud)
+                lidx = job.result()
         else:
-            if tree is None:
-                tree = _kdtree(pts)
-            lidx = farthest_point_sampling(pts, m, seed=seed, tree=tree)
+            lidx = farthest_point_sampling(pts, m, seed=seed, tree=tree, order=order)
     else:
         lidx = np.asarray(landmarks)
         if lidx.ndim != 1 or not np.issubdtype(lidx.dtype, np.integer):
@@ -407,14 +665,14 @@ def flood_filtration(
     top_dim = min(d, max_dim + 1)
     simp = simp[: top_dim + 1]
     if tree is None:
-        tree = _kdtree(pts)
+        tree = _kdtree(cloud)
+    cloud = np.ascontiguousarray(tree.data, dtype=np.float64)  # the coordinates the tree's indices refer to
     values = [np.zeros(simp[0].shape[0])]
     n_queries = 0
     for k in range(1, top_dim + 1):
-        w = barycentric_grid(k, p, interior=True)
-        g = _max_delta(tree, pts, simp[k], w, batch_points, workers)
-        n_queries += simp[k].shape[0] * w.shape[0]
-        f = np.maximum(g, values[k - 1][facet_idx[k]].max(axis=1))
+        facets = values[k - 1][facet_idx[k]].max(axis=1)  # f̂ of the faces: a floor for f̂(σ)
+        f, nq = _max_delta(tree, pts, cloud, simp[k], k, p, facets, batch_points, workers, prune)
+        n_queries += nq
         values.append(f)
     return FloodFiltration(lidx, simp, values, n_queries)
 
@@ -441,19 +699,21 @@ def flood_persistence(
     workers: int = DEFAULT_WORKERS,
     return_filtration: bool = False,
     fps: str = "exact",
+    prune: bool = True,
 ):
     """Flood persistence diagrams ``[D_0, …, D_max_dim]``, each an ``(n_k, 2)`` float64 array (birth, death)
     in radius units (``death = inf`` for essential classes). ``n_landmarks``: int (FPS) or index array;
     ``max_dim`` defaults to ``d − 1``. With ``return_filtration=True`` returns ``(diagrams, filtration)``.
-    Dimensions ``≥ d`` are empty (the complex triangulates a convex set).
+    Dimensions ``≥ d`` are empty (the complex triangulates a convex set). ``prune``: see
+    :func:`flood_filtration`.
     """
     pts = _check_points(points)
     d = pts.shape[1]
     if max_dim is None:
         max_dim = d - 1
-    max_dim = _check_int("max_dim", max_dim, 0)
+    max_dim = positive_int(max_dim, "max_dim", 0)
     if isinstance(n_landmarks, (int, np.integer)) and not isinstance(n_landmarks, (bool, np.bool_)):
-        _check_int("n_landmarks", n_landmarks, d + 1, pts.shape[0])
+        positive_int(n_landmarks, "n_landmarks", d + 1, maximum=pts.shape[0])
     filt = flood_filtration(
         pts,
         n_landmarks,
@@ -463,6 +723,7 @@ def flood_persistence(
         batch_points=batch_points,
         workers=workers,
         fps=fps,
+        prune=prune,
     )
     st = filtration_to_simplex_tree(filt)
     st.compute_persistence(persistence_dim_max=True)
@@ -508,12 +769,10 @@ class Flood:
         fps: str = "exact",
     ):
         self.seed = seed
-        self.n_landmarks = None if n_landmarks is None else _check_int("n_landmarks", n_landmarks, 1)
-        self.points_per_edge = _check_int("points_per_edge", points_per_edge, 2)
-        self.workers = _check_int("workers", workers, -1)
-        if fps not in ("exact", "bucket"):
-            raise ValueError(f"fps must be 'exact' or 'bucket'; got {fps!r}")
-        self.fps = fps
+        self.n_landmarks = None if n_landmarks is None else positive_int(n_landmarks, "n_landmarks", 1)
+        self.points_per_edge = positive_int(points_per_edge, "points_per_edge", 2)
+        self.workers = positive_int(workers, "workers", -1)
+        self.fps = one_of(fps, "fps", ("exact", "bucket"))
 
     def solve(self, problem, budget, report):
         from papergym.envs.tasks.persistent_homology import solve_clouds

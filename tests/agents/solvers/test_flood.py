@@ -150,6 +150,49 @@ def test_batching_does_not_change_values():
         np.testing.assert_array_equal(va, vb)
 
 
+@pytest.mark.parametrize(
+    ("d", "n", "n_lm", "ppe", "cloud"),
+    [
+        (3, 20_000, 120, 30, "cube"),
+        (3, 8_000, 60, 17, "sphere"),
+        (2, 5_000, 80, 40, "cube"),
+        (3, 6_000, 50, 30, "clusters"),
+        (4, 3_000, 40, 12, "cube"),
+    ],
+)
+def test_pruning_gives_the_same_values_with_fewer_queries(d, n, n_lm, ppe, cloud):
+    # The Lipschitz pruning skips only grid points whose distance provably cannot raise the maximum, so every
+    # filtration value must equal the unpruned one bit for bit, on uniform, surface and clustered clouds.
+    rng = np.random.default_rng(d * 1000 + ppe)
+    if cloud == "sphere":
+        x = rng.normal(size=(n, d))
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+    elif cloud == "clusters":
+        x = np.concatenate([c + 0.02 * rng.normal(size=(n // 5, d)) for c in rng.random((5, d))])
+        x = np.concatenate([x, rng.random((n // 10, d))])  # sparse background between the clusters
+    else:
+        x = rng.random((n, d))
+    a = flood_filtration(x, n_lm, points_per_edge=ppe, prune=True, batch_points=1 << 12)
+    b = flood_filtration(x, n_lm, points_per_edge=ppe, prune=False)
+    for va, vb in zip(a.values, b.values, strict=True):
+        np.testing.assert_array_equal(va, vb)
+    assert a.n_queries < b.n_queries / 2  # about 8x fewer at 30 points per edge in 3-D
+
+
+def test_pruning_plan_covers_the_interior_grid():
+    from papergym.agents.solvers.flood import _pruning_plan, barycentric_grid, coarse_stride
+
+    for k, p in [(1, 30), (2, 30), (3, 30), (3, 9), (2, 100)]:
+        w, coarse, fine, nbr = _pruning_plan(k, p)
+        np.testing.assert_array_equal(w, barycentric_grid(k, p, interior=True))
+        assert np.array_equal(np.sort(np.concatenate([coarse, fine])), np.arange(w.shape[0]))
+        a = np.rint(w * (p - 1)).astype(int)
+        s = coarse_stride(p)
+        for f in range(0, fine.size, max(1, fine.size // 50)):  # neighbours are coarse points at most s away
+            nb = nbr[f][nbr[f] >= 0]
+            assert nb.size and np.abs(a[coarse[nb]] - a[fine[f]]).max() <= s
+
+
 # ------------------------------------------------------------------------------- shapes
 def test_noisy_circle_one_prominent_h1():
     rng = np.random.default_rng(7)
