@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from papergym.envs.bandits.kernels import last_le
 from papergym.envs.bandits.lipschitz.instances import (
     _RANDOM,
     _TENTS,
@@ -28,20 +29,6 @@ __all__ = ["NonStatLipschitzOracle", "BatchedNonStatLipschitzOracle"]
 
 
 # ------------------------------------------------------------------------------- shift kernels
-@njit(cache=True)
-def _last_le(starts, t):
-    """Largest p with starts[p] <= t (starts[0] = 1 <= t)."""
-    lo = 0
-    hi = starts.shape[0] - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if starts[mid] <= t:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 @njit(cache=True)
 def _shifts_linear(FT, sparse, Tcum, starts, lags, thr, T):
     """Significant shifts (Nguyen, Gaucher & Vernade, arXiv:2505.18871) for gaps linear in per-round coefficients.
@@ -80,8 +67,8 @@ def _shifts_linear(FT, sparse, Tcum, starts, lags, thr, T):
                     coef[k] = Tcum[t, k] - Tcum[a - 1, k]
             else:
                 # phases overlapping [a, t]
-                k_lo = _last_le(starts, a)
-                k_hi = _last_le(starts, t)
+                k_lo = last_le(starts, a)
+                k_hi = last_le(starts, t)
                 for k in range(k_lo, k_hi + 1):
                     s0 = starts[k]
                     s1 = starts[k + 1] - 1 if k + 1 < P else T

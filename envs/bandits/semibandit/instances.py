@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from papergym.envs.bandits.kernels import last_le
 from papergym.envs.bandits.semibandit.space import _check_dm
 from papergym.envs.spec import UniformStream, run_seeds
 from papergym.validate import in_range, positive_int
@@ -102,20 +103,6 @@ def sca_signs(horizon: int) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------- kernels
 @njit(cache=True)
-def _seg1(starts, t):
-    """Largest p with starts[p] <= t (starts[0] = 1 <= t)."""
-    lo = 0
-    hi = starts.shape[0] - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if starts[mid] <= t:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-@njit(cache=True)
 def _masked_sum(mu, a):
     """sum of mu[i] over a[i] != 0, in increasing i (the one summation used for every <mu, a>)."""
     tot = 0.0
@@ -137,7 +124,7 @@ def _step_kernel(A, U, seg_mu, starts, t, shift, losses, rewards):
     losses[r] = l on the chosen arms and 0 elsewhere; rewards[r] = -sum of the chosen losses."""
     R, d = A.shape
     for r in range(R):
-        s = _seg1(starts[r], t)
+        s = last_le(starts[r], t)
         tot = 0.0
         for i in range(d):
             mu = seg_mu[r, s, i] + shift

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from papergym.envs.bandits.semibandit.instances import _SWITCH, _WORST, _masked_sum, _masked_sums, _Runs, _seg1
+from papergym.envs.bandits.kernels import last_le
+from papergym.envs.bandits.semibandit.instances import _SWITCH, _WORST, _masked_sum, _masked_sums, _Runs
 from papergym.envs.bandits.semibandit.space import _as_actions, _is_int
 
 __all__ = ["MSetSemiBanditOracle", "BatchedMSetSemiBanditOracle"]
@@ -23,7 +24,7 @@ __all__ = ["MSetSemiBanditOracle", "BatchedMSetSemiBanditOracle"]
 def _diff_kernel(A, seg_mu, ref, starts, t, clip, out):
     """out[r] = <seg_mu[r, s], A[r]> - ref[r, s], s = segment(t) (clipped at 0 if clip)."""
     for r in range(A.shape[0]):
-        s = _seg1(starts[r], t)
+        s = last_le(starts[r], t)
         g = _masked_sum(seg_mu[r, s], A[r]) - ref[r, s]
         out[r] = g if (g > 0.0 or not clip) else 0.0
 
@@ -33,7 +34,7 @@ def _history_kernel(A, seg_mu, ref, starts, clip):
     """sum_{t=1..k} (<seg_mu[s_t], A[t-1]> - ref[s_t]) of one run, accumulated in round order."""
     tot = 0.0
     for t in range(1, A.shape[0] + 1):
-        s = _seg1(starts, t)
+        s = last_le(starts, t)
         g = _masked_sum(seg_mu[s], A[t - 1]) - ref[s]
         tot += g if (g > 0.0 or not clip) else 0.0
     return tot
@@ -100,7 +101,7 @@ class MSetSemiBanditOracle:
         return _as_actions(action, (self.d,), self.m).reshape(1, self.d)
 
     def _seg(self, t: int) -> int:
-        return int(_seg1(self._runs.starts[self._row], t))
+        return int(last_le(self._runs.starts[self._row], t))
 
     # ----------------------------------------------------------------- means and regret
     def mean_losses(self, t: int) -> np.ndarray:
