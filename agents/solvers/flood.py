@@ -647,10 +647,10 @@ def flood_filtration(
         lidx = lidx.astype(np.int64)
     lpts = pts[lidx]
     if d == 1:
-        order = np.argsort(lpts[:, 0], kind="stable")
-        if np.any(np.diff(lpts[order, 0]) == 0):
+        by_x = np.argsort(lpts[:, 0], kind="stable")
+        if np.any(np.diff(lpts[by_x, 0]) == 0):
             raise ValueError("landmarks must be distinct points")
-        top_local = np.stack([order[:-1], order[1:]], axis=1)
+        top_local = np.stack([by_x[:-1], by_x[1:]], axis=1)
     else:
         try:
             tri = Delaunay(lpts)
