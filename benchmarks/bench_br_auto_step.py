@@ -116,7 +116,8 @@ def main(argv=None) -> None:
                 f"{sum(r['status'] == 'converged' for r in rs):>8}/{len(rs):<2}"
                 f"{fmt(np.median(steps), '.0f') if np.median(steps) <= K else '>' + str(K):>10}"
                 f"{fmt(smax, '.0f') if smax <= K else '>' + str(K):>10}"
-                f"{fmt(med('rate'), '.4f'):>9}{fmt(med('pred'), '.4f'):>10}{fmt(med('bound'), '.4f'):>8}  {', '.join(other)}"
+                f"{fmt(med('rate'), '.4f'):>9}{fmt(med('pred'), '.4f'):>10}"
+                f"{fmt(med('bound'), '.4f'):>8}  {', '.join(other)}"
             )
     print(f"\n{time.perf_counter() - t_all:.0f} s in all")
 

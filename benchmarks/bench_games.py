@@ -109,7 +109,8 @@ def main(argv=None) -> None:
                 sec = float(np.median(secs))
                 print(
                     f"{inst:<22}{ln:<26}{evals:>9}{ratio:>14}{fmt(sec, '.2e'):>11}"
-                    f"{fmt(np.median([r['gap'] for r in rs]), '.1e'):>11}{fmt(np.median([r['rate'] for r in rs]), '.3f'):>8}"
+                    f"{fmt(np.median([r['gap'] for r in rs]), '.1e'):>11}"
+                    f"{fmt(np.median([r['rate'] for r in rs]), '.3f'):>8}"
                     f"{np.mean([r['diverged'] for r in rs]):>9.2f}"
                 )
     print(f"\n{time.perf_counter() - t_all:.0f} s in all")

@@ -7,8 +7,9 @@
 
 ``--families`` runs one row per instance family of each id (the ``INSTANCES`` tuple of the env's module, passed
 as ``instance=`` on top of ``--kwargs``); ``--repeat N`` starts N fresh processes per row and reports the median
-and the slowest (timings on a shared machine are noisy). Prints, per id, the import time of ``papergym.envs``, the ``make`` + ``reset(seed=0)`` time and the heavy optional
-packages (torch, torch_geometric, ortools, sklearn, dask) that were imported by then.
+and the slowest (timings on a shared machine are noisy). Prints, per id, the import time of ``papergym.envs``, the
+``make`` + ``reset(seed=0)`` time and the heavy optional packages (torch, torch_geometric, ortools, sklearn, dask) that
+were imported by then.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ Three parts, every figure measured in this run:
    trained on a GPU for far longer than papergym's shipped weights; read the rows as a reproduction of the
    protocol, not of the training budget.
 2. **Does the learned policy matter?** On ``--fresh`` SD2 10x5 instances generated from a seed no other
-   part of papergym uses, the same search (memory, tabu, temperature; the deployed ``P`` and ``P = 4``) is run with the shipped
-   weights (``mistar``), with their untrained twin (same network, default initialisation:
+   part of papergym uses, the same search (memory, tabu, temperature; the deployed ``P`` and ``P = 4``) is run with the
+   shipped weights (``mistar``), with their untrained twin (same network, default initialisation:
    ``mistar-untrained``) and with uniform proposals (``mistar-uniform``); the table gives mean makespans,
    the paired mean difference with a 95 % bootstrap CI, wins/ties/losses and the two-sided Wilcoxon
    signed-rank p-value (scipy).

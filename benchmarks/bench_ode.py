@@ -1,6 +1,7 @@
 """Performance benchmark of ``nystrom-lssvm`` on ``NystromODE-v0`` (a table of ratios, measured side by side).
 
-    python benchmarks/bench_ode.py             # L1-L9 at n = 1e3, 1e4; pinn on L2, L7 (about 25 min; pinn at 1e4 is most of it)
+    python benchmarks/bench_ode.py             # L1-L9 at n = 1e3, 1e4; pinn on L2, L7 (about 25 min; pinn at 1e4 is
+                                               # most of it)
     python benchmarks/bench_ode.py --quick     # L2, L7, L9 at n = 1e3 (+ L2 at 1e4); pinn on L2 at 1e3 (~1 min)
     python benchmarks/bench_ode.py --no-pinn   # the two LS-SVMs only (about 5 min)
     python benchmarks/bench_ode.py --smoke     # L2 at n = 100, pinn for 50 Adam steps, slope on n = 100, 200 (seconds)
@@ -283,7 +284,8 @@ def main(argv=None):
         for s, v in by.items():
             if v:
                 print(
-                    f"   n = {n:>5}: measured fit-time speed-up over {s:<10} geometric mean {math.exp(np.mean(np.log(v))):8.1f}x "
+                    f"   n = {n:>5}: measured fit-time speed-up over {s:<10} "
+                    f"geometric mean {math.exp(np.mean(np.log(v))):8.1f}x "
                     f"(min {min(v):.1f}x, max {max(v):.1f}x, {len(v)} problems)"
                 )
     if gaps:

@@ -3,11 +3,11 @@ tasks and the papers' claims: docs/papers/dana.md, docs/papers/local-sgd.md, doc
 docs/papers/radagrad.md.
 
 ``PowerLawRandomFeatures-v0`` (DANA): per (alpha, beta, d), the median fitted loss exponent (slope of
-log(P - P_inf) vs log t on the window [min(1e2, t_sat/10), t_sat], t_sat = min(T, T_r d^(2 alpha))) of every solver, its ratio to SGD's (> 1: a steeper decay;
-the paper's headline is DANA > 1 and SGD-M ~ 1) and the final log10 excess ratio, over ``--seeds`` seeds.
-``DistributedRegression-v0`` (local SGD): per (spread, K), the median final log10 suboptimality of local SGD and
-mini-batch SGD per second-order heterogeneity tau, and their difference (negative: local SGD ahead; the paper's
-regime question), plus SCAFFOLD and AC-SA, on ``--seeds`` fresh seeds 100, 101, ... (never used for tuning),
+log(P - P_inf) vs log t on the window [min(1e2, t_sat/10), t_sat], t_sat = min(T, T_r d^(2 alpha))) of every solver, its
+ratio to SGD's (> 1: a steeper decay; the paper's headline is DANA > 1 and SGD-M ~ 1) and the final log10 excess ratio,
+over ``--seeds`` seeds. ``DistributedRegression-v0`` (local SGD): per (spread, K), the median final log10 suboptimality
+of local SGD and mini-batch SGD per second-order heterogeneity tau, and their difference (negative: local SGD ahead; the
+paper's regime question), plus SCAFFOLD and AC-SA, on ``--seeds`` fresh seeds 100, 101, ... (never used for tuning),
 with every solver's step tuned per K on dev seeds 0-1 (each method tuned over the same grid, as the paper's
 comparisons do).
 ``DeepRegression-v0`` (BCD): per family and depth (leaky-ReLU), the median log10 training loss of ``bcd``, ``gd``
@@ -16,7 +16,8 @@ total time on that instance, read off the anytime curves).
 ``LowRankRecovery-v0``: median oracle calls to relative error 1e-6 (PAR-2) per kappa for every solver on the
 sensing family and on the regression family at kappa_H = 100 (rank 3, the solvers' default steps).
 
-    python benchmarks/bench_optimizers.py                         # the task's 4 (alpha, beta) x d in {100, 200}, T = 1e5
+    python benchmarks/bench_optimizers.py                         # the task's 4 (alpha, beta) x d in {100, 200},
+                                                                  # T = 1e5
     python benchmarks/bench_optimizers.py --d 400 --pairs 1.0:0.7 --seeds 5
     python benchmarks/bench_optimizers.py --only distributed --local-steps 1,10,50
     python benchmarks/bench_optimizers.py --only deep --seeds 3
@@ -189,7 +190,8 @@ def low_rank(seeds, jobs, extra: dict | None = None) -> None:
         progress=False,
     )
     print(
-        f"\nLowRankRecovery-v0: m = n = 40, r* = r = 3, 5,000 oracle calls, seeds 0..{seeds - 1} (regression: kappa_H = 100)"
+        f"\nLowRankRecovery-v0: m = n = 40, r* = r = 3, 5,000 oracle calls, seeds 0..{seeds - 1} "
+        "(regression: kappa_H = 100)"
     )
     print(res.extra_report())
 

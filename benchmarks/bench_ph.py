@@ -2,7 +2,8 @@
 ``flood`` against the authors' ``flooder`` (and optionally gudhi's Alpha complex) on the same 3-D point clouds,
 ratios measured side by side in one run, at flooder's default grid (30 points per edge) and at 8.
 
-    python benchmarks/bench_ph.py --points 1e6          # flood vs flooder at p = 30 and 8, 3 interleaved repeats (~3 min)
+    python benchmarks/bench_ph.py --points 1e6          # flood vs flooder at p = 30 and 8, 3 interleaved repeats
+                                                        # (~3 min)
     python benchmarks/bench_ph.py                       # N = 1e4, 1e5, 1e6 (~5 min on 2 cores)
     python benchmarks/bench_ph.py --points 1e4,1e5 --alpha   # also gudhi Alpha and the bottleneck distances to it
     python benchmarks/bench_ph.py --points 1e6 --alpha  # Alpha at 1e6: ~4 min more and ~8 GB
@@ -26,10 +27,10 @@ hits every method alike. The child generates the cloud (``--cloud uniform``: uni
 ``numpy.random.default_rng(--seed)``; ``cheese``: ``swiss_cheese(n, 6, 0.1, 0.2, seed)``), imports the method's
 package, runs it once untimed on a 1,000-point cloud (50 landmarks) so that one-time process start-up -- numba's
 JIT runtime and cached kernels for flood, torch's thread pools for flooder -- is charged to neither method
-(``--cold`` times the first call instead), reads VmRSS as its baseline, runs the method, reads VmHWM. Printed per cell: median seconds over
-``--repeats``, ``peak_MB`` (VmHWM, absolute, max over repeats), ``added_MB`` (VmHWM - baseline VmRSS), number of
-simplices, ``bn_flooder`` (largest bottleneck distance over H0..H2 between the method's diagrams and flooder's
-at the same setting; finite bars, ``gudhi.bottleneck_distance``), with ``--alpha`` the bottleneck distances in
+(``--cold`` times the first call instead), reads VmRSS as its baseline, runs the method, reads VmHWM. Printed per cell:
+median seconds over ``--repeats``, ``peak_MB`` (VmHWM, absolute, max over repeats), ``added_MB`` (VmHWM - baseline
+VmRSS), number of simplices, ``bn_flooder`` (largest bottleneck distance over H0..H2 between the method's diagrams and
+flooder's at the same setting; finite bars, ``gudhi.bottleneck_distance``), with ``--alpha`` the bottleneck distances in
 H1 and H2 to Alpha's diagrams and whether the counts of infinite bars match (``inf``), and ``vs flood`` =
 seconds / flood's seconds (> 1: flood is faster).
 

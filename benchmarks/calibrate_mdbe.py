@@ -26,7 +26,9 @@ from papergym.agents.bandits.mdbe import _MDBE_HP, CALIBRATION_DEFAULTS, DEFAULT
 DEFAULT_HORIZONS = [2**k for k in range(8, 19)] + [100_000]
 TABLE_PATH = Path(__file__).resolve().parents[1] / "agents" / "bandits" / "mdbe_calibration_table.py"
 
-HEADER = '''"""Shipped calibration of ``mdbe-calibrated`` (see :class:`papergym.agents.bandits.mdbe.BatchedMDBECalibrated`).
+HEADER = (
+    '''"""Shipped calibration of ``mdbe-calibrated`` '''
+    '''(see :class:`papergym.agents.bandits.mdbe.BatchedMDBECalibrated`).
 
 Written by ``benchmarks/calibrate_mdbe.py``; do not edit by hand. ``ENTRIES``: one
 :func:`~papergym.agents.bandits.mdbe.calibrate_c0` record per class and horizon (``sigma`` None for Bernoulli
@@ -35,6 +37,7 @@ restarted and the rounds played (fewer than ``T`` for a c0 stopped once it excee
 """
 
 '''
+)
 
 
 def format_entry(entry: dict) -> str:

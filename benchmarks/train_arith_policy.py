@@ -1,6 +1,6 @@
-"""Rewrite the shipped arithmetic policy of ``RLDataSelection-v0`` (``envs/tasks/data_selection/weights/arith_policy.npz``) and its
-card (``arith_policy.md``) with the deterministic pre-training
-:func:`papergym.envs.tasks.data_selection.model.pretrain_policy` (one torch thread).
+"""Rewrite the shipped arithmetic policy of ``RLDataSelection-v0``
+(``envs/tasks/data_selection/weights/arith_policy.npz``) and its card (``arith_policy.md``) with the deterministic
+pre-training :func:`papergym.envs.tasks.data_selection.model.pretrain_policy` (one torch thread).
 
     python benchmarks/train_arith_policy.py                # defaults of the shipped weights
     python benchmarks/train_arith_policy.py --out /tmp/w   # write elsewhere
@@ -18,7 +18,8 @@ import numpy as np
 
 from papergym.envs.tasks.data_selection.model import PRETRAIN_DEFAULTS, WEIGHTS_PATH, pretrain_policy
 
-CARD = """# Arithmetic policy of RLDataSelection-v0 (papergym)
+CARD = (
+    """# Arithmetic policy of RLDataSelection-v0 (papergym)
 
 **What**: the partially competent policy whose RL training subset `RLDataSelection-v0` asks to choose
 (`docs/papers/ufo-rl.md`): a character-level decoder-only Transformer, 2 layers, d = 64, 4 heads, MLP 256
@@ -33,7 +34,8 @@ problems `a+b=` / `a-b=` (a >= b), sizes (digits of the longer operand) 1, 2, 3 
 without the partial competence GRPO needs, so `full-data` RL gained nothing), {steps} steps of {batch_size}
 problems, Adam lr {lr:g} with {warmup} linear warm-up steps, then a cosine to {min_lr_ratio:g} x lr (1: constant;
 a checkpoint annealed to lr 0 was too sharp for the task's RL recipe, see `pretrain_policy`), seed {seed}
-(torch.Generator for the initialisation, numpy generator for the data), one torch thread; {seconds:.0f} s on a shared 2-core CPU. Final training loss
+(torch.Generator for the initialisation, numpy generator for the data), one torch thread; """
+    """{seconds:.0f} s on a shared 2-core CPU. Final training loss
 {final_loss:.4f} per token.
 
 **Exact command**: `python benchmarks/train_arith_policy.py` (defaults: `{args}`).
@@ -51,6 +53,7 @@ answers) and poor beyond: the zone of proximal development the task's data selec
 **Provenance / licence**: generated data only, trained by this repository's code; same licence as papergym.
 Determinism: bit-for-bit on one machine and torch build with one thread; other builds may differ in the last bits.
 """
+)
 
 
 def main(argv: list[str] | None = None) -> None:

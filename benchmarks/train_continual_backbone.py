@@ -1,6 +1,7 @@
-"""Rewrite the stand-in backbone of ``ContinualDomains-v0`` (``envs/tasks/continual_domains/weights/continual_backbone.npz``) and its card
-(``continual_backbone.md``), deterministically: :func:`papergym.envs.tasks.continual_domains.train_backbone` on the
-fixed 297-image source split of ``load_digits`` (torch, one thread, seed 0).
+"""Rewrite the stand-in backbone of ``ContinualDomains-v0``
+(``envs/tasks/continual_domains/weights/continual_backbone.npz``) and its card (``continual_backbone.md``),
+deterministically: :func:`papergym.envs.tasks.continual_domains.train_backbone` on the fixed 297-image source split of
+``load_digits`` (torch, one thread, seed 0).
 
     python benchmarks/train_continual_backbone.py            # rewrite both files
     python benchmarks/train_continual_backbone.py --check    # retrain and compare with the shipped weights

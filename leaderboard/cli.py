@@ -49,7 +49,7 @@
 
 This module parses the command line and sets up logging; each subcommand is implemented in
 :mod:`papergym.leaderboard.commands`.
-"""
+"""  # noqa: E501 - command synopses are definition-list terms, one line each
 
 from __future__ import annotations
 

@@ -438,7 +438,8 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 
 def run_fjsp(args: argparse.Namespace) -> int:
-    """Run ``papergym fjsp <show|list|convert|train-mistar>``; returns the exit status, raises ``CLIError`` on bad input."""
+    """Run ``papergym fjsp <show|list|convert|train-mistar>``; returns the exit status, raises ``CLIError`` on bad
+    input."""
     cmd = getattr(args, "fjsp_command", None)
     if cmd == "show":
         return _cmd_show(args)

@@ -98,7 +98,10 @@ def in_range(
     if not ok:
         lo = "-inf" if low is None else low
         hi = "inf" if high is None else high
-        interval = f"{'[' if low_closed and low is not None else '('}{lo}, {hi}{']' if high_closed and high is not None else ')'}"
+        interval = (
+            f"{'[' if low_closed and low is not None else '('}{lo}, "
+            f"{hi}{']' if high_closed and high is not None else ')'}"
+        )
         raise ValueError(f"{name} must be a number in {interval}, got {value!r}")
     return float(value)
 

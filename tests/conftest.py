@@ -38,11 +38,12 @@ def require(module: str, extra: str | None = None):
 
 def find_private(root, private, *, scalars=(), max_nodes: int = 200_000) -> list[str]:
     """Paths from ``root`` (a solver's problem) to any of ``private`` (arrays, compared by value, or other
-    objects, by identity) or to a float equal to one of ``scalars`` (private parameters), walking what a solver can read without ``gc``, frames or module globals:
-    ``vars()``, ``__slots__``, every non-dunder attribute (``dir``, properties included), dict / list / tuple /
-    set items, functions' closures, defaults and ``__wrapped__``, bound methods' ``__self__`` and ``__func__``,
-    ``functools.partial``'s parts. Modules and classes are not entered (that is module state, like ``gc``:
-    only the board's process separation stops it). An empty list means nothing private is reachable."""
+    objects, by identity) or to a float equal to one of ``scalars`` (private parameters), walking what a solver can read
+    without ``gc``, frames or module globals: ``vars()``, ``__slots__``, every non-dunder attribute (``dir``, properties
+    included), dict / list / tuple / set items, functions' closures, defaults and ``__wrapped__``, bound methods'
+    ``__self__`` and ``__func__``, ``functools.partial``'s parts. Modules and classes are not entered (that is module
+    state, like ``gc``: only the board's process separation stops it). An empty list means nothing private is
+    reachable."""
     import functools
     import types
 

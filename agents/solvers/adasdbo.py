@@ -1,6 +1,6 @@
 """``adasdbo`` on ``DecentralizedBilevel-v0`` — AdaSDBO of Zhai, Yan & Zhang, *Problem-Parameter-Free
-Decentralized Bilevel Optimization*, NeurIPS 2025 (arXiv:2510.24288; ``docs/papers/adasdbo.md``; tags: see docs/conventions.md).
-No public code:
+Decentralized Bilevel Optimization*, NeurIPS 2025 (arXiv:2510.24288; ``docs/papers/adasdbo.md``; tags: see
+docs/conventions.md). No public code:
 the structure follows the paper's abstract and secondary notes, every detail not stated there is a
 hyperparameter [design].
 

@@ -330,8 +330,8 @@ def agf_modular(
     Flow time converts to iterations of heavy-ball GD as ``t (1 − momentum)/lr``. A step's feature is the
     frequency ``k ≥ 1`` with the largest amplitude in the activating neuron's output weights ``o_i``. Stops when
     every neuron is active, the loss is below ``1e−6·ℓ_0``, the next activation lies beyond ``2·horizon``, or
-    ``deadline`` (``time.perf_counter()``) passes or ``max_work`` evaluations are spent. Returns ``(steps, work)`` with ``work`` the number of full-batch
-    gradient evaluations (utility steps + cost-minimisation evaluations)."""
+    ``deadline`` (``time.perf_counter()``) passes or ``max_work`` evaluations are spent. Returns ``(steps, work)`` with
+    ``work`` the number of full-batch gradient evaluations (utility steps + cost-minimisation evaluations)."""
     import time
 
     from scipy.optimize import minimize

@@ -19,8 +19,8 @@ loss ``n·ℓ``). One sweep, backward over the blocks:
    does not increase (at most ``max_halvings`` times; otherwise the block is left unchanged).
 
 So ``F`` never increases. ``bcd-skip`` on an instance without skip connections (a strictly monotone activation)
-is plain ``bcd``; ``bcd`` refuses the ReLU instances. ``inner_steps`` repeats each block update; ``γ = 1`` by default (grid
-{0.1, 1, 10}). After every sweep the weights are reported with the auxiliary blocks ``V`` and ``γ`` (the evaluator
+is plain ``bcd``; ``bcd`` refuses the ReLU instances. ``inner_steps`` repeats each block update; ``γ = 1`` by default
+(grid {0.1, 1, 10}). After every sweep the weights are reported with the auxiliary blocks ``V`` and ``γ`` (the evaluator
 recomputes ``F`` from them) and ``aux_objective = F`` (the solver's own value, for callers; the evaluator ignores it).
 """
 

@@ -22,24 +22,26 @@ gradient evaluations for any ``p ≥ 0``. Iteration ``k``:
    ``f + λ_k g`` with ``λ_k`` frozen) overshoots through the origin to the far side. On ``circle/d=2`` seed 1005 this
    repeats forever — a limit cycle of period ≈ 38 iterations passing ``‖x‖ ≈ 0.27`` on the ``+c`` side — so the run
    never becomes stationary (it is not a stationary point of the bilevel problem: ``x = 0`` is a critical point of
-   ``g``, but the iterates never converge there). With ``max_growth = 1`` (dev seeds 0–299 of ``circle``, ``d ∈ {2, 10}``,
-   ``SimpleBilevelTask(instance="circle", seeds=range(300))``): 0/600 failures (0/600 before as well: the cycle is rare) and the median work to
-   stationarity drops from 1,746 / 1,590 to 150 / 280 units; dev seeds 0–4 of ``balanced-factorisation`` ``r = 5``
-   6,766 (unchanged), ``min-norm-regression`` 18,074 (was 15.5k); ``r = 8`` and ``min-norm-network`` fail with both.
-   Why the line search is the default [design, deviation from the plain fixed step]: ``d_k`` is the gradient of
-   ``f + λ_k g``, whose curvature is up to ``L_f + λ_k L_g``, and ``λ_k ≈ ‖∇f‖/‖∇g‖`` grows without bound near
-   ``argmin g``; with the fixed ``η = 1/max(L_f, L_g)`` the iterates of ``balanced-factorisation`` and
-   ``min-norm-regression`` lock into a period-2 cycle at ``r_f ≈ r_g ≈ 1`` (measured: every dev seed), while on
-   ``circle`` (where only the normal direction is stiff) the fixed step works and is ~10× cheaper;
+   ``g``, but the iterates never converge there). With ``max_growth = 1`` (dev seeds 0–299 of ``circle``,
+   ``d ∈ {2, 10}``, ``SimpleBilevelTask(instance="circle", seeds=range(300))``): 0/600 failures (0/600 before as well:
+   the cycle is rare) and the median work to stationarity drops from 1,746 / 1,590 to 150 / 280 units; dev seeds 0–4 of
+   ``balanced-factorisation`` ``r = 5`` 6,766 (unchanged), ``min-norm-regression`` 18,074 (was 15.5k); ``r = 8`` and
+   ``min-norm-network`` fail with both. Why the line search is the default [design, deviation from the plain fixed
+   step]: ``d_k`` is the gradient of ``f + λ_k g``, whose curvature is up to ``L_f + λ_k L_g``, and ``λ_k ≈ ‖∇f‖/‖∇g‖``
+   grows without bound near ``argmin g``; with the fixed ``η = 1/max(L_f, L_g)`` the iterates of
+   ``balanced-factorisation`` and ``min-norm-regression`` lock into a period-2 cycle at ``r_f ≈ r_g ≈ 1`` (measured:
+   every dev seed), while on ``circle`` (where only the normal direction is stiff) the fixed step works and is ~10×
+   cheaper;
 5. report every ``report_every`` = 100 iterations and at the end.
 
-Barrier constants (measured with the earlier ``max_growth = 10``, dev seeds 0–1 of G1 (d = 2, 10), G2 (r = 5, 8) and G4, median work units to
-stationarity, PAR-2 = 200,000; ``bench("SimpleBilevel-v0", solvers=["dbgd"], sweep={"dbgd": {"q": [1, 1.5, 2, 3],
-"beta": [0.1, 1, 10]}})``): the default ``q = 2, β = 1`` has the best geometric mean (8,984 units: G1 1.5–1.8k,
-G2 r = 5 6.7k, G4 15.5k) but misses G2 at ``r = 8`` (over-parameterised factors: the surplus columns decay only
-along the slow direction that ``λ_k`` stiffens); ``q = 1.5, β = 0.1`` is the only setting that reaches every
-instance (geometric mean 17,800: G2 8.2k at both ranks, but G1 33–35k); ``q = 1`` (any ``β``) and ``q = 3``
-(``β ≤ 1``) reach none within the budget. The defaults stay as documented.
+Barrier constants (measured with the earlier ``max_growth = 10``, dev seeds 0–1 of G1 (d = 2, 10), G2 (r = 5, 8) and G4,
+median work units to stationarity, PAR-2 = 200,000;
+``bench("SimpleBilevel-v0", solvers=["dbgd"], sweep={"dbgd": {"q": [1, 1.5, 2, 3], "beta": [0.1, 1, 10]}})``): the
+default ``q = 2, β = 1`` has the best geometric mean (8,984 units: G1 1.5–1.8k, G2 r = 5 6.7k, G4 15.5k) but misses G2
+at ``r = 8`` (over-parameterised factors: the surplus columns decay only along the slow direction that ``λ_k``
+stiffens); ``q = 1.5, β = 0.1`` is the only setting that reaches every instance (geometric mean 17,800: G2 8.2k at both
+ranks, but G1 33–35k); ``q = 1`` (any ``β``) and ``q = 3`` (``β ≤ 1``) reach none within the budget. The defaults stay
+as documented.
 
 ``p`` (default ``None``): the paper's exponent trading ``ε_f`` against ``ε_g``. The paper's ε-dependent choice of
 ``(β, η)`` as a function of ``p`` could not be transcribed from the public text available to us (only the abstract),

@@ -21,8 +21,9 @@ Steps
    ``ℓ_{i+1} = argmax_{x∈X} min_{j≤i} ‖x − ℓ_j‖`` (ties: the lowest index, ``numpy.argmax``). Brute force
    costs ``O(N·m·d)``; above ``N·m = 2·10⁷`` a pruned blocked variant (a numba kernel) returns the same
    indices, in about 0.1 s at 10⁶ points and 1,000 landmarks (:func:`_fps_blocked`). Option
-   ``fps="bucket"`` uses flooder's approximate bucket FPS (``fpsample.bucket_fps_kdline_sampling``, tree height 5 / 7 / 9 for ``N ≤ 8·10⁴ / ≤ 2·10⁵ / above``,
-   start index 0 or the seeded one; ``fpsample`` comes with the ``flooder`` extra) [code].
+   ``fps="bucket"`` uses flooder's approximate bucket FPS (``fpsample.bucket_fps_kdline_sampling``, tree height 5 / 7 /
+   9 for ``N ≤ 8·10⁴ / ≤ 2·10⁵ / above``, start index 0 or the seeded one; ``fpsample`` comes with the ``flooder``
+   extra) [code].
 2. **Delaunay** — ``scipy.spatial.Delaunay`` of the landmarks (Qhull defaults). All faces of the top
    simplices are enumerated, dimension by dimension, with ``numpy.unique``; simplices up to dimension
    ``min(d, max_dim + 1)`` are kept (enough for ``H_0 … H_max_dim``). Degenerate landmark sets (affinely
@@ -606,9 +607,9 @@ def flood_filtration(
     """Sampled Flood filtration of ``points`` (N, d) on the Delaunay triangulation of its landmarks.
 
     ``landmarks``: an int (number of FPS landmarks, first one chosen by ``seed``; ``fps`` = ``"exact"`` or
-    ``"bucket"``) or an array of distinct point indices. ``max_dim``: highest homology dimension needed (default ``d − 1``); simplices up to
-    dimension ``min(d, max_dim + 1)`` are returned. ``tree``: an optional prebuilt ``cKDTree`` of the points
-    (any order of them; by default the tree is built on a :func:`spatial_order` copy).
+    ``"bucket"``) or an array of distinct point indices. ``max_dim``: highest homology dimension needed (default
+    ``d − 1``); simplices up to dimension ``min(d, max_dim + 1)`` are returned. ``tree``: an optional prebuilt
+    ``cKDTree`` of the points (any order of them; by default the tree is built on a :func:`spatial_order` copy).
     Values are ``f̂(σ)`` = max of the distance to ``points`` over the barycentric grid on ``σ`` (module
     docstring), monotone over faces, 0 on vertices, within ``sampling_error_bound`` below the exact value.
     ``prune``: skip the grid points that the Lipschitz bound of :func:`_max_delta` rules out (the values are

@@ -23,8 +23,8 @@ hidden layer: ``g = relu(G h)``, ``l = relu(L h)``, ``s = relu(S h)`` (128-d eac
    ``l_prev = relu(L_prev h)``, ``g_prev = relu(G_prev h)``.
 
    * ``KL_feat`` (:func:`kl_feat`, the code's ``kl_loss``): L2-normalise both, ``p = (f + 1)/2``, then
-     ``F.kl_div(log(p_student + 1e−10), p_teacher, reduction="batchmean")`` = ``(1/m) Σ p_t (log p_t − log(p_s + 1e−10))``
-     with the teacher detached.
+     ``F.kl_div(log(p_student + 1e−10), p_teacher, reduction="batchmean")`` =
+     ``(1/m) Σ p_t (log p_t − log(p_s + 1e−10))`` with the teacher detached.
    * The abstract's mutual-information prediction alignment is the code's ``MSELoss`` on global features (``loss_mi``;
      the code's comment gives efficiency as the reason) — :func:`torch.nn.functional.mse_loss`, element mean.
    * ``HSIC`` (:func:`hsic`, the code's ``hsic.py``): ``K_ab = exp(−‖a − b‖²/σ)``, ``H = I − 11ᵀ/m``,
@@ -64,9 +64,9 @@ the frozen first layer), :func:`ledoit_wolf_gaussian`, :func:`mahalanobis`.
 Time guard [design]: once ``time_fraction · max_seconds`` seconds have passed since the solve started
 (``time_fraction`` = 0.8), training stops (the current domain's and every later one's; predictions and the remaining
 passes still run; ``meta["stopped_early"]`` counts the domains cut short), so the sequence ends inside the budget on a
-slow machine. At the default sizes a solve takes 1–15 s, far from the guard, so results do not depend on the load. Randomness: a ``numpy`` generator from ``seed`` (batch order) and
-a ``torch.Generator`` seeded from it (initialisation); ``torch.set_num_threads(1)`` during ``solve`` (restored);
-float32.
+slow machine. At the default sizes a solve takes 1–15 s, far from the guard, so results do not depend on the load.
+Randomness: a ``numpy`` generator from ``seed`` (batch order) and a ``torch.Generator`` seeded from it (initialisation);
+``torch.set_num_threads(1)`` during ``solve`` (restored); float32.
 
 Hyperparameters (enter the cell key)
 ------------------------------------

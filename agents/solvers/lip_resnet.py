@@ -121,7 +121,8 @@ paper's Ĝ is genuinely 1-Lipschitz ℓ2 → ℓ2 (no √2-type factor): the √
 lifting by its spectral norm instead of its rows. ``G`` (the default) is unaffected.
 
 The training loop (:func:`train_model`), the exact-norm projection (:func:`svd_rescale_`), the power iteration
-and the base class :class:`LipschitzSolver` are shared with the baselines (``papergym.baselines.solvers.lipschitz_nets``).
+and the base class :class:`LipschitzSolver` are shared with the baselines
+(``papergym.baselines.solvers.lipschitz_nets``).
 
 Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """

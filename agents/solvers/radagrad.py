@@ -25,8 +25,8 @@ The iterate is ``W = U diag(s) Vᵀ`` (orthonormal ``U``, ``V``, rank ``r``). Ea
 Step ``η`` (:meth:`RiemannianLowRank.step_size`): ``rgd``, ``lr / L_smooth`` (``lr`` default 1, from
 {0.03, 0.1, 0.3, 1}); ``radagrad``, ``√ε / L_smooth`` unless ``lr`` is given (a rule from the public smoothness
 constant: near the answer the AdaGrad direction is ``G/√ε`` and this makes the step ``rgd``'s ``1/L_smooth``);
-``radamw``, ``lr`` (default 1e−2, from the grid {1e−3, 3e−3, 1e−2, 3e−2}). :class:`RiemannianLowRank` also serves as a ``torch.optim`` optimizer of a
-low-rank layer (:mod:`papergym.agents.solvers.riemannian_torch`).
+``radamw``, ``lr`` (default 1e−2, from the grid {1e−3, 3e−3, 1e−2, 3e−2}). :class:`RiemannianLowRank` also serves as a
+``torch.optim`` optimizer of a low-rank layer (:mod:`papergym.agents.solvers.riemannian_torch`).
 
 Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
 """

@@ -3,17 +3,19 @@ arXiv:2506.11712; official code ``Liuwq-bit/SymMPO``, ``muffin/train/trainers.py
 ``PreferenceHallucination-v0`` (``docs/papers/symmpo.md``; tags: see docs/conventions.md; torch extra).
 
 The shared numerics of the task's solvers live here once — the GRU captioner in torch (:func:`sequence_logprob`,
-teacher forcing; the same equations as the evaluator's numpy :func:`papergym.envs.tasks.preference.np_sequence_logprob`),
-the losses (:func:`dpo_loss`, :func:`symmpo_loss`, :func:`mdpo_loss`) and the training loop
-(:class:`PreferenceOptimizer`); the ``dpo`` and ``mdpo`` baselines (``papergym.baselines.solvers.preference``) run the
-same loop with another objective, and the task's reference-policy training (``train_reference``) reuses the forward.
+teacher forcing; the same equations as the evaluator's numpy
+:func:`papergym.envs.tasks.preference.np_sequence_logprob`), the losses (:func:`dpo_loss`, :func:`symmpo_loss`,
+:func:`mdpo_loss`) and the training loop (:class:`PreferenceOptimizer`); the ``dpo`` and ``mdpo`` baselines
+(``papergym.baselines.solvers.preference``) run the same loop with another objective, and the task's reference-policy
+training (``train_reference``) reuses the forward.
 
 Loss (the code's ``dpo_loss``). With the sequence log-ratio ``ρ(y | m) = log π_θ(y | m) − log π_ref(y | m)``
 (summed token log-probabilities, EOS included; the code's default ``dpo_use_average = False``), ``m′`` the retrieved
 similar image and ``y_w′`` its preferred caption, the five log-ratios are ``ρ(y_w|m)``, ``ρ(y_l|m)``, ``ρ(y_w′|m)``,
 ``ρ(y_w|m′)``, ``ρ(y_w′|m′)`` and, per tuple,
 
-(1) ``L_DPO = −log σ(β [ρ(y_w|m) − ρ(y_l|m)])`` (Rafailov et al. 2023; the code's ``losses = -F.logsigmoid(beta_1*logits)``);
+(1) ``L_DPO = −log σ(β [ρ(y_w|m) − ρ(y_l|m)])`` (Rafailov et al. 2023; the code's
+    ``losses = -F.logsigmoid(beta_1*logits)``);
 (2) ``Δ₁ = ρ(y_w|m) − ρ(y_w′|m)``, ``Δ₂ = ρ(y_w′|m′) − ρ(y_w|m′)`` (the code's ``logits_1``, ``logits_2``): the
     symmetric pairs compare two responses *under the same image*, so the partition functions ``Z(m)`` cancel
     (the paper's consistency argument);

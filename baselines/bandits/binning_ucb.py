@@ -297,6 +297,8 @@ register_agent(
     envs=[ENV_ID],
     role="oracle",
     batched_factory=BatchedBinningUCBOracle,
-    description="Binning + UCB restarted at the oracle's significant shifts, K_i bins per phase ([code] BinningUCB_Oracle)",
+    description=(
+        "Binning + UCB restarted at the oracle's significant shifts, K_i bins per phase ([code] BinningUCB_Oracle)"
+    ),
     defaults={"c": 1.0, "log_term": "phase"},
 )

@@ -250,7 +250,9 @@ register_agent(
     envs=[ENV_ID],
     role="baseline",
     batched_factory=BatchedSWUCB,
-    description="Sliding-window UCB (Garivier & Moulines 2011) on K = ceil(T^{1/3}) bins, window 2 sqrt(T log T / L_hint)",
+    description=(
+        "Sliding-window UCB (Garivier & Moulines 2011) on K = ceil(T^{1/3}) bins, window 2 sqrt(T log T / L_hint)"
+    ),
     defaults={"bins": None, "L_hint": 10.0, "xi": 0.6, "window": None},
 )
 

@@ -463,8 +463,8 @@ class _CPSATAgentBase:
 
 
 class CPSATDispatchAgent(_CPSATAgentBase):
-    """``cpsat`` on ``FJSP-v0``: CP-SAT at the first decision (on the instance of the observation), then the operations in CP-SAT start-time order on
-    their CP-SAT machines (final makespan = CP-SAT's left-compressed makespan)."""
+    """``cpsat`` on ``FJSP-v0``: CP-SAT at the first decision (on the instance of the observation), then the operations
+    in CP-SAT start-time order on their CP-SAT machines (final makespan = CP-SAT's left-compressed makespan)."""
 
     def __init__(
         self,

@@ -1,4 +1,5 @@
-"""Dispatching rules as agents (docs/papers/fjsp-mistar.md): ``fifo``, ``mor``, ``spt``, ``mwkr``, ``lwkr``, ``random-dispatch``.
+"""Dispatching rules as agents (docs/papers/fjsp-mistar.md): ``fifo``, ``mor``, ``spt``, ``mwkr``, ``lwkr``,
+``random-dispatch``.
 
 On ``FJSP-v0`` each decision applies the rule of :mod:`papergym.envs.scheduling.fjsp.rules` to the
 observation: with ``restrict_to_earliest=True`` [design] the candidates are the startable pairs with the

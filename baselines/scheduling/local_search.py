@@ -41,9 +41,9 @@ instance — the same moves, initial solution and step budget as every agent of 
 Acceptance differs from L2S's code for ``bi-search``/``fi-search``: L2S moves to the best (first) non-tabu
 neighbour whenever it is no worse than the **incumbent** (so sideways moves on a plateau at the best
 makespan are taken) and restarts otherwise; here a move must improve the **current** solution (the
-usual best/first-improvement rule). Measured from the ``sampled-dispatch`` start at ``T = 400`` (first 20 SD2 10x5, Brandimarte mk01-10,
-Hurink edata la01-10), L2S's acceptance with a one-move tabu and the same restarts gives 9.50 %, 5.89 %,
-5.49 % against 7.25 %, 7.09 %, 4.16 % for this rule (kept: better on two of the three sets).
+usual best/first-improvement rule). Measured from the ``sampled-dispatch`` start at ``T = 400`` (first 20 SD2 10x5,
+Brandimarte mk01-10, Hurink edata la01-10), L2S's acceptance with a one-move tabu and the same restarts gives 9.50 %,
+5.89 %, 5.49 % against 7.25 %, 7.09 %, 4.16 % for this rule (kept: better on two of the three sets).
 
 L2S restarts from a long-term memory of generated (evaluated, not necessarily visited) neighbours; here a
 restart takes two env steps — restore an archived visited solution, then move to its best unvisited

@@ -1,5 +1,5 @@
-"""Baselines of ``DistributedRegression-v0`` (the comparisons of Patel, Zindari, Stich, Wang, NeurIPS 2025); every machine talks to the others
-only through ``problem.oracle.communicate`` (one call per round).
+"""Baselines of ``DistributedRegression-v0`` (the comparisons of Patel, Zindari, Stich, Wang, NeurIPS 2025); every
+machine talks to the others only through ``problem.oracle.communicate`` (one call per round).
 
 * ``minibatch-sgd``: each round every machine evaluates ``K`` gradients at ``x̄_r``; one step
   ``x̄ ← x̄ − η′ · mean of the MK gradients`` (the comparison of Woodworth et al., NeurIPS 2020);

@@ -69,10 +69,10 @@ Newton [design; the step-7 damping of ``nystrom-lssvm`` adapted, see Deviations]
 ``b = y0``, ``Y = (y0, 0)`` (``w = 0, b = y0``); the first step (the solution of the problem linearised
 at the start) is always taken; afterwards the Newton step is taken when it lowers ``P``, else the
 Newton step times 1/2, 1/4, 1/8, else the Gauss-Newton step (the linearised problem's solution, a
-descent direction of ``P``; one more factorisation) halved until ``P`` decreases (at most ``max_halvings`` times; no decrease left ends the fit). Near the solution
-``P`` is only known to ~1e-6 relative (``||w||^2`` is a quadratic form of large, cancelling dual
-coefficients), so a step is also accepted when it lowers the KKT residual ``||F||`` while raising ``P``
-by less than that. Stop when the collocation values move by ``||dY|| <= newton_tol (1 + ||Y||)`` (the
+descent direction of ``P``; one more factorisation) halved until ``P`` decreases (at most ``max_halvings`` times; no
+decrease left ends the fit). Near the solution ``P`` is only known to ~1e-6 relative (``||w||^2`` is a quadratic form of
+large, cancelling dual coefficients), so a step is also accepted when it lowers the KKT residual ``||F||`` while raising
+``P`` by less than that. Stop when the collocation values move by ``||dY|| <= newton_tol (1 + ||Y||)`` (the
 dual coefficients themselves are ill-determined at large ``gamma``; the values are not), or by
 ``<= sqrt(newton_tol) (1 + ||Y||)`` while ``||F||`` no longer halves (the round-off floor), or after
 ``newton_max_iter`` iterations (also capped by ``Budget.max_iterations``); a fit that does not
@@ -97,8 +97,8 @@ selection and the Newton iterations the elapsed time is checked against ``Budget
 Solution: ``{"y": (1000, p) or (1000,), "meta": {"fit_seconds" (final fit only: assembly and solves),
 "sigma", "gamma", "iterations" (Newton iterations of the final fit; 1 for linear), "work",
 "converged", "n_unknowns", "selection_seconds", "gn_steps" (Gauss-Newton fallbacks)}}``. Work: ``n``
-units per residual evaluation (one linear solve, one Newton iteration, one line-search trial), summed over the selection fits, their midpoint residuals
-and the final fit.
+units per residual evaluation (one linear solve, one Newton iteration, one line-search trial), summed over the selection
+fits, their midpoint residuals and the final fit.
 
 Hyperparameters (enter the cell key)
 ------------------------------------

@@ -1,5 +1,5 @@
-"""Baselines of ``FeatureStaircase-v0`` (``docs/papers/agf.md``). Each returns ``[Step(t, level, feature)]`` with ``t`` in
-iterations of GD with step ``lr``, like :func:`papergym.agents.solvers.agf.agf_diagonal`, and shares its
+"""Baselines of ``FeatureStaircase-v0`` (``docs/papers/agf.md``). Each returns ``[Step(t, level, feature)]`` with ``t``
+in iterations of GD with step ``lr``, like :func:`papergym.agents.solvers.agf.agf_diagonal`, and shares its
 conventions: ``g = Xᵀr/n``, activation phase ``S = arccosh(1/(2α²))``, a dormant coordinate's phase moves at
 speed ``2|g_i|``.
 

@@ -9,10 +9,11 @@ the target style, under views ``(I − ÛÛᵀ)x_ref``.
 * ``lda-pca`` — Fisher LDA (``sklearn`` ``LinearDiscriminantAnalysis``, SVD solver) of the style labels gives
   ``style_dim`` discriminant directions; ``V̂`` = the orthonormalised span of their *patterns* ``S_w w`` (Haufe et
   al. 2014: directions in data space, the span of the class-mean differences; the filters ``w`` themselves lean on
-  the low-variance noise directions, and at ``n = 300`` projecting them out misses the style plane) [design]; ``Û`` = the top ``content_dim`` principal directions of
-  the data with ``V̂`` projected out. Under views the labels are pseudo-labels: k-means (``n_styles`` clusters,
-  ``n_init`` = 10, seeded) on the data's coordinates along the top ``style_dim`` eigenvectors of the symmetrised
-  cross-covariance ``½(C + Cᵀ)``, ``C = cov(x, x′)`` — the views share only the style, so ``C ≈ V Cov(g) Vᵀ``.
+  the low-variance noise directions, and at ``n = 300`` projecting them out misses the style plane) [design]; ``Û`` =
+  the top ``content_dim`` principal directions of the data with ``V̂`` projected out. Under views the labels are
+  pseudo-labels: k-means (``n_styles`` clusters, ``n_init`` = 10, seeded) on the data's coordinates along the top
+  ``style_dim`` eigenvectors of the symmetrised cross-covariance ``½(C + Cᵀ)``, ``C = cov(x, x′)`` — the views share
+  only the style, so ``C ≈ V Cov(g) Vᵀ``.
 * ``fastica`` — FastICA (Hyvärinen & Oja 2000; ``sklearn``, ``whiten="unit-variance"``, seeded) with
   ``content_dim + style_dim`` components (at most ``max_components`` = 16 [design], for the 192-D digits proxy); the
   ``content_dim`` components least predictive of style (smallest one-way ANOVA F statistic against the labels or the

@@ -28,10 +28,11 @@ eigenvalue lies in the rectangle ``0 ≤ Re λ ≤ δ``, ``|Im λ| ≤ c`` with 
 ``δ = max(a λ_max(ΠPΠ)/(2σ), b λ_max(ΠQΠ)/(2σ′))`` and the *cross* (rotation) bound
 ``c = min(‖ΠGΠ‖₂/(2√(σσ′)), ρ₁)`` (``Π`` the centring projection, ``S_p Π = S_p``). ``ρ₁`` is the ℓ1 bound of
 ``GameOracle.contraction_bound()`` (``‖S_p z‖₁ ≤ ½ osc(z)``, ``osc(Mv) ≤ ω(M)‖v‖₁`` for ``Σv = 0``) in its
-weighted form: with ``d₁ = aω(P)/(2σ)``, ``c₁ = ω(G)/(2σ)``, ``c₂ = ω(G)/(2σ′)``, ``d₂ = bω(Q)/(2σ′)`` the blocks of ``J`` have ℓ1 norms at most ``[[d₁, c₁], [c₂, d₂]]``, so every ``|λ|`` is at
-most its Perron root ``ρ₁ = (d₁ + d₂)/2 + √(((d₁ − d₂)/2)² + c₁c₂)`` (``≤ κ``; ``ω(G)/(2√(σσ′))`` when
-``a = b = 0``); ``δ`` is capped by ``ρ₁`` too. Over that rectangle the worst damping is at
-the corner ``(δ, c)``: ``ρ(h)² = (1 − h(1 − δ))² + h²c²`` (``h ≤ 1``), minimised by
+weighted form: with ``d₁ = aω(P)/(2σ)``, ``c₁ = ω(G)/(2σ)``, ``c₂ = ω(G)/(2σ′)``, ``d₂ = bω(Q)/(2σ′)`` the blocks of
+``J`` have ℓ1 norms at most ``[[d₁, c₁], [c₂, d₂]]``, so every ``|λ|`` is at most its Perron root
+``ρ₁ = (d₁ + d₂)/2 + √(((d₁ − d₂)/2)² + c₁c₂)`` (``≤ κ``; ``ω(G)/(2√(σσ′))`` when ``a = b = 0``); ``δ`` is capped by
+``ρ₁`` too. Over that rectangle the worst damping is at the corner ``(δ, c)``: ``ρ(h)² = (1 − h(1 − δ))² + h²c²``
+(``h ≤ 1``), minimised by
 
     h* = min(1, (1 − δ)/((1 − δ)² + c²)),      ρ(h*) = c/√((1 − δ)² + c²)  (h* < 1),  √(δ² + c²)  (h* = 1).
 

@@ -67,10 +67,10 @@ the fixed point of the **regularised Shapley operator** ``(𝒯V)(s) = val_τ(Q_
 entropic matrix game, warm-started), found by safeguarded Newton on ``V − 𝒯V`` (policy iteration for games: each
 step evaluates the current per-state equilibrium pair; a step that does not shrink the residual by ``γ`` is
 replaced by the value-iteration step ``V ← 𝒯V``, so it never does worse than value iteration) to
-``‖𝒯V − V‖∞ ≤ 1e−14·max(1, ‖𝒯V‖∞)``, then ``V*`` by exact evaluation of the equilibrium pair; ``NI(μ, ν) = ρ_0ᵀ(W^μ − U^ν)``
-with the best-response values ``W^μ`` (max player's) and ``U^ν`` (min player's) computed by soft policy
-iteration (exact policy evaluation by a linear solve, then the soft-greedy policy; quadratic convergence),
-checked by one soft Bellman step. Single-agent regret = exploitability of the agent's policy (``NI`` for
+``‖𝒯V − V‖∞ ≤ 1e−14·max(1, ‖𝒯V‖∞)``, then ``V*`` by exact evaluation of the equilibrium pair;
+``NI(μ, ν) = ρ_0ᵀ(W^μ − U^ν)`` with the best-response values ``W^μ`` (max player's) and ``U^ν`` (min player's) computed
+by soft policy iteration (exact policy evaluation by a linear solve, then the soft-greedy policy; quadratic
+convergence), checked by one soft Bellman step. Single-agent regret = exploitability of the agent's policy (``NI`` for
 ``role="both"``). ``contraction_bound()`` is the per-state matrix-game bound ``max_s ω(Q*_s)/τ · ½`` at the
 equilibrium's ``Q`` — it ignores how ``Q`` moves with the policies (a diagnostic, not a guarantee);
 ``contractive`` is ``κ < 1``. The episode ``status`` is ``converged`` when the last ``NI ≤ gap_tol`` (the
@@ -95,7 +95,7 @@ regularisation [design].
 * v0: initial version.
 
 Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
-"""
+"""  # noqa: E501 - markdown table rows cannot wrap
 
 from __future__ import annotations
 

@@ -88,7 +88,7 @@ R.-A. Lascu, M. B. Majka, *Non-convex entropic mean-field optimization via Best 
 * v0: initial version.
 
 Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
-"""
+"""  # noqa: E501 - markdown table rows cannot wrap
 
 from __future__ import annotations
 
@@ -239,8 +239,9 @@ class MatrixGame:
         return max(self.a * omega(self.P) / (2 * s1) + oG / (2 * s2), oG / (2 * s1) + self.b * omega(self.Q) / (2 * s2))
 
     def jacobian_bounds(self) -> dict[str, float]:
-        """The spectral rectangle of the linearised Best Response map (:func:`~papergym.envs.games.common.jacobian_bounds`):
-        a function of ``G``, ``P``, ``Q``, ``a``, ``b`` and the temperatures, valid at every profile."""
+        """The spectral rectangle of the linearised Best Response map
+        (:func:`~papergym.envs.games.common.jacobian_bounds`): a function of ``G``, ``P``, ``Q``, ``a``, ``b`` and the
+        temperatures, valid at every profile."""
         return jacobian_bounds(self.G, self.sigma_min, self.sigma_max, a=self.a, P=self.P, b=self.b, Q=self.Q)
 
     def linearised_spectrum(self) -> np.ndarray:

@@ -54,8 +54,8 @@ Truncation after ``horizon`` steps (default 200); never terminates.
 ## Arguments
 ``instance`` (family above), ``a`` and ``sigma`` (family defaults), ``ell`` (interaction range), ``R`` = 8,
 ``G`` = 2001, ``horizon`` = 200, ``mu0_mean`` = 1, ``mu0_std`` = 1, ``strict_simplex`` = False,
-``gap_tol`` = 1e−6 (the tolerance of the ``steps_to_tol`` metric), ``render_mode`` = None. Paper-scale [design]: ``G = 8001``,
-``R = 10``, ``horizon = 2000``.
+``gap_tol`` = 1e−6 (the tolerance of the ``steps_to_tol`` metric), ``render_mode`` = None. Paper-scale [design]:
+``G = 8001``, ``R = 10``, ``horizon = 2000``.
 
 ## Oracle and regret
 ``env.unwrapped.oracle``: ``regret(μ) = F^σ(μ) − F^σ(μ*) ≥ 0`` (round-off negatives above ``−1e−12``
@@ -274,8 +274,8 @@ class MeanFieldOracle:
         """The ``W1`` Lipschitz constant of ``Ψ``. Mean families (``F`` through ``∫V dμ`` and ``m(μ)``):
         ``Ψ(μ) = Ψ_{m(μ)}``, an exponential tilt ``∝ e^{a m x/σ} Ψ_0``; tilts are stochastically ordered, so
         ``W1(Ψ_m, Ψ_m′) = |E_m x − E_m′ x| = (a/σ)|∫_m^{m′} Var_{Ψ_t}(x) dt|``, and ``|m(μ) − m(μ′)| ≤ W1(μ, μ′)``;
-        ``Var_{Ψ_t}`` is largest at ``t = 0`` (Gaussian tilts of the symmetric grid reference; the GHS inequality for the
-        quartic single-site measure, see ``a_c``), hence the exact constant ``(a/σ) Var_{Ψ_0}(x) = a/a_c``.
+        ``Var_{Ψ_t}`` is largest at ``t = 0`` (Gaussian tilts of the symmetric grid reference; the GHS inequality for
+        the quartic single-site measure, see ``a_c``), hence the exact constant ``(a/σ) Var_{Ψ_0}(x) = a/a_c``.
         ``interaction``: :meth:`contraction_estimate` (an empirical lower estimate, not a bound)."""
         if self.prob.interaction:
             return self.contraction_estimate()

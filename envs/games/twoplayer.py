@@ -168,9 +168,9 @@ class GameOracle:
     def episode_metrics(self) -> dict[str, Any]:
         """Scores of the episode just played: ``gap_last`` / ``gap_avg`` (the regret of the last and of the
         average iterate of the agent), ``ni_last`` / ``ni_avg`` (``NI`` of the joint profile), ``steps_to_tol``,
-        ``rate``, ``cycling`` (:func:`~papergym.envs.games.common.gap_metrics`); the instance's ``contraction_bound`` (``κ``) and ``contractive`` flag
-        (1/0); the convergence ``status`` (:meth:`status`) with its one-hot flags ``converged`` and
-        ``not_contractive`` (numeric, so the runner averages them)."""
+        ``rate``, ``cycling`` (:func:`~papergym.envs.games.common.gap_metrics`); the instance's ``contraction_bound``
+        (``κ``) and ``contractive`` flag (1/0); the convergence ``status`` (:meth:`status`) with its one-hot flags
+        ``converged`` and ``not_contractive`` (numeric, so the runner averages them)."""
         env = self._env
         k = len(env._gaps)
         if k == 0:
@@ -293,7 +293,8 @@ class TwoPlayerEnv(gym.Env, abc.ABC):
         return (-np.inf, np.inf), (-np.inf, np.inf)
 
     def _bound_condition(self) -> float:
-        """Condition number of the computation of the feedback (round-off widening of its bounds, :func:`feedback_box`)."""
+        """Condition number of the computation of the feedback (round-off widening of its bounds,
+        :func:`feedback_box`)."""
         return 1.0
 
     def _observation_box(self, role: str, shape_min: tuple[int, ...], shape_max: tuple[int, ...]) -> gym.spaces.Box:

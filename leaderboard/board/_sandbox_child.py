@@ -13,9 +13,10 @@ trusted parent (for :class:`AgentHost` and the problem helpers), from ``papergym
 Start-up, in this order: drop root to the job's own uid/gid when asked (``--drop-uid=UID:GID``: the
 kernel ignores RLIMIT_NPROC for uid 0, and a uid per job keeps that limit per job), point stdout at
 stderr (``dup2(2, 1)``, so prints never touch the channel), install a meta-path blocker for
-``papergym`` (defence in depth: the sandbox does not mount it either), then serve the parent's messages on the pipe fds ``RFD`` (in) and ``WFD`` (out) (see :mod:`papergym.leaderboard.board.channel` for the ops). The
-submission file is imported lazily at the first start / solve message, so an import that never ends
-is caught by the parent's per-call time limit.
+``papergym`` (defence in depth: the sandbox does not mount it either), then serve the parent's messages on the pipe fds
+``RFD`` (in) and ``WFD`` (out) (see :mod:`papergym.leaderboard.board.channel` for the ops). The submission file is
+imported lazily at the first start / solve message, so an import that never ends is caught by the parent's per-call time
+limit.
 
 Errors raised by the submitted code are sent as ``{"type", "message", "traceback"}`` where the
 traceback keeps only the frames of the submission file (no path of the host machine).

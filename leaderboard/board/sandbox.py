@@ -98,8 +98,8 @@ One step is one round trip over two pipes. What keeps it cheap:
 
 * the hot messages use the channel's JSON-free fast path, and both ends cache the frame layout (the
   header bytes of a given op, dtypes and shapes), so a step's codec is a few microseconds;
-* both ends busy-wait for the other's next frame for up to :data:`~papergym.leaderboard.board.process.SPIN_SECONDS` before sleeping --
-  a wake-up through the hypervisor costs ~45 us per round trip on the 2-vCPU VM here, a spinning
+* both ends busy-wait for the other's next frame for up to :data:`~papergym.leaderboard.board.process.SPIN_SECONDS`
+  before sleeping -- a wake-up through the hypervisor costs ~45 us per round trip on the 2-vCPU VM here, a spinning
   round trip ~2 us;
 * :func:`papergym.leaderboard.board.evaluate.play` splits a step into :meth:`SandboxedAgentSession.send_step`
   and :meth:`~SandboxedAgentSession.recv_step` and books the previous round's regret in between,

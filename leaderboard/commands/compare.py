@@ -111,7 +111,8 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     print(res.format_table())
     if res.per_instance:
         print(
-            "\ncells: makespan C_max, gap (C_max - ref)/ref to the reference value (negative: better than the reference),"
+            "\ncells: makespan C_max, gap (C_max - ref)/ref to the reference value "
+            "(negative: better than the reference),"
             "\nmean seconds per run (env + agent); LB: the proven lower bound used for regret; ref: best known value"
             "\n(provenance above). Summary: mean gap over the instances with a reference, instances at or below it."
         )
@@ -141,18 +142,23 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
         tol = res.env_kwargs.get("gap_tol", 1e-6)
         print(
             "gap last / avg-iterate: the gap of the last iterate and of the average of all iterates (games: the\n"
-            "exploitability of the agent's strategy, NI error for role=both; mean field: F^s(mu) - F^s(mu*)), means over seeds;\n"
+            "exploitability of the agent's strategy, NI error for role=both; mean field: F^s(mu) - F^s(mu*)), "
+            "means over seeds;\n"
             "NI last / avg: the Nikaido-Isoda error of the joint profile (agent and built-in opponent);\n"
             f"steps to tol: first step (= best-response evaluation) with gap <= {tol:g} (horizon + 1 if never);\n"
             "rate: per-step linear convergence factor fitted on log gap (second half before the round-off floor);\n"
-            "cycling: fraction of runs whose gap did not decrease over the last 20% of steps; W1 to mu*: Wasserstein-1\n"
+            "cycling: fraction of runs whose gap did not decrease over the last 20% of steps; "
+            "W1 to mu*: Wasserstein-1\n"
             "distance of the last iterate to the minimiser; diverged: fraction of runs the agent flagged as divergent;"
         )
         if "converged" in res.summary.columns:
             print(
-                "kappa: the oracle's contraction bound of the best-response map (games: l1 bound; mean field: W1 constant,\n"
-                "an estimate for interaction); contractive: fraction of runs with kappa < 1; status: converged (gap <= tol,\n"
-                "certified by the contraction or a unique equilibrium), not converged, not contractive (no certificate:\n"
+                "kappa: the oracle's contraction bound of the best-response map (games: l1 bound; "
+                "mean field: W1 constant,\n"
+                "an estimate for interaction); contractive: fraction of runs with kappa < 1; "
+                "status: converged (gap <= tol,\n"
+                "certified by the contraction or a unique equilibrium), not converged, "
+                "not contractive (no certificate:\n"
                 "the paper's theorem does not apply), grid-edge (mass at the truncation boundary: an artefact);"
             )
     if "sum_sigma" in res.summary.columns:

@@ -349,9 +349,9 @@ class BenchResult:
     """What :func:`bench` returns.
 
     ``runs``: one row per solve (instance, its params, solver config label, solver, role, seed,
-    status, seconds, ``message`` (the error of a failed solve), every metric). ``curves``: anytime points (label, instance, seed, seconds,
-    iteration, work, metrics). ``summary``: one row per solver configuration: geometric mean of the
-    primary metric over instances (with a 95 % bootstrap CI of the log-mean; exact zeros floored at
+    status, seconds, ``message`` (the error of a failed solve), every metric). ``curves``: anytime points (label,
+    instance, seed, seconds, iteration, work, metrics). ``summary``: one row per solver configuration: geometric mean of
+    the primary metric over instances (with a 95 % bootstrap CI of the log-mean; exact zeros floored at
     1e-300), medians of the other metrics, counts. Reference-role solvers are listed last and never ranked.
     """
 

@@ -9,8 +9,8 @@ Cells are pure: the same cell gives the same result, bit for bit, on every backe
 batch. Each finished cell is written at once, atomically (temporary file + ``os.replace``), as one
 parquet file ``<out>/<env>/<agent>/<key>.parquet`` that carries its own SHA-256 (a damaged file is
 warned about and recomputed, see :mod:`papergym.leaderboard.runner.cache`); a failed cell writes
-``<key>.error.json`` with its status and traceback and is never cached: a rerun tries it again. An interrupted comparison,
-rerun, computes only the missing cells.
+``<key>.error.json`` with its status and traceback and is never cached: a rerun tries it again. An interrupted
+comparison, rerun, computes only the missing cells.
 
 Execution
 ---------
@@ -457,7 +457,8 @@ EXTRA_CURVES = ("simple_regret", "static_regret", "iterate_gap", "makespan")  # 
 
 
 def _regret_name(env_cls: Any) -> str:
-    """The env module's ``REGRET_NAME`` (what its cumulative "regret" is, e.g. a cumulative equilibrium gap), or ``""``."""
+    """The env module's ``REGRET_NAME`` (what its cumulative "regret" is, e.g. a cumulative equilibrium gap), or
+    ``""``."""
     import importlib
 
     return str(getattr(importlib.import_module(env_cls.__module__), "REGRET_NAME", "") or "")

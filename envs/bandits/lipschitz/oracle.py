@@ -249,7 +249,8 @@ def _coerce(action: Any, shape: tuple[int, ...], what: str = "action") -> np.nda
             ) from None
     if a.dtype.kind not in "fiu":
         raise InvalidActionError(
-            f"{ENV_ID}: rule 'dtype' broken: {what} must hold real numbers (float or integer dtype), got dtype {a.dtype}"
+            f"{ENV_ID}: rule 'dtype' broken: {what} must hold real numbers (float or integer dtype), "
+            f"got dtype {a.dtype}"
         )
     if a.shape != shape:
         raise InvalidActionError(f"{ENV_ID}: rule 'shape' broken: {what} must have shape {shape}, got {a.shape}")
@@ -402,8 +403,8 @@ class NonStatLipschitzOracle:
     def score_run(
         instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any], env_kwargs: dict[str, Any]
     ) -> dict[str, float]:
-        """Per-run metrics (docs/papers/nonstat-lipschitz.md) from :meth:`instance_metrics`, the final dynamic regret, the
-        agent's diagnostics and the env kwargs (``horizon``, ``d``).
+        """Per-run metrics (docs/papers/nonstat-lipschitz.md) from :meth:`instance_metrics`, the final dynamic regret,
+        the agent's diagnostics and the env kwargs (``horizon``, ``d``).
 
         * ``L_tilde``: number of significant shifts; ``normalized_regret`` =
           ``R_T / ((L~ + 1)^{1/(d+2)} T^{(d+1)/(d+2)})`` (``(L~+1)^{1/3} T^{2/3}`` for ``d = 1``), the rate

@@ -65,8 +65,8 @@ class MSetSemiBanditOracle:
     def score_run(
         instance: dict[str, Any], final_regret: float, diagnostics: dict[str, Any], env_kwargs: dict[str, Any]
     ) -> dict[str, float]:
-        """Run scores (``docs/papers/mset-semibandit.md``) from the run's pseudo-regret ``R_n`` (static where it differs):
-        ``R_n / ln n`` (flat in ``n`` for a logarithmic, stochastic-regime regret) and
+        """Run scores (``docs/papers/mset-semibandit.md``) from the run's pseudo-regret ``R_n`` (static where it
+        differs): ``R_n / ln n`` (flat in ``n`` for a logarithmic, stochastic-regime regret) and
         ``R_n / sqrt(n m d)`` (flat for the minimax adversarial rate)."""
         n, m, d = int(env_kwargs["horizon"]), int(env_kwargs["m"]), int(env_kwargs["d"])
         R = float(final_regret)

@@ -88,8 +88,9 @@ REWARD_MODES = ("dense_lb", "terminal")
 #: ``papergym compare FJSP-v0`` defaults: the 20 first SD2 10x5 test instances.
 COMPARE_DEFAULTS: dict[str, Any] = {"seeds": 20, "env_kwargs": {"instances": "sd2-10x5"}}
 REGRET_NAME = "C_max - LB"
-#: ``papergym compare`` draws the makespan of the partial schedule (``env.makespan``) after every step, as the gap to the reference
-#: in % (the makespan where an instance has no reference), not the cumulative regret (0 until the last step)
+#: ``papergym compare`` draws the makespan of the partial schedule (``env.makespan``) after every step, as the gap to
+#: the reference in % (the makespan where an instance has no reference), not the cumulative regret (0 until the last
+#: step)
 PLOT_KIND = "makespan"
 #: what the makespan curve measures after each step (the figure's y label)
 MAKESPAN_OF = "the partial schedule"

@@ -129,8 +129,8 @@ MAKESPAN_OF = "the incumbent"
 
 
 def dispatch_solution(inst: Instance, rule: str, rng: np.random.Generator, *, machine_rule: str = "eet") -> Solution:
-    """The solution a dispatching rule (:mod:`~papergym.envs.scheduling.fjsp.rules`) builds on the constructive process of ``FJSP-v0``;
-    ``rule="sampled-dispatch"``: the best of the sampled rollouts of
+    """The solution a dispatching rule (:mod:`~papergym.envs.scheduling.fjsp.rules`) builds on the constructive process
+    of ``FJSP-v0``; ``rule="sampled-dispatch"``: the best of the sampled rollouts of
     :func:`~papergym.envs.scheduling.fjsp.sampled.sampled_dispatch` (its own machine rule)."""
     if rule == "sampled-dispatch":
         return sampled_dispatch(inst, rng)

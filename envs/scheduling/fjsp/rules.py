@@ -1,5 +1,5 @@
-"""Dispatching rules for the constructive FJSP process (``docs/papers/fjsp-mistar.md``), shared by the ``FJSP-v0`` baselines
-and the ``FJSPImprove-v0`` initialisers.
+"""Dispatching rules for the constructive FJSP process (``docs/papers/fjsp-mistar.md``), shared by the ``FJSP-v0``
+baselines and the ``FJSPImprove-v0`` initialisers.
 
 A decision picks an (operation, machine) pair among the startable ones: the next operation of an
 unfinished job on one of its eligible machines, started at ``max(job_ready_j, machine_ready_k)``.

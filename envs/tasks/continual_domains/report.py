@@ -2,7 +2,8 @@
 
 * :func:`report_table` — per configuration (instance name without the seed) and solver: the mean over the ok runs of
   the final accuracy under protocol (i) and (ii), average incremental accuracy, forgetting, backward and forward
-  transfer, selection accuracy, the experts used (counted by the evaluator) and the median seconds; failed runs are counted.
+  transfer, selection accuracy, the experts used (counted by the evaluator) and the median seconds; failed runs are
+  counted.
 * :func:`figures` — ``accuracy_matrix_<config>``: per configuration one heat map per solver of the mean accuracy
   matrix ``a_{l,j}`` (row: stages learned, column: stage evaluated; the upper triangle is zero-shot accuracy on domains
   not learned yet), from the ``a_{l}_{j}`` metrics.

@@ -53,8 +53,8 @@ stage's test pass is unanswered, ``test_batches()`` before the first domain or a
 non-integers, NaN, out-of-range labels or experts; ``ValueError`` naming ``labels[i]`` / ``experts[i]``; nothing is
 recorded then and the pass can be answered again).
 
-[design, deviation from "the test set of every domain *seen so far*" of the task design] Every pass shows the test sets of
-all ``T`` domains, not only those learned: with a growing set, the batches that first appear after stage ``t`` are
+[design, deviation from "the test set of every domain *seen so far*" of the task design] Every pass shows the test sets
+of all ``T`` domains, not only those learned: with a growing set, the batches that first appear after stage ``t`` are
 exactly domain ``t``'s, so a solver could hash its inputs and recover task identity perfectly at test time. Showing
 all from the first pass removes that channel and gives the upper triangle of the accuracy matrix (zero-shot accuracy
 on domains not yet learned), hence a clean forward transfer. One solve yields both protocols: ``T`` protocol-(i)
@@ -110,7 +110,7 @@ log-likelihood rule). Solves take 1–8 s. The paper's margin over sequential ba
 experts without adaptation (experts-only) is small at this scale (inside the seeds' spread).
 
 Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
-"""
+"""  # noqa: E501 - markdown table rows cannot wrap
 
 from __future__ import annotations
 

@@ -417,8 +417,8 @@ def pretrain_policy(
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Deterministic supervised pre-training of the policy (what ``benchmarks/train_arith_policy.py`` runs):
     cross-entropy on the answer tokens and ``$`` of fresh problems (sizes 1, 2, 3 with ``digit_probs``: 1–2-digit
-    problems plus 30 % 3-digit ones; [design] deviation from the first design's 5 %: with 5 % the policy reached only 3 %
-    at 3 digits, so nearly every GRPO group was all-correct or all-wrong and ``full-data`` RL gained nothing; see
+    problems plus 30 % 3-digit ones; [design] deviation from the first design's 5 %: with 5 % the policy reached only
+    3 % at 3 digits, so nearly every GRPO group was all-correct or all-wrong and ``full-data`` RL gained nothing; see
     ``data_selection.py``), Adam(``lr``), linear warm-up over ``warmup`` steps then a cosine from ``lr`` to
     ``min_lr_ratio · lr`` (default 1: constant; a checkpoint annealed to lr 0 sits in a sharp minimum that the RL
     recipe's Adam steps knock out of: measured with a 1,000-step cosine-to-0 model, even supervised fine-tuning on gold

@@ -18,8 +18,8 @@ selection budget, ``max(1, ⌊0.1 N⌋)``), ``vocab``, ``pad_token``, ``eos_toke
 the longest answer plus ``$``), ``weights`` (the policy's arrays by name) and ``model_config``, ``max_work``, and
 ``policy`` (:class:`PolicyView`), whose callables run in the evaluator (served over the sandbox channel to
 submissions; in-process they are :func:`~papergym.envs.tasks.sealed.seal` ed, so no reference to the evaluator's
-server, counter or test set is reachable from the problem) and count **token-forwards**: one per token position of each scored or sampled sequence, prompt
-positions included (as with a KV cache):
+server, counter or test set is reachable from the problem) and count **token-forwards**: one per token position of each
+scored or sampled sequence, prompt positions included (as with a KV cache):
 
 * ``policy.logprobs(prompts, answers)`` → ``(n, T_max)`` float64 array: row ``i`` holds ``log π(y_t | prompt_i,
   y_<t)`` for the ``len(answers[i]) + 1`` tokens of ``answers[i] + "$"`` (EOS last), NaN after; one teacher-forced
@@ -50,8 +50,8 @@ separately. Scores are cached per selection (a reported and then returned select
 
 Fixed RL recipe (task kwargs; [design]): group size 8, reward 1 for an exact answer else 0, advantage
 ``(r − mean)/(std + 1e−4)``, token-mean policy-gradient loss, no KL, ``rl_epochs`` = 3 (5 at paper scale), 32 prompts
-per batch, temperature 1.0, Adam with ``rl_lr`` = 1e−4 (the task's fixed values; group sampling is batched over the whole
-batch × group with a KV cache).
+per batch, temperature 1.0, Adam with ``rl_lr`` = 1e−4 (the task's fixed values; group sampling is batched over the
+whole batch × group with a KV cache).
 
 **Sanity check (satisfied)**: ``full-data`` must raise ``test_acc`` clearly beyond the seed-to-seed spread.
 Measured with the shipped policy (greedy accuracy 0.97 / 0.79 / 0.52 / 0 at 1 / 2 / 3 / 4 digits), the recipe as
@@ -70,8 +70,8 @@ problem is all-wrong and almost every 1-digit group all-correct, so GRPO's group
 of the pool: the policy had no zone of proximal development at 3 digits. Other pre-trainings measured (1,000 steps,
 ``full-data`` gain over seeds 0–4): lr 1e−3 with 20 % 3-digit (1.00 / 0.65 / 0.07 / 0): +0.019 (s.d. 0.014); lr 1e−3
 with 30 % (1.00 / 0.50 / 0.07 / 0): +0.022 (s.d. 0.005); lr 3e−3 with 30 % (1.00 / 0.82 / 0.56 / 0): +0.020, +0.047,
-+0.015 on seeds 0–2. The 1–2-digit accuracy (0.97 / 0.79) is below the "≈ 90 %" first aimed at; 4 digits stay at 0 (aimed at:
-"under 20 %"). The RL recipe itself is unchanged.
++0.015 on seeds 0–2. The 1–2-digit accuracy (0.97 / 0.79) is below the "≈ 90 %" first aimed at; 4 digits stay at 0
+(aimed at: "under 20 %"). The RL recipe itself is unchanged.
 
 **Metrics**:
 
@@ -96,10 +96,11 @@ Budget: ``max_seconds`` = 30 (300 at paper scale) for the selection; ``max_work`
 **Sizes**: default ``N = 4,000``, ``max_digits = 4``, test 1,000, 3 RL epochs; ``paper_scale=True``: ``N = 20,000``,
 operands up to 6 digits, test 5,000, 5 epochs, 300 s. Instance names ``arith/N=4000/D=4/s0``.
 
-Deviations from the paper's protocol and open points: GRPO, not PPO; the proxy replaces Qwen2.5/GSM8K by a 0.1 M-parameter
-arithmetic Transformer (the ZPD premise transfers, not the numbers); EOS is not among the gold tokens by default, as
-in the official code (``include_eos`` of ``ufo-rl``); the 3-digit share of the pre-training (above); the problem-size law, the tokenizer,
-the worst-case rule of the work check and the forward count of the training pass are [design].
+Deviations from the paper's protocol and open points: GRPO, not PPO; the proxy replaces Qwen2.5/GSM8K by a
+0.1 M-parameter arithmetic Transformer (the ZPD premise transfers, not the numbers); EOS is not among the gold tokens by
+default, as in the official code (``include_eos`` of ``ufo-rl``); the 3-digit share of the pre-training (above); the
+problem-size law, the tokenizer, the worst-case rule of the work check and the forward count of the training pass are
+[design].
 
 Measured (2 shared CPU cores, torch 2.13, default size, ``papergym bench RLDataSelection-v0 --no-cache``, all six
 solvers, dev seeds 0–4, 148 s wall): ``test_acc`` mean [min, max] ``full-data`` 0.620 [0.589, 0.641] (gain +0.059),
@@ -129,9 +130,9 @@ implementation deviation. The scoring cost ratio is structural: ``multi-sample-a
 ``prompt + completion`` per problem against one ``prompt + answer + EOS`` pass, so the token-forward ratio is about
 8× (7.8–8.9× measured) whatever the selector; the paper's 39× (README, 175 s vs 6,827 s) to 185× come from
 long sampled reasoning (up to 1,024 completion tokens against a few answer tokens), which 1–5-digit answers do not
-have. ``selection_seconds(runs)`` gives the per-method selection cost and the two headline ratios. ``benchmarks/train_arith_policy.py`` rewrites the weights and
-their card.
-"""
+have. ``selection_seconds(runs)`` gives the per-method selection cost and the two headline ratios.
+``benchmarks/train_arith_policy.py`` rewrites the weights and their card.
+"""  # noqa: E501 - markdown table rows cannot wrap
 
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ optimisation in ``R`` rounds (its deterministic term ``(1 − μ/H)^R`` stays la
 steps per round (Woodworth, Patel, Srebro, *Minibatch vs Local SGD for Heterogeneous Distributed Learning*,
 NeurIPS 2020). With ``R = 100 ≫ κ = 10`` both methods reach the same statistical floor and tie, as that
 analysis predicts; ``rounds=100`` still gives that family.
-"""
+"""  # noqa: E501 - markdown table rows cannot wrap
 
 from __future__ import annotations
 

@@ -136,7 +136,7 @@ Deviations and choices [design]
 Version History: v0 — initial version.
 
 Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
-"""
+"""  # noqa: E501 - markdown table rows cannot wrap
 
 from __future__ import annotations
 

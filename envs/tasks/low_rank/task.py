@@ -34,7 +34,7 @@ a finite integer >= 0, declared by the solver and not verifiable; it is reported
 Instances: every family × ``kappa`` × ``rank`` (and ``kappa_H`` for regression) × seed; ``m = n = 40``,
 ``r* = 3``, ``rank ∈ {3, 5}``, ``κ ∈ {1, 10, 100, 1000}``, ``κ_H ∈ {1, 100}``, dev seeds 0–4, ``max_calls``
 5,000.
-"""
+"""  # noqa: E501 - markdown table rows cannot wrap
 
 from __future__ import annotations
 

@@ -3,10 +3,10 @@
 * :func:`report_table` — per family, N and solver (fidelity / scale): median seconds, the speed-up over
   ``alpha`` (median over instances of ``alpha``'s seconds / the solver's, same instance and seed), median
   peak memory (``peak_rss_mb``: the process' resident high-water mark during the solve; ``solve_rss_mb``: what
-  the solve added), median number of paired simplices (a lower bound on the complex size, from the diagrams), median bottleneck distance to the Alpha diagram in every
-  dimension and 1-Wasserstein in H1/H2, the fraction of valid runs and of runs that recover the voids / Betti
-  signal. Classify: per solver, accuracy (mean over the random splits, median over instances) with its
-  Student-t 95 % half-width, seconds for the whole cloud set, paired simplices per cloud.
+  the solve added), median number of paired simplices (a lower bound on the complex size, from the diagrams), median
+  bottleneck distance to the Alpha diagram in every dimension and 1-Wasserstein in H1/H2, the fraction of valid runs and
+  of runs that recover the voids / Betti signal. Classify: per solver, accuracy (mean over the random splits, median
+  over instances) with its Student-t 95 % half-width, seconds for the whole cloud set, paired simplices per cloud.
 * :func:`time_figure` — ``time_vs_n``: seconds against N, log-log, one line per solver (median over the
   instances at each N; hollow markers where fewer than half the runs were valid).
 * :func:`diagram_figure` — ``diagrams``: the H1 and H2 persistence diagrams of the smallest swiss-cheese
@@ -73,7 +73,8 @@ def report_table(runs: pd.DataFrame) -> str:
     if len(geo):
         dims = [k for k in range(3) if f"bottleneck_h{k}" in geo and geo[f"bottleneck_h{k}"].notna().any()] or [0]
         head = (
-            f"{'family/shape/N':<27}{'solver':<15}{'seconds':>9}{'x alpha':>9}{'peak MB':>9}{'+MB':>8}{'paired simpl':>13}"
+            f"{'family/shape/N':<27}{'solver':<15}{'seconds':>9}{'x alpha':>9}"
+            f"{'peak MB':>9}{'+MB':>8}{'paired simpl':>13}"
             + "".join(f"{'bn_H' + str(k):>9}" for k in dims)
             + f"{'W1_H1':>9}{'W1_H2':>9}{'valid':>7}{'voids':>7}"
         )

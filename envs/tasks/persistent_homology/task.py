@@ -51,9 +51,9 @@ Metrics (direction in :attr:`PHTask.metrics`):
   quadratic in the diagram sizes, 16 GB at 10⁵ points); ``bottleneck_max`` (min): their maximum.
 * ``w1_h1 … w1_h{max_dim}`` (min): 1-Wasserstein distance to the Alpha diagram (:func:`wasserstein1`; ``wasserstein
   = False`` skips it; NaN above ``wasserstein_max_n = 10⁵`` points: Hera's auction takes about 20 s per
-  solution at 10⁵ points and well over 15 minutes at 10⁶). It sums over all bars, so it is dominated by the tens of thousands of short Alpha bars
-  that a landmark complex does not have: it measures the small-scale topology lost, the bottleneck the
-  largest single error.
+  solution at 10⁵ points and well over 15 minutes at 10⁶). It sums over all bars, so it is dominated by the tens of
+  thousands of short Alpha bars that a landmark complex does not have: it measures the small-scale topology lost, the
+  bottleneck the largest single error.
 * ``peak_rss_mb`` (min): the process' resident-memory high-water mark during the solve, ``solve_rss_mb`` what
   the solve added (``measure_memory``, :mod:`papergym.leaderboard.runner.bench`; a pool worker keeps memory from
   earlier solves, so ``benchmarks/bench_ph.py`` runs each cell in a fresh process for clean figures).
@@ -484,8 +484,8 @@ SUBTASKS = {
 class PHTask:
     """``PointCloudPH-v0`` (module docstring). Kwargs: ``subtask`` (``fidelity``, ``scale``,
     ``swiss-cheese-classification``; overrides ``families``), ``points`` (swiss-cheese sizes: the ``scale``
-    family at these N, with the Alpha reference at every size and seeds 0-2 unless given), ``families``, ``shapes`` (fidelity),
-    ``fidelity_n``, ``scale_n``, ``k``, ``r_lo``, ``r_hi``, ``seeds``, ``tol``, ``prominence``,
+    family at these N, with the Alpha reference at every size and seeds 0-2 unless given), ``families``, ``shapes``
+    (fidelity), ``fidelity_n``, ``scale_n``, ``k``, ``r_lo``, ``r_hi``, ``seeds``, ``tol``, ``prominence``,
     ``reference_max_n``, ``wasserstein``, ``wasserstein_max_n``, ``classify_n, ``classify_per_class``, ``classify_k``,
     ``features``, ``n_splits``, ``max_seconds`` (default 60 for fidelity only, else 120)."""
 

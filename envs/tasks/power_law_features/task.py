@@ -47,7 +47,7 @@ Instances: every ``(α, β)`` pair × ``d`` × seed; ``dev`` seeds are public (d
 0.7), (1.0, 0.3), (1.2, 0.7)}``, ``d ∈ {100, 200}``, ``v = 4d``, ``batch = 1``, ``steps = 10⁵``.
 
 Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
-"""
+"""  # noqa: E501 - markdown table rows cannot wrap
 
 from __future__ import annotations
 
@@ -350,8 +350,8 @@ class PLRFTask:
         return problem, PLRFEvaluator(model, oracle)
 
     def report(self, runs: Any) -> str:
-        """Median fitted slope (over :func:`slope_window`) and final ``log10`` excess per ``(α, β, d)`` and solver, and the slope ratio to
-        ``sgd`` (the paper's headline: DANA's exponent steeper than SGD's, SGD-M equal to SGD)."""
+        """Median fitted slope (over :func:`slope_window`) and final ``log10`` excess per ``(α, β, d)`` and solver, and
+        the slope ratio to ``sgd`` (the paper's headline: DANA's exponent steeper than SGD's, SGD-M equal to SGD)."""
         from papergym.envs.tasks.power_law_features.report import slope_table
 
         return slope_table(runs)

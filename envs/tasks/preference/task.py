@@ -30,10 +30,10 @@ model and generated data ([design]):
    The weights are a dict of arrays (:data:`WEIGHT_KEYS`): ``embed (O+2, 32)``, ``init_w (64, 16)``,
    ``init_b (64,)``, ``w_ih (192, 32)``, ``w_hh (192, 64)``, ``b_ih (192,)``, ``b_hh (192,)``, ``out_w (O+1, 64)``,
    ``out_b (O+1,)``.
-5. **Reference policy** ``π_ref`` (shipped: ``envs/tasks/preference/weights/preference_ref.npz``, card ``preference_ref.md``,
-   produced by :func:`train_reference` through ``benchmarks/train_preference_ref.py``): supervised fine-tuning on
-   5,000 captions of which 20 % (1,000) mention the absent co-occurrence partner. [design: how the 20 % are
-   drawn] The 1,000 hallucinated captions come from scenes drawn from the prior *conditioned on
+5. **Reference policy** ``π_ref`` (shipped: ``envs/tasks/preference/weights/preference_ref.npz``, card
+   ``preference_ref.md``, produced by :func:`train_reference` through ``benchmarks/train_preference_ref.py``):
+   supervised fine-tuning on 5,000 captions of which 20 % (1,000) mention the absent co-occurrence partner. [design: how
+   the 20 % are drawn] The 1,000 hallucinated captions come from scenes drawn from the prior *conditioned on
    having an absent partner* (one absent partner inserted as in item 3); the other 4,000 are correct captions of
    prior scenes. Among scenes with an absent partner the SFT data therefore names the partner in about 59 % of the
    captions (1,000 of ~1,690), so the fitted policy's greedy caption names it: ``π_ref`` hallucinates the partner on
@@ -82,7 +82,7 @@ declared by the solver once per epoch; work = teacher-forced sequence passes (de
 Deviations from the paper and open points: the captioner reproduces the hallucination mechanism, not the benchmarks, so
 absolute numbers are not comparable with the paper's; ``m′`` by Jaccard, not CLIP; the join probability 0.85 and the
 conditioned draw of the SFT hallucinations are [design] (above); ``partner_halluc`` is an added diagnostic.
-"""
+"""  # noqa: E501 - markdown table rows cannot wrap
 
 from __future__ import annotations
 

@@ -92,7 +92,7 @@ Deviation from the first design's ``log((ℓ̂ + ε)/(ℓ + ε))``: the empirica
 the last plateau of an interpolating instance is ``ℓ = ε`` and that form charges an exact prediction
 ``ℓ̂ = 0`` with ``log 2``; flooring the prediction too (``max(ℓ̂, ε)``) scores it 0 and is otherwise the same
 comparison on the scale the levels are measured on.
-"""
+"""  # noqa: E501 - markdown table rows cannot wrap
 
 from __future__ import annotations
 

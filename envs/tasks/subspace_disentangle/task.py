@@ -74,7 +74,7 @@ bundled digits. ``figures`` draws per-configuration bars of the score and the su
 ``paper_scale``, the score against ``n`` (a scatter of ``Ûᵀx`` would need the solutions, which runs do not keep).
 
 Tags ([paper], [code], [secondary], [design]): see docs/conventions.md.
-"""
+"""  # noqa: E501 - markdown table rows cannot wrap
 
 from __future__ import annotations
 

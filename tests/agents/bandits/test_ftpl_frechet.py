@@ -157,8 +157,8 @@ def test_gr_counts_unbiased_for_inverse_selection_probability(m, alpha):
 
 # ------------------------------------------------------------------------------ the whole loop vs a reference
 def reference_ftpl(d, m, seed, U, mu, T, c=1.0, alpha=2.0, eta_scale=1.0, cap=1_000_000, only_on_loss=True):
-    """The algorithm's steps (module docstring) in plain Python on the agent's documented stream: act draws d uniforms in
-    arm order; GR draws one vector per step, its entries on first use (arm i's own entry first, then
+    """The algorithm's steps (module docstring) in plain Python on the agent's documented stream: act draws d uniforms
+    in arm order; GR draws one vector per step, its entries on first use (arm i's own entry first, then
     j = 0, 1, ... while fewer than m arms beat it), pending arms in index order."""
     rs = rng_state(seed)
 

@@ -1,4 +1,5 @@
-"""MIStar (docs/papers/fjsp-mistar.md): encoder equivariance, masking, memory, search, training and the shipped weights."""
+"""MIStar (docs/papers/fjsp-mistar.md): encoder equivariance, masking, memory, search, training and the shipped
+weights."""
 
 from __future__ import annotations
 

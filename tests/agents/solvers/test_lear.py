@@ -143,7 +143,8 @@ def test_mahalanobis_selection_picks_the_right_expert_on_well_separated_domains(
     for selection in ("batch", "sample"):
         pb, ev = _synthetic()
         # hsic_sigma = 1: the HSIC term is then a constant (tests/envs/tasks/test_continual_fidelity.py), so over 30
-        # epochs the backbone moves only by the alignment-protected cross-entropy and the experts' classifiers stay exact
+        # epochs the backbone moves only by the alignment-protected cross-entropy and the experts' classifiers stay
+        # exact
         sol = LEAR(seed=0, selection=selection, epochs=30, hsic_sigma=1.0).solve(
             pb, Budget(max_seconds=60), lambda *a, **k: None
         )

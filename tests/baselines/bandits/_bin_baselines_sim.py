@@ -56,7 +56,8 @@ def uniforms(T: int, n: int, seed: int = 12345) -> np.ndarray:
 
 
 def run_batched(agent, mu, T: int, U: np.ndarray):
-    """Play ``T`` rounds; returns actions ``(T, n, d)``, arms ``(T, n)`` (if the agent has ``_arm``), rewards ``(T, n)``."""
+    """Play ``T`` rounds; returns actions ``(T, n, d)``, arms ``(T, n)`` (if the agent has ``_arm``), rewards
+    ``(T, n)``."""
     n = agent.n_envs
     obs = np.zeros((n, 1))
     acts, arms, rews = [], [], []

@@ -1,5 +1,5 @@
-"""CP-SAT baseline (docs/papers/fjsp-mistar.md): optimality on a brute-forced toy instance and on mk01, left compression,
-lower bounds, and the ``cpsat`` agents of FJSP-v0 / FJSPImprove-v0."""
+"""CP-SAT baseline (docs/papers/fjsp-mistar.md): optimality on a brute-forced toy instance and on mk01, left
+compression, lower bounds, and the ``cpsat`` agents of FJSP-v0 / FJSPImprove-v0."""
 
 from __future__ import annotations
 
