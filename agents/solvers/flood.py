@@ -429,23 +429,27 @@ def _faces_down(top: np.ndarray):
     return simp, facet_idx
 
 
+@njit(cache=True, inline="always")
+def _grid_point(coords, simp_row, w, out):  # pragma: no cover - compiled
+    """``out = Σ_i w[i] · coords[simp_row[i]]`` in one fixed order of operations: every grid point gets the same
+    coordinates wherever it is computed (queried, bounded or re-queried)."""
+    for t in range(coords.shape[1]):
+        acc = 0.0
+        for i in range(simp_row.shape[0]):
+            acc += w[i] * coords[simp_row[i], t]
+        out[t] = acc
+
+
 @njit(cache=True)
 def _grid_points(coords, simp, weights, rows):  # pragma: no cover - compiled
     """``y[s, r] = Σ_i weights[rows[r], i] · coords[simp[s, i]]`` as an ``(n_simp · n_rows, d)`` array (one fixed
     order of operations, so the same grid point always gets the same coordinates)."""
-    n, kp1 = simp.shape
-    d = coords.shape[1]
+    n = simp.shape[0]
     nr = rows.shape[0]
-    y = np.empty((n * nr, d))
+    y = np.empty((n * nr, coords.shape[1]))
     for s in range(n):
         for r in range(nr):
-            w = weights[rows[r]]
-            o = s * nr + r
-            for t in range(d):
-                acc = 0.0
-                for i in range(kp1):
-                    acc += w[i] * coords[simp[s, i], t]
-                y[o, t] = acc
+            _grid_point(coords, simp[s], weights[rows[r]], y[s * nr + r])
     return y
 
 
@@ -458,7 +462,7 @@ def _unpruned_points(coords, cloud, simp, weights, fine, nbr, nn, lb, slack):  #
     cloud point ``x``). ``y`` is kept unless ``UB(y) · (1 + slack) < lb[s]``. Returns the kept points (computed
     as :func:`_grid_points` computes them) and their simplices.
     """
-    n, kp1 = simp.shape
+    n = simp.shape[0]
     d = coords.shape[1]
     nf, kn = nbr.shape
     keep = np.zeros((n, nf), dtype=np.bool_)
@@ -467,12 +471,7 @@ def _unpruned_points(coords, cloud, simp, weights, fine, nbr, nn, lb, slack):  #
     for s in range(n):
         thr = lb[s]
         for f in range(nf):
-            w = weights[fine[f]]
-            for t in range(d):
-                acc = 0.0
-                for i in range(kp1):
-                    acc += w[i] * coords[simp[s, i], t]
-                y[t] = acc
+            _grid_point(coords, simp[s], weights[fine[f]], y)
             best = np.inf
             for j in range(kn):
                 c = nbr[f, j]
@@ -494,12 +493,7 @@ def _unpruned_points(coords, cloud, simp, weights, fine, nbr, nn, lb, slack):  #
     for s in range(n):
         for f in range(nf):
             if keep[s, f]:
-                w = weights[fine[f]]
-                for t in range(d):
-                    acc = 0.0
-                    for i in range(kp1):
-                        acc += w[i] * coords[simp[s, i], t]
-                    ys[o, t] = acc
+                _grid_point(coords, simp[s], weights[fine[f]], ys[o])
                 sid[o] = s
                 o += 1
     return ys, sid
